@@ -1,0 +1,99 @@
+/**
+ * Domain events: the append-only truth. Use-cases decide which events a call produces; a store
+ * appends them and updates its projections in the same transaction.
+ * @module
+ */
+import type { CompiledWorkflow } from "./workflow/compile.ts";
+import type { RunState } from "./workflow/interpreter.ts";
+import type { Preferences } from "./preferences.ts";
+
+/** The kinds of node in a run graph. */
+export type NodeKind = "step" | "checkpoint" | "blocked_attempt";
+/** The kinds of edge in a run graph. */
+export type EdgeKind = "acked_step" | "checkpoint";
+
+/** An artifact an agent recorded: a small structured payload with a kind. */
+export interface Artifact {
+  /** Artifact kind (free-form until contracts say otherwise). */
+  kind: string;
+  /** The payload. */
+  [key: string]: unknown;
+}
+
+/** The fields every node has. */
+export interface NodeFacts {
+  /** Run id (hex). */
+  runId: string;
+  /** Node id (hex), unique within its run. */
+  nodeId: string;
+  /** Parent node, or `null` for a run's root. */
+  parentId: string | null;
+  /** Node kind. */
+  nodeKind: NodeKind;
+  /** Distance from the root. */
+  depth: number;
+  /** Interpreter state: where the run stands at this node. */
+  state: RunState;
+  /** Context in effect at this node. */
+  context: Record<string, unknown>;
+  /** Preferences in effect at this node and its descendants. */
+  preferences: Preferences;
+  /** Pending step id, or `null` once the run is complete. */
+  pendingStepId: string | null;
+}
+
+/** Everything that can happen, as data. */
+export type DomainEvent =
+  | { kind: "session_created"; sessionId: string; title: string }
+  | {
+    kind: "run_started";
+    sessionId: string;
+    runId: string;
+    workflowId: string;
+    workflowHash: string;
+    goal: string | null;
+  }
+  | {
+    kind: "workflow_pinned";
+    sessionId: string;
+    runId: string;
+    workflowHash: string;
+    /** The compiled snapshot, present the first time a hash is stored. */
+    compiled: CompiledWorkflow | null;
+  }
+  | ({ kind: "node_created"; sessionId: string } & NodeFacts)
+  | { kind: "edge_created"; sessionId: string; runId: string; fromId: string; toId: string; edgeKind: EdgeKind }
+  | {
+    kind: "output_recorded";
+    sessionId: string;
+    runId: string;
+    nodeId: string;
+    stepId: string | null;
+    notesMarkdown: string | null;
+    artifacts: Artifact[];
+  }
+  | { kind: "preference_changed"; sessionId: string; runId: string; nodeId: string; preferences: Preferences }
+  | {
+    kind: "advance_recorded";
+    sessionId: string;
+    runId: string;
+    nodeId: string;
+    attemptId: string;
+    outcome: "advanced" | "blocked";
+    resultNodeId: string;
+    /** The exact response returned, replayed byte for byte. */
+    response: string;
+  }
+  | {
+    kind: "checkpoint_recorded";
+    sessionId: string;
+    runId: string;
+    nodeId: string;
+    attemptId: string;
+    resultNodeId: string;
+    /** The exact response returned, replayed byte for byte. */
+    response: string;
+  };
+
+/** The kind names of {@linkcode DomainEvent}. */
+export type EventKind = DomainEvent["kind"];

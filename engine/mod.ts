@@ -1,0 +1,26 @@
+/**
+ * The waymark engine: the workflow format, compiler, tokens, interpreter and the use-cases,
+ * written against the ports in `ports.ts`. Pure: no runtime APIs, no I/O it was not handed.
+ * @module
+ */
+export * from "./result.ts";
+export * from "./hash.ts";
+export * from "./tokens.ts";
+export * from "./events.ts";
+export * from "./ports.ts";
+export * from "./preferences.ts";
+export * from "./responses.ts";
+export * from "./text.ts";
+export * from "./workflow/schema.ts";
+export * from "./workflow/ids.ts";
+export * from "./workflow/parse.ts";
+export * from "./workflow/compile.ts";
+export * from "./workflow/catalog.ts";
+export * from "./workflow/interpreter.ts";
+export { evaluateCondition } from "./workflow/conditions.ts";
+export { fillPlaceholders, renderPromptBlocks } from "./workflow/render.ts";
+export { listWorkflows } from "./use_cases/list_workflows.ts";
+export { inspectWorkflow } from "./use_cases/inspect_workflow.ts";
+export { type StartInput, startWorkflow } from "./use_cases/start_workflow.ts";
+export { type ContinueInput, continueWorkflow, type StepOutput } from "./use_cases/continue_workflow.ts";
+export { type CheckpointInput, checkpointWorkflow } from "./use_cases/checkpoint_workflow.ts";

@@ -1,0 +1,117 @@
+/**
+ * The ports: everything the engine needs from the outside world, as small interfaces that
+ * adapters implement. The engine never reaches past them.
+ * @module
+ */
+import type { DomainEvent, EdgeKind, NodeFacts } from "./events.ts";
+import type { CompiledWorkflow } from "./workflow/compile.ts";
+import type { LoadedSet } from "./workflow/catalog.ts";
+import type { Keyring } from "./tokens.ts";
+
+/** Wall-clock time, handed in. */
+export interface Clock {
+  /** The current time as an ISO-8601 string. */
+  now(): string;
+}
+
+/** Randomness, handed in. */
+export interface Random {
+  /** `n` random bytes. */
+  bytes(n: number): Uint8Array;
+}
+
+/** A run as stored. */
+export interface RunRecord {
+  /** Run id (hex). */
+  runId: string;
+  /** Its session. */
+  sessionId: string;
+  /** The workflow it runs. */
+  workflowId: string;
+  /** The pinned compiled workflow. */
+  workflowHash: string;
+}
+
+/** A node as stored. */
+export interface NodeRecord extends NodeFacts {
+  /** Its session. */
+  sessionId: string;
+  /** The edge kind from its parent, or `null` for a root. */
+  edgeKind: EdgeKind | null;
+  /** Notes recorded on arrival at this node (the completed step's or the checkpoint's). */
+  notesMarkdown: string | null;
+  /** Which step's completion the notes describe. */
+  notesStepId: string | null;
+}
+
+/** A recorded attempt (an ack or a checkpoint) with its exact response. */
+export interface AttemptRecord {
+  /** The node the attempt was made on. */
+  nodeId: string;
+  /** Attempt id (hex). */
+  attemptId: string;
+  /** What the attempt produced. */
+  outcome: "advanced" | "blocked" | "checkpointed";
+  /** The exact response, as first returned. */
+  response: string;
+}
+
+/** Read access to the store. */
+export interface StoreReader {
+  /** A run, or `null`. */
+  getRun(runId: string): Promise<RunRecord | null>;
+  /** A node, or `null`. */
+  getNode(runId: string, nodeId: string): Promise<NodeRecord | null>;
+  /** A recorded attempt, or `null`. */
+  getAttempt(
+    runId: string,
+    nodeId: string,
+    attemptId: string,
+    kind: "ack" | "checkpoint",
+  ): Promise<AttemptRecord | null>;
+  /** Direct children of a node, oldest first. */
+  getChildren(runId: string, nodeId: string): Promise<NodeRecord[]>;
+  /** The node and up to `limit` of its nearest ancestors, nearest first. */
+  getAncestors(runId: string, nodeId: string, limit: number): Promise<NodeRecord[]>;
+  /** The newest leaf under a node, following the newest child at each level. */
+  getPreferredTip(runId: string, nodeId: string): Promise<NodeRecord>;
+  /** A pinned compiled workflow, or `null`. */
+  getSnapshot(workflowHash: string): Promise<CompiledWorkflow | null>;
+  /** Whether a session failed its integrity checks. */
+  isCorrupt(sessionId: string): Promise<boolean>;
+}
+
+/** Read and append access inside one write transaction. */
+export interface StoreWriter extends StoreReader {
+  /** Appends events and updates projections; visible to later reads in the same transaction. */
+  append(events: readonly DomainEvent[]): Promise<void>;
+}
+
+/** The store port. */
+export interface Store extends StoreReader {
+  /**
+   * Runs `fn` in one write transaction, serialised with every other writer on the same
+   * database (across processes). Everything `fn` appends commits together or not at all.
+   */
+  write<T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T>;
+}
+
+/** Where workflows come from. */
+export interface WorkflowSource {
+  /** Every workflow from every source, precedence applied, and every load error. */
+  load(): Promise<LoadedSet>;
+}
+
+/** Everything a use-case may touch. */
+export interface EngineDeps {
+  /** The store. */
+  store: Store;
+  /** Workflow files. */
+  workflows: WorkflowSource;
+  /** Token keys. */
+  keyring: Keyring;
+  /** Time. */
+  clock: Clock;
+  /** Randomness. */
+  random: Random;
+}

@@ -1,0 +1,64 @@
+/**
+ * Preferences: a closed set of typed values, recorded on every node and inherited by its
+ * descendants, so an old token replays with the preferences of its time.
+ * @module
+ */
+import { z } from "zod";
+
+/** How far the agent may go without the user. */
+export const autonomySchema = z.enum(["guided", "full_auto_stop_on_user_deps", "full_auto_never_stop"]);
+/** How much risk the agent may take. */
+export const riskPolicySchema = z.enum(["conservative", "balanced", "aggressive"]);
+
+/** A full preference snapshot. */
+export const preferencesSchema = z.object({
+  autonomy: autonomySchema,
+  riskPolicy: riskPolicySchema,
+}).strict();
+
+/** Preferences a caller may set; missing fields keep their current value. */
+export const preferencesPatchSchema = preferencesSchema.partial();
+
+/** A full preference snapshot. */
+export type Preferences = z.infer<typeof preferencesSchema>;
+/** A partial change to preferences. */
+export type PreferencesPatch = z.infer<typeof preferencesPatchSchema>;
+
+/** The built-in defaults, used when no global defaults are configured. */
+export const DEFAULT_PREFERENCES: Preferences = { autonomy: "guided", riskPolicy: "conservative" };
+
+/** Applies a patch; returns the same object when nothing changes. */
+export function applyPreferences(base: Preferences, patch: PreferencesPatch | undefined): Preferences {
+  if (!patch) return base;
+  const next: Preferences = {
+    autonomy: patch.autonomy ?? base.autonomy,
+    riskPolicy: patch.riskPolicy ?? base.riskPolicy,
+  };
+  return next.autonomy === base.autonomy && next.riskPolicy === base.riskPolicy ? base : next;
+}
+
+const AUTONOMY_RANK = { guided: 0, full_auto_stop_on_user_deps: 1, full_auto_never_stop: 2 } as const;
+const RISK_RANK = { conservative: 0, balanced: 1, aggressive: 2 } as const;
+
+/** Warnings when the chosen preferences go past what a workflow recommends. Never a refusal. */
+export function recommendationWarnings(
+  chosen: Preferences,
+  recommended: { autonomy?: string; riskPolicy?: string } | undefined,
+): { code: string; message: string }[] {
+  const warnings: { code: string; message: string }[] = [];
+  const maxAutonomy = recommended?.autonomy as keyof typeof AUTONOMY_RANK | undefined;
+  if (maxAutonomy && AUTONOMY_RANK[chosen.autonomy] > AUTONOMY_RANK[maxAutonomy]) {
+    warnings.push({
+      code: "PREFERENCE_ABOVE_RECOMMENDED",
+      message: `autonomy \`${chosen.autonomy}\` is more than this workflow recommends (\`${maxAutonomy}\`); it will run, but consider \`${maxAutonomy}\`.`,
+    });
+  }
+  const maxRisk = recommended?.riskPolicy as keyof typeof RISK_RANK | undefined;
+  if (maxRisk && RISK_RANK[chosen.riskPolicy] > RISK_RANK[maxRisk]) {
+    warnings.push({
+      code: "PREFERENCE_ABOVE_RECOMMENDED",
+      message: `riskPolicy \`${chosen.riskPolicy}\` is more than this workflow recommends (\`${maxRisk}\`); it will run, but consider \`${maxRisk}\`.`,
+    });
+  }
+  return warnings;
+}

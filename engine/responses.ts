@@ -1,0 +1,145 @@
+/**
+ * The shapes use-cases return, as zod schemas: the MCP adapter publishes them as output
+ * schemas, and the engine's types are inferred from them, so the two cannot drift.
+ * @module
+ */
+import { z } from "zod";
+import { preferencesSchema } from "./preferences.ts";
+
+/** A structured warning. */
+export const warningSchema = z.object({
+  code: z.string().describe("Machine-readable warning code."),
+  message: z.string().describe("What it means and what to do."),
+});
+
+/** The step to do now. */
+export const pendingSchema = z.object({
+  stepId: z.string(),
+  title: z.string(),
+  prompt: z.string().describe("What to do, with context placeholders filled."),
+  agentRole: z.string().optional().describe("The role to take for this step."),
+  requireConfirmation: z.boolean().describe("Confirm with the user before acknowledging."),
+});
+
+/** One entry of a recap: the notes a completed step or checkpoint left. */
+export const recapEntrySchema = z.object({
+  nodeId: z.string(),
+  kind: z.enum(["step", "checkpoint"]),
+  stepId: z.string().nullable(),
+  notesMarkdown: z.string(),
+});
+
+/** Notes recorded so far along this branch, most recent first, cut to a byte budget. */
+export const recapSchema = z.object({
+  entries: z.array(recapEntrySchema),
+  truncated: z.boolean(),
+  omitted: z.number().int().describe("Entries left out because of the budget (0 when not truncated)."),
+  policy: z.literal("most_recent_first").describe("Which entries are kept when cut."),
+  budgetBytes: z.number().int(),
+});
+
+/** A summary of an existing child branch of a node. */
+export const branchSchema = z.object({
+  nodeId: z.string(),
+  kind: z.enum(["step", "checkpoint", "blocked_attempt"]),
+  pendingStepId: z.string().nullable(),
+  notesPreview: z.string().nullable(),
+});
+
+/** Tokens of another node (the tip of the preferred branch). */
+export const tipSchema = z.object({
+  nodeId: z.string(),
+  stateToken: z.string(),
+  ackToken: z.string().optional(),
+  checkpointToken: z.string(),
+  pendingStepId: z.string().nullable(),
+  isComplete: z.boolean(),
+});
+
+/** The response of every execution tool (start, continue, checkpoint). */
+export const stepResponseSchema = z.object({
+  kind: z.literal("ok"),
+  stateToken: z.string().describe("Names this snapshot; pass it to continue_workflow."),
+  ackToken: z.string().optional().describe(
+    "Acknowledges the pending step; absent once the run is complete.",
+  ),
+  checkpointToken: z.string().describe("Records notes here without advancing (checkpoint_workflow)."),
+  pending: pendingSchema.nullable().describe("The step to do now, or null when complete."),
+  isComplete: z.boolean(),
+  session: z.object({ sessionId: z.string(), runId: z.string(), nodeId: z.string() }),
+  workflow: z.object({ id: z.string(), name: z.string(), hash: z.string() }),
+  preferences: preferencesSchema,
+  warnings: z.array(warningSchema),
+  forked: z.object({
+    existingBranches: z.array(branchSchema).describe("The node's other children, oldest first."),
+  }).optional().describe("Present when this advance started a new branch beside existing ones."),
+  recap: recapSchema.optional(),
+  tip: tipSchema.optional().describe(
+    "On rehydrating a node that is not a tip: the preferred branch's tip, to carry on there.",
+  ),
+  checkpoint: z.object({ nodeId: z.string() }).optional().describe("The checkpoint node recorded."),
+  metaGuidance: z.array(z.string()).optional().describe("Workflow-wide guidance, on start."),
+});
+
+/** The response of every execution tool. */
+export type StepResponse = z.infer<typeof stepResponseSchema>;
+/** A pending step. */
+export type Pending = z.infer<typeof pendingSchema>;
+/** A recap. */
+export type Recap = z.infer<typeof recapSchema>;
+/** A branch summary. */
+export type Branch = z.infer<typeof branchSchema>;
+
+/** One workflow in a listing. */
+export const workflowSummarySchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  summary: z.string(),
+  kind: z.enum(["workflow", "routine"]),
+  idStatus: z.enum(["namespaced", "legacy"]),
+  source: z.enum(["bundled", "user", "project", "extra"]),
+  version: z.string(),
+  stepCount: z.number().int(),
+  workflowHash: z.string(),
+});
+
+/** A file that failed to load. */
+export const loadErrorSchema = z.object({
+  file: z.string(),
+  issues: z.array(z.object({ path: z.string(), message: z.string() })),
+});
+
+/** Result of listing workflows. */
+export const listResponseSchema = z.object({
+  workflows: z.array(workflowSummarySchema),
+  loadErrors: z.array(loadErrorSchema),
+});
+
+/** Result of inspecting a workflow. */
+export const inspectResponseSchema = z.object({
+  workflow: workflowSummarySchema.extend({
+    description: z.string(),
+    file: z.string(),
+    metaGuidance: z.array(z.string()),
+    recommendedPreferences: z.object({
+      autonomy: z.string().optional(),
+      riskPolicy: z.string().optional(),
+    }).optional(),
+  }),
+  steps: z.array(z.object({
+    stepId: z.string(),
+    title: z.string(),
+    agentRole: z.string().optional(),
+    requireConfirmation: z.boolean(),
+    conditional: z.boolean().describe("Runs only when its runCondition holds."),
+    promptPreview: z.string().describe("The first 280 characters of the prompt template."),
+  })),
+  warnings: z.array(warningSchema),
+});
+
+/** A listing. */
+export type ListResponse = z.infer<typeof listResponseSchema>;
+/** An inspection. */
+export type InspectResponse = z.infer<typeof inspectResponseSchema>;
+/** A workflow summary. */
+export type WorkflowSummary = z.infer<typeof workflowSummarySchema>;

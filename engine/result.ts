@@ -1,0 +1,82 @@
+/**
+ * Errors are data: every use-case returns a {@linkcode Result} instead of throwing, and every
+ * failure carries a closed `retry` union so callers never parse prose to decide what to do.
+ * @module
+ */
+
+/** How (and whether) a caller may retry a failed call. A closed set. */
+export type Retry =
+  | { kind: "not_retryable" }
+  | { kind: "retryable_immediate" }
+  | { kind: "retryable_after_ms"; afterMs: number };
+
+/** The closed set of error codes a waymark call can fail with. */
+export type ErrorCode =
+  | "INVALID_ARGUMENTS"
+  | "TOKEN_INVALID"
+  | "TOKEN_SCOPE_MISMATCH"
+  | "NODE_NOT_FOUND"
+  | "WORKFLOW_NOT_FOUND"
+  | "WORKFLOW_INVALID"
+  | "RUN_COMPLETE"
+  | "STORAGE_BUSY"
+  | "STORAGE_CORRUPTION_DETECTED"
+  | "INTERNAL_ERROR";
+
+/** A structured error: what is wrong, how to recover, and whether a retry can help. */
+export interface WaymarkError {
+  /** Machine-readable code from a closed set. */
+  code: ErrorCode;
+  /** What went wrong and how to recover, in one or two sentences. */
+  message: string;
+  /** Whether a retry can succeed. */
+  retry: Retry;
+  /** Extra structured facts (which token, which path, ...). */
+  details?: Record<string, unknown>;
+}
+
+/** Success or a structured error. */
+export type Result<T> = { ok: true; value: T } | { ok: false; error: WaymarkError };
+
+/** Wraps a value as a successful {@linkcode Result}. */
+export function ok<T>(value: T): Result<T> {
+  return { ok: true, value };
+}
+
+/** Builds a failed {@linkcode Result}; `retry` defaults to not retryable. */
+export function fail<T = never>(
+  code: ErrorCode,
+  message: string,
+  options: { retry?: Retry; details?: Record<string, unknown> } = {},
+): Result<T> {
+  const error: WaymarkError = { code, message, retry: options.retry ?? { kind: "not_retryable" } };
+  if (options.details) error.details = options.details;
+  return { ok: false, error };
+}
+
+/**
+ * Thrown by a store adapter when a stored row fails its integrity check. Use-cases turn it into a
+ * `STORAGE_CORRUPTION_DETECTED` error; it is the one exception the engine expects from a port.
+ */
+export class StorageCorruptionError extends Error {
+  /** The session whose data failed the check, when known. */
+  readonly sessionId: string | null;
+  /** Creates the error for a session (or `null` when the session is unknown). */
+  constructor(message: string, sessionId: string | null) {
+    super(message);
+    this.name = "StorageCorruptionError";
+    this.sessionId = sessionId;
+  }
+}
+
+/**
+ * Thrown by a store adapter when the database stayed locked past its busy timeout. Use-cases
+ * turn it into a retryable `STORAGE_BUSY` error.
+ */
+export class StorageBusyError extends Error {
+  /** Creates the error with the adapter's message. */
+  constructor(message: string) {
+    super(message);
+    this.name = "StorageBusyError";
+  }
+}

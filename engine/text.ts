@@ -1,0 +1,111 @@
+/**
+ * Deterministic text renderings of every response: the text an agent reads first. Pure
+ * functions of the structured data, so equal data gives equal bytes.
+ * @module
+ */
+import type { WaymarkError } from "./result.ts";
+import type { InspectResponse, ListResponse, StepResponse } from "./responses.ts";
+
+/** Renders an execution response (start, continue, checkpoint). */
+export function renderStepResponse(r: StepResponse): string {
+  const lines: string[] = [];
+  if (r.checkpoint) lines.push(`Checkpoint recorded (node ${r.checkpoint.nodeId}).`, "");
+  if (r.forked) {
+    lines.push(
+      `This advance started a new branch; ${r.forked.existingBranches.length} other branch(es) exist from the same step:`,
+    );
+    for (const b of r.forked.existingBranches) {
+      lines.push(`- ${b.nodeId} (${b.kind}, next: ${b.pendingStepId ?? "complete"})${b.notesPreview ? `: ${b.notesPreview}` : ""}`);
+    }
+    lines.push("");
+  }
+  if (r.pending) {
+    lines.push(`# ${r.pending.title}`, `Step \`${r.pending.stepId}\` of ${r.workflow.name} (\`${r.workflow.id}\`)`);
+    if (r.pending.agentRole) lines.push(`Role: ${r.pending.agentRole}`);
+    if (r.pending.requireConfirmation) {
+      lines.push("Confirm with the user before acknowledging this step.");
+    }
+    lines.push("", r.pending.prompt, "");
+  } else {
+    lines.push(`# ${r.workflow.name} is complete`, "", "There is no pending step.", "");
+  }
+  if (r.metaGuidance?.length) {
+    lines.push("## Guidance for the whole workflow", ...r.metaGuidance.map((g) => `- ${g}`), "");
+  }
+  if (r.recap && r.recap.entries.length > 0) {
+    lines.push("## Recap (most recent first)");
+    for (const e of r.recap.entries) lines.push(`- [${e.stepId ?? e.kind}] ${e.notesMarkdown.replaceAll("\n", "\n  ")}`);
+    if (r.recap.truncated) {
+      lines.push(`(recap truncated to ${r.recap.budgetBytes} bytes: kept the most recent entries, ${r.recap.omitted} earlier omitted)`);
+    }
+    lines.push("");
+  }
+  if (r.tip) {
+    lines.push(
+      "This step already has later progress. To carry on where that branch ended, use the tip's tokens:",
+      `  stateToken: ${r.tip.stateToken}`,
+    );
+    if (r.tip.ackToken) lines.push(`  ackToken: ${r.tip.ackToken}`);
+    lines.push("To redo this step on a new branch instead, use the tokens below.", "");
+  }
+  lines.push("---");
+  if (r.pending && r.ackToken) {
+    lines.push(
+      "When the step is done, call continue_workflow with:",
+      `  stateToken: ${r.stateToken}`,
+      `  ackToken: ${r.ackToken}`,
+      "  output.notesMarkdown: a short recap (what you did, what is next)",
+    );
+  } else lines.push(`stateToken: ${r.stateToken}`);
+  lines.push(`To save notes without advancing: checkpoint_workflow with checkpointToken: ${r.checkpointToken}`);
+  lines.push(
+    `Session ${r.session.sessionId} · run ${r.session.runId} · node ${r.session.nodeId} · autonomy ${r.preferences.autonomy} · risk ${r.preferences.riskPolicy}`,
+  );
+  for (const w of r.warnings) lines.push(`Warning [${w.code}]: ${w.message}`);
+  return lines.join("\n");
+}
+
+/** Renders a workflow listing. */
+export function renderList(r: ListResponse): string {
+  const lines = [`${r.workflows.length} workflow(s):`];
+  for (const w of r.workflows) {
+    lines.push(`- ${w.id} (${w.kind}, ${w.source}${w.idStatus === "legacy" ? ", legacy id" : ""}): ${w.name}. ${w.summary}`);
+  }
+  if (r.loadErrors.length > 0) {
+    lines.push("", `${r.loadErrors.length} file(s) failed to load:`);
+    for (const e of r.loadErrors) {
+      for (const i of e.issues) lines.push(`- ${e.file}: ${i.path || "(file)"}: ${i.message}`);
+    }
+  }
+  return lines.join("\n");
+}
+
+/** Renders a workflow inspection. */
+export function renderInspect(r: InspectResponse): string {
+  const w = r.workflow;
+  const lines = [
+    `# ${w.name} (\`${w.id}\`, v${w.version}, ${w.source})`,
+    "",
+    w.description,
+    "",
+    `${r.steps.length} step(s):`,
+  ];
+  r.steps.forEach((s, i) => {
+    const flags = [s.conditional ? "conditional" : "", s.requireConfirmation ? "needs confirmation" : ""]
+      .filter(Boolean).join(", ");
+    lines.push(`${i + 1}. ${s.title} (\`${s.stepId}\`)${flags ? ` [${flags}]` : ""}`);
+  });
+  for (const warning of r.warnings) lines.push(`Warning [${warning.code}]: ${warning.message}`);
+  lines.push("", `Start it with start_workflow {"workflowId": "${w.id}"}.`);
+  return lines.join("\n");
+}
+
+/** Renders an error. */
+export function renderError(e: WaymarkError): string {
+  const retry = e.retry.kind === "retryable_after_ms"
+    ? `retry after ${e.retry.afterMs} ms`
+    : e.retry.kind === "retryable_immediate"
+    ? "retry now"
+    : "do not retry unchanged";
+  return `Error ${e.code}: ${e.message} (${retry})`;
+}

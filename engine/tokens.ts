@@ -1,0 +1,204 @@
+/**
+ * Tokens: short, self-contained, HMAC-SHA-256 signed handles that agents copy by hand.
+ *
+ * Layout (before base64url): kind byte, key id byte, run id (8 bytes), node id (8 bytes),
+ * for ack/checkpoint tokens an attempt id (6 bytes), then the first 12 bytes of the HMAC over
+ * the prefix and everything before it. The byte counts are multiples of three so base64url has
+ * no spare bits, and decoding re-encodes to refuse any non-canonical spelling: every
+ * single-character change of a token is refused.
+ * @module
+ */
+import { fail, ok, type Result } from "./result.ts";
+import { toHex } from "./hash.ts";
+
+/** The three kinds of token. */
+export type TokenKind = "state" | "ack" | "checkpoint";
+
+/** The argument names agents see, used in error messages. */
+export const TOKEN_FIELD: Record<TokenKind, string> = {
+  state: "stateToken",
+  ack: "ackToken",
+  checkpoint: "checkpointToken",
+};
+
+const PREFIX: Record<TokenKind, string> = { state: "st1", ack: "ack1", checkpoint: "chk1" };
+const KIND_BYTE: Record<TokenKind, number> = { state: 1, ack: 2, checkpoint: 3 };
+const MAC_BYTES = 12;
+const ID_BYTES = 8;
+const ATTEMPT_BYTES = 6;
+
+/** One signing key. */
+export interface SigningKey {
+  /** Key id, 0–255, written into every token it signs. */
+  id: number;
+  /** Secret bytes (32 or more). */
+  secret: Uint8Array;
+}
+
+/** The keys tokens are signed and verified with: the current one and, after a rotation, the previous. */
+export interface Keyring {
+  /** Signs new tokens. */
+  current: SigningKey;
+  /** Still verifies tokens minted before the last rotation. */
+  previous?: SigningKey;
+}
+
+/** What a token names. Ids are lower-case hex. */
+export interface TokenClaims {
+  /** Token kind. */
+  kind: TokenKind;
+  /** Run id: 16 hex characters. */
+  runId: string;
+  /** Node id: 16 hex characters. */
+  nodeId: string;
+  /** Attempt id (ack and checkpoint tokens): 12 hex characters. */
+  attemptId?: string;
+}
+
+function fromHex(hex: string, bytes: number): Uint8Array {
+  if (hex.length !== bytes * 2 || !/^[0-9a-f]+$/.test(hex)) {
+    throw new TypeError(`expected ${bytes * 2} hex characters, got ${JSON.stringify(hex)}`);
+  }
+  const out = new Uint8Array(bytes);
+  for (let i = 0; i < bytes; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  return out;
+}
+
+const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+function toBase64Url(bytes: Uint8Array): string {
+  let out = "";
+  for (let i = 0; i < bytes.length; i += 3) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
+    out += B64[(n >> 18) & 63]! + B64[(n >> 12) & 63]! + B64[(n >> 6) & 63]! + B64[n & 63]!;
+  }
+  return out;
+}
+
+function fromBase64Url(text: string): Uint8Array | null {
+  if (text.length % 4 !== 0) return null;
+  const out = new Uint8Array((text.length / 4) * 3);
+  for (let i = 0, o = 0; i < text.length; i += 4, o += 3) {
+    let n = 0;
+    for (let j = 0; j < 4; j++) {
+      const v = B64.indexOf(text[i + j]!);
+      if (v < 0) return null;
+      n = (n << 6) | v;
+    }
+    out[o] = (n >> 16) & 255;
+    out[o + 1] = (n >> 8) & 255;
+    out[o + 2] = n & 255;
+  }
+  return out;
+}
+
+const keyCache = new WeakMap<Uint8Array, Promise<CryptoKey>>();
+
+function hmacKey(secret: Uint8Array): Promise<CryptoKey> {
+  let key = keyCache.get(secret);
+  if (!key) {
+    key = crypto.subtle.importKey(
+      "raw",
+      secret as Uint8Array<ArrayBuffer>,
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["sign"],
+    );
+    keyCache.set(secret, key);
+  }
+  return key;
+}
+
+async function mac(key: SigningKey, prefix: string, body: Uint8Array): Promise<Uint8Array> {
+  const prefixBytes = new TextEncoder().encode(prefix);
+  const data = new Uint8Array(prefixBytes.length + body.length);
+  data.set(prefixBytes);
+  data.set(body, prefixBytes.length);
+  const sig = await crypto.subtle.sign("HMAC", await hmacKey(key.secret), data);
+  return new Uint8Array(sig, 0, MAC_BYTES);
+}
+
+function bodyLength(kind: TokenKind): number {
+  return 2 + ID_BYTES * 2 + (kind === "state" ? 0 : ATTEMPT_BYTES);
+}
+
+/** Mints a token for the given claims with the current key. */
+export async function mintToken(keyring: Keyring, claims: TokenClaims): Promise<string> {
+  const body = new Uint8Array(bodyLength(claims.kind));
+  body[0] = KIND_BYTE[claims.kind];
+  body[1] = keyring.current.id;
+  body.set(fromHex(claims.runId, ID_BYTES), 2);
+  body.set(fromHex(claims.nodeId, ID_BYTES), 2 + ID_BYTES);
+  if (claims.kind !== "state") {
+    if (claims.attemptId === undefined) throw new TypeError("ack and checkpoint tokens need an attempt id");
+    body.set(fromHex(claims.attemptId, ATTEMPT_BYTES), 2 + ID_BYTES * 2);
+  }
+  const prefix = PREFIX[claims.kind];
+  const signature = await mac(keyring.current, prefix, body);
+  const all = new Uint8Array(body.length + MAC_BYTES);
+  all.set(body);
+  all.set(signature, body.length);
+  return `${prefix}_${toBase64Url(all)}`;
+}
+
+function recovery(kind: TokenKind): string {
+  return kind === "state"
+    ? "Pass the stateToken exactly as the last waymark response returned it; if it is lost, start the workflow again."
+    : `Call continue_workflow with only the stateToken to get a fresh ${TOKEN_FIELD[kind]}, and copy tokens exactly as returned.`;
+}
+
+function invalid(kind: TokenKind, reason: string, what: string): Result<never> {
+  return fail("TOKEN_INVALID", `${TOKEN_FIELD[kind]} ${what}. ${recovery(kind)}`, {
+    details: { token: TOKEN_FIELD[kind], reason },
+  });
+}
+
+/** Verifies a token of the expected kind and returns what it names. Never throws. */
+export async function verifyToken(
+  keyring: Keyring,
+  token: string,
+  kind: TokenKind,
+): Promise<Result<TokenClaims>> {
+  const prefix = PREFIX[kind];
+  if (typeof token !== "string" || !token.startsWith(`${prefix}_`)) {
+    const other = (Object.keys(PREFIX) as TokenKind[]).find((k) =>
+      typeof token === "string" && token.startsWith(`${PREFIX[k]}_`)
+    );
+    return other
+      ? invalid(kind, "wrong_kind", `is a ${TOKEN_FIELD[other]}, not a ${TOKEN_FIELD[kind]} (tokens were swapped)`)
+      : invalid(kind, "malformed", `is not a waymark ${TOKEN_FIELD[kind]} (it must start with \`${prefix}_\`)`);
+  }
+  const encoded = token.slice(prefix.length + 1);
+  const expectedChars = ((bodyLength(kind) + MAC_BYTES) / 3) * 4;
+  const bytes = encoded.length === expectedChars ? fromBase64Url(encoded) : null;
+  if (!bytes || toBase64Url(bytes) !== encoded) {
+    return invalid(kind, "malformed", "is damaged (truncated, extended or mistyped)");
+  }
+  const body = bytes.subarray(0, bytes.length - MAC_BYTES);
+  if (body[0] !== KIND_BYTE[kind]) return invalid(kind, "malformed", "is damaged (its kind byte is wrong)");
+  const keyId = body[1];
+  const key = keyring.current.id === keyId
+    ? keyring.current
+    : keyring.previous?.id === keyId
+    ? keyring.previous
+    : undefined;
+  if (!key) {
+    return invalid(
+      kind,
+      "unknown_key",
+      "was signed by a key this waymark does not hold (another machine, or a replaced keyring)",
+    );
+  }
+  const expected = await mac(key, prefix, body);
+  const given = bytes.subarray(bytes.length - MAC_BYTES);
+  let diff = 0;
+  for (let i = 0; i < MAC_BYTES; i++) diff |= expected[i]! ^ given[i]!;
+  if (diff !== 0) return invalid(kind, "bad_signature", "failed its signature check (it was changed)");
+  const claims: TokenClaims = {
+    kind,
+    runId: toHex(body.subarray(2, 2 + ID_BYTES)),
+    nodeId: toHex(body.subarray(2 + ID_BYTES, 2 + ID_BYTES * 2)),
+  };
+  if (kind !== "state") claims.attemptId = toHex(body.subarray(2 + ID_BYTES * 2));
+  return ok(claims);
+}

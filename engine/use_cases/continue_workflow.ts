@@ -1,0 +1,211 @@
+/**
+ * `continue_workflow`: with an ack token, acknowledge the pending step and advance (replays
+ * return the recorded response; an old node forks); without one, rehydrate (write nothing).
+ * @module
+ */
+import type { Artifact, DomainEvent } from "../events.ts";
+import type { EngineDeps, NodeRecord, StoreReader, StoreWriter } from "../ports.ts";
+import { applyPreferences, type PreferencesPatch } from "../preferences.ts";
+import { fail, ok, type Result } from "../result.ts";
+import type { Branch, StepResponse } from "../responses.ts";
+import type { Warning } from "../workflow/catalog.ts";
+import { isComplete, stateAfterAck } from "../workflow/interpreter.ts";
+import { loadNode, verifyPair } from "./run_context.ts";
+import { buildRecap, deriveNodeId, driftWarnings, guard, responseFor, tokensFor } from "./shared.ts";
+
+/** Durable output of a step. */
+export interface StepOutput {
+  /** A short recap of what happened and what is next. */
+  notesMarkdown?: string;
+  /** Small structured results. */
+  artifacts?: Artifact[];
+}
+
+/** Input of {@linkcode continueWorkflow}. */
+export interface ContinueInput {
+  /** The snapshot to continue from. */
+  stateToken: string;
+  /** Acknowledges the pending step; omit to rehydrate. */
+  ackToken?: string;
+  /** Context changes, merged over the node's context. */
+  context?: Record<string, unknown>;
+  /** Preference changes from here on. */
+  preferences?: PreferencesPatch;
+  /** What the step produced. */
+  output?: StepOutput;
+}
+
+const PREVIEW_CHARS = 160;
+
+/** Summaries of a node's existing children. */
+export function branchSummaries(children: readonly NodeRecord[]): Branch[] {
+  return children.map((child) => ({
+    nodeId: child.nodeId,
+    kind: child.nodeKind,
+    pendingStepId: child.pendingStepId,
+    notesPreview: child.notesMarkdown === null
+      ? null
+      : child.notesMarkdown.length > PREVIEW_CHARS
+      ? `${child.notesMarkdown.slice(0, PREVIEW_CHARS - 1)}…`
+      : child.notesMarkdown,
+  }));
+}
+
+/**
+ * Where an ack on `node` attaches: past any checkpoints hanging off it (a checkpoint never
+ * forks), stopping at the first node that has step children or no checkpoint children.
+ */
+export async function attachPoint(
+  store: StoreReader,
+  node: NodeRecord,
+): Promise<{ parent: NodeRecord; children: NodeRecord[] }> {
+  let parent = node;
+  let children = await store.getChildren(node.runId, node.nodeId);
+  for (;;) {
+    if (children.some((c) => c.nodeKind === "step")) break;
+    const checkpoints = children.filter((c) => c.nodeKind === "checkpoint");
+    const last = checkpoints[checkpoints.length - 1];
+    if (!last) break;
+    parent = last;
+    children = await store.getChildren(last.runId, last.nodeId);
+  }
+  return { parent, children };
+}
+
+/** Continues a run: advance with an ack token, rehydrate without one. */
+export function continueWorkflow(deps: EngineDeps, input: ContinueInput): Promise<Result<StepResponse>> {
+  return guard(() => input.ackToken === undefined ? rehydrate(deps, input) : advance(deps, input));
+}
+
+async function rehydrate(deps: EngineDeps, input: ContinueInput): Promise<Result<StepResponse>> {
+  const verified = await verifyPair(deps, input.stateToken);
+  if (!verified.ok) return verified;
+  const loaded = await loadNode(deps.store, verified.value.state);
+  if (!loaded.ok) return loaded;
+  const { node, run, compiled } = loaded.value;
+  const warnings: Warning[] = await driftWarnings(deps, run.workflowId, run.workflowHash);
+  if (input.context || input.output || input.preferences) {
+    warnings.push({
+      code: "IGNORED_WITHOUT_ACK",
+      message: "context, output and preferences are only recorded with an ackToken; this rehydrate wrote nothing.",
+    });
+  }
+  const response = await responseFor(deps, node, compiled, { workflowHash: run.workflowHash, warnings });
+  const { children } = await attachPoint(deps.store, node);
+  if (children.some((c) => c.nodeKind === "step")) {
+    const tip = await deps.store.getPreferredTip(node.runId, node.nodeId);
+    const tipComplete = isComplete(compiled, tip.state);
+    response.tip = {
+      nodeId: tip.nodeId,
+      ...(await tokensFor(deps, tip, tipComplete)),
+      pendingStepId: tip.pendingStepId,
+      isComplete: tipComplete,
+    };
+    response.forked = { existingBranches: branchSummaries(children) };
+    response.recap = await buildRecap(deps.store, tip);
+  } else {
+    response.recap = await buildRecap(deps.store, node);
+  }
+  return ok(response);
+}
+
+function replay(recorded: { response: string }): Result<StepResponse> {
+  return ok(JSON.parse(recorded.response) as StepResponse);
+}
+
+async function advance(deps: EngineDeps, input: ContinueInput): Promise<Result<StepResponse>> {
+  const verified = await verifyPair(deps, input.stateToken, { token: input.ackToken as string, kind: "ack" });
+  if (!verified.ok) return verified;
+  const ack = verified.value.attempt!;
+  const recorded = await deps.store.getAttempt(ack.runId, ack.nodeId, ack.attemptId!, "ack");
+  if (recorded) return replay(recorded);
+  const loaded = await loadNode(deps.store, verified.value.state);
+  if (!loaded.ok) return loaded;
+  const { run, compiled } = loaded.value;
+  const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
+  return deps.store.write(async (tx) => {
+    const raced = await tx.getAttempt(ack.runId, ack.nodeId, ack.attemptId!, "ack");
+    if (raced) return replay(raced);
+    const node = (await tx.getNode(ack.runId, ack.nodeId))!;
+    if (isComplete(compiled, node.state)) {
+      return fail(
+        "RUN_COMPLETE",
+        "This run is already complete: there is no pending step to acknowledge. Use checkpoint_workflow to add notes, or start a new run.",
+        { details: { runId: `run_${node.runId}` } },
+      );
+    }
+    return ok(await recordAdvance(deps, tx, { node, input, ack: ack.attemptId!, run, compiled, warnings }));
+  });
+}
+
+async function recordAdvance(
+  deps: EngineDeps,
+  tx: StoreWriter,
+  args: {
+    node: NodeRecord;
+    input: ContinueInput;
+    ack: string;
+    run: { workflowHash: string };
+    compiled: Parameters<typeof stateAfterAck>[0];
+    warnings: Warning[];
+  },
+): Promise<StepResponse> {
+  const { node, input, compiled } = args;
+  const { parent, children } = await attachPoint(tx, node);
+  const context = input.context ? { ...node.context, ...input.context } : node.context;
+  const preferences = applyPreferences(node.preferences, input.preferences);
+  const state = stateAfterAck(compiled, node.state, context);
+  const child: NodeRecord = {
+    sessionId: node.sessionId,
+    runId: node.runId,
+    nodeId: await deriveNodeId(["ack", node.runId, node.nodeId, args.ack]),
+    parentId: parent.nodeId,
+    nodeKind: "step",
+    depth: parent.depth + 1,
+    state,
+    context,
+    preferences,
+    pendingStepId: compiled.steps[state.pc]?.id ?? null,
+    edgeKind: "acked_step",
+    notesMarkdown: input.output?.notesMarkdown ?? null,
+    notesStepId: node.pendingStepId,
+  };
+  const response = await responseFor(deps, child, compiled, {
+    workflowHash: args.run.workflowHash,
+    warnings: args.warnings,
+  });
+  const existing = children.filter((c) => c.nodeKind === "step");
+  if (existing.length > 0) response.forked = { existingBranches: branchSummaries(existing) };
+  const { sessionId, runId } = node;
+  const { edgeKind: _e, notesMarkdown: _n, notesStepId: _s, ...facts } = child;
+  const events: DomainEvent[] = [
+    { kind: "node_created", ...facts },
+    { kind: "edge_created", sessionId, runId, fromId: parent.nodeId, toId: child.nodeId, edgeKind: "acked_step" },
+  ];
+  if (input.output && (input.output.notesMarkdown !== undefined || input.output.artifacts?.length)) {
+    events.push({
+      kind: "output_recorded",
+      sessionId,
+      runId,
+      nodeId: child.nodeId,
+      stepId: node.pendingStepId,
+      notesMarkdown: input.output.notesMarkdown ?? null,
+      artifacts: input.output.artifacts ?? [],
+    });
+  }
+  if (preferences !== node.preferences) {
+    events.push({ kind: "preference_changed", sessionId, runId, nodeId: child.nodeId, preferences });
+  }
+  events.push({
+    kind: "advance_recorded",
+    sessionId,
+    runId,
+    nodeId: node.nodeId,
+    attemptId: args.ack,
+    outcome: "advanced",
+    resultNodeId: child.nodeId,
+    response: JSON.stringify(response),
+  });
+  await tx.append(events);
+  return response;
+}

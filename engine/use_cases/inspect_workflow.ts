@@ -1,0 +1,64 @@
+/**
+ * `inspect_workflow`: metadata and a preview of the steps. Read-only; never starts anything.
+ * @module
+ */
+import type { EngineDeps } from "../ports.ts";
+import { fail, ok, type Result } from "../result.ts";
+import type { InspectResponse } from "../responses.ts";
+import type { LoadedSet, LoadedWorkflow } from "../workflow/catalog.ts";
+import { guard } from "./shared.ts";
+import { summarize } from "./list_workflows.ts";
+
+const PREVIEW_CHARS = 280;
+
+/** Finds a workflow by id, or explains which ids exist. */
+export function findWorkflow(set: LoadedSet, workflowId: string): Result<LoadedWorkflow> {
+  const found = set.workflows.find((w) => w.id === workflowId);
+  if (found) return ok(found);
+  const known = set.workflows.map((w) => w.id);
+  const failed = set.errors.length > 0
+    ? ` ${set.errors.length} workflow file(s) failed to load; list_workflows shows why.`
+    : "";
+  return fail(
+    "WORKFLOW_NOT_FOUND",
+    `No workflow has the id \`${workflowId}\`. Call list_workflows and use one of its ids.${failed}`,
+    { details: { workflowId, knownIds: known.slice(0, 50) } },
+  );
+}
+
+/** Inspects one workflow. */
+export function inspectWorkflow(
+  deps: Pick<EngineDeps, "workflows">,
+  input: { workflowId: string },
+): Promise<Result<InspectResponse>> {
+  return guard(async () => {
+    const found = findWorkflow(await deps.workflows.load(), input.workflowId);
+    if (!found.ok) return found;
+    const workflow = found.value;
+    const { compiled } = workflow;
+    const details: InspectResponse["workflow"] = {
+      ...summarize(workflow),
+      description: compiled.description,
+      file: workflow.file,
+      metaGuidance: compiled.metaGuidance,
+    };
+    if (compiled.recommendedPreferences) details.recommendedPreferences = compiled.recommendedPreferences;
+    return ok({
+      workflow: details,
+      steps: compiled.steps.map((step) => {
+        const preview: InspectResponse["steps"][number] = {
+          stepId: step.id,
+          title: step.title,
+          requireConfirmation: step.requireConfirmation,
+          conditional: step.runCondition !== undefined,
+          promptPreview: step.promptTemplate.length > PREVIEW_CHARS
+            ? `${step.promptTemplate.slice(0, PREVIEW_CHARS - 1)}…`
+            : step.promptTemplate,
+        };
+        if (step.agentRole !== undefined) preview.agentRole = step.agentRole;
+        return preview;
+      }),
+      warnings: workflow.warnings,
+    });
+  });
+}

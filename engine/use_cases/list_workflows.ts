@@ -1,0 +1,35 @@
+/**
+ * `list_workflows`: every workflow from every source; files that fail to load are listed, not
+ * thrown.
+ * @module
+ */
+import type { EngineDeps } from "../ports.ts";
+import { ok, type Result } from "../result.ts";
+import type { ListResponse, WorkflowSummary } from "../responses.ts";
+import type { LoadedWorkflow } from "../workflow/catalog.ts";
+import { guard } from "./shared.ts";
+
+/** The summary of a loaded workflow. */
+export function summarize(workflow: LoadedWorkflow): WorkflowSummary {
+  const { compiled } = workflow;
+  const firstLine = compiled.description.split("\n")[0] ?? "";
+  return {
+    id: workflow.id,
+    name: compiled.name,
+    summary: firstLine.length > 200 ? `${firstLine.slice(0, 199)}…` : firstLine,
+    kind: workflow.kind,
+    idStatus: workflow.idStatus,
+    source: workflow.source,
+    version: compiled.version,
+    stepCount: compiled.steps.length,
+    workflowHash: workflow.hash,
+  };
+}
+
+/** Lists workflows, sorted namespace → kind (workflow first) → id. */
+export function listWorkflows(deps: Pick<EngineDeps, "workflows">): Promise<Result<ListResponse>> {
+  return guard(async () => {
+    const set = await deps.workflows.load();
+    return ok({ workflows: set.workflows.map(summarize), loadErrors: set.errors });
+  });
+}

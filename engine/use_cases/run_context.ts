@@ -1,0 +1,77 @@
+/**
+ * Verifying a call's tokens and loading the node they name, with the checks every execution
+ * call makes: scope, existence, session health, pinned snapshot.
+ * @module
+ */
+import type { EngineDeps, NodeRecord, RunRecord, StoreReader } from "../ports.ts";
+import { fail, ok, type Result, StorageCorruptionError } from "../result.ts";
+import { TOKEN_FIELD, type TokenClaims, type TokenKind, verifyToken } from "../tokens.ts";
+import type { CompiledWorkflow } from "../workflow/compile.ts";
+
+/** A node with its run and pinned workflow. */
+export interface NodeContext {
+  /** The node the state token names. */
+  node: NodeRecord;
+  /** Its run. */
+  run: RunRecord;
+  /** The run's pinned compiled workflow. */
+  compiled: CompiledWorkflow;
+}
+
+/**
+ * Verifies a state token and, when given, an attempt token of `attemptKind`, and checks that the
+ * attempt token belongs to the same run and node.
+ */
+export async function verifyPair(
+  deps: Pick<EngineDeps, "keyring">,
+  stateToken: string,
+  attempt?: { token: string; kind: Exclude<TokenKind, "state"> },
+): Promise<Result<{ state: TokenClaims; attempt?: TokenClaims }>> {
+  const state = await verifyToken(deps.keyring, stateToken, "state");
+  if (!state.ok) return state;
+  if (!attempt) return ok({ state: state.value });
+  const claims = await verifyToken(deps.keyring, attempt.token, attempt.kind);
+  if (!claims.ok) return claims;
+  const field = TOKEN_FIELD[attempt.kind];
+  if (claims.value.runId !== state.value.runId) {
+    return fail(
+      "TOKEN_SCOPE_MISMATCH",
+      `${field} belongs to a different run than stateToken. Pass the ${field} returned together with this stateToken, or call continue_workflow with only the stateToken to get a fresh one.`,
+      { details: { token: field, reason: "other_run" } },
+    );
+  }
+  if (claims.value.nodeId !== state.value.nodeId) {
+    return fail(
+      "TOKEN_SCOPE_MISMATCH",
+      `${field} belongs to a different step snapshot of this run than stateToken. Pass the ${field} returned together with this stateToken, or call continue_workflow with only the stateToken to get a fresh one.`,
+      { details: { token: field, reason: "other_node" } },
+    );
+  }
+  return ok({ state: state.value, attempt: claims.value });
+}
+
+/** Loads the node a verified state token names, with its run and pinned workflow. */
+export async function loadNode(store: StoreReader, claims: TokenClaims): Promise<Result<NodeContext>> {
+  const [node, run] = await Promise.all([
+    store.getNode(claims.runId, claims.nodeId),
+    store.getRun(claims.runId),
+  ]);
+  if (!node || !run) {
+    return fail(
+      "NODE_NOT_FOUND",
+      "stateToken is genuine but its run is not in this database (a different WAYMARK_HOME or database, or a deleted session). Point waymark at the database the run was started in, or start the workflow again.",
+      { details: { token: "stateToken", runId: `run_${claims.runId}` } },
+    );
+  }
+  if (await store.isCorrupt(run.sessionId)) {
+    throw new StorageCorruptionError(`Session ses_${run.sessionId} failed an integrity check`, run.sessionId);
+  }
+  const compiled = await store.getSnapshot(run.workflowHash);
+  if (!compiled) {
+    throw new StorageCorruptionError(
+      `The pinned workflow ${run.workflowHash} of run run_${run.runId} is missing`,
+      run.sessionId,
+    );
+  }
+  return ok({ node, run, compiled });
+}

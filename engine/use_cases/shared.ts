@@ -1,0 +1,165 @@
+/**
+ * Pieces the execution use-cases share: ids, token minting for a node, recaps, the guard that
+ * turns adapter failures into structured errors, and the disk-drift check.
+ * @module
+ */
+import { sha256Hex, toHex } from "../hash.ts";
+import type { EngineDeps, NodeRecord, StoreReader } from "../ports.ts";
+import { fail, type Result, StorageBusyError, StorageCorruptionError } from "../result.ts";
+import type { Recap, StepResponse } from "../responses.ts";
+import { mintToken } from "../tokens.ts";
+import type { CompiledWorkflow } from "../workflow/compile.ts";
+import type { Warning } from "../workflow/catalog.ts";
+import { isComplete, pendingStep } from "../workflow/interpreter.ts";
+
+/** Random hex id of `bytes` bytes. */
+export function randomHex(deps: Pick<EngineDeps, "random">, bytes: number): string {
+  return toHex(deps.random.bytes(bytes));
+}
+
+/** A node id derived from its origin, so racing writers compute the same id for the same attempt. */
+export async function deriveNodeId(parts: readonly string[]): Promise<string> {
+  return (await sha256Hex(parts.join(":"))).slice(0, 16);
+}
+
+/** The session id shown to agents for a run's session hex. */
+export function sessionLabel(sessionId: string): string {
+  return `ses_${sessionId}`;
+}
+
+/** The run id shown to agents. */
+export function runLabel(runId: string): string {
+  return `run_${runId}`;
+}
+
+/** Fresh tokens for a node: a state token and new ack/checkpoint attempts. */
+export async function tokensFor(
+  deps: Pick<EngineDeps, "keyring" | "random">,
+  node: Pick<NodeRecord, "runId" | "nodeId">,
+  complete: boolean,
+): Promise<{ stateToken: string; ackToken?: string; checkpointToken: string }> {
+  const { keyring } = deps;
+  const base = { runId: node.runId, nodeId: node.nodeId };
+  const stateToken = await mintToken(keyring, { kind: "state", ...base });
+  const checkpointToken = await mintToken(keyring, {
+    kind: "checkpoint",
+    ...base,
+    attemptId: randomHex(deps, 6),
+  });
+  if (complete) return { stateToken, checkpointToken };
+  const ackToken = await mintToken(keyring, { kind: "ack", ...base, attemptId: randomHex(deps, 6) });
+  return { stateToken, ackToken, checkpointToken };
+}
+
+/** Builds the response for a node: fresh tokens, the pending step, session facts. */
+export async function responseFor(
+  deps: Pick<EngineDeps, "keyring" | "random">,
+  node: Pick<NodeRecord, "runId" | "nodeId" | "sessionId" | "state" | "context" | "preferences">,
+  compiled: CompiledWorkflow,
+  extra: { workflowHash: string; warnings: Warning[] },
+): Promise<StepResponse> {
+  const complete = isComplete(compiled, node.state);
+  const tokens = await tokensFor(deps, node, complete);
+  return {
+    kind: "ok",
+    ...tokens,
+    pending: pendingStep(compiled, node.state, node.context),
+    isComplete: complete,
+    session: {
+      sessionId: sessionLabel(node.sessionId),
+      runId: runLabel(node.runId),
+      nodeId: node.nodeId,
+    },
+    workflow: { id: compiled.id, name: compiled.name, hash: extra.workflowHash },
+    preferences: node.preferences,
+    warnings: extra.warnings,
+  };
+}
+
+/** Recap budget in bytes of notes. */
+export const RECAP_BUDGET_BYTES = 4096;
+/** How many ancestors a recap looks at; a recap never reads more of a run than this. */
+export const RECAP_MAX_NODES = 64;
+
+/**
+ * The notes along a branch up to a node, most recent first, kept while they fit the byte
+ * budget. Reads at most {@linkcode RECAP_MAX_NODES} nodes, whatever the run's length.
+ */
+export async function buildRecap(store: StoreReader, node: NodeRecord): Promise<Recap> {
+  const ancestors = await store.getAncestors(node.runId, node.nodeId, RECAP_MAX_NODES);
+  const withNotes = ancestors.filter((n) => n.notesMarkdown !== null && n.nodeKind !== "blocked_attempt");
+  const encoder = new TextEncoder();
+  const entries: Recap["entries"] = [];
+  let used = 0;
+  let truncated = false;
+  for (const n of withNotes) {
+    const notes = n.notesMarkdown as string;
+    const size = encoder.encode(notes).length;
+    if (used + size > RECAP_BUDGET_BYTES) {
+      truncated = true;
+      break;
+    }
+    used += size;
+    entries.push({
+      nodeId: n.nodeId,
+      kind: n.nodeKind === "checkpoint" ? "checkpoint" : "step",
+      stepId: n.notesStepId,
+      notesMarkdown: notes,
+    });
+  }
+  const unread = Math.max(0, node.depth + 1 - ancestors.length);
+  const omitted = withNotes.length - entries.length + unread;
+  return {
+    entries,
+    truncated: truncated || unread > 0,
+    omitted,
+    policy: "most_recent_first",
+    budgetBytes: RECAP_BUDGET_BYTES,
+  };
+}
+
+/** Warnings when the workflow on disk no longer matches the run's pinned snapshot. */
+export async function driftWarnings(
+  deps: Pick<EngineDeps, "workflows">,
+  workflowId: string,
+  pinnedHash: string,
+): Promise<Warning[]> {
+  const current = (await deps.workflows.load()).workflows.find((w) => w.id === workflowId);
+  if (!current) {
+    return [{
+      code: "WORKFLOW_FILE_GONE",
+      message: `\`${workflowId}\` is no longer in any workflow source; this run continues on its pinned copy.`,
+    }];
+  }
+  if (current.hash !== pinnedHash) {
+    return [{
+      code: "WORKFLOW_CHANGED_ON_DISK",
+      message: `\`${workflowId}\` changed on disk since this run started; the run continues on its pinned copy (${pinnedHash.slice(0, 19)}…). Start a new run to use the new version.`,
+    }];
+  }
+  return [];
+}
+
+/**
+ * Runs a use-case body and turns adapter failures into structured errors, so nothing throws
+ * across the boundary.
+ */
+export async function guard<T>(body: () => Promise<Result<T>>): Promise<Result<T>> {
+  try {
+    return await body();
+  } catch (error) {
+    if (error instanceof StorageCorruptionError) {
+      return fail("STORAGE_CORRUPTION_DETECTED", `${error.message}. Read-only tools and the viewer still work; start a new run to carry on.`, {
+        details: error.sessionId ? { sessionId: sessionLabel(error.sessionId) } : undefined,
+      });
+    }
+    if (error instanceof StorageBusyError) {
+      return fail("STORAGE_BUSY", "The database is busy with another waymark process; retry shortly.", {
+        retry: { kind: "retryable_after_ms", afterMs: 250 },
+      });
+    }
+    return fail("INTERNAL_ERROR", `waymark failed unexpectedly: ${error instanceof Error ? error.message : String(error)}. Nothing was recorded by this call; retrying is safe.`, {
+      retry: { kind: "retryable_immediate" },
+    });
+  }
+}

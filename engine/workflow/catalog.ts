@@ -1,0 +1,139 @@
+/**
+ * From source files to runnable workflows: parse, compile, hash, and the rules that depend on
+ * where a file came from (`wr.*` only from bundled files, legacy ids with a warning). Pure:
+ * adapters hand in file text and keep the results cached by file version.
+ * @module
+ */
+import { type CompiledWorkflow, compileWorkflow, workflowHash } from "./compile.ts";
+import { checkWorkflowId, namespaceOf, type SourceKind, suggestedRename } from "./ids.ts";
+import { parseWorkflowText, type WorkflowLoadError } from "./parse.ts";
+
+/** A workflow file's text and where it came from. */
+export interface SourceFile {
+  /** The source kind, which decides precedence and which ids are allowed. */
+  source: SourceKind;
+  /** Path (or `bundled:<name>`), for messages. */
+  file: string;
+  /** The file's text. */
+  text: string;
+}
+
+/** A structured warning. */
+export interface Warning {
+  /** Machine-readable code. */
+  code: string;
+  /** What it means and what to do. */
+  message: string;
+}
+
+/** A workflow ready to run. */
+export interface LoadedWorkflow {
+  /** Workflow id. */
+  id: string;
+  /** Whether the id is namespaced or legacy. */
+  idStatus: "namespaced" | "legacy";
+  /** Workflow or routine. */
+  kind: "workflow" | "routine";
+  /** Where it came from. */
+  source: SourceKind;
+  /** Its file. */
+  file: string;
+  /** The compiled form. */
+  compiled: CompiledWorkflow;
+  /** `workflowHash` of the compiled form. */
+  hash: string;
+  /** Warnings to show whenever it is listed, inspected or started. */
+  warnings: Warning[];
+}
+
+/** Every workflow that loaded, and every file that did not. */
+export interface LoadedSet {
+  /** Loaded workflows after precedence, sorted namespace → kind → id. */
+  workflows: LoadedWorkflow[];
+  /** Files that failed to load, with their problems. */
+  errors: WorkflowLoadError[];
+}
+
+/** Loads one file: parse, validate, compile, hash, apply source rules. */
+export async function loadWorkflowFile(
+  input: SourceFile,
+): Promise<{ ok: true; workflow: LoadedWorkflow } | { ok: false; error: WorkflowLoadError }> {
+  const parsed = parseWorkflowText(input.text, input.file);
+  if (!parsed.ok) return parsed;
+  const file = parsed.workflow;
+  const idCheck = checkWorkflowId(file.id);
+  if (idCheck.status === "namespaced" && idCheck.namespace === "wr" && input.source !== "bundled") {
+    return {
+      ok: false,
+      error: {
+        file: input.file,
+        issues: [{
+          path: "id",
+          message: `\`${file.id}\`: the \`wr.\` namespace is reserved for workflows bundled with waymark; ` +
+            `rename it, for example to \`${input.source === "project" ? "project" : "user"}.${idCheck.name}\``,
+        }],
+      },
+    };
+  }
+  const compiled = compileWorkflow(file);
+  if (!compiled.ok) return { ok: false, error: { file: input.file, issues: compiled.issues } };
+  const warnings: Warning[] = [];
+  if (idCheck.status === "legacy") {
+    warnings.push({
+      code: "LEGACY_WORKFLOW_ID",
+      message: `\`${file.id}\` is a legacy id without a namespace; it still runs, but rename it to \`${
+        suggestedRename(file.id, input.source)
+      }\``,
+    });
+  }
+  return {
+    ok: true,
+    workflow: {
+      id: file.id,
+      idStatus: idCheck.status === "legacy" ? "legacy" : "namespaced",
+      kind: "workflow",
+      source: input.source,
+      file: input.file,
+      compiled: compiled.compiled,
+      hash: await workflowHash(compiled.compiled),
+      warnings,
+    },
+  };
+}
+
+const SOURCE_ORDER: readonly SourceKind[] = ["bundled", "user", "project", "extra"];
+
+/**
+ * Applies precedence (bundled, user, project, extra: the first to define an id wins; the others
+ * are reported) and sorts namespace → kind (workflow first) → id.
+ */
+export function resolveCatalog(
+  loaded: readonly LoadedWorkflow[],
+  errors: readonly WorkflowLoadError[],
+): LoadedSet {
+  const ordered = [...loaded].sort((a, b) =>
+    SOURCE_ORDER.indexOf(a.source) - SOURCE_ORDER.indexOf(b.source) || a.file.localeCompare(b.file)
+  );
+  const byId = new Map<string, LoadedWorkflow>();
+  const allErrors = [...errors];
+  for (const workflow of ordered) {
+    const winner = byId.get(workflow.id);
+    if (!winner) byId.set(workflow.id, workflow);
+    else {
+      allErrors.push({
+        file: workflow.file,
+        issues: [{
+          path: "id",
+          message: `\`${workflow.id}\` is already defined by ${winner.file} (${winner.source}), which takes precedence; rename one of them`,
+        }],
+      });
+    }
+  }
+  const workflows = [...byId.values()].sort((a, b) =>
+    namespaceOf(a.id).localeCompare(namespaceOf(b.id)) ||
+    (a.kind === b.kind ? 0 : a.kind === "workflow" ? -1 : 1) ||
+    a.id.localeCompare(b.id)
+  );
+  allErrors.sort((a, b) => a.file.localeCompare(b.file));
+  return { workflows, errors: allErrors };
+}

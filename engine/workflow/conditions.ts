@@ -1,0 +1,45 @@
+/**
+ * Evaluation of run conditions over context. Pure and total: a missing variable is
+ * `undefined`, and comparisons of the wrong types are simply false.
+ * @module
+ */
+import type { Condition } from "./schema.ts";
+
+/** Reads `a.b.c` from a JSON object; `undefined` when any part is missing. */
+export function readVar(context: Record<string, unknown>, path: string): unknown {
+  let value: unknown = context;
+  for (const part of path.split(".")) {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Whether a condition holds for a context. */
+export function evaluateCondition(condition: Condition, context: Record<string, unknown>): boolean {
+  if ("and" in condition) return condition.and.every((c) => evaluateCondition(c, context));
+  if ("or" in condition) return condition.or.some((c) => evaluateCondition(c, context));
+  if ("not" in condition) return !evaluateCondition(condition.not, context);
+  const value = readVar(context, condition.var);
+  if ("equals" in condition) return sameValue(value, condition.equals);
+  if ("not_equals" in condition) return !sameValue(value, condition.not_equals);
+  if ("in" in condition) return (condition.in ?? []).some((v) => sameValue(v, value));
+  if ("contains" in condition) {
+    if (typeof value === "string") {
+      return typeof condition.contains === "string" && value.includes(condition.contains);
+    }
+    return Array.isArray(value) && value.some((v) => sameValue(v, condition.contains));
+  }
+  if (typeof value !== "number") return false;
+  if (condition.gt !== undefined) return value > condition.gt;
+  if (condition.gte !== undefined) return value >= condition.gte;
+  if (condition.lt !== undefined) return value < condition.lt;
+  if (condition.lte !== undefined) return value <= condition.lte;
+  return false;
+}

@@ -1,0 +1,92 @@
+/**
+ * From file text to a validated workflow: JSONC parsing with positions, then the zod schema.
+ * Every problem names the file, the JSON path and a fix.
+ * @module
+ */
+import { type ParseError, parse, printParseErrorCode } from "jsonc-parser";
+import type { z } from "zod";
+import { type WorkflowFile, workflowFileSchema } from "./schema.ts";
+
+/** One problem found in a workflow file. */
+export interface WorkflowIssue {
+  /** JSON path of the problem (`steps[2].prompt`), or `""` for the whole file. */
+  path: string;
+  /** What is wrong and how to fix it. */
+  message: string;
+}
+
+/** A file that could not be loaded, and why. */
+export interface WorkflowLoadError {
+  /** Where the file is (a path, or `bundled:<name>`). */
+  file: string;
+  /** Every problem found, in file order. */
+  issues: WorkflowIssue[];
+}
+
+function lineAndColumn(text: string, offset: number): string {
+  const before = text.slice(0, offset);
+  const line = before.split("\n").length;
+  return `line ${line}, column ${offset - before.lastIndexOf("\n")}`;
+}
+
+/** Renders a zod issue path as `steps[2].prompt`. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const part of path) {
+    out += typeof part === "number" ? `[${part}]` : `${out ? "." : ""}${String(part)}`;
+  }
+  return out;
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === "unrecognized_keys") {
+    return `unknown key(s) ${issue.keys.map((k) => `\`${k}\``).join(", ")}: remove or rename them ` +
+      "(see workflows/workflow.schema.json for the allowed keys)";
+  }
+  if (issue.code === "invalid_type" && issue.input === undefined) {
+    return `missing required ${issue.expected}: add it`;
+  }
+  return issue.message;
+}
+
+/** Parses and validates a workflow file's text (JSON or JSONC). */
+export function parseWorkflowText(
+  text: string,
+  file: string,
+): { ok: true; workflow: WorkflowFile } | { ok: false; error: WorkflowLoadError } {
+  const errors: ParseError[] = [];
+  const data: unknown = parse(text, errors, { allowTrailingComma: true, disallowComments: false });
+  if (errors.length > 0) {
+    return {
+      ok: false,
+      error: {
+        file,
+        issues: errors.map((e) => ({
+          path: "",
+          message: `JSON syntax error (${printParseErrorCode(e.error)}) at ${
+            lineAndColumn(text, e.offset)
+          }: fix the syntax there`,
+        })),
+      },
+    };
+  }
+  const parsed = workflowFileSchema.safeParse(data);
+  if (!parsed.success) {
+    return {
+      ok: false,
+      error: {
+        file,
+        issues: parsed.error.issues.map((issue) => ({
+          path: formatPath(issue.path),
+          message: describeIssue(issue),
+        })),
+      },
+    };
+  }
+  return { ok: true, workflow: parsed.data };
+}
+
+/** One line per issue: `file: path: message`. */
+export function formatLoadError(error: WorkflowLoadError): string {
+  return error.issues.map((i) => `${error.file}: ${i.path || "(file)"}: ${i.message}`).join("\n");
+}
