@@ -1,0 +1,143 @@
+/**
+ * waymark as a library: open a store, run workflows through the engine's use-cases, or serve
+ * them over MCP, from Deno or Node.
+ *
+ * ```ts
+ * import { openWaymark } from "./mod.ts";
+ * const waymark = await openWaymark({ dbUrl: ":memory:" });
+ * const started = await waymark.start({ workflowId: "wr.code_review" });
+ * await waymark.close();
+ * ```
+ * @module
+ */
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { mkdir } from "node:fs/promises";
+import process from "node:process";
+import {
+  type CheckpointInput,
+  checkpointWorkflow,
+  type ContinueInput,
+  continueWorkflow,
+  type EngineDeps,
+  type InspectResponse,
+  inspectWorkflow,
+  type ListResponse,
+  listWorkflows,
+  type Result,
+  type StartInput,
+  startWorkflow,
+  type StepResponse,
+} from "./engine/mod.ts";
+import {
+  createWorkflowSource,
+  cryptoRandom,
+  loadOrCreateKeyring,
+  openStore,
+  type SourceDir,
+  type SqliteStore,
+  systemClock,
+} from "./store/mod.ts";
+import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
+import { createMcpServer } from "./tools/mod.ts";
+
+export * from "./engine/mod.ts";
+export { createMcpServer, serveMcpStdio, TOOLS } from "./tools/mod.ts";
+export { openStore, type SqliteStore } from "./store/mod.ts";
+
+/** waymark's version. */
+export const VERSION = "0.1.0";
+
+/** Where waymark keeps its data and finds its workflows. */
+export interface WaymarkOptions {
+  /** Data folder; default `$WAYMARK_HOME` or `~/.waymark`. */
+  home?: string;
+  /** Database URL; default `$WAYMARK_DB_URL` or `file:<home>/waymark.db`. `:memory:` works. */
+  dbUrl?: string;
+  /** The workspace whose `.waymark/workflows` is the project source; default the working directory. */
+  workspace?: string;
+  /** Extra workflow directories, lowest precedence. */
+  extraWorkflowDirs?: string[];
+  /** Busy timeout for database locks, in ms. */
+  busyTimeoutMs?: number;
+}
+
+/** Resolved locations. */
+export interface WaymarkPaths {
+  /** Data folder. */
+  home: string;
+  /** Database URL. */
+  dbUrl: string;
+  /** Keyring file. */
+  keysFile: string;
+  /** Workflow directories in precedence order (after the bundled ones). */
+  workflowDirs: SourceDir[];
+}
+
+/** Resolves options and environment into concrete paths. */
+export function resolvePaths(options: WaymarkOptions = {}): WaymarkPaths {
+  const env = (name: string) => process.env[name] || undefined;
+  const home = resolve(options.home ?? env("WAYMARK_HOME") ?? join(homedir(), ".waymark"));
+  const dbUrl = options.dbUrl ?? env("WAYMARK_DB_URL") ?? `file:${join(home, "waymark.db")}`;
+  const workspace = resolve(options.workspace ?? process.cwd());
+  return {
+    home,
+    dbUrl,
+    keysFile: join(home, "keys.json"),
+    workflowDirs: [
+      { source: "user", dir: join(home, "workflows") },
+      { source: "project", dir: join(workspace, ".waymark", "workflows") },
+      ...(options.extraWorkflowDirs ?? []).map((dir): SourceDir => ({ source: "extra", dir: resolve(dir) })),
+    ],
+  };
+}
+
+/** An open waymark: the engine's use-cases bound to a store. */
+export interface Waymark {
+  /** Resolved locations. */
+  readonly paths: WaymarkPaths;
+  /** The engine dependencies (for adapters such as the MCP server). */
+  readonly deps: EngineDeps;
+  /** The store. */
+  readonly store: SqliteStore;
+  /** Lists workflows. */
+  list(): Promise<Result<ListResponse>>;
+  /** Inspects a workflow. */
+  inspect(workflowId: string): Promise<Result<InspectResponse>>;
+  /** Starts a run. */
+  start(input: StartInput): Promise<Result<StepResponse>>;
+  /** Advances (with an ack token) or rehydrates (without). */
+  continue(input: ContinueInput): Promise<Result<StepResponse>>;
+  /** Records a checkpoint. */
+  checkpoint(input: CheckpointInput): Promise<Result<StepResponse>>;
+  /** Creates an MCP server over this waymark. */
+  mcpServer(options?: { log?: (line: string) => void }): ReturnType<typeof createMcpServer>;
+  /** Closes the database. */
+  close(): Promise<void>;
+}
+
+/** Opens waymark: the database (created and migrated if needed), the keyring, the workflow sources. */
+export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark> {
+  const paths = resolvePaths(options);
+  await mkdir(paths.home, { recursive: true });
+  const store = await openStore(paths.dbUrl, { busyTimeoutMs: options.busyTimeoutMs, now: systemClock.now });
+  const deps: EngineDeps = {
+    store,
+    workflows: createWorkflowSource(BUNDLED_WORKFLOWS, paths.workflowDirs),
+    keyring: await loadOrCreateKeyring(paths.keysFile),
+    clock: systemClock,
+    random: cryptoRandom,
+  };
+  return {
+    paths,
+    deps,
+    store,
+    list: () => listWorkflows(deps),
+    inspect: (workflowId) => inspectWorkflow(deps, { workflowId }),
+    start: (input) => startWorkflow(deps, input),
+    continue: (input) => continueWorkflow(deps, input),
+    checkpoint: (input) => checkpointWorkflow(deps, input),
+    mcpServer: (opts = {}) => createMcpServer(deps, { version: VERSION, log: opts.log }),
+    close: () => store.close(),
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * Migrations as plain code, applied in order by Kysely's migrator. Never edit a shipped
+ * migration; add the next one.
+ * @module
+ */
+import { type Kysely, sql } from "kysely";
+import { type Migration, Migrator } from "kysely/migration";
+
+const initial: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.createTable("events")
+      .addColumn("seq", "integer", (c) => c.primaryKey().autoIncrement())
+      .addColumn("session_id", "text", (c) => c.notNull())
+      .addColumn("run_id", "text")
+      .addColumn("kind", "text", (c) => c.notNull())
+      .addColumn("payload", "text", (c) => c.notNull())
+      .addColumn("digest", "text", (c) => c.notNull())
+      .addColumn("at", "text", (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex("events_by_session").on("events").columns(["session_id", "seq"]).execute();
+    await db.schema.createTable("sessions")
+      .addColumn("session_id", "text", (c) => c.primaryKey())
+      .addColumn("title", "text", (c) => c.notNull())
+      .addColumn("created_at", "text", (c) => c.notNull())
+      .addColumn("updated_at", "text", (c) => c.notNull())
+      .addColumn("health", "text", (c) => c.notNull().defaultTo("healthy"))
+      .addColumn("event_count", "integer", (c) => c.notNull().defaultTo(0))
+      .execute();
+    await db.schema.createTable("runs")
+      .addColumn("run_id", "text", (c) => c.primaryKey())
+      .addColumn("session_id", "text", (c) => c.notNull())
+      .addColumn("workflow_id", "text", (c) => c.notNull())
+      .addColumn("workflow_hash", "text", (c) => c.notNull())
+      .addColumn("goal", "text")
+      .addColumn("created_at", "text", (c) => c.notNull())
+      .addColumn("updated_at", "text", (c) => c.notNull())
+      .addColumn("last_node_id", "text")
+      .addColumn("status", "text", (c) => c.notNull().defaultTo("running"))
+      .addColumn("node_count", "integer", (c) => c.notNull().defaultTo(0))
+      .execute();
+    await db.schema.createIndex("runs_by_session").on("runs").columns(["session_id", "created_at"]).execute();
+    await db.schema.createTable("workflow_snapshots")
+      .addColumn("workflow_hash", "text", (c) => c.primaryKey())
+      .addColumn("workflow_id", "text", (c) => c.notNull())
+      .addColumn("compiled", "text", (c) => c.notNull())
+      .addColumn("created_at", "text", (c) => c.notNull())
+      .execute();
+    await db.schema.createTable("nodes")
+      .addColumn("run_id", "text", (c) => c.notNull())
+      .addColumn("node_id", "text", (c) => c.notNull())
+      .addColumn("session_id", "text", (c) => c.notNull())
+      .addColumn("parent_id", "text")
+      .addColumn("node_kind", "text", (c) => c.notNull())
+      .addColumn("depth", "integer", (c) => c.notNull())
+      .addColumn("state", "text", (c) => c.notNull())
+      .addColumn("context", "text", (c) => c.notNull())
+      .addColumn("preferences", "text", (c) => c.notNull())
+      .addColumn("pending_step_id", "text")
+      .addColumn("is_complete", "integer", (c) => c.notNull())
+      .addColumn("created_seq", "integer", (c) => c.notNull())
+      .addColumn("created_at", "text", (c) => c.notNull())
+      .addPrimaryKeyConstraint("nodes_pk", ["run_id", "node_id"])
+      .execute();
+    await db.schema.createIndex("nodes_by_parent").on("nodes")
+      .columns(["run_id", "parent_id", "created_seq"]).execute();
+    await db.schema.createTable("edges")
+      .addColumn("run_id", "text", (c) => c.notNull())
+      .addColumn("from_id", "text", (c) => c.notNull())
+      .addColumn("to_id", "text", (c) => c.notNull())
+      .addColumn("edge_kind", "text", (c) => c.notNull())
+      .addColumn("created_seq", "integer", (c) => c.notNull())
+      .addPrimaryKeyConstraint("edges_pk", ["run_id", "to_id"])
+      .execute();
+    await db.schema.createTable("attempts")
+      .addColumn("run_id", "text", (c) => c.notNull())
+      .addColumn("node_id", "text", (c) => c.notNull())
+      .addColumn("attempt_id", "text", (c) => c.notNull())
+      .addColumn("attempt_kind", "text", (c) => c.notNull())
+      .addColumn("outcome", "text", (c) => c.notNull())
+      .addColumn("result_node_id", "text", (c) => c.notNull())
+      .addColumn("response", "text", (c) => c.notNull())
+      .addColumn("response_digest", "text", (c) => c.notNull())
+      .addColumn("created_seq", "integer", (c) => c.notNull())
+      .addPrimaryKeyConstraint("attempts_pk", ["run_id", "node_id", "attempt_id", "attempt_kind"])
+      .execute();
+    await db.schema.createTable("outputs")
+      .addColumn("run_id", "text", (c) => c.notNull())
+      .addColumn("node_id", "text", (c) => c.notNull())
+      .addColumn("step_id", "text")
+      .addColumn("notes_markdown", "text")
+      .addColumn("artifacts", "text", (c) => c.notNull())
+      .addColumn("created_seq", "integer", (c) => c.notNull())
+      .addPrimaryKeyConstraint("outputs_pk", ["run_id", "node_id"])
+      .execute();
+  },
+  async down(db: Kysely<unknown>): Promise<void> {
+    for (const table of ["outputs", "attempts", "edges", "nodes", "workflow_snapshots", "runs", "sessions", "events"]) {
+      await sql`DROP TABLE IF EXISTS ${sql.table(table)}`.execute(db);
+    }
+  },
+};
+
+/** Every migration, by name; names sort in application order. */
+export const MIGRATIONS: Record<string, Migration> = {
+  "0001_initial": initial,
+};
+
+/** Brings a database to the latest schema; throws with the failing migration's error. */
+export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
+  const migrator = new Migrator({ db, provider: { getMigrations: () => Promise.resolve(MIGRATIONS) } });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === "Error")?.migrationName ?? "unknown";
+    throw new Error(`database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}

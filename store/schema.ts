@@ -1,0 +1,114 @@
+/**
+ * The database's tables as Kysely types, so a query naming a wrong table or column fails to
+ * compile. `events` is the truth; every other table is a projection of it.
+ * @module
+ */
+import type { Generated } from "kysely";
+
+/** The append-only log. */
+export interface EventsTable {
+  seq: Generated<number>;
+  session_id: string;
+  run_id: string | null;
+  kind: string;
+  payload: string;
+  /** `sha256` of `kind` and `payload`, checked when the log is verified. */
+  digest: string;
+  at: string;
+}
+
+/** One row per session. */
+export interface SessionsTable {
+  session_id: string;
+  title: string;
+  created_at: string;
+  updated_at: string;
+  /** `healthy` or `corrupt`. */
+  health: string;
+  event_count: number;
+}
+
+/** One row per run. */
+export interface RunsTable {
+  run_id: string;
+  session_id: string;
+  workflow_id: string;
+  workflow_hash: string;
+  goal: string | null;
+  created_at: string;
+  updated_at: string;
+  /** The newest node. */
+  last_node_id: string | null;
+  /** `running` or `complete` (some branch reached the end). */
+  status: string;
+  node_count: number;
+}
+
+/** Compiled workflows by hash; immutable. */
+export interface WorkflowSnapshotsTable {
+  workflow_hash: string;
+  workflow_id: string;
+  compiled: string;
+  created_at: string;
+}
+
+/** Run graph nodes. */
+export interface NodesTable {
+  run_id: string;
+  node_id: string;
+  session_id: string;
+  parent_id: string | null;
+  node_kind: string;
+  depth: number;
+  state: string;
+  context: string;
+  preferences: string;
+  pending_step_id: string | null;
+  is_complete: number;
+  created_seq: number;
+  created_at: string;
+}
+
+/** Run graph edges. */
+export interface EdgesTable {
+  run_id: string;
+  from_id: string;
+  to_id: string;
+  edge_kind: string;
+  created_seq: number;
+}
+
+/** Attempts (acks and checkpoints) with their exact responses. */
+export interface AttemptsTable {
+  run_id: string;
+  node_id: string;
+  attempt_id: string;
+  attempt_kind: string;
+  outcome: string;
+  result_node_id: string;
+  response: string;
+  response_digest: string;
+  created_seq: number;
+}
+
+/** Durable outputs, attached to the node they led to. */
+export interface OutputsTable {
+  run_id: string;
+  node_id: string;
+  step_id: string | null;
+  notes_markdown: string | null;
+  artifacts: string;
+  created_seq: number;
+}
+
+/** The whole schema. */
+export interface Database {
+  events: EventsTable;
+  sessions: SessionsTable;
+  runs: RunsTable;
+  workflow_snapshots: WorkflowSnapshotsTable;
+  nodes: NodesTable;
+  edges: EdgesTable;
+  attempts: AttemptsTable;
+  outputs: OutputsTable;
+}

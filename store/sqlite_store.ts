@@ -1,0 +1,400 @@
+/**
+ * The store port over libSQL: Kysely for typed queries, one write transaction per call
+ * (`BEGIN IMMEDIATE`, so writers in different processes queue on the busy timeout), events
+ * appended and projections updated together.
+ * @module
+ */
+import { type Client, createClient } from "@libsql/client";
+import { LibsqlDialect } from "@libsql/kysely-libsql";
+import { Kysely, sql, type Transaction } from "kysely";
+import {
+  type AttemptRecord,
+  type CompiledWorkflow,
+  type DomainEvent,
+  type EdgeKind,
+  type NodeKind,
+  type NodeRecord,
+  type Preferences,
+  preferencesSchema,
+  type RunRecord,
+  type RunState,
+  sha256Hex,
+  type Store,
+  StorageBusyError,
+  StorageCorruptionError,
+  type StoreWriter,
+} from "../engine/mod.ts";
+import type { Database } from "./schema.ts";
+import { migrateToLatest } from "./migrations.ts";
+
+/** Options for {@linkcode openStore}. */
+export interface OpenStoreOptions {
+  /** How long a writer waits for a lock held by another process, in ms. */
+  busyTimeoutMs?: number;
+  /** Current time, for event timestamps. */
+  now?: () => string;
+}
+
+/** The libSQL store: the port plus what adapters (viewer, CLI) need besides. */
+export interface SqliteStore extends Store {
+  /** The typed query builder, for read-only adapters. */
+  readonly db: Kysely<Database>;
+  /** The underlying client. */
+  readonly client: Client;
+  /** Row counts of every table (diagnostics and tests). */
+  counts(): Promise<Record<keyof Database, number>>;
+  /** Closes the database. */
+  close(): Promise<void>;
+}
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+const NODE_COLUMNS = [
+  "n.run_id",
+  "n.node_id",
+  "n.session_id",
+  "n.parent_id",
+  "n.node_kind",
+  "n.depth",
+  "n.state",
+  "n.context",
+  "n.preferences",
+  "n.pending_step_id",
+  "e.edge_kind",
+  "o.notes_markdown",
+  "o.step_id as notes_step_id",
+] as const;
+
+interface NodeRow {
+  run_id: string;
+  node_id: string;
+  session_id: string;
+  parent_id: string | null;
+  node_kind: string;
+  depth: number;
+  state: string;
+  context: string;
+  preferences: string;
+  pending_step_id: string | null;
+  edge_kind: string | null;
+  notes_markdown: string | null;
+  notes_step_id: string | null;
+}
+
+function parseJson<T>(text: string, what: string, sessionId: string): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new StorageCorruptionError(`Stored ${what} is not valid JSON`, sessionId);
+  }
+}
+
+function toNode(row: NodeRow): NodeRecord {
+  const where = `node ${row.node_id} of run run_${row.run_id}`;
+  const state = parseJson<RunState>(row.state, `state of ${where}`, row.session_id);
+  const context = parseJson<Record<string, unknown>>(row.context, `context of ${where}`, row.session_id);
+  const preferences = preferencesSchema.safeParse(
+    parseJson<Preferences>(row.preferences, `preferences of ${where}`, row.session_id),
+  );
+  const kinds = ["step", "checkpoint", "blocked_attempt"];
+  if (
+    !preferences.success || typeof state?.pc !== "number" || !kinds.includes(row.node_kind) ||
+    context === null || typeof context !== "object" || Array.isArray(context)
+  ) {
+    throw new StorageCorruptionError(`Stored ${where} fails its shape check`, row.session_id);
+  }
+  return {
+    sessionId: row.session_id,
+    runId: row.run_id,
+    nodeId: row.node_id,
+    parentId: row.parent_id,
+    nodeKind: row.node_kind as NodeKind,
+    depth: row.depth,
+    state,
+    context,
+    preferences: preferences.data,
+    pendingStepId: row.pending_step_id,
+    edgeKind: row.edge_kind as EdgeKind | null,
+    notesMarkdown: row.notes_markdown,
+    notesStepId: row.notes_step_id,
+  };
+}
+
+function isBusy(error: unknown): boolean {
+  const text = String((error as { code?: string })?.code ?? "") + String((error as Error)?.message ?? "");
+  return /SQLITE_BUSY|database is locked/i.test(text);
+}
+
+/** Opens (creating and migrating if needed) a libSQL database as a waymark store. */
+export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<SqliteStore> {
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+  const client = createClient({ url, timeout: busyTimeoutMs } as Parameters<typeof createClient>[0]);
+  const local = url.startsWith("file:") || url === ":memory:";
+  if (local && url !== ":memory:") {
+    await client.execute("PRAGMA journal_mode = WAL");
+    await client.execute("PRAGMA synchronous = NORMAL");
+  }
+  const db = new Kysely<Database>({ dialect: new LibsqlDialect({ client: client as never }) });
+  await migrateToLatest(db as unknown as Kysely<unknown>);
+  const now = options.now ?? (() => new Date().toISOString());
+  const snapshots = new Map<string, CompiledWorkflow>();
+
+  function nodeQuery(ex: Executor) {
+    return ex.selectFrom("nodes as n")
+      .leftJoin("edges as e", (j) => j.onRef("e.run_id", "=", "n.run_id").onRef("e.to_id", "=", "n.node_id"))
+      .leftJoin("outputs as o", (j) => j.onRef("o.run_id", "=", "n.run_id").onRef("o.node_id", "=", "n.node_id"))
+      .select(NODE_COLUMNS);
+  }
+
+  function reader(ex: Executor): Omit<StoreWriter, "append"> {
+    return {
+      async getRun(runId): Promise<RunRecord | null> {
+        const row = await ex.selectFrom("runs").select(["run_id", "session_id", "workflow_id", "workflow_hash"])
+          .where("run_id", "=", runId).executeTakeFirst();
+        return row
+          ? { runId: row.run_id, sessionId: row.session_id, workflowId: row.workflow_id, workflowHash: row.workflow_hash }
+          : null;
+      },
+      async getNode(runId, nodeId) {
+        const row = await nodeQuery(ex).where("n.run_id", "=", runId).where("n.node_id", "=", nodeId)
+          .executeTakeFirst();
+        return row ? toNode(row as NodeRow) : null;
+      },
+      async getAttempt(runId, nodeId, attemptId, kind): Promise<AttemptRecord | null> {
+        const row = await ex.selectFrom("attempts")
+          .select(["node_id", "attempt_id", "outcome", "response", "response_digest"])
+          .where("run_id", "=", runId).where("node_id", "=", nodeId)
+          .where("attempt_id", "=", attemptId).where("attempt_kind", "=", kind)
+          .executeTakeFirst();
+        if (!row) return null;
+        if (await sha256Hex(row.response) !== row.response_digest) {
+          const run = await ex.selectFrom("runs").select("session_id").where("run_id", "=", runId).executeTakeFirst();
+          const sessionId = run?.session_id ?? null;
+          if (sessionId) {
+            await db.updateTable("sessions").set({ health: "corrupt" }).where("session_id", "=", sessionId).execute()
+              .catch(() => {});
+          }
+          throw new StorageCorruptionError(
+            `The recorded response of attempt ${attemptId} on node ${nodeId} fails its digest check`,
+            sessionId,
+          );
+        }
+        return {
+          nodeId: row.node_id,
+          attemptId: row.attempt_id,
+          outcome: row.outcome as AttemptRecord["outcome"],
+          response: row.response,
+        };
+      },
+      async getChildren(runId, nodeId) {
+        const rows = await nodeQuery(ex).where("n.run_id", "=", runId).where("n.parent_id", "=", nodeId)
+          .orderBy("n.created_seq").execute();
+        return rows.map((r) => toNode(r as NodeRow));
+      },
+      async getAncestors(runId, nodeId, limit) {
+        const result = await sql<NodeRow>`
+          WITH RECURSIVE up(node_id, parent_id, hop) AS (
+            SELECT node_id, parent_id, 0 FROM nodes WHERE run_id = ${runId} AND node_id = ${nodeId}
+            UNION ALL
+            SELECT p.node_id, p.parent_id, up.hop + 1 FROM nodes p JOIN up
+              ON p.run_id = ${runId} AND p.node_id = up.parent_id
+            WHERE up.hop + 1 < ${limit}
+          )
+          SELECT n.run_id, n.node_id, n.session_id, n.parent_id, n.node_kind, n.depth, n.state, n.context,
+                 n.preferences, n.pending_step_id, e.edge_kind, o.notes_markdown, o.step_id AS notes_step_id
+          FROM up JOIN nodes n ON n.run_id = ${runId} AND n.node_id = up.node_id
+          LEFT JOIN edges e ON e.run_id = n.run_id AND e.to_id = n.node_id
+          LEFT JOIN outputs o ON o.run_id = n.run_id AND o.node_id = n.node_id
+          ORDER BY up.hop`.execute(ex);
+        return result.rows.map(toNode);
+      },
+      async getPreferredTip(runId, nodeId) {
+        const result = await sql<{ node_id: string }>`
+          WITH RECURSIVE down(node_id, hop) AS (
+            SELECT ${nodeId}, 0
+            UNION ALL
+            SELECT (SELECT c.node_id FROM nodes c WHERE c.run_id = ${runId} AND c.parent_id = down.node_id
+                    ORDER BY c.created_seq DESC LIMIT 1), down.hop + 1
+            FROM down WHERE down.node_id IS NOT NULL
+          )
+          SELECT node_id FROM down WHERE node_id IS NOT NULL ORDER BY hop DESC LIMIT 1`.execute(ex);
+        const tipId = result.rows[0]?.node_id ?? nodeId;
+        const row = await nodeQuery(ex).where("n.run_id", "=", runId).where("n.node_id", "=", tipId)
+          .executeTakeFirstOrThrow();
+        return toNode(row as NodeRow);
+      },
+      async getSnapshot(hash) {
+        const cached = snapshots.get(hash);
+        if (cached) return cached;
+        const row = await ex.selectFrom("workflow_snapshots").select(["compiled", "workflow_id"])
+          .where("workflow_hash", "=", hash).executeTakeFirst();
+        if (!row) return null;
+        let compiled: CompiledWorkflow;
+        try {
+          compiled = JSON.parse(row.compiled) as CompiledWorkflow;
+        } catch {
+          throw new StorageCorruptionError(`The pinned workflow ${hash} is not valid JSON`, null);
+        }
+        // Content-addressed and immutable: safe to keep for the life of the process.
+        snapshots.set(hash, compiled);
+        return compiled;
+      },
+      async isCorrupt(sessionId) {
+        const row = await ex.selectFrom("sessions").select("health").where("session_id", "=", sessionId)
+          .executeTakeFirst();
+        return row?.health === "corrupt";
+      },
+    };
+  }
+
+  async function append(tx: Transaction<Database>, events: readonly DomainEvent[]): Promise<void> {
+    const at = now();
+    for (const event of events) {
+      const { kind, sessionId } = event;
+      const payload = JSON.stringify(event);
+      const inserted = await tx.insertInto("events").values({
+        session_id: sessionId,
+        run_id: "runId" in event ? event.runId : null,
+        kind,
+        payload,
+        digest: await sha256Hex(`${kind}\n${payload}`),
+        at,
+      }).executeTakeFirstOrThrow();
+      const seq = Number(inserted.insertId);
+      await project(tx, event, seq, at);
+    }
+    const sessionId = events[0]?.sessionId;
+    if (sessionId) {
+      await tx.updateTable("sessions")
+        .set((eb) => ({ updated_at: at, event_count: eb("event_count", "+", events.length) }))
+        .where("session_id", "=", sessionId).execute();
+    }
+  }
+
+  async function project(tx: Transaction<Database>, event: DomainEvent, seq: number, at: string): Promise<void> {
+    switch (event.kind) {
+      case "session_created":
+        await tx.insertInto("sessions").values({
+          session_id: event.sessionId,
+          title: event.title,
+          created_at: at,
+          updated_at: at,
+          health: "healthy",
+          event_count: 0,
+        }).execute();
+        return;
+      case "run_started":
+        await tx.insertInto("runs").values({
+          run_id: event.runId,
+          session_id: event.sessionId,
+          workflow_id: event.workflowId,
+          workflow_hash: event.workflowHash,
+          goal: event.goal,
+          created_at: at,
+          updated_at: at,
+          last_node_id: null,
+          status: "running",
+          node_count: 0,
+        }).execute();
+        return;
+      case "workflow_pinned":
+        if (event.compiled) {
+          await tx.insertInto("workflow_snapshots").values({
+            workflow_hash: event.workflowHash,
+            workflow_id: event.compiled.id,
+            compiled: JSON.stringify(event.compiled),
+            created_at: at,
+          }).onConflict((oc) => oc.doNothing()).execute();
+        }
+        return;
+      case "node_created":
+        await tx.insertInto("nodes").values({
+          run_id: event.runId,
+          node_id: event.nodeId,
+          session_id: event.sessionId,
+          parent_id: event.parentId,
+          node_kind: event.nodeKind,
+          depth: event.depth,
+          state: JSON.stringify(event.state),
+          context: JSON.stringify(event.context),
+          preferences: JSON.stringify(event.preferences),
+          pending_step_id: event.pendingStepId,
+          is_complete: event.pendingStepId === null ? 1 : 0,
+          created_seq: seq,
+          created_at: at,
+        }).execute();
+        await tx.updateTable("runs").set((eb) => ({
+          updated_at: at,
+          last_node_id: event.nodeId,
+          node_count: eb("node_count", "+", 1),
+          ...(event.pendingStepId === null ? { status: "complete" } : {}),
+        })).where("run_id", "=", event.runId).execute();
+        return;
+      case "edge_created":
+        await tx.insertInto("edges").values({
+          run_id: event.runId,
+          from_id: event.fromId,
+          to_id: event.toId,
+          edge_kind: event.edgeKind,
+          created_seq: seq,
+        }).execute();
+        return;
+      case "output_recorded":
+        await tx.insertInto("outputs").values({
+          run_id: event.runId,
+          node_id: event.nodeId,
+          step_id: event.stepId,
+          notes_markdown: event.notesMarkdown,
+          artifacts: JSON.stringify(event.artifacts),
+          created_seq: seq,
+        }).execute();
+        return;
+      case "preference_changed":
+        return;
+      case "advance_recorded":
+      case "checkpoint_recorded":
+        await tx.insertInto("attempts").values({
+          run_id: event.runId,
+          node_id: event.nodeId,
+          attempt_id: event.attemptId,
+          attempt_kind: event.kind === "advance_recorded" ? "ack" : "checkpoint",
+          outcome: event.kind === "advance_recorded" ? event.outcome : "checkpointed",
+          result_node_id: event.resultNodeId,
+          response: event.response,
+          response_digest: await sha256Hex(event.response),
+          created_seq: seq,
+        }).execute();
+        return;
+    }
+  }
+
+  const base = reader(db);
+  return {
+    ...base,
+    db,
+    client,
+    async write<T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T> {
+      try {
+        return await db.transaction().execute((tx) =>
+          fn({ ...reader(tx), append: (events) => append(tx, events) })
+        );
+      } catch (error) {
+        if (isBusy(error)) throw new StorageBusyError(String((error as Error).message));
+        throw error;
+      }
+    },
+    async counts() {
+      const tables = ["events", "sessions", "runs", "workflow_snapshots", "nodes", "edges", "attempts", "outputs"] as const;
+      const out = {} as Record<keyof Database, number>;
+      for (const table of tables) {
+        const row = await sql<{ n: number }>`SELECT count(*) AS n FROM ${sql.table(table)}`.execute(db);
+        out[table] = Number(row.rows[0]?.n ?? 0);
+      }
+      return out;
+    },
+    async close() {
+      await db.destroy();
+      client.close();
+    },
+  };
+}

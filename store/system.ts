@@ -1,0 +1,13 @@
+/**
+ * The runtime's clock and randomness, handed to the engine through its ports.
+ * @module
+ */
+import type { Clock, Random } from "../engine/mod.ts";
+
+/** Wall-clock time. */
+export const systemClock: Clock = { now: () => new Date().toISOString() };
+
+/** Cryptographic randomness from WebCrypto. */
+export const cryptoRandom: Random = {
+  bytes: (n) => crypto.getRandomValues(new Uint8Array(n)),
+};

@@ -1,0 +1,93 @@
+/**
+ * Test helpers: a real waymark server process over stdio, driven by a real MCP client (the v2
+ * client package, or the v1 SDK client that older MCP clients still speak).
+ * @module
+ */
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport as StdioClientTransportV1 } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { fromFileUrl } from "node:url";
+
+/** Absolute path of main.ts. */
+export const MAIN = fromFileUrl(new URL("../../main.ts", import.meta.url));
+/** The repository root (where deno.json is). */
+export const ROOT = fromFileUrl(new URL("../../", import.meta.url));
+
+/** A temporary WAYMARK_HOME, removed by `cleanup`. */
+export async function tempHome(): Promise<{ home: string; dbFile: string; cleanup(): Promise<void> }> {
+  const home = await Deno.makeTempDir({ prefix: "waymark-test-" });
+  return {
+    home,
+    dbFile: `${home}/waymark.db`,
+    cleanup: () => Deno.remove(home, { recursive: true }).catch(() => {}),
+  };
+}
+
+/** The command line that serves waymark over stdio for a home. */
+export function serverArgs(home: string, extra: string[] = []): string[] {
+  return ["run", "-A", "--quiet", MAIN, "serve", "--home", home, ...extra];
+}
+
+/** The result of a tool call, loosely typed for assertions. */
+export interface CallResult {
+  content: { type: string; text: string }[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+}
+
+/** A connected MCP client of either SDK line. */
+export interface TestClient {
+  /** Which client package. */
+  readonly version: "v1" | "v2";
+  /** Calls a tool. */
+  call(name: string, args: Record<string, unknown>): Promise<CallResult>;
+  /** Lists tools. */
+  listTools(): Promise<{ tools: { name: string; description?: string; inputSchema: unknown; outputSchema?: unknown }[] }>;
+  /** Closes the client and its server process. */
+  close(): Promise<void>;
+}
+
+/** Spawns a server on `home` and connects a client of the given SDK line. */
+export async function connect(
+  home: string,
+  options: { client?: "v1" | "v2"; cwd?: string; extraArgs?: string[] } = {},
+): Promise<TestClient> {
+  const params = {
+    command: Deno.execPath(),
+    args: serverArgs(home, options.extraArgs),
+    cwd: options.cwd ?? ROOT,
+    stderr: "pipe" as const,
+    env: { ...Deno.env.toObject(), NO_COLOR: "1" },
+  };
+  if (options.client === "v1") {
+    const client = new ClientV1({ name: "waymark-test-v1", version: "1.0.0" });
+    await client.connect(new StdioClientTransportV1(params));
+    return {
+      version: "v1",
+      call: (name, args) => client.callTool({ name, arguments: args }) as Promise<CallResult>,
+      listTools: () => client.listTools() as never,
+      close: () => client.close(),
+    };
+  }
+  const client = new Client({ name: "waymark-test", version: "1.0.0" });
+  await client.connect(new StdioClientTransport(params));
+  return {
+    version: "v2",
+    call: (name, args) => client.callTool({ name, arguments: args }) as Promise<CallResult>,
+    listTools: () => client.listTools() as never,
+    close: () => client.close(),
+  };
+}
+
+/** The structured content of a successful call; throws with the error text otherwise. */
+export function ok(result: CallResult): Record<string, any> {
+  if (result.isError) throw new Error(`tool call failed: ${result.content[0]?.text}`);
+  return result.structuredContent as Record<string, any>;
+}
+
+/** The error envelope of a failed call; throws if the call succeeded. */
+export function err(result: CallResult): { code: string; message: string; retry: { kind: string }; details?: Record<string, unknown> } {
+  if (!result.isError) throw new Error(`expected an error, got: ${result.content[0]?.text?.slice(0, 200)}`);
+  return (result.structuredContent as { error: any }).error;
+}

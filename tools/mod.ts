@@ -1,0 +1,8 @@
+/**
+ * The MCP adapter: tool registration, schemas, the error envelope and the stdio transport.
+ * @module
+ */
+export { createMcpServer, type McpServerOptions, toolSchemas } from "./server.ts";
+export { TOOLS, type ToolDefinition } from "./definitions.ts";
+export { errorEnvelopeSchema } from "./errors.ts";
+export { serveMcpStdio } from "./stdio.ts";

@@ -1,0 +1,56 @@
+/**
+ * Input schemas of the MCP tools. Output schemas come from the engine's response schemas.
+ * @module
+ */
+import { z } from "zod";
+import { preferencesPatchSchema } from "../engine/mod.ts";
+
+const MAX_NOTES = 64 * 1024;
+
+/** Durable output an agent attaches to an ack or a checkpoint. */
+export const outputInputSchema = z.object({
+  notesMarkdown: z.string().max(MAX_NOTES).optional().describe(
+    "A short recap (up to about 10 lines): what you did, what you found, what is next.",
+  ),
+  artifacts: z.array(
+    z.object({ kind: z.string().min(1).max(100) }).catchall(z.unknown()),
+  ).max(32).optional().describe("Small structured results, each with a `kind`."),
+}).strict();
+
+const contextSchema = z.record(z.string(), z.unknown()).describe(
+  "External facts (ticket id, sizes, flags) that conditions and {{placeholders}} read.",
+);
+
+/** `list_workflows` input. */
+export const listInput = z.object({}).strict();
+
+/** `inspect_workflow` input. */
+export const inspectInput = z.object({
+  workflowId: z.string().min(1).describe("Id from list_workflows, e.g. `wr.bug_investigation`."),
+}).strict();
+
+/** `start_workflow` input. */
+export const startInput = z.object({
+  workflowId: z.string().min(1).describe("Id from list_workflows."),
+  context: contextSchema.optional(),
+  goal: z.string().max(500).optional().describe("What this run is for; becomes the session title."),
+  preferences: preferencesPatchSchema.optional(),
+}).strict();
+
+/** `continue_workflow` input. */
+export const continueInput = z.object({
+  stateToken: z.string().min(1).max(200).describe("From the last response, unchanged."),
+  ackToken: z.string().min(1).max(200).optional().describe(
+    "From the last response: acknowledges the pending step. Omit to rehydrate without writing.",
+  ),
+  context: contextSchema.optional(),
+  preferences: preferencesPatchSchema.optional(),
+  output: outputInputSchema.optional(),
+}).strict();
+
+/** `checkpoint_workflow` input. */
+export const checkpointInput = z.object({
+  stateToken: z.string().min(1).max(200).describe("From the last response, unchanged."),
+  checkpointToken: z.string().min(1).max(200).describe("From the same response as stateToken."),
+  output: outputInputSchema,
+}).strict();
