@@ -7,7 +7,7 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as StdioClientTransportV1 } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { fromFileUrl } from "node:url";
+import { fileURLToPath as fromFileUrl } from "node:url";
 
 /** Absolute path of main.ts. */
 export const MAIN = fromFileUrl(new URL("../../main.ts", import.meta.url));
