@@ -12,10 +12,12 @@ import {
   openWaymark,
   renderInspect,
   renderList,
+  resolvePaths,
   serveMcpStdio,
   VERSION,
   type WaymarkOptions,
 } from "./mod.ts";
+import { rotateKeyring } from "./store/mod.ts";
 
 const HELP = `waymark ${VERSION}: a rewind-safe workflow runtime for AI coding agents, over MCP.
 
@@ -24,6 +26,7 @@ Usage:
   waymark workflows list           list workflows from every source
   waymark workflows inspect ID     show one workflow's steps
   waymark workflows validate FILE  check a workflow file and print its workflowHash
+  waymark keys rotate              new signing key; tokens signed by the previous one stay valid
   waymark --version | --help
 
 Options:
@@ -78,6 +81,14 @@ async function main(argv: string[]): Promise<number> {
   const [command = "serve", sub, arg] = positionals;
   if (command === "serve") return await serve(options);
   if (command === "workflows") return await workflows(options, sub, arg);
+  if (command === "keys" && sub === "rotate") {
+    const { keysFile } = resolvePaths(options);
+    const keyring = await rotateKeyring(keysFile);
+    process.stdout.write(
+      `rotated ${keysFile}: current key ${keyring.current.id}, previous ${keyring.previous?.id}\n`,
+    );
+    return 0;
+  }
   process.stderr.write(`unknown command \`${command}\`\n\n${HELP}`);
   return 2;
 }
@@ -92,19 +103,31 @@ async function serve(options: WaymarkOptions): Promise<number> {
   return 0;
 }
 
-async function workflows(options: WaymarkOptions, sub: string | undefined, arg: string | undefined): Promise<number> {
+async function workflows(
+  options: WaymarkOptions,
+  sub: string | undefined,
+  arg: string | undefined,
+): Promise<number> {
   if (sub === "validate") {
     if (!arg) {
       process.stderr.write("usage: waymark workflows validate FILE\n");
       return 2;
     }
-    const loaded = await loadWorkflowFile({ source: "extra", file: arg, text: await readFile(arg, "utf8") });
+    const loaded = await loadWorkflowFile({
+      source: "extra",
+      file: arg,
+      text: await readFile(arg, "utf8"),
+    });
     if (!loaded.ok) {
       process.stderr.write(`${formatLoadError(loaded.error)}\n`);
       return 1;
     }
-    process.stdout.write(`${arg}: ok (${loaded.workflow.id}, ${loaded.workflow.compiled.steps.length} steps, ${loaded.workflow.hash})\n`);
-    for (const w of loaded.workflow.warnings) process.stdout.write(`warning [${w.code}]: ${w.message}\n`);
+    process.stdout.write(
+      `${arg}: ok (${loaded.workflow.id}, ${loaded.workflow.compiled.steps.length} steps, ${loaded.workflow.hash})\n`,
+    );
+    for (const w of loaded.workflow.warnings) {
+      process.stdout.write(`warning [${w.code}]: ${w.message}\n`);
+    }
     return 0;
   }
   const waymark = await openWaymark(options);

@@ -87,7 +87,10 @@ export function resolvePaths(options: WaymarkOptions = {}): WaymarkPaths {
     workflowDirs: [
       { source: "user", dir: join(home, "workflows") },
       { source: "project", dir: join(workspace, ".waymark", "workflows") },
-      ...(options.extraWorkflowDirs ?? []).map((dir): SourceDir => ({ source: "extra", dir: resolve(dir) })),
+      ...(options.extraWorkflowDirs ?? []).map((dir): SourceDir => ({
+        source: "extra",
+        dir: resolve(dir),
+      })),
     ],
   };
 }
@@ -120,7 +123,10 @@ export interface Waymark {
 export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark> {
   const paths = resolvePaths(options);
   await mkdir(paths.home, { recursive: true });
-  const store = await openStore(paths.dbUrl, { busyTimeoutMs: options.busyTimeoutMs, now: systemClock.now });
+  const store = await openStore(paths.dbUrl, {
+    busyTimeoutMs: options.busyTimeoutMs,
+    now: systemClock.now,
+  });
   const deps: EngineDeps = {
     store,
     workflows: createWorkflowSource(BUNDLED_WORKFLOWS, paths.workflowDirs),

@@ -62,7 +62,14 @@ export type DomainEvent =
     compiled: CompiledWorkflow | null;
   }
   | ({ kind: "node_created"; sessionId: string } & NodeFacts)
-  | { kind: "edge_created"; sessionId: string; runId: string; fromId: string; toId: string; edgeKind: EdgeKind }
+  | {
+    kind: "edge_created";
+    sessionId: string;
+    runId: string;
+    fromId: string;
+    toId: string;
+    edgeKind: EdgeKind;
+  }
   | {
     kind: "output_recorded";
     sessionId: string;
@@ -72,7 +79,13 @@ export type DomainEvent =
     notesMarkdown: string | null;
     artifacts: Artifact[];
   }
-  | { kind: "preference_changed"; sessionId: string; runId: string; nodeId: string; preferences: Preferences }
+  | {
+    kind: "preference_changed";
+    sessionId: string;
+    runId: string;
+    nodeId: string;
+    preferences: Preferences;
+  }
   | {
     kind: "advance_recorded";
     sessionId: string;

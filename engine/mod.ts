@@ -22,5 +22,10 @@ export { fillPlaceholders, renderPromptBlocks } from "./workflow/render.ts";
 export { listWorkflows } from "./use_cases/list_workflows.ts";
 export { inspectWorkflow } from "./use_cases/inspect_workflow.ts";
 export { type StartInput, startWorkflow } from "./use_cases/start_workflow.ts";
-export { type ContinueInput, continueWorkflow, type StepOutput } from "./use_cases/continue_workflow.ts";
+export {
+  type ContinueInput,
+  continueWorkflow,
+  type StepOutput,
+} from "./use_cases/continue_workflow.ts";
 export { type CheckpointInput, checkpointWorkflow } from "./use_cases/checkpoint_workflow.ts";
+export { workflowJsonSchema } from "./workflow/json_schema.ts";

@@ -6,7 +6,11 @@
 import { z } from "zod";
 
 /** How far the agent may go without the user. */
-export const autonomySchema = z.enum(["guided", "full_auto_stop_on_user_deps", "full_auto_never_stop"]);
+export const autonomySchema = z.enum([
+  "guided",
+  "full_auto_stop_on_user_deps",
+  "full_auto_never_stop",
+]);
 /** How much risk the agent may take. */
 export const riskPolicySchema = z.enum(["conservative", "balanced", "aggressive"]);
 
@@ -28,7 +32,10 @@ export type PreferencesPatch = z.infer<typeof preferencesPatchSchema>;
 export const DEFAULT_PREFERENCES: Preferences = { autonomy: "guided", riskPolicy: "conservative" };
 
 /** Applies a patch; returns the same object when nothing changes. */
-export function applyPreferences(base: Preferences, patch: PreferencesPatch | undefined): Preferences {
+export function applyPreferences(
+  base: Preferences,
+  patch: PreferencesPatch | undefined,
+): Preferences {
   if (!patch) return base;
   const next: Preferences = {
     autonomy: patch.autonomy ?? base.autonomy,
@@ -37,7 +44,11 @@ export function applyPreferences(base: Preferences, patch: PreferencesPatch | un
   return next.autonomy === base.autonomy && next.riskPolicy === base.riskPolicy ? base : next;
 }
 
-const AUTONOMY_RANK = { guided: 0, full_auto_stop_on_user_deps: 1, full_auto_never_stop: 2 } as const;
+const AUTONOMY_RANK = {
+  guided: 0,
+  full_auto_stop_on_user_deps: 1,
+  full_auto_never_stop: 2,
+} as const;
 const RISK_RANK = { conservative: 0, balanced: 1, aggressive: 2 } as const;
 
 /** Warnings when the chosen preferences go past what a workflow recommends. Never a refusal. */
@@ -50,14 +61,16 @@ export function recommendationWarnings(
   if (maxAutonomy && AUTONOMY_RANK[chosen.autonomy] > AUTONOMY_RANK[maxAutonomy]) {
     warnings.push({
       code: "PREFERENCE_ABOVE_RECOMMENDED",
-      message: `autonomy \`${chosen.autonomy}\` is more than this workflow recommends (\`${maxAutonomy}\`); it will run, but consider \`${maxAutonomy}\`.`,
+      message:
+        `autonomy \`${chosen.autonomy}\` is more than this workflow recommends (\`${maxAutonomy}\`); it will run, but consider \`${maxAutonomy}\`.`,
     });
   }
   const maxRisk = recommended?.riskPolicy as keyof typeof RISK_RANK | undefined;
   if (maxRisk && RISK_RANK[chosen.riskPolicy] > RISK_RANK[maxRisk]) {
     warnings.push({
       code: "PREFERENCE_ABOVE_RECOMMENDED",
-      message: `riskPolicy \`${chosen.riskPolicy}\` is more than this workflow recommends (\`${maxRisk}\`); it will run, but consider \`${maxRisk}\`.`,
+      message:
+        `riskPolicy \`${chosen.riskPolicy}\` is more than this workflow recommends (\`${maxRisk}\`); it will run, but consider \`${maxRisk}\`.`,
     });
   }
   return warnings;

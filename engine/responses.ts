@@ -33,7 +33,9 @@ export const recapEntrySchema = z.object({
 export const recapSchema = z.object({
   entries: z.array(recapEntrySchema),
   truncated: z.boolean(),
-  omitted: z.number().int().describe("Entries left out because of the budget (0 when not truncated)."),
+  omitted: z.number().int().describe(
+    "Entries left out because of the budget (0 when not truncated).",
+  ),
   policy: z.literal("most_recent_first").describe("Which entries are kept when cut."),
   budgetBytes: z.number().int(),
 });
@@ -63,7 +65,9 @@ export const stepResponseSchema = z.object({
   ackToken: z.string().optional().describe(
     "Acknowledges the pending step; absent once the run is complete.",
   ),
-  checkpointToken: z.string().describe("Records notes here without advancing (checkpoint_workflow)."),
+  checkpointToken: z.string().describe(
+    "Records notes here without advancing (checkpoint_workflow).",
+  ),
   pending: pendingSchema.nullable().describe("The step to do now, or null when complete."),
   isComplete: z.boolean(),
   session: z.object({ sessionId: z.string(), runId: z.string(), nodeId: z.string() }),

@@ -15,12 +15,19 @@ export function renderStepResponse(r: StepResponse): string {
       `This advance started a new branch; ${r.forked.existingBranches.length} other branch(es) exist from the same step:`,
     );
     for (const b of r.forked.existingBranches) {
-      lines.push(`- ${b.nodeId} (${b.kind}, next: ${b.pendingStepId ?? "complete"})${b.notesPreview ? `: ${b.notesPreview}` : ""}`);
+      lines.push(
+        `- ${b.nodeId} (${b.kind}, next: ${b.pendingStepId ?? "complete"})${
+          b.notesPreview ? `: ${b.notesPreview}` : ""
+        }`,
+      );
     }
     lines.push("");
   }
   if (r.pending) {
-    lines.push(`# ${r.pending.title}`, `Step \`${r.pending.stepId}\` of ${r.workflow.name} (\`${r.workflow.id}\`)`);
+    lines.push(
+      `# ${r.pending.title}`,
+      `Step \`${r.pending.stepId}\` of ${r.workflow.name} (\`${r.workflow.id}\`)`,
+    );
     if (r.pending.agentRole) lines.push(`Role: ${r.pending.agentRole}`);
     if (r.pending.requireConfirmation) {
       lines.push("Confirm with the user before acknowledging this step.");
@@ -34,9 +41,13 @@ export function renderStepResponse(r: StepResponse): string {
   }
   if (r.recap && r.recap.entries.length > 0) {
     lines.push("## Recap (most recent first)");
-    for (const e of r.recap.entries) lines.push(`- [${e.stepId ?? e.kind}] ${e.notesMarkdown.replaceAll("\n", "\n  ")}`);
+    for (const e of r.recap.entries) {
+      lines.push(`- [${e.stepId ?? e.kind}] ${e.notesMarkdown.replaceAll("\n", "\n  ")}`);
+    }
     if (r.recap.truncated) {
-      lines.push(`(recap truncated to ${r.recap.budgetBytes} bytes: kept the most recent entries, ${r.recap.omitted} earlier omitted)`);
+      lines.push(
+        `(recap truncated to ${r.recap.budgetBytes} bytes: kept the most recent entries, ${r.recap.omitted} earlier omitted)`,
+      );
     }
     lines.push("");
   }
@@ -57,7 +68,9 @@ export function renderStepResponse(r: StepResponse): string {
       "  output.notesMarkdown: a short recap (what you did, what is next)",
     );
   } else lines.push(`stateToken: ${r.stateToken}`);
-  lines.push(`To save notes without advancing: checkpoint_workflow with checkpointToken: ${r.checkpointToken}`);
+  lines.push(
+    `To save notes without advancing: checkpoint_workflow with checkpointToken: ${r.checkpointToken}`,
+  );
   lines.push(
     `Session ${r.session.sessionId} · run ${r.session.runId} · node ${r.session.nodeId} · autonomy ${r.preferences.autonomy} · risk ${r.preferences.riskPolicy}`,
   );
@@ -69,7 +82,11 @@ export function renderStepResponse(r: StepResponse): string {
 export function renderList(r: ListResponse): string {
   const lines = [`${r.workflows.length} workflow(s):`];
   for (const w of r.workflows) {
-    lines.push(`- ${w.id} (${w.kind}, ${w.source}${w.idStatus === "legacy" ? ", legacy id" : ""}): ${w.name}. ${w.summary}`);
+    lines.push(
+      `- ${w.id} (${w.kind}, ${w.source}${
+        w.idStatus === "legacy" ? ", legacy id" : ""
+      }): ${w.name}. ${w.summary}`,
+    );
   }
   if (r.loadErrors.length > 0) {
     lines.push("", `${r.loadErrors.length} file(s) failed to load:`);
@@ -91,7 +108,10 @@ export function renderInspect(r: InspectResponse): string {
     `${r.steps.length} step(s):`,
   ];
   r.steps.forEach((s, i) => {
-    const flags = [s.conditional ? "conditional" : "", s.requireConfirmation ? "needs confirmation" : ""]
+    const flags = [
+      s.conditional ? "conditional" : "",
+      s.requireConfirmation ? "needs confirmation" : "",
+    ]
       .filter(Boolean).join(", ");
     lines.push(`${i + 1}. ${s.title} (\`${s.stepId}\`)${flags ? ` [${flags}]` : ""}`);
   });

@@ -130,7 +130,9 @@ export async function mintToken(keyring: Keyring, claims: TokenClaims): Promise<
   body.set(fromHex(claims.runId, ID_BYTES), 2);
   body.set(fromHex(claims.nodeId, ID_BYTES), 2 + ID_BYTES);
   if (claims.kind !== "state") {
-    if (claims.attemptId === undefined) throw new TypeError("ack and checkpoint tokens need an attempt id");
+    if (claims.attemptId === undefined) {
+      throw new TypeError("ack and checkpoint tokens need an attempt id");
+    }
     body.set(fromHex(claims.attemptId, ATTEMPT_BYTES), 2 + ID_BYTES * 2);
   }
   const prefix = PREFIX[claims.kind];
@@ -144,7 +146,9 @@ export async function mintToken(keyring: Keyring, claims: TokenClaims): Promise<
 function recovery(kind: TokenKind): string {
   return kind === "state"
     ? "Pass the stateToken exactly as the last waymark response returned it; if it is lost, start the workflow again."
-    : `Call continue_workflow with only the stateToken to get a fresh ${TOKEN_FIELD[kind]}, and copy tokens exactly as returned.`;
+    : `Call continue_workflow with only the stateToken to get a fresh ${
+      TOKEN_FIELD[kind]
+    }, and copy tokens exactly as returned.`;
 }
 
 function invalid(kind: TokenKind, reason: string, what: string): Result<never> {
@@ -165,8 +169,16 @@ export async function verifyToken(
       typeof token === "string" && token.startsWith(`${PREFIX[k]}_`)
     );
     return other
-      ? invalid(kind, "wrong_kind", `is a ${TOKEN_FIELD[other]}, not a ${TOKEN_FIELD[kind]} (tokens were swapped)`)
-      : invalid(kind, "malformed", `is not a waymark ${TOKEN_FIELD[kind]} (it must start with \`${prefix}_\`)`);
+      ? invalid(
+        kind,
+        "wrong_kind",
+        `is a ${TOKEN_FIELD[other]}, not a ${TOKEN_FIELD[kind]} (tokens were swapped)`,
+      )
+      : invalid(
+        kind,
+        "malformed",
+        `is not a waymark ${TOKEN_FIELD[kind]} (it must start with \`${prefix}_\`)`,
+      );
   }
   const encoded = token.slice(prefix.length + 1);
   const expectedChars = ((bodyLength(kind) + MAC_BYTES) / 3) * 4;
@@ -175,7 +187,9 @@ export async function verifyToken(
     return invalid(kind, "malformed", "is damaged (truncated, extended or mistyped)");
   }
   const body = bytes.subarray(0, bytes.length - MAC_BYTES);
-  if (body[0] !== KIND_BYTE[kind]) return invalid(kind, "malformed", "is damaged (its kind byte is wrong)");
+  if (body[0] !== KIND_BYTE[kind]) {
+    return invalid(kind, "malformed", "is damaged (its kind byte is wrong)");
+  }
   const keyId = body[1];
   const key = keyring.current.id === keyId
     ? keyring.current
@@ -193,7 +207,9 @@ export async function verifyToken(
   const given = bytes.subarray(bytes.length - MAC_BYTES);
   let diff = 0;
   for (let i = 0; i < MAC_BYTES; i++) diff |= expected[i]! ^ given[i]!;
-  if (diff !== 0) return invalid(kind, "bad_signature", "failed its signature check (it was changed)");
+  if (diff !== 0) {
+    return invalid(kind, "bad_signature", "failed its signature check (it was changed)");
+  }
   const claims: TokenClaims = {
     kind,
     runId: toHex(body.subarray(2, 2 + ID_BYTES)),

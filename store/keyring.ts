@@ -25,14 +25,22 @@ function parseKeyFile(text: string, path: string): Keyring {
   try {
     data = JSON.parse(text) as KeyFile;
   } catch {
-    throw new Error(`${path} is not valid JSON; move it aside to create a new keyring (existing tokens will stop working)`);
+    throw new Error(
+      `${path} is not valid JSON; move it aside to create a new keyring (existing tokens will stop working)`,
+    );
   }
   const valid = (e: unknown): e is { id: number; secret: string } =>
     typeof e === "object" && e !== null && Number.isInteger((e as { id: number }).id) &&
     (e as { id: number }).id >= 0 && (e as { id: number }).id < 256 &&
-    typeof (e as { secret: unknown }).secret === "string" && (e as { secret: string }).secret.length >= 43;
-  if (data?.version !== 1 || !valid(data.current) || (data.previous !== undefined && !valid(data.previous))) {
-    throw new Error(`${path} is not a waymark keyring (version 1 with a current key); move it aside to create a new one`);
+    typeof (e as { secret: unknown }).secret === "string" &&
+    (e as { secret: string }).secret.length >= 43;
+  if (
+    data?.version !== 1 || !valid(data.current) ||
+    (data.previous !== undefined && !valid(data.previous))
+  ) {
+    throw new Error(
+      `${path} is not a waymark keyring (version 1 with a current key); move it aside to create a new one`,
+    );
   }
   const keyring: Keyring = { current: toKey(data.current) };
   if (data.previous) keyring.previous = toKey(data.previous);
@@ -77,7 +85,11 @@ export async function rotateKeyring(path: string): Promise<Keyring> {
   const text = await readFile(path, "utf8");
   const data = JSON.parse(text) as KeyFile;
   parseKeyFile(text, path);
-  const next: KeyFile = { version: 1, current: newEntry((data.current.id % 255) + 1), previous: data.current };
+  const next: KeyFile = {
+    version: 1,
+    current: newEntry((data.current.id % 255) + 1),
+    previous: data.current,
+  };
   const temp = `${path}.${process.pid}.tmp`;
   await writeFile(temp, JSON.stringify(next, null, 2) + "\n", { mode: 0o600 });
   await chmod(temp, 0o600);

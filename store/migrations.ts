@@ -17,7 +17,8 @@ const initial: Migration = {
       .addColumn("digest", "text", (c) => c.notNull())
       .addColumn("at", "text", (c) => c.notNull())
       .execute();
-    await db.schema.createIndex("events_by_session").on("events").columns(["session_id", "seq"]).execute();
+    await db.schema.createIndex("events_by_session").on("events").columns(["session_id", "seq"])
+      .execute();
     await db.schema.createTable("sessions")
       .addColumn("session_id", "text", (c) => c.primaryKey())
       .addColumn("title", "text", (c) => c.notNull())
@@ -38,7 +39,8 @@ const initial: Migration = {
       .addColumn("status", "text", (c) => c.notNull().defaultTo("running"))
       .addColumn("node_count", "integer", (c) => c.notNull().defaultTo(0))
       .execute();
-    await db.schema.createIndex("runs_by_session").on("runs").columns(["session_id", "created_at"]).execute();
+    await db.schema.createIndex("runs_by_session").on("runs").columns(["session_id", "created_at"])
+      .execute();
     await db.schema.createTable("workflow_snapshots")
       .addColumn("workflow_hash", "text", (c) => c.primaryKey())
       .addColumn("workflow_id", "text", (c) => c.notNull())
@@ -94,7 +96,18 @@ const initial: Migration = {
       .execute();
   },
   async down(db: Kysely<unknown>): Promise<void> {
-    for (const table of ["outputs", "attempts", "edges", "nodes", "workflow_snapshots", "runs", "sessions", "events"]) {
+    for (
+      const table of [
+        "outputs",
+        "attempts",
+        "edges",
+        "nodes",
+        "workflow_snapshots",
+        "runs",
+        "sessions",
+        "events",
+      ]
+    ) {
       await sql`DROP TABLE IF EXISTS ${sql.table(table)}`.execute(db);
     }
   },
@@ -107,10 +120,17 @@ export const MIGRATIONS: Record<string, Migration> = {
 
 /** Brings a database to the latest schema; throws with the failing migration's error. */
 export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
-  const migrator = new Migrator({ db, provider: { getMigrations: () => Promise.resolve(MIGRATIONS) } });
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: () => Promise.resolve(MIGRATIONS) },
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === "Error")?.migrationName ?? "unknown";
-    throw new Error(`database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(
+      `database migration ${failed} failed: ${
+        error instanceof Error ? error.message : String(error)
+      }`,
+    );
   }
 }

@@ -8,4 +8,4 @@ export { loadOrCreateKeyring, rotateKeyring } from "./keyring.ts";
 export { createWorkflowSource, type SourceDir } from "./workflow_files.ts";
 export { cryptoRandom, systemClock } from "./system.ts";
 export type { Database } from "./schema.ts";
-export { MIGRATIONS, migrateToLatest } from "./migrations.ts";
+export { migrateToLatest, MIGRATIONS } from "./migrations.ts";

@@ -19,9 +19,9 @@ import {
   type RunRecord,
   type RunState,
   sha256Hex,
-  type Store,
   StorageBusyError,
   StorageCorruptionError,
+  type Store,
   type StoreWriter,
 } from "../engine/mod.ts";
 import type { Database } from "./schema.ts";
@@ -92,7 +92,11 @@ function parseJson<T>(text: string, what: string, sessionId: string): T {
 function toNode(row: NodeRow): NodeRecord {
   const where = `node ${row.node_id} of run run_${row.run_id}`;
   const state = parseJson<RunState>(row.state, `state of ${where}`, row.session_id);
-  const context = parseJson<Record<string, unknown>>(row.context, `context of ${where}`, row.session_id);
+  const context = parseJson<Record<string, unknown>>(
+    row.context,
+    `context of ${where}`,
+    row.session_id,
+  );
   const preferences = preferencesSchema.safeParse(
     parseJson<Preferences>(row.preferences, `preferences of ${where}`, row.session_id),
   );
@@ -121,14 +125,17 @@ function toNode(row: NodeRow): NodeRecord {
 }
 
 function isBusy(error: unknown): boolean {
-  const text = String((error as { code?: string })?.code ?? "") + String((error as Error)?.message ?? "");
+  const text = String((error as { code?: string })?.code ?? "") +
+    String((error as Error)?.message ?? "");
   return /SQLITE_BUSY|database is locked/i.test(text);
 }
 
 /** Opens (creating and migrating if needed) a libSQL database as a waymark store. */
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<SqliteStore> {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
-  const client = createClient({ url, timeout: busyTimeoutMs } as Parameters<typeof createClient>[0]);
+  const client = createClient(
+    { url, timeout: busyTimeoutMs } as Parameters<typeof createClient>[0],
+  );
   const local = url.startsWith("file:") || url === ":memory:";
   if (local && url !== ":memory:") {
     await client.execute("PRAGMA journal_mode = WAL");
@@ -141,22 +148,42 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
 
   function nodeQuery(ex: Executor) {
     return ex.selectFrom("nodes as n")
-      .leftJoin("edges as e", (j) => j.onRef("e.run_id", "=", "n.run_id").onRef("e.to_id", "=", "n.node_id"))
-      .leftJoin("outputs as o", (j) => j.onRef("o.run_id", "=", "n.run_id").onRef("o.node_id", "=", "n.node_id"))
+      .leftJoin(
+        "edges as e",
+        (j) => j.onRef("e.run_id", "=", "n.run_id").onRef("e.to_id", "=", "n.node_id"),
+      )
+      .leftJoin(
+        "outputs as o",
+        (j) => j.onRef("o.run_id", "=", "n.run_id").onRef("o.node_id", "=", "n.node_id"),
+      )
       .select(NODE_COLUMNS);
   }
 
   function reader(ex: Executor): Omit<StoreWriter, "append"> {
     return {
       async getRun(runId): Promise<RunRecord | null> {
-        const row = await ex.selectFrom("runs").select(["run_id", "session_id", "workflow_id", "workflow_hash"])
+        const row = await ex.selectFrom("runs").select([
+          "run_id",
+          "session_id",
+          "workflow_id",
+          "workflow_hash",
+        ])
           .where("run_id", "=", runId).executeTakeFirst();
         return row
-          ? { runId: row.run_id, sessionId: row.session_id, workflowId: row.workflow_id, workflowHash: row.workflow_hash }
+          ? {
+            runId: row.run_id,
+            sessionId: row.session_id,
+            workflowId: row.workflow_id,
+            workflowHash: row.workflow_hash,
+          }
           : null;
       },
       async getNode(runId, nodeId) {
-        const row = await nodeQuery(ex).where("n.run_id", "=", runId).where("n.node_id", "=", nodeId)
+        const row = await nodeQuery(ex).where("n.run_id", "=", runId).where(
+          "n.node_id",
+          "=",
+          nodeId,
+        )
           .executeTakeFirst();
         return row ? toNode(row as NodeRow) : null;
       },
@@ -168,10 +195,15 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
           .executeTakeFirst();
         if (!row) return null;
         if (await sha256Hex(row.response) !== row.response_digest) {
-          const run = await ex.selectFrom("runs").select("session_id").where("run_id", "=", runId).executeTakeFirst();
+          const run = await ex.selectFrom("runs").select("session_id").where("run_id", "=", runId)
+            .executeTakeFirst();
           const sessionId = run?.session_id ?? null;
           if (sessionId) {
-            await db.updateTable("sessions").set({ health: "corrupt" }).where("session_id", "=", sessionId).execute()
+            await db.updateTable("sessions").set({ health: "corrupt" }).where(
+              "session_id",
+              "=",
+              sessionId,
+            ).execute()
               .catch(() => {});
           }
           throw new StorageCorruptionError(
@@ -187,7 +219,11 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
         };
       },
       async getChildren(runId, nodeId) {
-        const rows = await nodeQuery(ex).where("n.run_id", "=", runId).where("n.parent_id", "=", nodeId)
+        const rows = await nodeQuery(ex).where("n.run_id", "=", runId).where(
+          "n.parent_id",
+          "=",
+          nodeId,
+        )
           .orderBy("n.created_seq").execute();
         return rows.map((r) => toNode(r as NodeRow));
       },
@@ -240,7 +276,11 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
         return compiled;
       },
       async isCorrupt(sessionId) {
-        const row = await ex.selectFrom("sessions").select("health").where("session_id", "=", sessionId)
+        const row = await ex.selectFrom("sessions").select("health").where(
+          "session_id",
+          "=",
+          sessionId,
+        )
           .executeTakeFirst();
         return row?.health === "corrupt";
       },
@@ -271,7 +311,12 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     }
   }
 
-  async function project(tx: Transaction<Database>, event: DomainEvent, seq: number, at: string): Promise<void> {
+  async function project(
+    tx: Transaction<Database>,
+    event: DomainEvent,
+    seq: number,
+    at: string,
+  ): Promise<void> {
     switch (event.kind) {
       case "session_created":
         await tx.insertInto("sessions").values({
@@ -384,10 +429,21 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
       }
     },
     async counts() {
-      const tables = ["events", "sessions", "runs", "workflow_snapshots", "nodes", "edges", "attempts", "outputs"] as const;
+      const tables = [
+        "events",
+        "sessions",
+        "runs",
+        "workflow_snapshots",
+        "nodes",
+        "edges",
+        "attempts",
+        "outputs",
+      ] as const;
       const out = {} as Record<keyof Database, number>;
       for (const table of tables) {
-        const row = await sql<{ n: number }>`SELECT count(*) AS n FROM ${sql.table(table)}`.execute(db);
+        const row = await sql<{ n: number }>`SELECT count(*) AS n FROM ${sql.table(table)}`.execute(
+          db,
+        );
         out[table] = Number(row.rows[0]?.n ?? 0);
       }
       return out;

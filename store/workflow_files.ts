@@ -42,7 +42,13 @@ export function createWorkflowSource(
     } catch (error) {
       const code = (error as { code?: string }).code;
       if (code === "ENOENT" || code === "ENOTDIR") return [];
-      return [{ ok: false, error: { file: dir, issues: [{ path: "", message: `cannot read directory: ${String(error)}` }] } }];
+      return [{
+        ok: false,
+        error: {
+          file: dir,
+          issues: [{ path: "", message: `cannot read directory: ${String(error)}` }],
+        },
+      }];
     }
     const files = names.filter((n) => /\.jsonc?$/.test(n) && !n.endsWith(".schema.json")).sort();
     return Promise.all(files.map(async (name): Promise<Loaded> => {
@@ -56,7 +62,10 @@ export function createWorkflowSource(
         cache.set(file, { version, loaded });
         return loaded;
       } catch (error) {
-        return { ok: false, error: { file, issues: [{ path: "", message: `cannot read file: ${String(error)}` }] } };
+        return {
+          ok: false,
+          error: { file, issues: [{ path: "", message: `cannot read file: ${String(error)}` }] },
+        };
       }
     }));
   }

@@ -31,12 +31,19 @@ export interface ErrorResult {
 
 /** Wraps an error as a tool result. */
 export function errorResult(error: WaymarkError): ErrorResult {
-  return { isError: true, content: [{ type: "text", text: renderError(error) }], structuredContent: { error } };
+  return {
+    isError: true,
+    content: [{ type: "text", text: renderError(error) }],
+    structuredContent: { error },
+  };
 }
 
 /** The error for arguments that fail a tool's input schema. */
 export function invalidArguments(tool: string, issues: readonly z.core.$ZodIssue[]): WaymarkError {
-  const listed = issues.slice(0, 10).map((i) => ({ path: formatPath(i.path) || "(arguments)", message: i.message }));
+  const listed = issues.slice(0, 10).map((i) => ({
+    path: formatPath(i.path) || "(arguments)",
+    message: i.message,
+  }));
   return {
     code: "INVALID_ARGUMENTS",
     message: `Invalid arguments for ${tool}: ${

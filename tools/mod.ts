@@ -3,6 +3,6 @@
  * @module
  */
 export { createMcpServer, type McpServerOptions, toolSchemas } from "./server.ts";
-export { TOOLS, type ToolDefinition } from "./definitions.ts";
+export { type ToolDefinition, TOOLS } from "./definitions.ts";
 export { errorEnvelopeSchema } from "./errors.ts";
 export { serveMcpStdio } from "./stdio.ts";

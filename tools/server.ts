@@ -6,7 +6,7 @@
 import { Server } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { EngineDeps } from "../engine/mod.ts";
-import { TOOLS, type ToolDefinition } from "./definitions.ts";
+import { type ToolDefinition, TOOLS } from "./definitions.ts";
 import { errorEnvelopeSchema, errorResult, invalidArguments } from "./errors.ts";
 
 /** Options for {@linkcode createMcpServer}. */
@@ -66,7 +66,9 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
     if (!tool) {
       return errorResult({
         code: "INVALID_ARGUMENTS",
-        message: `There is no tool named \`${name}\`. Tools: ${TOOLS.map((t) => t.name).join(", ")}.`,
+        message: `There is no tool named \`${name}\`. Tools: ${
+          TOOLS.map((t) => t.name).join(", ")
+        }.`,
         retry: { kind: "not_retryable" },
         details: { tool: name },
       });
@@ -84,7 +86,8 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
       options.log?.(`tool ${name} failed: ${error instanceof Error ? error.stack : String(error)}`);
       return errorResult({
         code: "INTERNAL_ERROR",
-        message: "waymark failed unexpectedly; nothing was recorded by this call. Retrying is safe.",
+        message:
+          "waymark failed unexpectedly; nothing was recorded by this call. Retrying is safe.",
         retry: { kind: "retryable_immediate" },
       });
     }

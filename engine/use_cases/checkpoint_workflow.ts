@@ -41,7 +41,12 @@ export function checkpointWorkflow(
     if (!verified.ok) return verified;
     const claims = verified.value.attempt!;
     const attemptId = claims.attemptId!;
-    const recorded = await deps.store.getAttempt(claims.runId, claims.nodeId, attemptId, "checkpoint");
+    const recorded = await deps.store.getAttempt(
+      claims.runId,
+      claims.nodeId,
+      attemptId,
+      "checkpoint",
+    );
     if (recorded) return ok(JSON.parse(recorded.response) as StepResponse);
     const loaded = await loadNode(deps.store, verified.value.state);
     if (!loaded.ok) return loaded;
@@ -74,7 +79,14 @@ export function checkpointWorkflow(
       const { edgeKind: _e, notesMarkdown: _n, notesStepId: _s, ...facts } = checkpoint;
       const events: DomainEvent[] = [
         { kind: "node_created", ...facts },
-        { kind: "edge_created", sessionId, runId, fromId: anchor.nodeId, toId: checkpoint.nodeId, edgeKind: "checkpoint" },
+        {
+          kind: "edge_created",
+          sessionId,
+          runId,
+          fromId: anchor.nodeId,
+          toId: checkpoint.nodeId,
+          edgeKind: "checkpoint",
+        },
         {
           kind: "output_recorded",
           sessionId,

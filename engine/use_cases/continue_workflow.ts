@@ -11,7 +11,14 @@ import type { Branch, StepResponse } from "../responses.ts";
 import type { Warning } from "../workflow/catalog.ts";
 import { isComplete, stateAfterAck } from "../workflow/interpreter.ts";
 import { loadNode, verifyPair } from "./run_context.ts";
-import { buildRecap, deriveNodeId, driftWarnings, guard, responseFor, tokensFor } from "./shared.ts";
+import {
+  buildRecap,
+  deriveNodeId,
+  driftWarnings,
+  guard,
+  responseFor,
+  tokensFor,
+} from "./shared.ts";
 
 /** Durable output of a step. */
 export interface StepOutput {
@@ -73,7 +80,10 @@ export async function attachPoint(
 }
 
 /** Continues a run: advance with an ack token, rehydrate without one. */
-export function continueWorkflow(deps: EngineDeps, input: ContinueInput): Promise<Result<StepResponse>> {
+export function continueWorkflow(
+  deps: EngineDeps,
+  input: ContinueInput,
+): Promise<Result<StepResponse>> {
   return guard(() => input.ackToken === undefined ? rehydrate(deps, input) : advance(deps, input));
 }
 
@@ -87,10 +97,14 @@ async function rehydrate(deps: EngineDeps, input: ContinueInput): Promise<Result
   if (input.context || input.output || input.preferences) {
     warnings.push({
       code: "IGNORED_WITHOUT_ACK",
-      message: "context, output and preferences are only recorded with an ackToken; this rehydrate wrote nothing.",
+      message:
+        "context, output and preferences are only recorded with an ackToken; this rehydrate wrote nothing.",
     });
   }
-  const response = await responseFor(deps, node, compiled, { workflowHash: run.workflowHash, warnings });
+  const response = await responseFor(deps, node, compiled, {
+    workflowHash: run.workflowHash,
+    warnings,
+  });
   const { children } = await attachPoint(deps.store, node);
   if (children.some((c) => c.nodeKind === "step")) {
     const tip = await deps.store.getPreferredTip(node.runId, node.nodeId);
@@ -114,7 +128,10 @@ function replay(recorded: { response: string }): Result<StepResponse> {
 }
 
 async function advance(deps: EngineDeps, input: ContinueInput): Promise<Result<StepResponse>> {
-  const verified = await verifyPair(deps, input.stateToken, { token: input.ackToken as string, kind: "ack" });
+  const verified = await verifyPair(deps, input.stateToken, {
+    token: input.ackToken as string,
+    kind: "ack",
+  });
   if (!verified.ok) return verified;
   const ack = verified.value.attempt!;
   const recorded = await deps.store.getAttempt(ack.runId, ack.nodeId, ack.attemptId!, "ack");
@@ -134,7 +151,9 @@ async function advance(deps: EngineDeps, input: ContinueInput): Promise<Result<S
         { details: { runId: `run_${node.runId}` } },
       );
     }
-    return ok(await recordAdvance(deps, tx, { node, input, ack: ack.attemptId!, run, compiled, warnings }));
+    return ok(
+      await recordAdvance(deps, tx, { node, input, ack: ack.attemptId!, run, compiled, warnings }),
+    );
   });
 }
 
@@ -180,9 +199,18 @@ async function recordAdvance(
   const { edgeKind: _e, notesMarkdown: _n, notesStepId: _s, ...facts } = child;
   const events: DomainEvent[] = [
     { kind: "node_created", ...facts },
-    { kind: "edge_created", sessionId, runId, fromId: parent.nodeId, toId: child.nodeId, edgeKind: "acked_step" },
+    {
+      kind: "edge_created",
+      sessionId,
+      runId,
+      fromId: parent.nodeId,
+      toId: child.nodeId,
+      edgeKind: "acked_step",
+    },
   ];
-  if (input.output && (input.output.notesMarkdown !== undefined || input.output.artifacts?.length)) {
+  if (
+    input.output && (input.output.notesMarkdown !== undefined || input.output.artifacts?.length)
+  ) {
     events.push({
       kind: "output_recorded",
       sessionId,
@@ -194,7 +222,13 @@ async function recordAdvance(
     });
   }
   if (preferences !== node.preferences) {
-    events.push({ kind: "preference_changed", sessionId, runId, nodeId: child.nodeId, preferences });
+    events.push({
+      kind: "preference_changed",
+      sessionId,
+      runId,
+      nodeId: child.nodeId,
+      preferences,
+    });
   }
   events.push({
     kind: "advance_recorded",

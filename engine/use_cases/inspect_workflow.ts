@@ -42,7 +42,9 @@ export function inspectWorkflow(
       file: workflow.file,
       metaGuidance: compiled.metaGuidance,
     };
-    if (compiled.recommendedPreferences) details.recommendedPreferences = compiled.recommendedPreferences;
+    if (compiled.recommendedPreferences) {
+      details.recommendedPreferences = compiled.recommendedPreferences;
+    }
     return ok({
       workflow: details,
       steps: compiled.steps.map((step) => {

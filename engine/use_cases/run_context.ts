@@ -51,7 +51,10 @@ export async function verifyPair(
 }
 
 /** Loads the node a verified state token names, with its run and pinned workflow. */
-export async function loadNode(store: StoreReader, claims: TokenClaims): Promise<Result<NodeContext>> {
+export async function loadNode(
+  store: StoreReader,
+  claims: TokenClaims,
+): Promise<Result<NodeContext>> {
   const [node, run] = await Promise.all([
     store.getNode(claims.runId, claims.nodeId),
     store.getRun(claims.runId),
@@ -64,7 +67,10 @@ export async function loadNode(store: StoreReader, claims: TokenClaims): Promise
     );
   }
   if (await store.isCorrupt(run.sessionId)) {
-    throw new StorageCorruptionError(`Session ses_${run.sessionId} failed an integrity check`, run.sessionId);
+    throw new StorageCorruptionError(
+      `Session ses_${run.sessionId} failed an integrity check`,
+      run.sessionId,
+    );
   }
   const compiled = await store.getSnapshot(run.workflowHash);
   if (!compiled) {

@@ -47,7 +47,11 @@ export async function tokensFor(
     attemptId: randomHex(deps, 6),
   });
   if (complete) return { stateToken, checkpointToken };
-  const ackToken = await mintToken(keyring, { kind: "ack", ...base, attemptId: randomHex(deps, 6) });
+  const ackToken = await mintToken(keyring, {
+    kind: "ack",
+    ...base,
+    attemptId: randomHex(deps, 6),
+  });
   return { stateToken, ackToken, checkpointToken };
 }
 
@@ -87,7 +91,9 @@ export const RECAP_MAX_NODES = 64;
  */
 export async function buildRecap(store: StoreReader, node: NodeRecord): Promise<Recap> {
   const ancestors = await store.getAncestors(node.runId, node.nodeId, RECAP_MAX_NODES);
-  const withNotes = ancestors.filter((n) => n.notesMarkdown !== null && n.nodeKind !== "blocked_attempt");
+  const withNotes = ancestors.filter((n) =>
+    n.notesMarkdown !== null && n.nodeKind !== "blocked_attempt"
+  );
   const encoder = new TextEncoder();
   const entries: Recap["entries"] = [];
   let used = 0;
@@ -128,13 +134,17 @@ export async function driftWarnings(
   if (!current) {
     return [{
       code: "WORKFLOW_FILE_GONE",
-      message: `\`${workflowId}\` is no longer in any workflow source; this run continues on its pinned copy.`,
+      message:
+        `\`${workflowId}\` is no longer in any workflow source; this run continues on its pinned copy.`,
     }];
   }
   if (current.hash !== pinnedHash) {
     return [{
       code: "WORKFLOW_CHANGED_ON_DISK",
-      message: `\`${workflowId}\` changed on disk since this run started; the run continues on its pinned copy (${pinnedHash.slice(0, 19)}…). Start a new run to use the new version.`,
+      message:
+        `\`${workflowId}\` changed on disk since this run started; the run continues on its pinned copy (${
+          pinnedHash.slice(0, 19)
+        }…). Start a new run to use the new version.`,
     }];
   }
   return [];
@@ -149,17 +159,31 @@ export async function guard<T>(body: () => Promise<Result<T>>): Promise<Result<T
     return await body();
   } catch (error) {
     if (error instanceof StorageCorruptionError) {
-      return fail("STORAGE_CORRUPTION_DETECTED", `${error.message}. Read-only tools and the viewer still work; start a new run to carry on.`, {
-        details: error.sessionId ? { sessionId: sessionLabel(error.sessionId) } : undefined,
-      });
+      return fail(
+        "STORAGE_CORRUPTION_DETECTED",
+        `${error.message}. Read-only tools and the viewer still work; start a new run to carry on.`,
+        {
+          details: error.sessionId ? { sessionId: sessionLabel(error.sessionId) } : undefined,
+        },
+      );
     }
     if (error instanceof StorageBusyError) {
-      return fail("STORAGE_BUSY", "The database is busy with another waymark process; retry shortly.", {
-        retry: { kind: "retryable_after_ms", afterMs: 250 },
-      });
+      return fail(
+        "STORAGE_BUSY",
+        "The database is busy with another waymark process; retry shortly.",
+        {
+          retry: { kind: "retryable_after_ms", afterMs: 250 },
+        },
+      );
     }
-    return fail("INTERNAL_ERROR", `waymark failed unexpectedly: ${error instanceof Error ? error.message : String(error)}. Nothing was recorded by this call; retrying is safe.`, {
-      retry: { kind: "retryable_immediate" },
-    });
+    return fail(
+      "INTERNAL_ERROR",
+      `waymark failed unexpectedly: ${
+        error instanceof Error ? error.message : String(error)
+      }. Nothing was recorded by this call; retrying is safe.`,
+      {
+        retry: { kind: "retryable_immediate" },
+      },
+    );
   }
 }

@@ -44,7 +44,10 @@ export function startWorkflow(
     const sessionId = randomHex(deps, 8);
     const runId = randomHex(deps, 8);
     const context = input.context ?? {};
-    const preferences = applyPreferences(options.defaults ?? DEFAULT_PREFERENCES, input.preferences);
+    const preferences = applyPreferences(
+      options.defaults ?? DEFAULT_PREFERENCES,
+      input.preferences,
+    );
     const state = initialState(compiled, context);
     const root: NodeRecord = {
       sessionId,
@@ -80,7 +83,13 @@ export function startWorkflow(
           workflowHash: hash,
           goal: input.goal ?? null,
         },
-        { kind: "workflow_pinned", sessionId, runId, workflowHash: hash, compiled: known ? null : compiled },
+        {
+          kind: "workflow_pinned",
+          sessionId,
+          runId,
+          workflowHash: hash,
+          compiled: known ? null : compiled,
+        },
         { kind: "node_created", ...facts },
       ];
       await tx.append(events);

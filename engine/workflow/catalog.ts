@@ -69,8 +69,11 @@ export async function loadWorkflowFile(
         file: input.file,
         issues: [{
           path: "id",
-          message: `\`${file.id}\`: the \`wr.\` namespace is reserved for workflows bundled with waymark; ` +
-            `rename it, for example to \`${input.source === "project" ? "project" : "user"}.${idCheck.name}\``,
+          message:
+            `\`${file.id}\`: the \`wr.\` namespace is reserved for workflows bundled with waymark; ` +
+            `rename it, for example to \`${
+              input.source === "project" ? "project" : "user"
+            }.${idCheck.name}\``,
         }],
       },
     };
@@ -81,9 +84,10 @@ export async function loadWorkflowFile(
   if (idCheck.status === "legacy") {
     warnings.push({
       code: "LEGACY_WORKFLOW_ID",
-      message: `\`${file.id}\` is a legacy id without a namespace; it still runs, but rename it to \`${
-        suggestedRename(file.id, input.source)
-      }\``,
+      message:
+        `\`${file.id}\` is a legacy id without a namespace; it still runs, but rename it to \`${
+          suggestedRename(file.id, input.source)
+        }\``,
     });
   }
   return {
@@ -124,7 +128,8 @@ export function resolveCatalog(
         file: workflow.file,
         issues: [{
           path: "id",
-          message: `\`${workflow.id}\` is already defined by ${winner.file} (${winner.source}), which takes precedence; rename one of them`,
+          message:
+            `\`${workflow.id}\` is already defined by ${winner.file} (${winner.source}), which takes precedence; rename one of them`,
         }],
       });
     }

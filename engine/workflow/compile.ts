@@ -61,7 +61,8 @@ export function compileWorkflow(
     if (first !== undefined) {
       issues.push({
         path: `steps[${i}].id`,
-        message: `duplicate step id \`${step.id}\` (first at steps[${first}]): give each step its own id`,
+        message:
+          `duplicate step id \`${step.id}\` (first at steps[${first}]): give each step its own id`,
       });
     } else seen.set(step.id, i);
   });

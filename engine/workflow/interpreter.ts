@@ -48,7 +48,10 @@ function firstRunnable(
 }
 
 /** The state at the start of a run. */
-export function initialState(compiled: CompiledWorkflow, context: Record<string, unknown>): RunState {
+export function initialState(
+  compiled: CompiledWorkflow,
+  context: Record<string, unknown>,
+): RunState {
   return { v: 1, pc: firstRunnable(compiled, 0, context) };
 }
 
@@ -58,7 +61,10 @@ export function stateAfterAck(
   state: RunState,
   context: Record<string, unknown>,
 ): RunState {
-  return { v: 1, pc: firstRunnable(compiled, Math.min(state.pc + 1, compiled.steps.length), context) };
+  return {
+    v: 1,
+    pc: firstRunnable(compiled, Math.min(state.pc + 1, compiled.steps.length), context),
+  };
 }
 
 /** Whether the run has no pending step left. */

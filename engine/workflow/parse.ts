@@ -3,7 +3,7 @@
  * Every problem names the file, the JSON path and a fix.
  * @module
  */
-import { type ParseError, parse, printParseErrorCode } from "jsonc-parser";
+import { parse, type ParseError, printParseErrorCode } from "jsonc-parser";
 import type { z } from "zod";
 import { type WorkflowFile, workflowFileSchema } from "./schema.ts";
 
@@ -40,7 +40,9 @@ export function formatPath(path: readonly PropertyKey[]): string {
 
 function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === "unrecognized_keys") {
-    return `unknown key(s) ${issue.keys.map((k) => `\`${k}\``).join(", ")}: remove or rename them ` +
+    return `unknown key(s) ${
+      issue.keys.map((k) => `\`${k}\``).join(", ")
+    }: remove or rename them ` +
       "(see workflows/workflow.schema.json for the allowed keys)";
   }
   if (issue.code === "invalid_type" && issue.input === undefined) {

@@ -38,11 +38,23 @@ const comparison = z.object({
   contains: jsonValue.optional(),
 }).strict().refine(
   (c) => OPERATORS.filter((op) => op in c).length === 1,
-  { message: "a condition on a variable needs exactly one operator: equals, not_equals, gt, gte, lt, lte, in or contains" },
+  {
+    message:
+      "a condition on a variable needs exactly one operator: equals, not_equals, gt, gte, lt, lte, in or contains",
+  },
 );
 
 /** The comparison operators a condition may use on a variable. */
-export const OPERATORS = ["equals", "not_equals", "gt", "gte", "lt", "lte", "in", "contains"] as const;
+export const OPERATORS = [
+  "equals",
+  "not_equals",
+  "gt",
+  "gte",
+  "lt",
+  "lte",
+  "in",
+  "contains",
+] as const;
 
 /** Schema of a run condition (`runCondition`). */
 export const conditionSchema: z.ZodType<Condition> = z.lazy(() =>

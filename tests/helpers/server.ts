@@ -15,7 +15,9 @@ export const MAIN = fromFileUrl(new URL("../../main.ts", import.meta.url));
 export const ROOT = fromFileUrl(new URL("../../", import.meta.url));
 
 /** A temporary WAYMARK_HOME, removed by `cleanup`. */
-export async function tempHome(): Promise<{ home: string; dbFile: string; cleanup(): Promise<void> }> {
+export async function tempHome(): Promise<
+  { home: string; dbFile: string; cleanup(): Promise<void> }
+> {
   const home = await Deno.makeTempDir({ prefix: "waymark-test-" });
   return {
     home,
@@ -43,7 +45,11 @@ export interface TestClient {
   /** Calls a tool. */
   call(name: string, args: Record<string, unknown>): Promise<CallResult>;
   /** Lists tools. */
-  listTools(): Promise<{ tools: { name: string; description?: string; inputSchema: unknown; outputSchema?: unknown }[] }>;
+  listTools(): Promise<
+    {
+      tools: { name: string; description?: string; inputSchema: unknown; outputSchema?: unknown }[];
+    }
+  >;
   /** Closes the client and its server process. */
   close(): Promise<void>;
 }
@@ -81,13 +87,20 @@ export async function connect(
 }
 
 /** The structured content of a successful call; throws with the error text otherwise. */
+// deno-lint-ignore no-explicit-any
 export function ok(result: CallResult): Record<string, any> {
   if (result.isError) throw new Error(`tool call failed: ${result.content[0]?.text}`);
+  // deno-lint-ignore no-explicit-any
   return result.structuredContent as Record<string, any>;
 }
 
 /** The error envelope of a failed call; throws if the call succeeded. */
-export function err(result: CallResult): { code: string; message: string; retry: { kind: string }; details?: Record<string, unknown> } {
-  if (!result.isError) throw new Error(`expected an error, got: ${result.content[0]?.text?.slice(0, 200)}`);
+export function err(
+  result: CallResult,
+): { code: string; message: string; retry: { kind: string }; details?: Record<string, unknown> } {
+  if (!result.isError) {
+    throw new Error(`expected an error, got: ${result.content[0]?.text?.slice(0, 200)}`);
+  }
+  // deno-lint-ignore no-explicit-any
   return (result.structuredContent as { error: any }).error;
 }

@@ -1,0 +1,24 @@
+/**
+ * The published JSON Schema of the workflow format, generated from the zod schema (the one
+ * definition), so editors can validate workflow files as they are written.
+ * @module
+ */
+import { z } from "zod";
+import { workflowFileSchema } from "./schema.ts";
+
+/** The JSON Schema of a workflow file, as committed in `workflows/workflow.schema.json`. */
+export function workflowJsonSchema(): Record<string, unknown> {
+  const generated = z.toJSONSchema(workflowFileSchema, {
+    io: "input",
+    unrepresentable: "any",
+  }) as Record<
+    string,
+    unknown
+  >;
+  return {
+    $schema: "https://json-schema.org/draft/2020-12/schema",
+    title: "waymark workflow",
+    description: "A waymark workflow file (JSON or JSONC), compatible with the WorkRail format.",
+    ...Object.fromEntries(Object.entries(generated).filter(([k]) => k !== "$schema")),
+  };
+}

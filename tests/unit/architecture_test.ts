@@ -1,0 +1,117 @@
+/**
+ * The dependency direction of SPEC §1: `engine/` imports nothing from the adapters, touches no
+ * runtime API (`Deno.`, `node:`), no clock and no randomness; and no module imports itself in
+ * a cycle.
+ */
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { dirname, join, relative, resolve } from "node:path";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+async function tsFiles(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory && entry.name !== "node_modules") out.push(...await tsFiles(path));
+    else if (entry.isFile && entry.name.endsWith(".ts")) out.push(path);
+  }
+  return out.sort();
+}
+
+function imports(source: string): string[] {
+  const found: string[] = [];
+  const pattern =
+    /(?:^|\n)\s*(?:import|export)[^"';]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+  for (const m of source.matchAll(pattern)) found.push((m[1] ?? m[2])!);
+  return found;
+}
+
+/** Violations of engine purity in one file's source. */
+export function purityViolations(source: string, file: string): string[] {
+  const problems: string[] = [];
+  for (const spec of imports(source)) {
+    if (spec.startsWith("node:")) problems.push(`${file} imports ${spec}`);
+    if (spec.startsWith(".")) {
+      const target = relative(ROOT, resolve(dirname(join(ROOT, file)), spec));
+      if (!target.startsWith("engine/")) problems.push(`${file} imports ${spec} (outside engine/)`);
+    }
+  }
+  const code = source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/\/\/.*$/gm, "");
+  for (
+    const [pattern, what] of [
+      [/\bDeno\./, "Deno.*"],
+      [/\bprocess\./, "process.*"],
+      [/\bnew Date\(|\bDate\.now\(/, "the clock"],
+      [/\bperformance\.now\(/, "the clock"],
+      [/\bMath\.random\(/, "randomness"],
+      [/\bgetRandomValues\(|\brandomUUID\(/, "randomness"],
+      [/\bfetch\(/, "the network"],
+    ] as const
+  ) {
+    if (pattern.test(code)) problems.push(`${file} touches ${what}`);
+  }
+  return problems;
+}
+
+Deno.test("engine/ imports nothing from store/, tools/, web/, node: and touches no runtime API", async () => {
+  const files = await tsFiles(join(ROOT, "engine"));
+  assert.ok(files.length > 10, "engine/ has its files");
+  const problems: string[] = [];
+  for (const path of files) {
+    problems.push(...purityViolations(await Deno.readTextFile(path), relative(ROOT, path)));
+  }
+  assert.deepEqual(problems, []);
+});
+
+Deno.test("the purity check catches each kind of violation", () => {
+  const bad = [
+    'import { openStore } from "../../store/mod.ts";',
+    'import { x } from "../../tools/server.ts";',
+    'import { y } from "../web/mod.ts";',
+    'import { readFile } from "node:fs/promises";',
+    "const t = Deno.env.get('X');",
+    "const now = Date.now();",
+    "const r = Math.random();",
+  ];
+  for (const line of bad) {
+    assert.ok(
+      purityViolations(line, line.includes("../web/") ? "engine/x.ts" : "engine/use_cases/x.ts")
+        .length > 0,
+      `not caught: ${line}`,
+    );
+  }
+  assert.deepEqual(
+    purityViolations('import { z } from "zod";\n// Deno.exit in a comment', "engine/x.ts"),
+    [],
+  );
+});
+
+Deno.test("no circular imports among the project's modules", async () => {
+  const files = (await Promise.all(
+    ["engine", "store", "tools", "workflows"].map((d) => tsFiles(join(ROOT, d))),
+  ))
+    .flat().concat([join(ROOT, "main.ts"), join(ROOT, "mod.ts")]);
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const deps = imports(await Deno.readTextFile(file)).filter((s) => s.startsWith("."))
+      .map((s) => resolve(dirname(file), s));
+    graph.set(file, deps);
+  }
+  const state = new Map<string, "visiting" | "done">();
+  const cycles: string[] = [];
+  const visit = (file: string, path: string[]) => {
+    if (state.get(file) === "done") return;
+    if (state.get(file) === "visiting") {
+      cycles.push(
+        [...path.slice(path.indexOf(file)), file].map((f) => relative(ROOT, f)).join(" -> "),
+      );
+      return;
+    }
+    state.set(file, "visiting");
+    for (const dep of graph.get(file) ?? []) visit(dep, [...path, file]);
+    state.set(file, "done");
+  };
+  for (const file of graph.keys()) visit(file, []);
+  assert.deepEqual(cycles, []);
+});
