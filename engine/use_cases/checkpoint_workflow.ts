@@ -50,12 +50,11 @@ export function checkpointWorkflow(
     if (recorded) return ok(JSON.parse(recorded.response) as StepResponse);
     const loaded = await loadNode(deps.store, verified.value.state);
     if (!loaded.ok) return loaded;
-    const { run, compiled } = loaded.value;
+    const { node, run, compiled } = loaded.value;
     const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
     return deps.store.write(async (tx) => {
       const raced = await tx.getAttempt(claims.runId, claims.nodeId, attemptId, "checkpoint");
       if (raced) return ok(JSON.parse(raced.response) as StepResponse);
-      const node = (await tx.getNode(claims.runId, claims.nodeId))!;
       const { parent, children } = await attachPoint(tx, node);
       // When the attach point already has step children, hang the checkpoint off the node
       // itself: beside the branches, never inside one.

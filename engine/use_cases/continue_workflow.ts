@@ -138,19 +138,20 @@ async function advance(deps: EngineDeps, input: ContinueInput): Promise<Result<S
   if (recorded) return replay(recorded);
   const loaded = await loadNode(deps.store, verified.value.state);
   if (!loaded.ok) return loaded;
-  const { run, compiled } = loaded.value;
+  // Nodes are immutable, so the node read above is still right inside the transaction; only
+  // its children (and the attempt, for a racing writer) must be read under the lock.
+  const { node, run, compiled } = loaded.value;
+  if (isComplete(compiled, node.state)) {
+    return fail(
+      "RUN_COMPLETE",
+      "This run is already complete: there is no pending step to acknowledge. Use checkpoint_workflow to add notes, or start a new run.",
+      { details: { runId: `run_${node.runId}` } },
+    );
+  }
   const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
   return deps.store.write(async (tx) => {
     const raced = await tx.getAttempt(ack.runId, ack.nodeId, ack.attemptId!, "ack");
     if (raced) return replay(raced);
-    const node = (await tx.getNode(ack.runId, ack.nodeId))!;
-    if (isComplete(compiled, node.state)) {
-      return fail(
-        "RUN_COMPLETE",
-        "This run is already complete: there is no pending step to acknowledge. Use checkpoint_workflow to add notes, or start a new run.",
-        { details: { runId: `run_${node.runId}` } },
-      );
-    }
     return ok(
       await recordAdvance(deps, tx, { node, input, ack: ack.attemptId!, run, compiled, warnings }),
     );
