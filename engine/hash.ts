@@ -2,7 +2,7 @@
  * Hashing with byte-stable input: RFC 8785 canonical JSON, then SHA-256 through WebCrypto.
  * @module
  */
-import canonicalizeJson from "canonicalize";
+import canonicalizeJson from "npm:canonicalize@2.1.0";
 
 /** Returns the RFC 8785 canonical JSON text of a JSON value. */
 export function canonicalJson(value: unknown): string {

@@ -3,7 +3,7 @@
  * descendants, so an old token replays with the preferences of its time.
  * @module
  */
-import { z } from "zod";
+import { z } from "npm:zod@4.6.7";
 
 /** How far the agent may go without the user. */
 export const autonomySchema = z.enum([

@@ -3,7 +3,7 @@
  * schemas, and the engine's types are inferred from them, so the two cannot drift.
  * @module
  */
-import { z } from "zod";
+import { z } from "npm:zod@4.6.7";
 import { preferencesSchema } from "./preferences.ts";
 
 /** A structured warning. */

@@ -3,8 +3,8 @@
  * migration; add the next one.
  * @module
  */
-import { type Kysely, sql } from "kysely";
-import { type Migration, Migrator } from "kysely/migration";
+import { type Kysely, sql } from "npm:kysely@0.29.9";
+import { type Migration, Migrator } from "npm:kysely@0.29.9/migration";
 
 const initial: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {

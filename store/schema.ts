@@ -3,7 +3,7 @@
  * compile. `events` is the truth; every other table is a projection of it.
  * @module
  */
-import type { Generated } from "kysely";
+import type { Generated } from "npm:kysely@0.29.9";
 
 /** The append-only log. */
 export interface EventsTable {

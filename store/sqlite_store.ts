@@ -4,9 +4,9 @@
  * appended and projections updated together.
  * @module
  */
-import { type Client, createClient } from "@libsql/client";
-import { LibsqlDialect } from "@libsql/kysely-libsql";
-import { Kysely, sql, type Transaction } from "kysely";
+import { type Client, createClient } from "npm:@libsql/client@0.18.0";
+import { LibsqlDialect } from "npm:@libsql/kysely-libsql@0.4.1";
+import { Kysely, sql, type Transaction } from "npm:kysely@0.29.9";
 import {
   type AttemptRecord,
   type CompiledWorkflow,

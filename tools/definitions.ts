@@ -3,7 +3,7 @@
  * Thin by design: no business rules here.
  * @module
  */
-import type { z } from "zod";
+import type { z } from "npm:zod@4.6.7";
 import {
   checkpointWorkflow,
   continueWorkflow,

@@ -3,7 +3,7 @@
  * `structuredContent.error = {code, message, retry, details?}`.
  * @module
  */
-import { z } from "zod";
+import { z } from "npm:zod@4.6.7";
 import { renderError, type WaymarkError } from "../engine/mod.ts";
 import { formatPath } from "../engine/mod.ts";
 

@@ -2,7 +2,7 @@
  * Input schemas of the MCP tools. Output schemas come from the engine's response schemas.
  * @module
  */
-import { z } from "zod";
+import { z } from "npm:zod@4.6.7";
 import { preferencesPatchSchema } from "../engine/mod.ts";
 
 const MAX_NOTES = 64 * 1024;

@@ -3,8 +3,8 @@
  * argument validation and every failure leaves as the structured error envelope.
  * @module
  */
-import { Server } from "@modelcontextprotocol/server";
-import { z } from "zod";
+import { Server } from "npm:@modelcontextprotocol/server@2.4.0";
+import { z } from "npm:zod@4.6.7";
 import type { EngineDeps } from "../engine/mod.ts";
 import { type ToolDefinition, TOOLS } from "./definitions.ts";
 import { errorEnvelopeSchema, errorResult, invalidArguments } from "./errors.ts";

@@ -2,8 +2,8 @@
  * Serving MCP over stdio: stdout carries JSON-RPC only.
  * @module
  */
-import { serveStdio } from "@modelcontextprotocol/server/stdio";
-import type { Server } from "@modelcontextprotocol/server";
+import { serveStdio } from "npm:@modelcontextprotocol/server@2.4.0/stdio";
+import type { Server } from "npm:@modelcontextprotocol/server@2.4.0";
 import process from "node:process";
 
 /** Serves one MCP connection on this process's stdin/stdout until it closes. */

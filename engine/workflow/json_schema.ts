@@ -3,7 +3,7 @@
  * definition), so editors can validate workflow files as they are written.
  * @module
  */
-import { z } from "zod";
+import { z } from "npm:zod@4.6.7";
 import { workflowFileSchema } from "./schema.ts";
 
 /** The JSON Schema of a workflow file, as committed in `workflows/workflow.schema.json`. */

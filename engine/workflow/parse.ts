@@ -3,8 +3,8 @@
  * Every problem names the file, the JSON path and a fix.
  * @module
  */
-import { parse, type ParseError, printParseErrorCode } from "jsonc-parser";
-import type { z } from "zod";
+import { parse, type ParseError, printParseErrorCode } from "npm:jsonc-parser@3.3.1";
+import type { z } from "npm:zod@4.6.7";
 import { type WorkflowFile, workflowFileSchema } from "./schema.ts";
 
 /** One problem found in a workflow file. */

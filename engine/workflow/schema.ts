@@ -4,7 +4,7 @@
  * from it.
  * @module
  */
-import { z } from "zod";
+import { z } from "npm:zod@4.6.7";
 
 /** A scalar or JSON value that a condition compares a context variable with. */
 const jsonValue: z.ZodType<unknown> = z.unknown();
