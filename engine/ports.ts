@@ -73,7 +73,7 @@ export interface StoreReader {
   getChildren(runId: string, nodeId: string): Promise<NodeRecord[]>;
   /** The node and up to `limit` of its nearest ancestors, nearest first. */
   getAncestors(runId: string, nodeId: string, limit: number): Promise<NodeRecord[]>;
-  /** The newest leaf under a node, following the newest child at each level. */
+  /** The preferred tip under a node: its most recently created descendant (itself if none). */
   getPreferredTip(runId: string, nodeId: string): Promise<NodeRecord>;
   /** A pinned compiled workflow, or `null`. */
   getSnapshot(workflowHash: string): Promise<CompiledWorkflow | null>;

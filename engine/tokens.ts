@@ -1,7 +1,7 @@
 /**
  * Tokens: short, self-contained, HMAC-SHA-256 signed handles that agents copy by hand.
  *
- * Layout (before base64url): kind byte, key id byte, run id (8 bytes), node id (8 bytes),
+ * Layout (before base64url): kind byte, key id (4 bytes), run id (8 bytes), node id (8 bytes),
  * for ack/checkpoint tokens an attempt id (6 bytes), then the first 12 bytes of the HMAC over
  * the prefix and everything before it. The byte counts are multiples of three so base64url has
  * no spare bits, and decoding re-encodes to refuse any non-canonical spelling: every
@@ -26,10 +26,12 @@ const KIND_BYTE: Record<TokenKind, number> = { state: 1, ack: 2, checkpoint: 3 }
 const MAC_BYTES = 12;
 const ID_BYTES = 8;
 const ATTEMPT_BYTES = 6;
+const KEY_ID_BYTES = 4;
+const HEADER_BYTES = 1 + KEY_ID_BYTES;
 
 /** One signing key. */
 export interface SigningKey {
-  /** Key id, 0–255, written into every token it signs. */
+  /** Key id, a 32-bit unsigned integer written into every token it signs. */
   id: number;
   /** Secret bytes (32 or more). */
   secret: Uint8Array;
@@ -119,21 +121,21 @@ async function mac(key: SigningKey, prefix: string, body: Uint8Array): Promise<U
 }
 
 function bodyLength(kind: TokenKind): number {
-  return 2 + ID_BYTES * 2 + (kind === "state" ? 0 : ATTEMPT_BYTES);
+  return HEADER_BYTES + ID_BYTES * 2 + (kind === "state" ? 0 : ATTEMPT_BYTES);
 }
 
 /** Mints a token for the given claims with the current key. */
 export async function mintToken(keyring: Keyring, claims: TokenClaims): Promise<string> {
   const body = new Uint8Array(bodyLength(claims.kind));
   body[0] = KIND_BYTE[claims.kind];
-  body[1] = keyring.current.id;
-  body.set(fromHex(claims.runId, ID_BYTES), 2);
-  body.set(fromHex(claims.nodeId, ID_BYTES), 2 + ID_BYTES);
+  new DataView(body.buffer).setUint32(1, keyring.current.id);
+  body.set(fromHex(claims.runId, ID_BYTES), HEADER_BYTES);
+  body.set(fromHex(claims.nodeId, ID_BYTES), HEADER_BYTES + ID_BYTES);
   if (claims.kind !== "state") {
     if (claims.attemptId === undefined) {
       throw new TypeError("ack and checkpoint tokens need an attempt id");
     }
-    body.set(fromHex(claims.attemptId, ATTEMPT_BYTES), 2 + ID_BYTES * 2);
+    body.set(fromHex(claims.attemptId, ATTEMPT_BYTES), HEADER_BYTES + ID_BYTES * 2);
   }
   const prefix = PREFIX[claims.kind];
   const signature = await mac(keyring.current, prefix, body);
@@ -190,7 +192,7 @@ export async function verifyToken(
   if (body[0] !== KIND_BYTE[kind]) {
     return invalid(kind, "malformed", "is damaged (its kind byte is wrong)");
   }
-  const keyId = body[1];
+  const keyId = new DataView(body.buffer, body.byteOffset).getUint32(1);
   const key = keyring.current.id === keyId
     ? keyring.current
     : keyring.previous?.id === keyId
@@ -212,9 +214,9 @@ export async function verifyToken(
   }
   const claims: TokenClaims = {
     kind,
-    runId: toHex(body.subarray(2, 2 + ID_BYTES)),
-    nodeId: toHex(body.subarray(2 + ID_BYTES, 2 + ID_BYTES * 2)),
+    runId: toHex(body.subarray(HEADER_BYTES, HEADER_BYTES + ID_BYTES)),
+    nodeId: toHex(body.subarray(HEADER_BYTES + ID_BYTES, HEADER_BYTES + ID_BYTES * 2)),
   };
-  if (kind !== "state") claims.attemptId = toHex(body.subarray(2 + ID_BYTES * 2));
+  if (kind !== "state") claims.attemptId = toHex(body.subarray(HEADER_BYTES + ID_BYTES * 2));
   return ok(claims);
 }

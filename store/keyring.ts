@@ -31,7 +31,7 @@ function parseKeyFile(text: string, path: string): Keyring {
   }
   const valid = (e: unknown): e is { id: number; secret: string } =>
     typeof e === "object" && e !== null && Number.isInteger((e as { id: number }).id) &&
-    (e as { id: number }).id >= 0 && (e as { id: number }).id < 256 &&
+    (e as { id: number }).id >= 0 && (e as { id: number }).id <= 0xffffffff &&
     typeof (e as { secret: unknown }).secret === "string" &&
     (e as { secret: string }).secret.length >= 43;
   if (
@@ -47,7 +47,10 @@ function parseKeyFile(text: string, path: string): Keyring {
   return keyring;
 }
 
-function newEntry(id: number): { id: number; secret: string } {
+/** A new key with a random 32-bit id, so tokens from another installation read as foreign, not tampered. */
+function newEntry(avoid?: number): { id: number; secret: string } {
+  let id = randomBytes(4).readUInt32BE(0);
+  if (id === avoid) id = (id + 1) >>> 0;
   return { id, secret: randomBytes(32).toString("base64url") };
 }
 
@@ -74,7 +77,7 @@ export async function loadOrCreateKeyring(path: string): Promise<Keyring> {
     if ((error as { code?: string }).code !== "ENOENT") throw error;
   }
   await mkdir(dirname(path), { recursive: true });
-  const file: KeyFile = { version: 1, current: newEntry(1) };
+  const file: KeyFile = { version: 1, current: newEntry() };
   // Two processes may race to create it: exactly one link wins; the other reads the winner's.
   await writeExclusive(path, JSON.stringify(file, null, 2) + "\n");
   return parseKeyFile(await readFile(path, "utf8"), path);
@@ -87,7 +90,7 @@ export async function rotateKeyring(path: string): Promise<Keyring> {
   parseKeyFile(text, path);
   const next: KeyFile = {
     version: 1,
-    current: newEntry((data.current.id % 255) + 1),
+    current: newEntry(data.current.id),
     previous: data.current,
   };
   const temp = `${path}.${process.pid}.tmp`;

@@ -245,15 +245,15 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
         return result.rows.map(toNode);
       },
       async getPreferredTip(runId, nodeId) {
+        // Only rehydrates of a node that is not a tip come here; it reads that node's subtree.
         const result = await sql<{ node_id: string }>`
-          WITH RECURSIVE down(node_id, hop) AS (
-            SELECT ${nodeId}, 0
+          WITH RECURSIVE sub(node_id) AS (
+            SELECT ${nodeId}
             UNION ALL
-            SELECT (SELECT c.node_id FROM nodes c WHERE c.run_id = ${runId} AND c.parent_id = down.node_id
-                    ORDER BY c.created_seq DESC LIMIT 1), down.hop + 1
-            FROM down WHERE down.node_id IS NOT NULL
+            SELECT c.node_id FROM nodes c JOIN sub ON c.run_id = ${runId} AND c.parent_id = sub.node_id
           )
-          SELECT node_id FROM down WHERE node_id IS NOT NULL ORDER BY hop DESC LIMIT 1`.execute(ex);
+          SELECT n.node_id FROM sub JOIN nodes n ON n.run_id = ${runId} AND n.node_id = sub.node_id
+          ORDER BY n.created_seq DESC LIMIT 1`.execute(ex);
         const tipId = result.rows[0]?.node_id ?? nodeId;
         const row = await nodeQuery(ex).where("n.run_id", "=", runId).where("n.node_id", "=", tipId)
           .executeTakeFirstOrThrow();

@@ -7,7 +7,7 @@ import type { DomainEvent } from "../events.ts";
 import type { EngineDeps, NodeRecord } from "../ports.ts";
 import { fail, ok, type Result } from "../result.ts";
 import type { StepResponse } from "../responses.ts";
-import { attachPoint, type StepOutput } from "./continue_workflow.ts";
+import { checkpointChain, type StepOutput } from "./continue_workflow.ts";
 import { loadNode, verifyPair } from "./run_context.ts";
 import { deriveNodeId, driftWarnings, guard, responseFor } from "./shared.ts";
 
@@ -55,10 +55,7 @@ export function checkpointWorkflow(
     return deps.store.write(async (tx) => {
       const raced = await tx.getAttempt(claims.runId, claims.nodeId, attemptId, "checkpoint");
       if (raced) return ok(JSON.parse(raced.response) as StepResponse);
-      const { parent, children } = await attachPoint(tx, node);
-      // When the attach point already has step children, hang the checkpoint off the node
-      // itself: beside the branches, never inside one.
-      const anchor = children.some((c) => c.nodeKind === "step") ? node : parent;
+      const { end: anchor } = await checkpointChain(tx, node);
       const checkpoint: NodeRecord = {
         ...node,
         nodeId: await deriveNodeId(["checkpoint", node.runId, node.nodeId, attemptId]),

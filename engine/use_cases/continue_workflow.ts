@@ -59,24 +59,24 @@ export function branchSummaries(children: readonly NodeRecord[]): Branch[] {
 }
 
 /**
- * Where an ack on `node` attaches: past any checkpoints hanging off it (a checkpoint never
- * forks), stopping at the first node that has step children or no checkpoint children.
+ * A node's checkpoint chain: the node, then its newest checkpoint child, then that one's, and so
+ * on. Checkpoints and acks attach at the chain's end (so a checkpoint never forks), and the step
+ * children anywhere along it are the branches that already left this snapshot.
  */
-export async function attachPoint(
+export async function checkpointChain(
   store: StoreReader,
   node: NodeRecord,
-): Promise<{ parent: NodeRecord; children: NodeRecord[] }> {
-  let parent = node;
-  let children = await store.getChildren(node.runId, node.nodeId);
+): Promise<{ end: NodeRecord; branches: NodeRecord[] }> {
+  let end = node;
+  const branches: NodeRecord[] = [];
   for (;;) {
-    if (children.some((c) => c.nodeKind === "step")) break;
+    const children = await store.getChildren(end.runId, end.nodeId);
+    branches.push(...children.filter((c) => c.nodeKind === "step"));
     const checkpoints = children.filter((c) => c.nodeKind === "checkpoint");
-    const last = checkpoints[checkpoints.length - 1];
-    if (!last) break;
-    parent = last;
-    children = await store.getChildren(last.runId, last.nodeId);
+    const next = checkpoints[checkpoints.length - 1];
+    if (!next) return { end, branches };
+    end = next;
   }
-  return { parent, children };
 }
 
 /** Continues a run: advance with an ack token, rehydrate without one. */
@@ -105,8 +105,8 @@ async function rehydrate(deps: EngineDeps, input: ContinueInput): Promise<Result
     workflowHash: run.workflowHash,
     warnings,
   });
-  const { children } = await attachPoint(deps.store, node);
-  if (children.some((c) => c.nodeKind === "step")) {
+  const { branches } = await checkpointChain(deps.store, node);
+  if (branches.length > 0) {
     const tip = await deps.store.getPreferredTip(node.runId, node.nodeId);
     const tipComplete = isComplete(compiled, tip.state);
     response.tip = {
@@ -115,7 +115,7 @@ async function rehydrate(deps: EngineDeps, input: ContinueInput): Promise<Result
       pendingStepId: tip.pendingStepId,
       isComplete: tipComplete,
     };
-    response.forked = { existingBranches: branchSummaries(children) };
+    response.forked = { existingBranches: branchSummaries(branches) };
     response.recap = await buildRecap(deps.store, tip);
   } else {
     response.recap = await buildRecap(deps.store, node);
@@ -171,7 +171,7 @@ async function recordAdvance(
   },
 ): Promise<StepResponse> {
   const { node, input, compiled } = args;
-  const { parent, children } = await attachPoint(tx, node);
+  const { end: parent, branches } = await checkpointChain(tx, node);
   const context = input.context ? { ...node.context, ...input.context } : node.context;
   const preferences = applyPreferences(node.preferences, input.preferences);
   const state = stateAfterAck(compiled, node.state, context);
@@ -194,8 +194,7 @@ async function recordAdvance(
     workflowHash: args.run.workflowHash,
     warnings: args.warnings,
   });
-  const existing = children.filter((c) => c.nodeKind === "step");
-  if (existing.length > 0) response.forked = { existingBranches: branchSummaries(existing) };
+  if (branches.length > 0) response.forked = { existingBranches: branchSummaries(branches) };
   const { sessionId, runId } = node;
   const { edgeKind: _e, notesMarkdown: _n, notesStepId: _s, ...facts } = child;
   const events: DomainEvent[] = [
