@@ -115,3 +115,31 @@ Deno.test("no circular imports among the project's modules", async () => {
   for (const file of graph.keys()) visit(file, []);
   assert.deepEqual(cycles, []);
 });
+
+Deno.test("each npm package is pinned to one version, and source uses no bare package names", async () => {
+  const files = (await Promise.all(
+    ["engine", "store", "tools", "workflows", "scripts", "tests"].map((d) =>
+      tsFiles(join(ROOT, d))
+    ),
+  )).flat().concat([join(ROOT, "main.ts"), join(ROOT, "mod.ts")]);
+  const versions = new Map<string, Set<string>>();
+  const bare: string[] = [];
+  for (const file of files) {
+    for (const spec of imports(await Deno.readTextFile(file))) {
+      const pinned = /^npm:(@?[^@/]+(?:\/[^@/]+)?)@([^/]+)/.exec(spec);
+      if (pinned) {
+        const set = versions.get(pinned[1]!) ?? new Set();
+        set.add(pinned[2]!);
+        versions.set(pinned[1]!, set);
+      } else if (!spec.startsWith(".") && !spec.startsWith("node:") && !file.includes("/tests/")) {
+        bare.push(`${relative(ROOT, file)}: ${spec}`);
+      }
+    }
+  }
+  const split = [...versions].filter(([, v]) => v.size > 1).map(([p, v]) =>
+    `${p}: ${[...v].join(", ")}`
+  );
+  assert.deepEqual(split, []);
+  assert.deepEqual(bare, [], "source must run from a URL with no import map");
+  assert.ok(versions.has("zod") && versions.has("@libsql/client"));
+});
