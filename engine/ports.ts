@@ -30,6 +30,8 @@ export interface RunRecord {
   workflowId: string;
   /** The pinned compiled workflow. */
   workflowHash: string;
+  /** Whether the run's session failed an integrity check (execution tools refuse it). */
+  corrupt: boolean;
 }
 
 /** A node as stored. */
@@ -43,6 +45,12 @@ export interface NodeRecord extends NodeFacts {
   /** Which step's completion the notes describe. */
   notesStepId: string | null;
 }
+
+/** What a recap needs of a node: its kind and the notes recorded on arrival there. */
+export type AncestorNotes = Pick<
+  NodeRecord,
+  "nodeId" | "nodeKind" | "notesMarkdown" | "notesStepId"
+>;
 
 /** A recorded attempt (an ack or a checkpoint) with its exact response. */
 export interface AttemptRecord {
@@ -71,14 +79,12 @@ export interface StoreReader {
   ): Promise<AttemptRecord | null>;
   /** Direct children of a node, oldest first. */
   getChildren(runId: string, nodeId: string): Promise<NodeRecord[]>;
-  /** The node and up to `limit` of its nearest ancestors, nearest first. */
-  getAncestors(runId: string, nodeId: string, limit: number): Promise<NodeRecord[]>;
+  /** The notes of a node and up to `limit - 1` of its nearest ancestors, nearest first. */
+  getAncestorNotes(runId: string, nodeId: string, limit: number): Promise<AncestorNotes[]>;
   /** The preferred tip under a node: its most recently created descendant (itself if none). */
   getPreferredTip(runId: string, nodeId: string): Promise<NodeRecord>;
   /** A pinned compiled workflow, or `null`. */
   getSnapshot(workflowHash: string): Promise<CompiledWorkflow | null>;
-  /** Whether a session failed its integrity checks. */
-  isCorrupt(sessionId: string): Promise<boolean>;
 }
 
 /** Read and append access inside one write transaction. */

@@ -29,12 +29,15 @@ const ATTEMPT_BYTES = 6;
 const KEY_ID_BYTES = 4;
 const HEADER_BYTES = 1 + KEY_ID_BYTES;
 
-/** One signing key. */
+/**
+ * One signing key. The secret stays with the adapter that holds it: the engine only asks for
+ * HMAC-SHA-256 signatures, which lets the adapter use a fast synchronous implementation.
+ */
 export interface SigningKey {
   /** Key id, a 32-bit unsigned integer written into every token it signs. */
   id: number;
-  /** Secret bytes (32 or more). */
-  secret: Uint8Array;
+  /** HMAC-SHA-256 of `data` under this key's secret (32 bytes). */
+  sign(data: Uint8Array): Uint8Array;
 }
 
 /** The keys tokens are signed and verified with: the current one and, after a rotation, the previous. */
@@ -94,30 +97,12 @@ function fromBase64Url(text: string): Uint8Array | null {
   return out;
 }
 
-const keyCache = new WeakMap<Uint8Array, Promise<CryptoKey>>();
-
-function hmacKey(secret: Uint8Array): Promise<CryptoKey> {
-  let key = keyCache.get(secret);
-  if (!key) {
-    key = crypto.subtle.importKey(
-      "raw",
-      secret as Uint8Array<ArrayBuffer>,
-      { name: "HMAC", hash: "SHA-256" },
-      false,
-      ["sign"],
-    );
-    keyCache.set(secret, key);
-  }
-  return key;
-}
-
-async function mac(key: SigningKey, prefix: string, body: Uint8Array): Promise<Uint8Array> {
+function mac(key: SigningKey, prefix: string, body: Uint8Array): Uint8Array {
   const prefixBytes = new TextEncoder().encode(prefix);
   const data = new Uint8Array(prefixBytes.length + body.length);
   data.set(prefixBytes);
   data.set(body, prefixBytes.length);
-  const sig = await crypto.subtle.sign("HMAC", await hmacKey(key.secret), data);
-  return new Uint8Array(sig, 0, MAC_BYTES);
+  return key.sign(data).subarray(0, MAC_BYTES);
 }
 
 function bodyLength(kind: TokenKind): number {
@@ -138,7 +123,7 @@ export async function mintToken(keyring: Keyring, claims: TokenClaims): Promise<
     body.set(fromHex(claims.attemptId, ATTEMPT_BYTES), HEADER_BYTES + ID_BYTES * 2);
   }
   const prefix = PREFIX[claims.kind];
-  const signature = await mac(keyring.current, prefix, body);
+  const signature = mac(keyring.current, prefix, body);
   const all = new Uint8Array(body.length + MAC_BYTES);
   all.set(body);
   all.set(signature, body.length);
@@ -205,7 +190,7 @@ export async function verifyToken(
       "was signed by a key this waymark does not hold (another machine, or a replaced keyring)",
     );
   }
-  const expected = await mac(key, prefix, body);
+  const expected = mac(key, prefix, body);
   const given = bytes.subarray(bytes.length - MAC_BYTES);
   let diff = 0;
   for (let i = 0; i < MAC_BYTES; i++) diff |= expected[i]! ^ given[i]!;

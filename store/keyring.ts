@@ -5,7 +5,7 @@
  */
 import { chmod, link, mkdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { randomBytes } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import type { Keyring, SigningKey } from "../engine/mod.ts";
@@ -17,7 +17,11 @@ interface KeyFile {
 }
 
 function toKey(entry: { id: number; secret: string }): SigningKey {
-  return { id: entry.id, secret: new Uint8Array(Buffer.from(entry.secret, "base64url")) };
+  const secret = Buffer.from(entry.secret, "base64url");
+  return {
+    id: entry.id,
+    sign: (data) => new Uint8Array(createHmac("sha256", secret).update(data).digest()),
+  };
 }
 
 function parseKeyFile(text: string, path: string): Keyring {

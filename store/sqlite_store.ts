@@ -9,21 +9,22 @@ import { LibsqlDialect } from "npm:@libsql/kysely-libsql@0.4.1";
 import { Kysely, sql, type Transaction } from "npm:kysely@0.29.9";
 import {
   type AttemptRecord,
+  autonomySchema,
   type CompiledWorkflow,
   type DomainEvent,
   type EdgeKind,
   type NodeKind,
   type NodeRecord,
   type Preferences,
-  preferencesSchema,
+  riskPolicySchema,
   type RunRecord,
   type RunState,
-  sha256Hex,
   StorageBusyError,
   StorageCorruptionError,
   type Store,
   type StoreWriter,
 } from "../engine/mod.ts";
+import { createHash } from "node:crypto";
 import type { Database } from "./schema.ts";
 import { migrateToLatest } from "./migrations.ts";
 
@@ -81,6 +82,14 @@ interface NodeRow {
   notes_step_id: string | null;
 }
 
+const AUTONOMY = new Set<unknown>(autonomySchema.options);
+const RISK = new Set<unknown>(riskPolicySchema.options);
+
+/** SHA-256 hex, synchronously: digests are computed on every append and replay. */
+function digest(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
 function parseJson<T>(text: string, what: string, sessionId: string): T {
   try {
     return JSON.parse(text) as T;
@@ -97,12 +106,15 @@ function toNode(row: NodeRow): NodeRecord {
     `context of ${where}`,
     row.session_id,
   );
-  const preferences = preferencesSchema.safeParse(
-    parseJson<Preferences>(row.preferences, `preferences of ${where}`, row.session_id),
+  const preferences = parseJson<Preferences>(
+    row.preferences,
+    `preferences of ${where}`,
+    row.session_id,
   );
   const kinds = ["step", "checkpoint", "blocked_attempt"];
   if (
-    !preferences.success || typeof state?.pc !== "number" || !kinds.includes(row.node_kind) ||
+    !AUTONOMY.has(preferences?.autonomy) || !RISK.has(preferences?.riskPolicy) ||
+    typeof state?.pc !== "number" || !kinds.includes(row.node_kind) ||
     context === null || typeof context !== "object" || Array.isArray(context)
   ) {
     throw new StorageCorruptionError(`Stored ${where} fails its shape check`, row.session_id);
@@ -116,7 +128,7 @@ function toNode(row: NodeRow): NodeRecord {
     depth: row.depth,
     state,
     context,
-    preferences: preferences.data,
+    preferences: { autonomy: preferences.autonomy, riskPolicy: preferences.riskPolicy },
     pendingStepId: row.pending_step_id,
     edgeKind: row.edge_kind as EdgeKind | null,
     notesMarkdown: row.notes_markdown,
@@ -162,19 +174,17 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   function reader(ex: Executor): Omit<StoreWriter, "append"> {
     return {
       async getRun(runId): Promise<RunRecord | null> {
-        const row = await ex.selectFrom("runs").select([
-          "run_id",
-          "session_id",
-          "workflow_id",
-          "workflow_hash",
-        ])
-          .where("run_id", "=", runId).executeTakeFirst();
+        const row = await ex.selectFrom("runs as r")
+          .innerJoin("sessions as s", "s.session_id", "r.session_id")
+          .select(["r.run_id", "r.session_id", "r.workflow_id", "r.workflow_hash", "s.health"])
+          .where("r.run_id", "=", runId).executeTakeFirst();
         return row
           ? {
             runId: row.run_id,
             sessionId: row.session_id,
             workflowId: row.workflow_id,
             workflowHash: row.workflow_hash,
+            corrupt: row.health === "corrupt",
           }
           : null;
       },
@@ -194,7 +204,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
           .where("attempt_id", "=", attemptId).where("attempt_kind", "=", kind)
           .executeTakeFirst();
         if (!row) return null;
-        if (await sha256Hex(row.response) !== row.response_digest) {
+        if (digest(row.response) !== row.response_digest) {
           const run = await ex.selectFrom("runs").select("session_id").where("run_id", "=", runId)
             .executeTakeFirst();
           const sessionId = run?.session_id ?? null;
@@ -227,8 +237,13 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
           .orderBy("n.created_seq").execute();
         return rows.map((r) => toNode(r as NodeRow));
       },
-      async getAncestors(runId, nodeId, limit) {
-        const result = await sql<NodeRow>`
+      async getAncestorNotes(runId, nodeId, limit) {
+        const result = await sql<{
+          node_id: string;
+          node_kind: string;
+          notes_markdown: string | null;
+          step_id: string | null;
+        }>`
           WITH RECURSIVE up(node_id, parent_id, hop) AS (
             SELECT node_id, parent_id, 0 FROM nodes WHERE run_id = ${runId} AND node_id = ${nodeId}
             UNION ALL
@@ -236,13 +251,16 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
               ON p.run_id = ${runId} AND p.node_id = up.parent_id
             WHERE up.hop + 1 < ${limit}
           )
-          SELECT n.run_id, n.node_id, n.session_id, n.parent_id, n.node_kind, n.depth, n.state, n.context,
-                 n.preferences, n.pending_step_id, e.edge_kind, o.notes_markdown, o.step_id AS notes_step_id
-          FROM up JOIN nodes n ON n.run_id = ${runId} AND n.node_id = up.node_id
-          LEFT JOIN edges e ON e.run_id = n.run_id AND e.to_id = n.node_id
+          SELECT n.node_id, n.node_kind, o.notes_markdown, o.step_id
+          FROM up CROSS JOIN nodes n ON n.run_id = ${runId} AND n.node_id = up.node_id
           LEFT JOIN outputs o ON o.run_id = n.run_id AND o.node_id = n.node_id
           ORDER BY up.hop`.execute(ex);
-        return result.rows.map(toNode);
+        return result.rows.map((r) => ({
+          nodeId: r.node_id,
+          nodeKind: r.node_kind as NodeKind,
+          notesMarkdown: r.notes_markdown,
+          notesStepId: r.step_id,
+        }));
       },
       async getPreferredTip(runId, nodeId) {
         // Only rehydrates of a node that is not a tip come here; it reads that node's subtree.
@@ -275,40 +293,31 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
         snapshots.set(hash, compiled);
         return compiled;
       },
-      async isCorrupt(sessionId) {
-        const row = await ex.selectFrom("sessions").select("health").where(
-          "session_id",
-          "=",
-          sessionId,
-        )
-          .executeTakeFirst();
-        return row?.health === "corrupt";
-      },
     };
   }
 
   async function append(tx: Transaction<Database>, events: readonly DomainEvent[]): Promise<void> {
+    if (events.length === 0) return;
     const at = now();
-    for (const event of events) {
-      const { kind, sessionId } = event;
+    const rows = events.map((event) => {
       const payload = JSON.stringify(event);
-      const inserted = await tx.insertInto("events").values({
-        session_id: sessionId,
+      return {
+        session_id: event.sessionId,
         run_id: "runId" in event ? event.runId : null,
-        kind,
+        kind: event.kind,
         payload,
-        digest: await sha256Hex(`${kind}\n${payload}`),
+        digest: digest(`${event.kind}\n${payload}`),
         at,
-      }).executeTakeFirstOrThrow();
-      const seq = Number(inserted.insertId);
-      await project(tx, event, seq, at);
-    }
-    const sessionId = events[0]?.sessionId;
-    if (sessionId) {
-      await tx.updateTable("sessions")
-        .set((eb) => ({ updated_at: at, event_count: eb("event_count", "+", events.length) }))
-        .where("session_id", "=", sessionId).execute();
-    }
+      };
+    });
+    // One statement for the whole batch: inside the write lock SQLite hands out consecutive
+    // sequence numbers in row order, so each event's seq follows from the last one.
+    const inserted = await tx.insertInto("events").values(rows).executeTakeFirstOrThrow();
+    const first = Number(inserted.insertId) - events.length + 1;
+    for (const [i, event] of events.entries()) await project(tx, event, first + i, at);
+    await tx.updateTable("sessions")
+      .set((eb) => ({ updated_at: at, event_count: eb("event_count", "+", events.length) }))
+      .where("session_id", "=", events[0]!.sessionId).execute();
   }
 
   async function project(
@@ -406,7 +415,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
           outcome: event.kind === "advance_recorded" ? event.outcome : "checkpointed",
           result_node_id: event.resultNodeId,
           response: event.response,
-          response_digest: await sha256Hex(event.response),
+          response_digest: digest(event.response),
           created_seq: seq,
         }).execute();
         return;

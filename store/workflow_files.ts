@@ -1,10 +1,11 @@
 /**
  * Workflow sources on disk (user, project, extra directories) plus the bundled files, loaded
  * through the engine's pure loader and cached by file version, so a call costs a directory
- * read and a stat per file, not a parse.
+ * listing and a stat per file, not a parse.
  * @module
  */
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdirSync, statSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   type LoadedSet,
@@ -34,53 +35,77 @@ export function createWorkflowSource(
 ): WorkflowSource {
   const cache = new Map<string, { version: string; loaded: Loaded }>();
   let bundledLoaded: Promise<Loaded[]> | null = null;
+  let last: { key: string; set: LoadedSet } | null = null;
 
-  async function loadDir({ source, dir }: SourceDir): Promise<Loaded[]> {
+  // Listing and stat-ing run on every call (the drift check needs the files' current state);
+  // the synchronous calls cost microseconds where their async forms cost a scheduler hop each.
+  function listDir({ source, dir }: SourceDir): { file: string; version: string }[] | Loaded {
     let names: string[];
     try {
-      names = await readdir(dir);
+      names = readdirSync(dir);
     } catch (error) {
       const code = (error as { code?: string }).code;
       if (code === "ENOENT" || code === "ENOTDIR") return [];
-      return [{
+      return {
         ok: false,
         error: {
           file: dir,
           issues: [{ path: "", message: `cannot read directory: ${String(error)}` }],
         },
-      }];
+      };
     }
-    const files = names.filter((n) => /\.jsonc?$/.test(n) && !n.endsWith(".schema.json")).sort();
-    return Promise.all(files.map(async (name): Promise<Loaded> => {
-      const file = join(dir, name);
-      try {
-        const info = await stat(file);
-        const version = `${source}:${info.mtimeMs}:${info.size}`;
-        const hit = cache.get(file);
-        if (hit && hit.version === version) return hit.loaded;
-        const loaded = await loadWorkflowFile({ source, file, text: await readFile(file, "utf8") });
-        cache.set(file, { version, loaded });
-        return loaded;
-      } catch (error) {
-        return {
-          ok: false,
-          error: { file, issues: [{ path: "", message: `cannot read file: ${String(error)}` }] },
-        };
-      }
-    }));
+    return names.filter((n) => /\.jsonc?$/.test(n) && !n.endsWith(".schema.json")).sort().map(
+      (name) => {
+        const file = join(dir, name);
+        try {
+          const info = statSync(file);
+          return { file, version: `${source}:${info.mtimeMs}:${info.size}` };
+        } catch {
+          return { file, version: `${source}:missing` };
+        }
+      },
+    );
+  }
+
+  async function loadFile(
+    source: SourceDir["source"],
+    file: string,
+    version: string,
+  ): Promise<Loaded> {
+    const hit = cache.get(file);
+    if (hit && hit.version === version) return hit.loaded;
+    let loaded: Loaded;
+    try {
+      loaded = await loadWorkflowFile({ source, file, text: await readFile(file, "utf8") });
+    } catch (error) {
+      loaded = {
+        ok: false,
+        error: { file, issues: [{ path: "", message: `cannot read file: ${String(error)}` }] },
+      };
+    }
+    cache.set(file, { version, loaded });
+    return loaded;
   }
 
   return {
     async load(): Promise<LoadedSet> {
+      const listings = dirs.map((d) => ({ dir: d, listing: listDir(d) }));
+      const key = JSON.stringify(listings.map((l) => l.listing));
+      if (last && last.key === key) return last.set;
       bundledLoaded ??= Promise.all(bundled.map((f) => loadWorkflowFile(f)));
-      const all = [...await bundledLoaded, ...(await Promise.all(dirs.map(loadDir))).flat()];
+      const all: Loaded[] = [...await bundledLoaded];
+      for (const { dir, listing } of listings) {
+        if (!Array.isArray(listing)) all.push(listing);
+        else for (const f of listing) all.push(await loadFile(dir.source, f.file, f.version));
+      }
       const workflows: LoadedWorkflow[] = [];
       const errors: WorkflowLoadError[] = [];
       for (const item of all) {
         if (item.ok) workflows.push(item.workflow);
         else errors.push(item.error);
       }
-      return resolveCatalog(workflows, errors);
+      last = { key, set: resolveCatalog(workflows, errors) };
+      return last.set;
     },
   };
 }

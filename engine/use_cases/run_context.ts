@@ -66,7 +66,7 @@ export async function loadNode(
       { details: { token: "stateToken", runId: `run_${claims.runId}` } },
     );
   }
-  if (await store.isCorrupt(run.sessionId)) {
+  if (run.corrupt) {
     throw new StorageCorruptionError(
       `Session ses_${run.sessionId} failed an integrity check`,
       run.sessionId,

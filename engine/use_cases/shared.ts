@@ -90,7 +90,7 @@ export const RECAP_MAX_NODES = 64;
  * budget. Reads at most {@linkcode RECAP_MAX_NODES} nodes, whatever the run's length.
  */
 export async function buildRecap(store: StoreReader, node: NodeRecord): Promise<Recap> {
-  const ancestors = await store.getAncestors(node.runId, node.nodeId, RECAP_MAX_NODES);
+  const ancestors = await store.getAncestorNotes(node.runId, node.nodeId, RECAP_MAX_NODES);
   const withNotes = ancestors.filter((n) =>
     n.notesMarkdown !== null && n.nodeKind !== "blocked_attempt"
   );
