@@ -110,7 +110,7 @@ function bodyLength(kind: TokenKind): number {
 }
 
 /** Mints a token for the given claims with the current key. */
-export async function mintToken(keyring: Keyring, claims: TokenClaims): Promise<string> {
+export function mintToken(keyring: Keyring, claims: TokenClaims): string {
   const body = new Uint8Array(bodyLength(claims.kind));
   body[0] = KIND_BYTE[claims.kind];
   new DataView(body.buffer).setUint32(1, keyring.current.id);
@@ -145,11 +145,11 @@ function invalid(kind: TokenKind, reason: string, what: string): Result<never> {
 }
 
 /** Verifies a token of the expected kind and returns what it names. Never throws. */
-export async function verifyToken(
+export function verifyToken(
   keyring: Keyring,
   token: string,
   kind: TokenKind,
-): Promise<Result<TokenClaims>> {
+): Result<TokenClaims> {
   const prefix = PREFIX[kind];
   if (typeof token !== "string" || !token.startsWith(`${prefix}_`)) {
     const other = (Object.keys(PREFIX) as TokenKind[]).find((k) =>

@@ -34,7 +34,7 @@ export function checkpointWorkflow(
         { details: { path: "output" } },
       );
     }
-    const verified = await verifyPair(deps, input.stateToken, {
+    const verified = verifyPair(deps, input.stateToken, {
       token: input.checkpointToken,
       kind: "checkpoint",
     });
@@ -66,7 +66,7 @@ export function checkpointWorkflow(
         notesMarkdown: input.output.notesMarkdown ?? null,
         notesStepId: null,
       };
-      const response = await responseFor(deps, checkpoint, compiled, {
+      const response = responseFor(deps, checkpoint, compiled, {
         workflowHash: run.workflowHash,
         warnings,
       });

@@ -88,7 +88,7 @@ export function continueWorkflow(
 }
 
 async function rehydrate(deps: EngineDeps, input: ContinueInput): Promise<Result<StepResponse>> {
-  const verified = await verifyPair(deps, input.stateToken);
+  const verified = verifyPair(deps, input.stateToken);
   if (!verified.ok) return verified;
   const loaded = await loadNode(deps.store, verified.value.state);
   if (!loaded.ok) return loaded;
@@ -101,7 +101,7 @@ async function rehydrate(deps: EngineDeps, input: ContinueInput): Promise<Result
         "context, output and preferences are only recorded with an ackToken; this rehydrate wrote nothing.",
     });
   }
-  const response = await responseFor(deps, node, compiled, {
+  const response = responseFor(deps, node, compiled, {
     workflowHash: run.workflowHash,
     warnings,
   });
@@ -111,7 +111,7 @@ async function rehydrate(deps: EngineDeps, input: ContinueInput): Promise<Result
     const tipComplete = isComplete(compiled, tip.state);
     response.tip = {
       nodeId: tip.nodeId,
-      ...(await tokensFor(deps, tip, tipComplete)),
+      ...(tokensFor(deps, tip, tipComplete)),
       pendingStepId: tip.pendingStepId,
       isComplete: tipComplete,
     };
@@ -128,7 +128,7 @@ function replay(recorded: { response: string }): Result<StepResponse> {
 }
 
 async function advance(deps: EngineDeps, input: ContinueInput): Promise<Result<StepResponse>> {
-  const verified = await verifyPair(deps, input.stateToken, {
+  const verified = verifyPair(deps, input.stateToken, {
     token: input.ackToken as string,
     kind: "ack",
   });
@@ -190,7 +190,7 @@ async function recordAdvance(
     notesMarkdown: input.output?.notesMarkdown ?? null,
     notesStepId: node.pendingStepId,
   };
-  const response = await responseFor(deps, child, compiled, {
+  const response = responseFor(deps, child, compiled, {
     workflowHash: args.run.workflowHash,
     warnings: args.warnings,
   });

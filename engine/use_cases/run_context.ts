@@ -22,15 +22,15 @@ export interface NodeContext {
  * Verifies a state token and, when given, an attempt token of `attemptKind`, and checks that the
  * attempt token belongs to the same run and node.
  */
-export async function verifyPair(
+export function verifyPair(
   deps: Pick<EngineDeps, "keyring">,
   stateToken: string,
   attempt?: { token: string; kind: Exclude<TokenKind, "state"> },
-): Promise<Result<{ state: TokenClaims; attempt?: TokenClaims }>> {
-  const state = await verifyToken(deps.keyring, stateToken, "state");
+): Result<{ state: TokenClaims; attempt?: TokenClaims }> {
+  const state = verifyToken(deps.keyring, stateToken, "state");
   if (!state.ok) return state;
   if (!attempt) return ok({ state: state.value });
-  const claims = await verifyToken(deps.keyring, attempt.token, attempt.kind);
+  const claims = verifyToken(deps.keyring, attempt.token, attempt.kind);
   if (!claims.ok) return claims;
   const field = TOKEN_FIELD[attempt.kind];
   if (claims.value.runId !== state.value.runId) {

@@ -33,21 +33,21 @@ export function runLabel(runId: string): string {
 }
 
 /** Fresh tokens for a node: a state token and new ack/checkpoint attempts. */
-export async function tokensFor(
+export function tokensFor(
   deps: Pick<EngineDeps, "keyring" | "random">,
   node: Pick<NodeRecord, "runId" | "nodeId">,
   complete: boolean,
-): Promise<{ stateToken: string; ackToken?: string; checkpointToken: string }> {
+): { stateToken: string; ackToken?: string; checkpointToken: string } {
   const { keyring } = deps;
   const base = { runId: node.runId, nodeId: node.nodeId };
-  const stateToken = await mintToken(keyring, { kind: "state", ...base });
-  const checkpointToken = await mintToken(keyring, {
+  const stateToken = mintToken(keyring, { kind: "state", ...base });
+  const checkpointToken = mintToken(keyring, {
     kind: "checkpoint",
     ...base,
     attemptId: randomHex(deps, 6),
   });
   if (complete) return { stateToken, checkpointToken };
-  const ackToken = await mintToken(keyring, {
+  const ackToken = mintToken(keyring, {
     kind: "ack",
     ...base,
     attemptId: randomHex(deps, 6),
@@ -56,14 +56,14 @@ export async function tokensFor(
 }
 
 /** Builds the response for a node: fresh tokens, the pending step, session facts. */
-export async function responseFor(
+export function responseFor(
   deps: Pick<EngineDeps, "keyring" | "random">,
   node: Pick<NodeRecord, "runId" | "nodeId" | "sessionId" | "state" | "context" | "preferences">,
   compiled: CompiledWorkflow,
   extra: { workflowHash: string; warnings: Warning[] },
-): Promise<StepResponse> {
+): StepResponse {
   const complete = isComplete(compiled, node.state);
-  const tokens = await tokensFor(deps, node, complete);
+  const tokens = tokensFor(deps, node, complete);
   return {
     kind: "ok",
     ...tokens,

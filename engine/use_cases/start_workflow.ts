@@ -68,7 +68,7 @@ export function startWorkflow(
       ...workflow.warnings,
       ...recommendationWarnings(preferences, compiled.recommendedPreferences),
     ];
-    const response = await responseFor(deps, root, compiled, { workflowHash: hash, warnings });
+    const response = responseFor(deps, root, compiled, { workflowHash: hash, warnings });
     if (compiled.metaGuidance.length > 0) response.metaGuidance = compiled.metaGuidance;
     await deps.store.write(async (tx) => {
       const known = await tx.getSnapshot(hash);
