@@ -62,6 +62,10 @@ export interface AttemptRecord {
   outcome: "advanced" | "blocked" | "checkpointed";
   /** The exact response, as first returned. */
   response: string;
+  /** The attempt's session. */
+  sessionId: string;
+  /** Whether that session failed an integrity check (execution tools refuse it, replays too). */
+  corrupt: boolean;
 }
 
 /** Read access to the store. */

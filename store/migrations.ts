@@ -1,10 +1,17 @@
 /**
- * Migrations as plain code, applied in order by Kysely's migrator. Never edit a shipped
- * migration; add the next one.
+ * Migrations as plain code, applied in order inside one write transaction. Never edit a
+ * shipped migration; add the next one.
  * @module
  */
-import { type Kysely, sql } from "npm:kysely@0.29.9";
-import { type Migration, Migrator } from "npm:kysely@0.29.9/migration";
+import type { Client } from "npm:@libsql/client@0.18.0";
+import { LibsqlDialect } from "npm:@libsql/kysely-libsql@0.4.1";
+import { Kysely } from "npm:kysely@0.29.9";
+
+/** One migration: a function that brings the schema one step forward. */
+export interface Migration {
+  /** Applies the migration; runs inside the migrating transaction. */
+  up(db: Kysely<unknown>): Promise<void>;
+}
 
 const initial: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
@@ -95,22 +102,6 @@ const initial: Migration = {
       .addPrimaryKeyConstraint("outputs_pk", ["run_id", "node_id"])
       .execute();
   },
-  async down(db: Kysely<unknown>): Promise<void> {
-    for (
-      const table of [
-        "outputs",
-        "attempts",
-        "edges",
-        "nodes",
-        "workflow_snapshots",
-        "runs",
-        "sessions",
-        "events",
-      ]
-    ) {
-      await sql`DROP TABLE IF EXISTS ${sql.table(table)}`.execute(db);
-    }
-  },
 };
 
 /** Every migration, by name; names sort in application order. */
@@ -118,19 +109,40 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0001_initial": initial,
 };
 
-/** Brings a database to the latest schema; throws with the failing migration's error. */
-export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: () => Promise.resolve(MIGRATIONS) },
-  });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) {
-    const failed = results?.find((r) => r.status === "Error")?.migrationName ?? "unknown";
-    throw new Error(
-      `database migration ${failed} failed: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
+/**
+ * Brings a database to the latest schema. Everything happens in one `BEGIN IMMEDIATE`
+ * transaction: processes starting together on a new database queue on the write lock, the
+ * second finds the work done, and a process killed half-way leaves nothing behind (SQLite
+ * rolls back DDL with the rest).
+ */
+export async function migrateToLatest(client: Client): Promise<void> {
+  const tx = await client.transaction("write");
+  try {
+    await tx.execute(
+      "CREATE TABLE IF NOT EXISTS waymark_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)",
     );
+    const applied = new Set(
+      (await tx.execute("SELECT name FROM waymark_migrations")).rows.map((r) => r.name),
+    );
+    const db = new Kysely<unknown>({ dialect: new LibsqlDialect({ client: tx as never }) });
+    for (const name of Object.keys(MIGRATIONS).sort()) {
+      if (applied.has(name)) continue;
+      try {
+        await MIGRATIONS[name]!.up(db);
+      } catch (error) {
+        throw new Error(
+          `database migration ${name} failed: ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+        );
+      }
+      await tx.execute({
+        sql: "INSERT INTO waymark_migrations (name, applied_at) VALUES (?, ?)",
+        args: [name, new Date().toISOString()],
+      });
+    }
+    await tx.commit();
+  } finally {
+    tx.close();
   }
 }

@@ -142,19 +142,36 @@ function isBusy(error: unknown): boolean {
   return /SQLITE_BUSY|database is locked/i.test(text);
 }
 
+/**
+ * Runs `fn`, retrying while the database is locked by another process, for up to `timeoutMs`.
+ * Setting WAL mode on a new file can report "locked" at once instead of waiting.
+ */
+async function withBusyRetry(timeoutMs: number, fn: () => Promise<void>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let wait = 10;; wait = Math.min(wait * 2, 200)) {
+    try {
+      return await fn();
+    } catch (error) {
+      if (!isBusy(error) || Date.now() + wait > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}
+
 /** Opens (creating and migrating if needed) a libSQL database as a waymark store. */
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<SqliteStore> {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
   const client = createClient(
     { url, timeout: busyTimeoutMs } as Parameters<typeof createClient>[0],
   );
-  const local = url.startsWith("file:") || url === ":memory:";
-  if (local && url !== ":memory:") {
-    await client.execute("PRAGMA journal_mode = WAL");
-    await client.execute("PRAGMA synchronous = NORMAL");
-  }
+  await withBusyRetry(busyTimeoutMs, async () => {
+    if (url.startsWith("file:")) {
+      await client.execute("PRAGMA journal_mode = WAL");
+      await client.execute("PRAGMA synchronous = NORMAL");
+    }
+    await migrateToLatest(client);
+  });
   const db = new Kysely<Database>({ dialect: new LibsqlDialect({ client: client as never }) });
-  await migrateToLatest(db as unknown as Kysely<unknown>);
   const now = options.now ?? (() => new Date().toISOString());
   const snapshots = new Map<string, CompiledWorkflow>();
 
@@ -198,27 +215,31 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
         return row ? toNode(row as NodeRow) : null;
       },
       async getAttempt(runId, nodeId, attemptId, kind): Promise<AttemptRecord | null> {
-        const row = await ex.selectFrom("attempts")
-          .select(["node_id", "attempt_id", "outcome", "response", "response_digest"])
-          .where("run_id", "=", runId).where("node_id", "=", nodeId)
-          .where("attempt_id", "=", attemptId).where("attempt_kind", "=", kind)
+        const row = await ex.selectFrom("attempts as a")
+          .innerJoin("runs as r", "r.run_id", "a.run_id")
+          .innerJoin("sessions as s", "s.session_id", "r.session_id")
+          .select([
+            "a.node_id",
+            "a.attempt_id",
+            "a.outcome",
+            "a.response",
+            "a.response_digest",
+            "s.session_id",
+            "s.health",
+          ])
+          .where("a.run_id", "=", runId).where("a.node_id", "=", nodeId)
+          .where("a.attempt_id", "=", attemptId).where("a.attempt_kind", "=", kind)
           .executeTakeFirst();
         if (!row) return null;
         if (digest(row.response) !== row.response_digest) {
-          const run = await ex.selectFrom("runs").select("session_id").where("run_id", "=", runId)
-            .executeTakeFirst();
-          const sessionId = run?.session_id ?? null;
-          if (sessionId) {
-            await db.updateTable("sessions").set({ health: "corrupt" }).where(
-              "session_id",
-              "=",
-              sessionId,
-            ).execute()
-              .catch(() => {});
+          // Outside a transaction, record the finding; inside one it would roll back with the error.
+          if (ex === db) {
+            await db.updateTable("sessions").set({ health: "corrupt" })
+              .where("session_id", "=", row.session_id).execute().catch(() => {});
           }
           throw new StorageCorruptionError(
             `The recorded response of attempt ${attemptId} on node ${nodeId} fails its digest check`,
-            sessionId,
+            row.session_id,
           );
         }
         return {
@@ -226,6 +247,8 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
           attemptId: row.attempt_id,
           outcome: row.outcome as AttemptRecord["outcome"],
           response: row.response,
+          sessionId: row.session_id,
+          corrupt: row.health === "corrupt",
         };
       },
       async getChildren(runId, nodeId) {

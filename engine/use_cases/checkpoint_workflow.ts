@@ -9,7 +9,7 @@ import { fail, ok, type Result } from "../result.ts";
 import type { StepResponse } from "../responses.ts";
 import { checkpointChain, type StepOutput } from "./continue_workflow.ts";
 import { loadNode, verifyPair } from "./run_context.ts";
-import { deriveNodeId, driftWarnings, guard, responseFor } from "./shared.ts";
+import { deriveNodeId, driftWarnings, guard, replayRecorded, responseFor } from "./shared.ts";
 
 /** Input of {@linkcode checkpointWorkflow}. */
 export interface CheckpointInput {
@@ -47,14 +47,14 @@ export function checkpointWorkflow(
       attemptId,
       "checkpoint",
     );
-    if (recorded) return ok(JSON.parse(recorded.response) as StepResponse);
+    if (recorded) return replayRecorded(recorded);
     const loaded = await loadNode(deps.store, verified.value.state);
     if (!loaded.ok) return loaded;
     const { node, run, compiled } = loaded.value;
     const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
     return deps.store.write(async (tx) => {
       const raced = await tx.getAttempt(claims.runId, claims.nodeId, attemptId, "checkpoint");
-      if (raced) return ok(JSON.parse(raced.response) as StepResponse);
+      if (raced) return replayRecorded(raced);
       const { end: anchor } = await checkpointChain(tx, node);
       const checkpoint: NodeRecord = {
         ...node,

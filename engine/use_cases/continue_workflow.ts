@@ -16,6 +16,7 @@ import {
   deriveNodeId,
   driftWarnings,
   guard,
+  replayRecorded,
   responseFor,
   tokensFor,
 } from "./shared.ts";
@@ -123,10 +124,6 @@ async function rehydrate(deps: EngineDeps, input: ContinueInput): Promise<Result
   return ok(response);
 }
 
-function replay(recorded: { response: string }): Result<StepResponse> {
-  return ok(JSON.parse(recorded.response) as StepResponse);
-}
-
 async function advance(deps: EngineDeps, input: ContinueInput): Promise<Result<StepResponse>> {
   const verified = verifyPair(deps, input.stateToken, {
     token: input.ackToken as string,
@@ -135,7 +132,7 @@ async function advance(deps: EngineDeps, input: ContinueInput): Promise<Result<S
   if (!verified.ok) return verified;
   const ack = verified.value.attempt!;
   const recorded = await deps.store.getAttempt(ack.runId, ack.nodeId, ack.attemptId!, "ack");
-  if (recorded) return replay(recorded);
+  if (recorded) return replayRecorded(recorded);
   const loaded = await loadNode(deps.store, verified.value.state);
   if (!loaded.ok) return loaded;
   // Nodes are immutable, so the node read above is still right inside the transaction; only
@@ -151,7 +148,7 @@ async function advance(deps: EngineDeps, input: ContinueInput): Promise<Result<S
   const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
   return deps.store.write(async (tx) => {
     const raced = await tx.getAttempt(ack.runId, ack.nodeId, ack.attemptId!, "ack");
-    if (raced) return replay(raced);
+    if (raced) return replayRecorded(raced);
     return ok(
       await recordAdvance(deps, tx, { node, input, ack: ack.attemptId!, run, compiled, warnings }),
     );

@@ -4,8 +4,8 @@
  * @module
  */
 import { sha256Hex, toHex } from "../hash.ts";
-import type { EngineDeps, NodeRecord, StoreReader } from "../ports.ts";
-import { fail, type Result, StorageBusyError, StorageCorruptionError } from "../result.ts";
+import type { AttemptRecord, EngineDeps, NodeRecord, StoreReader } from "../ports.ts";
+import { fail, ok, type Result, StorageBusyError, StorageCorruptionError } from "../result.ts";
 import type { Recap, StepResponse } from "../responses.ts";
 import { mintToken } from "../tokens.ts";
 import type { CompiledWorkflow } from "../workflow/compile.ts";
@@ -78,6 +78,20 @@ export function responseFor(
     preferences: node.preferences,
     warnings: extra.warnings,
   };
+}
+
+/**
+ * The recorded response of an attempt, returned as is (never recomputed). A session that failed
+ * an integrity check is refused even for replays: execution tools do not serve it.
+ */
+export function replayRecorded(recorded: AttemptRecord): Result<StepResponse> {
+  if (recorded.corrupt) {
+    throw new StorageCorruptionError(
+      `Session ${sessionLabel(recorded.sessionId)} failed an integrity check`,
+      recorded.sessionId,
+    );
+  }
+  return ok(JSON.parse(recorded.response) as StepResponse);
 }
 
 /** Recap budget in bytes of notes. */

@@ -1,0 +1,408 @@
+/**
+ * Corrupt rows: a recorded response that no longer matches its digest, or a node whose stored
+ * JSON is broken, must surface as `STORAGE_CORRUPTION_DETECTED` (never a crash or an
+ * `INTERNAL_ERROR`), mark the session corrupt so execution tools refuse it, leave other
+ * sessions working, and change nothing else (SPEC §4 errors are data, §6 health).
+ * @module
+ */
+import assert from "node:assert/strict";
+import { createClient } from "@libsql/client";
+import { openWaymark, type Result, type StepResponse, type Waymark } from "../../mod.ts";
+import { connect, tempHome } from "../helpers/server.ts";
+
+const CORRUPTION = "STORAGE_CORRUPTION_DETECTED";
+const TABLES = [
+  "events",
+  "sessions",
+  "runs",
+  "workflow_snapshots",
+  "nodes",
+  "edges",
+  "attempts",
+  "outputs",
+];
+
+function open(home: string): Promise<Waymark> {
+  return openWaymark({ home, dbUrl: `file:${home}/waymark.db`, workspace: home });
+}
+
+function value(result: Result<StepResponse>, what: string): StepResponse {
+  if (!result.ok) throw new Error(`${what} failed: ${result.error.code}: ${result.error.message}`);
+  return result.value;
+}
+
+/** Asserts a structured corruption error that tells the agent how to recover. */
+function assertCorruption(result: Result<StepResponse>, what: string): void {
+  assert.equal(result.ok, false, `${what}: expected ${CORRUPTION}, got a success`);
+  if (result.ok) return;
+  assert.equal(
+    result.error.code,
+    CORRUPTION,
+    `${what}: ${result.error.code}: ${result.error.message}`,
+  );
+  assert.match(
+    result.error.message,
+    /start a new run|recover|restore|import/i,
+    `${what}: message gives no way out`,
+  );
+  assert.doesNotMatch(result.error.message, /\n\s+at /, `${what}: a stack trace leaked`);
+  assert.equal(
+    result.error.retry.kind,
+    "not_retryable",
+    `${what}: a corrupt row is not fixed by retrying`,
+  );
+}
+
+/** Advances `steps` times from a response, each with notes. */
+async function advance(wm: Waymark, from: StepResponse, steps: number): Promise<StepResponse[]> {
+  const out: StepResponse[] = [];
+  let at = from;
+  for (let i = 0; i < steps; i++) {
+    at = value(
+      await wm.continue({
+        stateToken: at.stateToken,
+        ackToken: at.ackToken,
+        output: { notesMarkdown: `done ${at.pending?.stepId}` },
+      }),
+      `advance ${i}`,
+    );
+    out.push(at);
+  }
+  return out;
+}
+
+/** Every row of every table, in a stable order. */
+async function dump(dbFile: string): Promise<Record<string, unknown[]>> {
+  const db = createClient({ url: `file:${dbFile}` });
+  try {
+    const out: Record<string, unknown[]> = {};
+    for (const table of TABLES) {
+      const result = await db.execute(`SELECT * FROM ${table}`);
+      out[table] = result.rows
+        .map((row) => JSON.stringify(Object.fromEntries(result.columns.map((c) => [c, row[c]]))))
+        .sort();
+    }
+    return out;
+  } finally {
+    db.close();
+  }
+}
+
+/** Runs one statement on the file with a fresh connection; returns the rows changed. */
+async function exec(dbFile: string, sql: string, args: (string | number)[] = []): Promise<number> {
+  const db = createClient({ url: `file:${dbFile}` });
+  try {
+    return (await db.execute({ sql, args })).rowsAffected;
+  } finally {
+    db.close();
+  }
+}
+
+async function query(
+  dbFile: string,
+  sql: string,
+  args: (string | number)[] = [],
+): Promise<Record<string, unknown>[]> {
+  const db = createClient({ url: `file:${dbFile}` });
+  try {
+    const result = await db.execute({ sql, args });
+    return result.rows.map((row) => Object.fromEntries(result.columns.map((c) => [c, row[c]])));
+  } finally {
+    db.close();
+  }
+}
+
+const hex = (label: string) => label.replace(/^[a-z]+_/, "");
+
+Deno.test("a recorded response that fails its digest is refused, marks only its session corrupt and changes nothing else", async () => {
+  const { home, dbFile, cleanup } = await tempHome();
+  let wm: Waymark | null = null;
+  try {
+    wm = await open(home);
+    const s1 = value(await wm.start({ workflowId: "wr.bug_investigation" }), "start s1");
+    const [a1, a2, a3] = await advance(wm, s1, 3);
+    const s2 = value(await wm.start({ workflowId: "wr.code_review" }), "start s2");
+    const [b1] = await advance(wm, s2, 1);
+    // Rehydrating a non-tip node hands out a fresh ack to fork with (and writes nothing).
+    const forkable = value(await wm.continue({ stateToken: a2.stateToken }), "rehydrate a2");
+    assert.ok(forkable.ackToken && forkable.ackToken !== a2.ackToken);
+    await wm.close();
+    wm = null;
+
+    // Corrupt the recorded answer of the ack that turned a1 into a2.
+    const changed = await exec(
+      dbFile,
+      `UPDATE attempts SET response = replace(response, '"isComplete":false', '"isComplete":true')
+       WHERE run_id = ? AND node_id = ? AND attempt_kind = 'ack'`,
+      [hex(a1.session.runId), a1.session.nodeId],
+    );
+    assert.equal(changed, 1, "the corrupting UPDATE hit no row");
+    const before = await dump(dbFile);
+    const health = () =>
+      query(dbFile, "SELECT session_id, health FROM sessions ORDER BY session_id");
+    assert.deepEqual((await health()).map((r) => r.health), ["healthy", "healthy"]);
+
+    wm = await open(home);
+    // Replaying that ack: detected, not replayed, not recomputed.
+    const replay = await wm.continue({
+      stateToken: a1.stateToken,
+      ackToken: a1.ackToken,
+      output: { notesMarkdown: `done ${a1.pending?.stepId}` },
+    });
+    assertCorruption(replay, "replay of the corrupt attempt");
+    if (!replay.ok) assert.equal(replay.error.details?.sessionId, s1.session.sessionId);
+
+    // The session is now marked corrupt, the other one is not.
+    const marked = await health();
+    assert.deepEqual(
+      Object.fromEntries(marked.map((r) => [`ses_${r.session_id}`, r.health])),
+      { [s1.session.sessionId]: "corrupt", [s2.session.sessionId]: "healthy" },
+    );
+
+    // Execution in the corrupt session is refused with the same code.
+    assertCorruption(
+      await wm.continue({
+        stateToken: a3.stateToken,
+        ackToken: a3.ackToken,
+        output: { notesMarkdown: "more" },
+      }),
+      "advance from the tip of the corrupt session",
+    );
+    assertCorruption(
+      await wm.continue({ stateToken: forkable.stateToken, ackToken: forkable.ackToken }),
+      "fork from an older node of the corrupt session",
+    );
+    assertCorruption(
+      await wm.continue({ stateToken: a3.stateToken }),
+      "rehydrate in the corrupt session",
+    );
+    assertCorruption(
+      await wm.checkpoint({
+        stateToken: a3.stateToken,
+        checkpointToken: a3.checkpointToken,
+        output: { notesMarkdown: "a note" },
+      }),
+      "checkpoint in the corrupt session",
+    );
+    // A second try of the corrupt replay answers the same way (no crash, no half-repair).
+    assertCorruption(
+      await wm.continue({ stateToken: a1.stateToken, ackToken: a1.ackToken }),
+      "second replay of the corrupt attempt",
+    );
+    await wm.close();
+    wm = null;
+
+    // Nothing else changed: the refused calls wrote nothing, only the health flag moved.
+    const after = await dump(dbFile);
+    const expected = structuredClone(before);
+    expected.sessions = expected.sessions.map((row) => {
+      const r = JSON.parse(row as string);
+      return `ses_${r.session_id}` === s1.session.sessionId
+        ? JSON.stringify({ ...r, health: "corrupt" })
+        : row;
+    }).sort();
+    assert.deepEqual(after, expected);
+
+    // The other session still works, and a new run (the recovery the message suggests) too.
+    wm = await open(home);
+    const [b2] = await advance(wm, b1, 1);
+    assert.equal(b2.isComplete, false);
+    assert.equal(b2.session.sessionId, s2.session.sessionId);
+    const again = value(
+      await wm.continue({
+        stateToken: b1.stateToken,
+        ackToken: b1.ackToken,
+        output: { notesMarkdown: `done ${b1.pending?.stepId}` },
+      }),
+      "replay in healthy session",
+    );
+    assert.equal(JSON.stringify(again), JSON.stringify(b2));
+    const fresh = value(await wm.start({ workflowId: "wr.bug_investigation" }), "new run");
+    await advance(wm, fresh, 1);
+  } finally {
+    await wm?.close();
+    await cleanup();
+  }
+});
+
+Deno.test("a replay of an intact attempt in a session marked corrupt is refused too", async () => {
+  // SPEC §6: execution tools refuse a corrupt session; continue_workflow is one, replay or not.
+  const { home, dbFile, cleanup } = await tempHome();
+  let wm: Waymark | null = null;
+  try {
+    wm = await open(home);
+    const s1 = value(await wm.start({ workflowId: "wr.bug_investigation" }), "start");
+    const [a1] = await advance(wm, s1, 2);
+    await wm.close();
+    wm = null;
+    assert.equal(
+      await exec(dbFile, "UPDATE attempts SET response = response || ' ' WHERE node_id = ?", [
+        a1.session.nodeId,
+      ]),
+      1,
+    );
+    wm = await open(home);
+    assertCorruption(
+      await wm.continue({ stateToken: a1.stateToken, ackToken: a1.ackToken }),
+      "corrupt replay",
+    );
+    // The first ack (s1 → a1) is intact, but its session is corrupt now.
+    assertCorruption(
+      await wm.continue({
+        stateToken: s1.stateToken,
+        ackToken: s1.ackToken,
+        output: { notesMarkdown: `done ${s1.pending?.stepId}` },
+      }),
+      "replay of an intact attempt in a corrupt session",
+    );
+  } finally {
+    await wm?.close();
+    await cleanup();
+  }
+});
+
+Deno.test("a node whose stored JSON (context, state, preferences) is broken answers STORAGE_CORRUPTION_DETECTED, not a crash", async () => {
+  const { home, dbFile, cleanup } = await tempHome();
+  let wm: Waymark | null = null;
+  try {
+    wm = await open(home);
+    const cases: [column: "context" | "state" | "preferences", value: string][] = [
+      ["context", "{not json"],
+      ["context", "[1,2,3]"],
+      ["context", "null"],
+      ["context", "42"],
+      ["state", "{"],
+      ["preferences", '{"autonomy":"bogus"}'],
+    ];
+    const runs: { tip: StepResponse; parent: StepResponse }[] = [];
+    for (const _ of cases) {
+      const started = value(await wm.start({ workflowId: "wr.bug_investigation" }), "start");
+      const [a1, a2] = await advance(wm, started, 2);
+      runs.push({ parent: a1, tip: a2 });
+    }
+    const healthy = value(await wm.start({ workflowId: "wr.code_review" }), "start healthy");
+    await wm.close();
+    wm = null;
+
+    for (const [i, [column, broken]] of cases.entries()) {
+      const { tip } = runs[i];
+      assert.equal(
+        await exec(dbFile, `UPDATE nodes SET ${column} = ? WHERE run_id = ? AND node_id = ?`, [
+          broken,
+          hex(tip.session.runId),
+          tip.session.nodeId,
+        ]),
+        1,
+      );
+    }
+    const before = await dump(dbFile);
+
+    wm = await open(home);
+    for (const [i, [column, broken]] of cases.entries()) {
+      const { tip, parent } = runs[i];
+      const what = `${column} ${JSON.stringify(broken)}`;
+      assertCorruption(await wm.continue({ stateToken: tip.stateToken }), `${what}: rehydrate`);
+      assertCorruption(
+        await wm.continue({
+          stateToken: tip.stateToken,
+          ackToken: tip.ackToken,
+          output: { notesMarkdown: "x" },
+        }),
+        `${what}: advance`,
+      );
+      assertCorruption(
+        await wm.checkpoint({
+          stateToken: tip.stateToken,
+          checkpointToken: tip.checkpointToken,
+          output: { notesMarkdown: "x" },
+        }),
+        `${what}: checkpoint`,
+      );
+      // The parent is intact, but rehydrating it reads its (corrupt) child.
+      assertCorruption(
+        await wm.continue({ stateToken: parent.stateToken }),
+        `${what}: rehydrate the parent`,
+      );
+    }
+    // Another session is unaffected.
+    const [h1] = await advance(wm, healthy, 1);
+    assert.equal(h1.isComplete, false);
+    await wm.close();
+    wm = null;
+
+    // The refused calls wrote nothing (only the healthy session moved on).
+    const after = await dump(dbFile);
+    const healthySession = hex(healthy.session.sessionId);
+    const others = (d: Record<string, unknown[]>) =>
+      Object.fromEntries(
+        Object.entries(d).map(([t, rows]) => [
+          t,
+          rows.filter((r) =>
+            !(r as string).includes(healthySession) &&
+            !(r as string).includes(hex(healthy.session.runId))
+          ),
+        ]),
+      );
+    assert.deepEqual(others(after), others(before));
+  } finally {
+    await wm?.close();
+    await cleanup();
+  }
+});
+
+Deno.test("over MCP stdio, a corrupt replay is an isError result with STORAGE_CORRUPTION_DETECTED", async () => {
+  const { home, dbFile, cleanup } = await tempHome();
+  let wm: Waymark | null = null;
+  try {
+    wm = await open(home);
+    const s1 = value(await wm.start({ workflowId: "wr.bug_investigation" }), "start");
+    const [a1, a2] = await advance(wm, s1, 2);
+    await wm.close();
+    wm = null;
+    assert.equal(
+      await exec(
+        dbFile,
+        "UPDATE attempts SET response = replace(response, 'ack1', 'ack2') WHERE node_id = ?",
+        [
+          a1.session.nodeId,
+        ],
+      ),
+      1,
+    );
+    const client = await connect(home);
+    try {
+      const replay = await client.call("continue_workflow", {
+        stateToken: a1.stateToken,
+        ackToken: a1.ackToken,
+        output: { notesMarkdown: `done ${a1.pending?.stepId}` },
+      });
+      assert.equal(
+        replay.isError,
+        true,
+        `expected an error, got ${replay.content[0]?.text?.slice(0, 200)}`,
+      );
+      const error = (replay.structuredContent as {
+        error: { code: string; message: string; retry: { kind: string } };
+      })
+        .error;
+      assert.equal(error.code, CORRUPTION);
+      assert.match(error.message, /start a new run|recover|restore|import/i);
+      assert.match(replay.content[0].text, new RegExp(CORRUPTION));
+      assert.doesNotMatch(replay.content[0].text, /\n\s+at /);
+      const next = await client.call("continue_workflow", {
+        stateToken: a2.stateToken,
+        ackToken: a2.ackToken,
+      });
+      assert.equal(next.isError, true);
+      assert.equal((next.structuredContent as { error: { code: string } }).error.code, CORRUPTION);
+      // Read-only tools still work.
+      const list = await client.call("list_workflows", {});
+      assert.notEqual(list.isError, true);
+    } finally {
+      await client.close();
+    }
+  } finally {
+    await wm?.close();
+    await cleanup();
+  }
+});

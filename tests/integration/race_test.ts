@@ -1,0 +1,256 @@
+/**
+ * Two server processes on one database file race the same `(stateToken, ackToken)`: exactly
+ * one advance is recorded and both clients get byte-identical answers (SPEC §4 "Two processes
+ * racing the same ack produce exactly one advance", §6 "coordinate through SQLite
+ * transactions").
+ * @module
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { createClient } from "@libsql/client";
+import type { StepResponse } from "../../mod.ts";
+import {
+  type CallResult,
+  connect,
+  ok,
+  ROOT,
+  serverArgs,
+  tempHome,
+  type TestClient,
+} from "../helpers/server.ts";
+
+const WORKFLOW_ID = "project.race_long";
+const STEPS = 30;
+const ROUNDS = 20;
+
+/** Writes a project workflow of `STEPS` plain steps into `<workspace>/.waymark/workflows`. */
+async function writeLongWorkflow(workspace: string): Promise<void> {
+  const dir = join(workspace, ".waymark", "workflows");
+  await Deno.mkdir(dir, { recursive: true });
+  const steps = Array.from({ length: STEPS }, (_, i) => ({
+    id: `s${String(i + 1).padStart(2, "0")}`,
+    title: `Step ${i + 1}`,
+    prompt: `Do step ${i + 1} of the race workflow.`,
+  }));
+  await Deno.writeTextFile(
+    join(dir, "race_long.json"),
+    JSON.stringify({
+      id: WORKFLOW_ID,
+      name: "Race (long)",
+      description: "A long plain workflow for durability tests.",
+      version: "1.0.0",
+      steps,
+    }),
+  );
+}
+
+/** Strips the `run_`/`ses_` label prefixes the agent-facing ids carry. */
+function hex(label: string): string {
+  return label.replace(/^[a-z]+_/, "");
+}
+
+function same(a: CallResult, b: CallResult, what: string): void {
+  assert.equal(
+    a.isError ?? false,
+    false,
+    `${what}: first client got an error: ${a.content[0]?.text}`,
+  );
+  assert.equal(
+    b.isError ?? false,
+    false,
+    `${what}: second client got an error: ${b.content[0]?.text}`,
+  );
+  assert.equal(
+    JSON.stringify(a.structuredContent),
+    JSON.stringify(b.structuredContent),
+    `${what}: the two processes answered differently`,
+  );
+  assert.deepEqual(a.content, b.content, `${what}: text content differs`);
+}
+
+Deno.test("two processes racing the same ack record exactly one advance and answer identically", async () => {
+  const { home, dbFile, cleanup } = await tempHome();
+  const workspace = await Deno.makeTempDir({ prefix: "waymark-race-ws-" });
+  const clients: TestClient[] = [];
+  const db = createClient({ url: `file:${dbFile}` });
+  try {
+    await writeLongWorkflow(workspace);
+    const options = { extraArgs: ["--workspace", workspace] };
+    // One after the other: starting together on a fresh database is its own test below.
+    const a = await connect(home, options);
+    clients.push(a);
+    const b = await connect(home, options);
+    clients.push(b);
+
+    const started = ok(await a.call("start_workflow", { workflowId: WORKFLOW_ID }));
+    assert.equal(started.pending.stepId, "s01");
+    const runId = hex(started.session.runId);
+    let stateToken: string = started.stateToken;
+    let expectedStep = 1;
+
+    for (let round = 0; round < ROUNDS; round++) {
+      // A fresh ack for the current tip, from alternating processes; rehydrate writes nothing.
+      const eventsBefore = Number((await db.execute("SELECT count(*) AS n FROM events")).rows[0].n);
+      const fresh = ok(await (round % 2 === 0 ? a : b).call("continue_workflow", { stateToken }));
+      const eventsAfter = Number((await db.execute("SELECT count(*) AS n FROM events")).rows[0].n);
+      assert.equal(eventsAfter, eventsBefore, `round ${round}: rehydrate wrote events`);
+      assert.equal(fresh.pending.stepId, `s${String(expectedStep).padStart(2, "0")}`);
+      const nodeId: string = fresh.session.nodeId;
+      const args = {
+        stateToken: fresh.stateToken,
+        ackToken: fresh.ackToken,
+        context: { round },
+        output: { notesMarkdown: `round ${round} done` },
+      };
+      // Alternate who sends first so neither process always wins.
+      const [first, second] = round % 2 === 0 ? [a, b] : [b, a];
+      const [r1, r2] = await Promise.all([
+        first.call("continue_workflow", args),
+        second.call("continue_workflow", args),
+      ]);
+      same(r1, r2, `round ${round}`);
+      const advanced = r1.structuredContent as unknown as StepResponse;
+      assert.equal(advanced.forked, undefined, `round ${round}: the race produced a fork`);
+      expectedStep++;
+      assert.equal(advanced.pending?.stepId, `s${String(expectedStep).padStart(2, "0")}`);
+
+      // Exactly one attempt and exactly one child for the raced ack.
+      const attempts = await db.execute({
+        sql:
+          "SELECT result_node_id, response FROM attempts WHERE run_id = ? AND node_id = ? AND attempt_kind = 'ack'",
+        args: [runId, nodeId],
+      });
+      assert.equal(
+        attempts.rows.length,
+        1,
+        `round ${round}: ${attempts.rows.length} attempts rows for one ack`,
+      );
+      const children = await db.execute({
+        sql: "SELECT node_id FROM nodes WHERE run_id = ? AND parent_id = ?",
+        args: [runId, nodeId],
+      });
+      assert.equal(
+        children.rows.length,
+        1,
+        `round ${round}: ${children.rows.length} children for one ack`,
+      );
+      assert.equal(attempts.rows[0].result_node_id, children.rows[0].node_id);
+      assert.equal(advanced.session.nodeId, children.rows[0].node_id);
+      // The stored response is the one both clients received.
+      assert.equal(attempts.rows[0].response, JSON.stringify(advanced));
+
+      // A third, late replay of the same pair still answers byte-identically.
+      if (round % 5 === 4) {
+        same(r1, await second.call("continue_workflow", args), `round ${round} late replay`);
+      }
+
+      stateToken = advanced.stateToken;
+    }
+
+    // The whole run: a straight line, one ack per node, and a log that matches the projections.
+    const count = async (sql: string) =>
+      Number((await db.execute({ sql, args: [runId] })).rows[0].n);
+    assert.equal(await count("SELECT count(*) AS n FROM nodes WHERE run_id = ?"), ROUNDS + 1);
+    assert.equal(await count("SELECT count(*) AS n FROM edges WHERE run_id = ?"), ROUNDS);
+    assert.equal(await count("SELECT count(*) AS n FROM attempts WHERE run_id = ?"), ROUNDS);
+    assert.equal(await count("SELECT count(*) AS n FROM outputs WHERE run_id = ?"), ROUNDS);
+    assert.equal(
+      await count(
+        "SELECT count(*) AS n FROM events WHERE run_id = ? AND kind = 'advance_recorded'",
+      ),
+      ROUNDS,
+    );
+    assert.equal(
+      await count("SELECT count(*) AS n FROM events WHERE run_id = ? AND kind = 'node_created'"),
+      ROUNDS + 1,
+    );
+    assert.equal(
+      await count(
+        "SELECT count(*) AS n FROM (SELECT parent_id FROM nodes WHERE run_id = ? GROUP BY parent_id HAVING count(*) > 1)",
+      ),
+      0,
+      "some node has more than one child",
+    );
+    const session = await db.execute({
+      sql:
+        "SELECT s.event_count, (SELECT count(*) FROM events e WHERE e.session_id = s.session_id) AS n FROM sessions s",
+      args: [],
+    });
+    assert.equal(session.rows.length, 1);
+    assert.equal(Number(session.rows[0].event_count), Number(session.rows[0].n));
+  } finally {
+    db.close();
+    await Promise.all(clients.map((c) => c.close()));
+    await cleanup();
+    await Deno.remove(workspace, { recursive: true }).catch(() => {});
+  }
+});
+
+/** Spawns a server, sends `initialize`, closes stdin, and returns how it went. */
+async function initializeOnce(
+  home: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: serverArgs(home),
+    cwd: ROOT,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const initialize = {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "race", version: "1.0.0" },
+    },
+  };
+  await writer.write(new TextEncoder().encode(`${JSON.stringify(initialize)}\n`)).catch(() => {});
+  await writer.close().catch(() => {});
+  const out = await child.output();
+  return {
+    code: out.code,
+    stdout: new TextDecoder().decode(out.stdout),
+    stderr: new TextDecoder().decode(out.stderr),
+  };
+}
+
+Deno.test("server processes started together on a fresh database all come up", async () => {
+  // One chat window per process: opening several at once on a new WAYMARK_HOME must not make
+  // any of them fail while creating the schema. Whether two of them overlap in that short
+  // moment depends on scheduling, so this tries several fresh homes (stopping at the first
+  // failure).
+  const PROCESSES = 4;
+  const ATTEMPTS = 15;
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const { home, cleanup } = await tempHome();
+    try {
+      const results = await Promise.all(
+        Array.from({ length: PROCESSES }, () => initializeOnce(home)),
+      );
+      for (const [i, r] of results.entries()) {
+        const answered = r.stdout.split("\n").some((line) =>
+          line.includes('"id":1') && line.includes('"result"')
+        );
+        assert.ok(
+          r.code === 0 && answered,
+          `attempt ${attempt}, process ${i}: exit ${r.code}, answered initialize: ${answered}; stderr: ${r.stderr.trim()}`,
+        );
+      }
+      // And the database they created together works.
+      if (attempt !== ATTEMPTS - 1) continue;
+      const client = await connect(home);
+      try {
+        ok(await client.call("start_workflow", { workflowId: "wr.code_review" }));
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await cleanup();
+    }
+  }
+});
