@@ -23,6 +23,8 @@ const HELP = `waymark ${VERSION}: a rewind-safe workflow runtime for AI coding a
 
 Usage:
   waymark serve                    serve MCP over stdio (the default command)
+  waymark serve --viewer           ... and the read-only viewer beside it (URL logged to stderr)
+  waymark view                     serve the read-only session viewer on 127.0.0.1
   waymark workflows list           list workflows from every source
   waymark workflows inspect ID     show one workflow's steps
   waymark workflows validate FILE  check a workflow file and print its workflowHash
@@ -36,6 +38,8 @@ Options:
   --workspace DIR       project folder whose .waymark/workflows is searched (default: cwd)
   --workflows-dir DIR   an extra workflow folder (repeatable; lowest precedence)
   --busy-timeout MS     how long to wait for another process's database lock (default 5000)
+  --port N              viewer port for \`view\` (default 4321; 0 picks a free one)
+  --viewer-port N       viewer port for \`serve --viewer\` (default 4321; 0 picks a free one)
 `;
 
 function log(line: string): void {
@@ -54,6 +58,9 @@ async function main(argv: string[]): Promise<number> {
         workspace: { type: "string" },
         "workflows-dir": { type: "string", multiple: true },
         "busy-timeout": { type: "string" },
+        port: { type: "string" },
+        viewer: { type: "boolean" },
+        "viewer-port": { type: "string" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "V" },
       },
@@ -79,7 +86,10 @@ async function main(argv: string[]): Promise<number> {
     busyTimeoutMs: values["busy-timeout"] ? Number(values["busy-timeout"]) : undefined,
   };
   const [command = "serve", sub, arg] = positionals;
-  if (command === "serve") return await serve(options);
+  if (command === "serve") {
+    return await serve(options, values.viewer ? values["viewer-port"] ?? "" : undefined);
+  }
+  if (command === "view") return await view(options, values.port ?? "");
   if (command === "workflows") return await workflows(options, sub, arg);
   if (command === "keys" && sub === "rotate") {
     const { keysFile } = resolvePaths(options);
@@ -93,12 +103,57 @@ async function main(argv: string[]): Promise<number> {
   return 2;
 }
 
-async function serve(options: WaymarkOptions): Promise<number> {
+async function serve(options: WaymarkOptions, viewerPort?: string): Promise<number> {
   const waymark = await openWaymark(options);
   log(`serving MCP over stdio; database ${waymark.paths.dbUrl}`);
+  // the viewer, when asked for, logs its URL to stderr: stdout carries JSON-RPC only
+  const viewer = viewerPort === undefined ? null : await startViewer(waymark, viewerPort);
+  if (viewer) log(`viewer: ${viewer.url}`);
   await new Promise<void>((resolveClosed) => {
     serveMcpStdio(() => waymark.mcpServer({ log }), { log, onClose: resolveClosed });
   });
+  await viewer?.close();
+  await waymark.close();
+  return 0;
+}
+
+/** Starts the viewer (loaded on demand, so plain \`serve\` starts as fast as before). */
+async function startViewer(
+  waymark: Awaited<ReturnType<typeof openWaymark>>,
+  portText: string,
+): Promise<{ url: string; close(): Promise<void> } | null> {
+  const { DEFAULT_VIEWER_PORT, serveViewer } = await import("./web/mod.ts");
+  const port = portText === "" ? DEFAULT_VIEWER_PORT : Number(portText);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    log(`viewer not started: --port/--viewer-port must be 0..65535, got \`${portText}\``);
+    return null;
+  }
+  try {
+    return serveViewer({ db: waymark.store.db, port, log });
+  } catch (error) {
+    log(
+      (error as Error)?.name === "AddrInUse"
+        ? `viewer not started: port ${port} is in use on 127.0.0.1; choose another with --port`
+        : `viewer not started: ${(error as Error)?.message ?? String(error)}`,
+    );
+    return null;
+  }
+}
+
+async function view(options: WaymarkOptions, portText: string): Promise<number> {
+  const waymark = await openWaymark(options);
+  const viewer = await startViewer(waymark, portText);
+  if (!viewer) {
+    await waymark.close();
+    return 1;
+  }
+  process.stdout.write(`waymark viewer: ${viewer.url}\n`);
+  log(`read-only viewer of ${waymark.paths.dbUrl}; Ctrl-C stops it`);
+  await new Promise<void>((stop) => {
+    process.once("SIGINT", () => stop());
+    process.once("SIGTERM", () => stop());
+  });
+  await viewer.close();
   await waymark.close();
   return 0;
 }

@@ -1,0 +1,180 @@
+/**
+ * Lane layout of a run graph, git-log style: one row per node in creation order (parents come
+ * before children, so rows are a topological order), one lane per branch. The preferred branch
+ * (root → preferred tip) is always lane 0, so the line the agent carries on is straight; every
+ * fork starts a branch in the lowest free lane.
+ *
+ * A run graph is a tree, so this O(n) pass replaces a general layered layout (dagre took
+ * 0.6–1.4 s for a 1,000-node tree here, against a 100 ms budget for the whole page).
+ * @module
+ */
+
+/** What the layout needs of a node. */
+export interface LayoutInput {
+  /** Node id. */
+  id: string;
+  /** Parent id (`null` for the root; a parent missing from the input counts as a cut). */
+  parentId: string | null;
+}
+
+/** A chain of nodes drawn in one lane. */
+export interface Branch {
+  /** Index of the branch (0 is the preferred one). */
+  index: number;
+  /** Its lane. */
+  lane: number;
+  /** Node ids, top to bottom. */
+  nodeIds: string[];
+  /** The node it forks from (`null` for the root branch or a cut). */
+  forkFromId: string | null;
+  /** Whether this is the preferred branch (root → preferred tip). */
+  preferred: boolean;
+}
+
+/** A placed node. */
+export interface Placed {
+  /** Node id. */
+  id: string;
+  /** Row (creation order). */
+  row: number;
+  /** Lane. */
+  lane: number;
+  /** The branch it belongs to. */
+  branch: number;
+  /** Whether it is on the preferred branch. */
+  preferred: boolean;
+  /** Whether its parent was cut off (not in the input). */
+  cut: boolean;
+}
+
+/** An edge to draw. */
+export interface PlacedEdge {
+  /** Parent id. */
+  from: string;
+  /** Child id. */
+  to: string;
+  /** Whether the child starts a new branch here. */
+  fork: boolean;
+}
+
+/** The layout. */
+export interface Layout {
+  /** Nodes in row order. */
+  nodes: Placed[];
+  /** Edges. */
+  edges: PlacedEdge[];
+  /** Branches, preferred first, then by starting row. */
+  branches: Branch[];
+  /** Lanes used. */
+  laneCount: number;
+}
+
+/** Lays out a run graph given its nodes in creation order and the preferred tip. */
+export function layoutRun(nodes: readonly LayoutInput[], preferredTipId: string | null): Layout {
+  const rowOf = new Map<string, number>();
+  nodes.forEach((n, i) => rowOf.set(n.id, i));
+  const children = new Map<string, string[]>();
+  for (const n of nodes) {
+    if (n.parentId !== null && rowOf.has(n.parentId)) {
+      const list = children.get(n.parentId) ?? [];
+      list.push(n.id);
+      children.set(n.parentId, list);
+    }
+  }
+  const parentOf = new Map(nodes.map((n) => [n.id, n.parentId]));
+
+  // the preferred path: the tip and its ancestors present in the input
+  const preferredPath = new Set<string>();
+  let cursor: string | null = preferredTipId !== null && rowOf.has(preferredTipId)
+    ? preferredTipId
+    : null;
+  while (cursor !== null && rowOf.has(cursor)) {
+    preferredPath.add(cursor);
+    cursor = parentOf.get(cursor) ?? null;
+  }
+
+  // each node's continuation: the preferred child on the preferred path, else the first child
+  const continuation = new Map<string, string>();
+  for (const [parent, kids] of children) {
+    const next = preferredPath.has(parent) ? kids.find((k) => preferredPath.has(k)) : undefined;
+    continuation.set(parent, next ?? kids[0]!);
+  }
+
+  // branches: a head is a root, a cut, or a child that is not its parent's continuation
+  const branchOf = new Map<string, number>();
+  const chains: { nodeIds: string[]; forkFromId: string | null; preferred: boolean }[] = [];
+  for (const n of nodes) {
+    const parent = n.parentId;
+    const present = parent !== null && rowOf.has(parent);
+    if (present && continuation.get(parent) === n.id) {
+      const b = branchOf.get(parent)!;
+      branchOf.set(n.id, b);
+      chains[b]!.nodeIds.push(n.id);
+    } else {
+      branchOf.set(n.id, chains.length);
+      chains.push({
+        nodeIds: [n.id],
+        forkFromId: present ? parent : null,
+        preferred: preferredPath.has(n.id),
+      });
+    }
+  }
+
+  // lanes: the preferred branch keeps lane 0; others take the lowest lane free over their rows
+  const laneOf: number[] = new Array(chains.length).fill(0);
+  const busyUntil: number[] = [];
+  const preferredIndex = chains.findIndex((c) => c.preferred);
+  if (preferredIndex >= 0) busyUntil[0] = Infinity;
+  const spans = chains.map((chain, i) => ({
+    i,
+    start: chain.forkFromId === null
+      ? rowOf.get(chain.nodeIds[0]!)!
+      : rowOf.get(chain.forkFromId)! + 1,
+    end: rowOf.get(chain.nodeIds[chain.nodeIds.length - 1]!)!,
+  })).filter((s) => s.i !== preferredIndex).sort((a, b) => a.start - b.start || a.i - b.i);
+  for (const span of spans) {
+    let lane = preferredIndex >= 0 ? 1 : 0;
+    while ((busyUntil[lane] ?? -1) >= span.start) lane++;
+    busyUntil[lane] = span.end;
+    laneOf[span.i] = lane;
+  }
+
+  const order = chains.map((_, i) => i).sort((a, b) =>
+    a === preferredIndex ? -1 : b === preferredIndex ? 1 : a - b
+  );
+  const renumber = new Map(order.map((old, i) => [old, i]));
+  const placed = nodes.map((n, row): Placed => {
+    const b = branchOf.get(n.id)!;
+    const parent = n.parentId;
+    return {
+      id: n.id,
+      row,
+      lane: laneOf[b]!,
+      branch: renumber.get(b)!,
+      preferred: preferredPath.has(n.id),
+      cut: parent !== null && !rowOf.has(parent),
+    };
+  });
+  const edges: PlacedEdge[] = [];
+  for (const n of nodes) {
+    if (n.parentId !== null && rowOf.has(n.parentId)) {
+      edges.push({
+        from: n.parentId,
+        to: n.id,
+        fork: continuation.get(n.parentId) !== n.id,
+      });
+    }
+  }
+  return {
+    nodes: placed,
+    edges,
+    branches: order.map((old, i) => ({
+      index: i,
+      lane: laneOf[old]!,
+      nodeIds: chains[old]!.nodeIds,
+      forkFromId: chains[old]!.forkFromId,
+      preferred: old === preferredIndex,
+    })),
+    laneCount: Math.max(1, ...laneOf.map((l) => l + 1)),
+  };
+}
