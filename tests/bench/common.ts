@@ -3,22 +3,13 @@
  * @module
  */
 
+import { plainWorkflow } from "../helpers/workflows.ts";
 /** The id of the generated long workflow. */
 export const LONG_ID = "project.bench_long";
 
-/** The generated workflow file: `steps` simple steps `s00001`, `s00002`, … */
+/** The generated long workflow's text. */
 export function longWorkflow(steps: number): string {
-  const width = Math.max(5, String(steps).length);
-  return JSON.stringify({
-    id: LONG_ID,
-    name: "Bench: long run",
-    description: `A generated ${steps}-step workflow for the latency benchmark.`,
-    version: "1.0.0",
-    steps: Array.from({ length: steps }, (_, i) => {
-      const id = `s${String(i + 1).padStart(width, "0")}`;
-      return { id, title: `Step ${i + 1}`, prompt: `Do step ${i + 1} and report in one line.` };
-    }),
-  });
+  return plainWorkflow(LONG_ID, steps);
 }
 
 /** Summary statistics of a latency sample, in ms. */

@@ -11,10 +11,10 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import type { StepResponse } from "../../mod.ts";
 import { ROOT, serverArgs, tempHome } from "../helpers/server.ts";
+import { writeProjectWorkflow } from "../helpers/workflows.ts";
 
 const WORKFLOW_ID = "project.crash_long";
 const STEPS = 30;
@@ -30,26 +30,6 @@ function prng(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-}
-
-async function writeLongWorkflow(workspace: string): Promise<void> {
-  const dir = join(workspace, ".waymark", "workflows");
-  await Deno.mkdir(dir, { recursive: true });
-  const steps = Array.from({ length: STEPS }, (_, i) => ({
-    id: `s${String(i + 1).padStart(2, "0")}`,
-    title: `Step ${i + 1}`,
-    prompt: `Do step ${i + 1} of the crash workflow.`,
-  }));
-  await Deno.writeTextFile(
-    join(dir, "crash_long.json"),
-    JSON.stringify({
-      id: WORKFLOW_ID,
-      name: "Crash (long)",
-      description: "A long plain workflow for durability tests.",
-      version: "1.0.0",
-      steps,
-    }),
-  );
 }
 
 interface ToolResult {
@@ -335,7 +315,7 @@ Deno.test("SIGKILL at random moments leaves no partial state and every received 
     return server;
   };
   try {
-    await writeLongWorkflow(workspace);
+    await writeProjectWorkflow(workspace, { id: WORKFLOW_ID, steps: STEPS });
     const received: Received[] = [];
     /** The tokens the client holds: the newest answer it actually received. */
     let current: { stateToken: string; ackToken?: string; step: number } | null = null;

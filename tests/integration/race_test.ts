@@ -6,7 +6,6 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import type { StepResponse } from "../../mod.ts";
 import {
@@ -18,31 +17,11 @@ import {
   tempHome,
   type TestClient,
 } from "../helpers/server.ts";
+import { writeProjectWorkflow } from "../helpers/workflows.ts";
 
 const WORKFLOW_ID = "project.race_long";
 const STEPS = 30;
 const ROUNDS = 20;
-
-/** Writes a project workflow of `STEPS` plain steps into `<workspace>/.waymark/workflows`. */
-async function writeLongWorkflow(workspace: string): Promise<void> {
-  const dir = join(workspace, ".waymark", "workflows");
-  await Deno.mkdir(dir, { recursive: true });
-  const steps = Array.from({ length: STEPS }, (_, i) => ({
-    id: `s${String(i + 1).padStart(2, "0")}`,
-    title: `Step ${i + 1}`,
-    prompt: `Do step ${i + 1} of the race workflow.`,
-  }));
-  await Deno.writeTextFile(
-    join(dir, "race_long.json"),
-    JSON.stringify({
-      id: WORKFLOW_ID,
-      name: "Race (long)",
-      description: "A long plain workflow for durability tests.",
-      version: "1.0.0",
-      steps,
-    }),
-  );
-}
 
 /** Strips the `run_`/`ses_` label prefixes the agent-facing ids carry. */
 function hex(label: string): string {
@@ -74,7 +53,7 @@ Deno.test("two processes racing the same ack record exactly one advance and answ
   const clients: TestClient[] = [];
   const db = createClient({ url: `file:${dbFile}` });
   try {
-    await writeLongWorkflow(workspace);
+    await writeProjectWorkflow(workspace, { id: WORKFLOW_ID, steps: STEPS });
     const options = { extraArgs: ["--workspace", workspace] };
     // One after the other: starting together on a fresh database is its own test below.
     const a = await connect(home, options);

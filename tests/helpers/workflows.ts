@@ -1,0 +1,34 @@
+/**
+ * Generated workflows for tests and the bench: long runs of plain steps, written as project
+ * workflows so a server started with that workspace finds them.
+ * @module
+ */
+import { join } from "node:path";
+
+/** The text of a workflow of `steps` plain steps with the given id. */
+export function plainWorkflow(id: string, steps: number): string {
+  const width = Math.max(2, String(steps).length);
+  return JSON.stringify({
+    id,
+    name: `Generated: ${id}`,
+    description: `A generated ${steps}-step workflow.`,
+    version: "1.0.0",
+    steps: Array.from({ length: steps }, (_, i) => ({
+      id: `s${String(i + 1).padStart(width, "0")}`,
+      title: `Step ${i + 1}`,
+      prompt: `Do step ${i + 1} and report in one line.`,
+    })),
+  });
+}
+
+/** Writes {@linkcode plainWorkflow} into `<workspace>/.waymark/workflows/<name>.json`. */
+export async function writeProjectWorkflow(
+  workspace: string,
+  options: { id: string; steps: number },
+): Promise<string> {
+  const dir = join(workspace, ".waymark", "workflows");
+  await Deno.mkdir(dir, { recursive: true });
+  const file = join(dir, `${options.id.replace(/^project\./, "")}.json`);
+  await Deno.writeTextFile(file, plainWorkflow(options.id, options.steps));
+  return file;
+}
