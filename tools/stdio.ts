@@ -1,19 +1,90 @@
 /**
- * Serving MCP over stdio: stdout carries JSON-RPC only.
+ * Serving MCP over stdio: stdout carries JSON-RPC only. A line that is not JSON, or not a
+ * JSON-RPC 2.0 message, is answered here with the error JSON-RPC prescribes (-32700 parse
+ * error, -32600 invalid request) instead of being dropped; every other line goes on to the SDK.
  * @module
  */
-import { serveStdio } from "npm:@modelcontextprotocol/server@2.4.0/stdio";
-import type { Server } from "npm:@modelcontextprotocol/server@2.4.0";
+import {
+  isJSONRPCErrorResponse,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type Server,
+} from "npm:@modelcontextprotocol/server@2.4.0";
+import { serveStdio, StdioServerTransport } from "npm:@modelcontextprotocol/server@2.4.0/stdio";
+import { PassThrough, type Readable, type Writable } from "node:stream";
 import process from "node:process";
+
+/** The JSON-RPC error answering a line that is not a valid message, or `null` when it is one. */
+export function rejectLine(line: string): Record<string, unknown> | null {
+  let message: unknown;
+  try {
+    message = JSON.parse(line);
+  } catch (error) {
+    return errorResponse(
+      null,
+      -32700,
+      `Parse error: ${(error as Error).message}. Send one JSON-RPC message per line.`,
+    );
+  }
+  if (
+    isJSONRPCRequest(message) || isJSONRPCNotification(message) ||
+    isJSONRPCResultResponse(message) ||
+    isJSONRPCErrorResponse(message)
+  ) {
+    return null;
+  }
+  const id = (message as { id?: unknown } | null)?.id;
+  return errorResponse(
+    typeof id === "string" || typeof id === "number" ? id : null,
+    -32600,
+    Array.isArray(message)
+      ? "Invalid Request: batches are not supported; send one message per line."
+      : 'Invalid Request: expected a JSON-RPC 2.0 request, notification or response (`jsonrpc: "2.0"`, a string `method`).',
+  );
+}
+
+function errorResponse(
+  id: string | number | null,
+  code: number,
+  message: string,
+): Record<string, unknown> {
+  return { jsonrpc: "2.0", id, error: { code, message } };
+}
+
+/** Splits `input` into lines, answers invalid ones on `output`, and passes the rest on. */
+function screen(input: Readable, output: Writable): Readable {
+  const valid = new PassThrough();
+  let pending = "";
+  input.setEncoding("utf8");
+  input.on("data", (chunk: string) => {
+    pending += chunk;
+    let newline: number;
+    while ((newline = pending.indexOf("\n")) >= 0) {
+      const line = pending.slice(0, newline).replace(/\r$/, "");
+      pending = pending.slice(newline + 1);
+      if (line.trim() === "") continue;
+      const rejection = rejectLine(line);
+      if (rejection) output.write(`${JSON.stringify(rejection)}\n`);
+      else valid.write(`${line}\n`);
+    }
+  });
+  input.on("end", () => valid.end());
+  input.on("close", () => valid.end());
+  input.on("error", (error) => valid.destroy(error));
+  return valid;
+}
 
 /** Serves one MCP connection on this process's stdin/stdout until it closes. */
 export function serveMcpStdio(
   factory: () => Server,
   options: { log?: (line: string) => void; onClose?: () => void } = {},
 ): { close(): Promise<void> } {
+  const stdin = screen(process.stdin, process.stdout);
   const handle = serveStdio(factory, {
+    transport: new StdioServerTransport(stdin, process.stdout),
     onerror: (error) => options.log?.(`stdio: ${error.message}`),
   });
-  process.stdin.on("end", () => options.onClose?.());
+  stdin.on("end", () => options.onClose?.());
   return handle;
 }

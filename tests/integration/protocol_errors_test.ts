@@ -136,14 +136,12 @@ Deno.test("raw JSON-RPC: malformed and invalid messages are answered where due a
     assert.ok(init.result.capabilities.tools);
     await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
 
-    // Malformed JSON. The SDK's stdio transport skips a line that is not JSON without answering
-    // (JSON-RPC 2.0 asks for a -32700 parse error with id null). Asserted as it behaves today.
+    // Malformed JSON gets a -32700 parse error with id null; the server carries on.
     await server.send("{not json");
     await server.send('{"jsonrpc":"2.0","id":99,"method":"ping"');
     assert.deepEqual((await server.request(2, "ping")).result, {});
 
-    // A request whose `method` is not a string fails the SDK's message schema: it is logged to
-    // stderr and dropped, without the -32600 Invalid Request answer JSON-RPC 2.0 asks for.
+    // A request whose `method` is not a string is an invalid request: -32600 with its id.
     await server.send({ jsonrpc: "2.0", id: 3, method: 42 });
     assert.deepEqual((await server.request(4, "ping")).result, {});
 
@@ -211,7 +209,9 @@ Deno.test("raw JSON-RPC: malformed and invalid messages are answered where due a
       return message;
     });
     const answered = messages.filter((m) => !("method" in m)).map((m) => m.id);
-    assert.deepEqual(answered, [1, 2, 4, 5, 6, 7, 8, 9, 10, 11]);
+    assert.deepEqual(answered, [1, null, null, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    const rejected = messages.filter((m) => m.id === null || m.id === 3).map((m) => m.error?.code);
+    assert.deepEqual(rejected, [-32700, -32700, -32600]);
   } finally {
     if (!closed) {
       server.kill();
