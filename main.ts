@@ -40,6 +40,8 @@ Options:
   --busy-timeout MS     how long to wait for another process's database lock (default 5000)
   --port N              viewer port for \`view\` (default 4321; 0 picks a free one)
   --viewer-port N       viewer port for \`serve --viewer\` (default 4321; 0 picks a free one)
+
+<home>/config.json (optional, JSONC): {"workflowDirs": [...], "preferences": {...}}
 `;
 
 function log(line: string): void {

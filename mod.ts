@@ -15,10 +15,12 @@ import { join, resolve } from "node:path";
 import { mkdir } from "node:fs/promises";
 import process from "node:process";
 import {
+  applyPreferences,
   type CheckpointInput,
   checkpointWorkflow,
   type ContinueInput,
   continueWorkflow,
+  DEFAULT_PREFERENCES,
   type EngineDeps,
   type InspectResponse,
   inspectWorkflow,
@@ -32,6 +34,7 @@ import {
 import {
   createWorkflowSource,
   cryptoRandom,
+  loadConfig,
   loadOrCreateKeyring,
   openStore,
   type SourceDir,
@@ -56,7 +59,7 @@ export interface WaymarkOptions {
   dbUrl?: string;
   /** The workspace whose `.waymark/workflows` is the project source; default the working directory. */
   workspace?: string;
-  /** Extra workflow directories, lowest precedence. */
+  /** Extra workflow directories, lowest precedence (before those of `<home>/config.json`). */
   extraWorkflowDirs?: string[];
   /** Busy timeout for database locks, in ms. */
   busyTimeoutMs?: number;
@@ -121,8 +124,13 @@ export interface Waymark {
 
 /** Opens waymark: the database (created and migrated if needed), the keyring, the workflow sources. */
 export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark> {
-  const paths = resolvePaths(options);
-  await mkdir(paths.home, { recursive: true });
+  const home = resolvePaths(options).home;
+  await mkdir(home, { recursive: true });
+  const config = await loadConfig(home);
+  const paths = resolvePaths({
+    ...options,
+    extraWorkflowDirs: [...(options.extraWorkflowDirs ?? []), ...config.workflowDirs],
+  });
   const store = await openStore(paths.dbUrl, {
     busyTimeoutMs: options.busyTimeoutMs,
     now: systemClock.now,
@@ -133,6 +141,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
     keyring: await loadOrCreateKeyring(paths.keysFile),
     clock: systemClock,
     random: cryptoRandom,
+    defaultPreferences: applyPreferences(DEFAULT_PREFERENCES, config.preferences),
   };
   return {
     paths,

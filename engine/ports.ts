@@ -7,6 +7,7 @@ import type { DomainEvent, EdgeKind, NodeFacts } from "./events.ts";
 import type { CompiledWorkflow } from "./workflow/compile.ts";
 import type { LoadedSet } from "./workflow/catalog.ts";
 import type { Keyring } from "./tokens.ts";
+import type { Preferences } from "./preferences.ts";
 
 /** Wall-clock time, handed in. */
 export interface Clock {
@@ -124,4 +125,6 @@ export interface EngineDeps {
   clock: Clock;
   /** Randomness. */
   random: Random;
+  /** Global default preferences, copied into each new session (built-in defaults when absent). */
+  defaultPreferences?: Preferences;
 }

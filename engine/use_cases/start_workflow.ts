@@ -8,7 +8,6 @@ import type { EngineDeps, NodeRecord } from "../ports.ts";
 import {
   applyPreferences,
   DEFAULT_PREFERENCES,
-  type Preferences,
   type PreferencesPatch,
   recommendationWarnings,
 } from "../preferences.ts";
@@ -31,11 +30,7 @@ export interface StartInput {
 }
 
 /** Starts a run of a workflow. */
-export function startWorkflow(
-  deps: EngineDeps,
-  input: StartInput,
-  options: { defaults?: Preferences } = {},
-): Promise<Result<StepResponse>> {
+export function startWorkflow(deps: EngineDeps, input: StartInput): Promise<Result<StepResponse>> {
   return guard(async () => {
     const found = findWorkflow(await deps.workflows.load(), input.workflowId);
     if (!found.ok) return found;
@@ -45,7 +40,7 @@ export function startWorkflow(
     const runId = randomHex(deps, 8);
     const context = input.context ?? {};
     const preferences = applyPreferences(
-      options.defaults ?? DEFAULT_PREFERENCES,
+      deps.defaultPreferences ?? DEFAULT_PREFERENCES,
       input.preferences,
     );
     const state = initialState(compiled, context);
