@@ -280,7 +280,7 @@ export async function loadBranch(
       ...e,
       label: labelFor({
         kind: e.kind,
-        parentId: e.depth === 0 ? null : "parent",
+        parentId: e.depth === 0 ? null : "(parent)",
         parentPendingStepId: e.completedStepId,
         pendingStepId: e.pendingStepId,
       }, pinned),
@@ -302,9 +302,27 @@ export interface TimelineView {
   truncated: boolean;
 }
 
-/** Builds the timeline of a session. */
-export async function loadTimeline(db: ViewerDb, detail: SessionDetail): Promise<TimelineView> {
-  const { nodes, truncated } = await getTimeline(db, detail.session.sessionId);
+/**
+ * Builds the timeline of a session. With one run whose graph is already loaded whole, the
+ * graph's nodes are the timeline's, and the second read is skipped.
+ */
+export async function loadTimeline(
+  db: ViewerDb,
+  detail: SessionDetail,
+  graph: RunGraph | null = null,
+): Promise<TimelineView> {
+  const { nodes, truncated } = graph && !graph.truncated && detail.runs.length === 1 &&
+      !detail.runsTruncated
+    ? {
+      truncated: false,
+      nodes: graph.nodes.map((n) => ({
+        runId: graph.run.runId,
+        nodeId: n.nodeId,
+        kind: n.kind,
+        createdAt: n.createdAt,
+      })),
+    }
+    : await getTimeline(db, detail.session.sessionId);
   const times = nodes.map((n) => n.createdAt);
   return {
     lanes: detail.runs.map((r, index) => ({
@@ -357,14 +375,14 @@ export async function loadSessionView(
     : detail.runs.find((r) => r.runId === runId) ?? null;
   if (runId !== null && !run) return "run";
   const focus = nodeId ?? run?.lastNodeId ?? null;
-  const [graph, node, branch, pinned, timeline, notes] = await Promise.all([
+  const [graph, node, branch, pinned, notes] = await Promise.all([
     run ? loadRunGraph(db, run) : null,
     run && focus ? loadNode(db, run, focus) : null,
     run && focus ? loadBranch(db, run, focus) : null,
     run ? loadPinned(db, run.workflowHash) : null,
-    loadTimeline(db, detail),
     getSessionNotes(db, sessionId),
   ]);
+  const timeline = await loadTimeline(db, detail, graph);
   if (nodeId !== null && !node) return "node";
   return {
     detail,

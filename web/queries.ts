@@ -342,25 +342,22 @@ export interface GraphNodeRow {
   parentId: string | null;
   /** `step`, `checkpoint` or `blocked_attempt`. */
   kind: string;
-  /** Distance from the root. */
-  depth: number;
-  /** Pending step at this node. */
+  /** Pending step at this node (`null` once the run is complete). */
   pendingStepId: string | null;
   /** The parent's pending step: the step whose acknowledgement led here. */
   parentPendingStepId: string | null;
   /** Whether the run is complete at this node. */
   isComplete: boolean;
-  /** Log sequence of its creation. */
-  createdSeq: number;
   /** ISO time. */
   createdAt: string;
   /** The first characters of its notes. */
   notesPreview: string | null;
-  /** Whether it carries artifacts. */
-  hasArtifacts: boolean;
 }
 
-/** A run's nodes for its graph, oldest first; the newest {@linkcode MAX_GRAPH_NODES} at most. */
+/**
+ * A run's nodes for its graph, oldest first; the newest {@linkcode MAX_GRAPH_NODES} at most.
+ * Six columns only: at a thousand rows the client's per-cell cost is most of the query's time.
+ */
 export async function getRunNodes(
   db: ViewerDb,
   runId: string,
@@ -371,39 +368,40 @@ export async function getRunNodes(
       "outputs as o",
       (j) => j.onRef("o.run_id", "=", "n.run_id").onRef("o.node_id", "=", "n.node_id"),
     )
-    .leftJoin(
-      "nodes as p",
-      (j) => j.onRef("p.run_id", "=", "n.run_id").onRef("p.node_id", "=", "n.parent_id"),
-    )
     .select([
       "n.node_id",
       "n.parent_id",
       "n.node_kind",
-      "n.depth",
       "n.pending_step_id",
-      "n.is_complete",
-      "n.created_seq",
       "n.created_at",
-      "p.pending_step_id as parent_pending",
-      sql<string | null>`substr(o.notes_markdown, 1, 200)`.as("notes_preview"),
-      sql<number>`coalesce(o.artifacts, '[]') != '[]'`.as("has_artifacts"),
+      sql<string | null>`substr(o.notes_markdown, 1, 160)`.as("notes_preview"),
     ])
     .where("n.run_id", "=", runId).orderBy("n.created_seq", "desc").limit(max + 1).execute();
   const truncated = rows.length > max;
+  const kept = rows.slice(0, max).reverse();
+  const pendingOf = new Map(kept.map((r) => [r.node_id, r.pending_step_id]));
+  if (truncated) {
+    // the parents of the oldest kept nodes may be cut off: read their pending steps
+    const missing = [...new Set(kept.map((r) => r.parent_id))].filter(
+      (id): id is string => id !== null && !pendingOf.has(id),
+    );
+    for (let i = 0; i < missing.length; i += 500) {
+      const parents = await db.selectFrom("nodes").select(["node_id", "pending_step_id"])
+        .where("run_id", "=", runId).where("node_id", "in", missing.slice(i, i + 500)).execute();
+      for (const p of parents) pendingOf.set(p.node_id, p.pending_step_id);
+    }
+  }
   return {
     truncated,
-    nodes: rows.slice(0, max).reverse().map((r) => ({
+    nodes: kept.map((r) => ({
       nodeId: r.node_id,
       parentId: r.parent_id,
       kind: r.node_kind,
-      depth: Number(r.depth),
       pendingStepId: r.pending_step_id,
-      parentPendingStepId: r.parent_pending,
-      isComplete: Number(r.is_complete) === 1,
-      createdSeq: Number(r.created_seq),
+      parentPendingStepId: r.parent_id === null ? null : pendingOf.get(r.parent_id) ?? null,
+      isComplete: r.pending_step_id === null,
       createdAt: r.created_at,
       notesPreview: r.notes_preview,
-      hasArtifacts: Number(r.has_artifacts) === 1,
     })),
   };
 }
@@ -449,6 +447,10 @@ export interface AttemptRow {
 
 /** Everything about one node. */
 export interface NodeDetailRow extends GraphNodeRow {
+  /** Distance from the root. */
+  depth: number;
+  /** Log sequence of its creation. */
+  createdSeq: number;
   /** Run id. */
   runId: string;
   /** Session id. */
@@ -545,8 +547,7 @@ export async function getNodeDetail(
     isComplete: Number(row.is_complete) === 1,
     createdSeq: Number(row.created_seq),
     createdAt: row.created_at,
-    notesPreview: row.notes_markdown?.slice(0, 200) ?? null,
-    hasArtifacts: Array.isArray(artifacts) && artifacts.length > 0,
+    notesPreview: row.notes_markdown?.slice(0, 160) ?? null,
     state: parseJsonOr<unknown>(row.state, null),
     context: parseJsonOr<Record<string, unknown>>(row.context, {}),
     preferences: parseJsonOr<Record<string, unknown>>(row.preferences, {}),
@@ -665,13 +666,7 @@ export async function getTimeline(
   db: ViewerDb,
   sessionId: string,
 ): Promise<{ nodes: TimelineNode[]; truncated: boolean }> {
-  const rows = await db.selectFrom("nodes").select([
-    "run_id",
-    "node_id",
-    "node_kind",
-    "created_at",
-    "created_seq",
-  ])
+  const rows = await db.selectFrom("nodes").select(["run_id", "node_id", "node_kind", "created_at"])
     .where(
       "run_id",
       "in",
@@ -726,6 +721,8 @@ export async function getSessionNotes(db: ViewerDb, sessionId: string): Promise<
 
 /** A node with everything the Markdown export prints. */
 export interface ExportNode extends GraphNodeRow {
+  /** Log sequence of its creation. */
+  createdSeq: number;
   /** Full notes. */
   notesMarkdown: string | null;
   /** Artifacts. */
@@ -750,7 +747,6 @@ export async function getExportNodes(
       "n.node_id",
       "n.parent_id",
       "n.node_kind",
-      "n.depth",
       "n.pending_step_id",
       "n.is_complete",
       "n.created_seq",
@@ -767,14 +763,12 @@ export async function getExportNodes(
       nodeId: r.node_id,
       parentId: r.parent_id,
       kind: r.node_kind,
-      depth: Number(r.depth),
       pendingStepId: r.pending_step_id,
       parentPendingStepId: r.parent_pending,
       isComplete: Number(r.is_complete) === 1,
       createdSeq: Number(r.created_seq),
       createdAt: r.created_at,
-      notesPreview: r.notes_markdown?.slice(0, 200) ?? null,
-      hasArtifacts: (r.artifacts ?? "[]") !== "[]",
+      notesPreview: r.notes_markdown?.slice(0, 160) ?? null,
       notesMarkdown: r.notes_markdown,
       artifacts: parseJsonOr<unknown[]>(r.artifacts, []),
     })),

@@ -334,73 +334,77 @@ const RunsSidebar: FC<{ view: SessionView }> = ({ view }) => {
   );
 };
 
-const NodeShape: FC<{ node: GraphNode; x: number; y: number; color: string }> = (
-  { node, x, y, color },
-) => {
+/** Escapes text for HTML and attribute values (for the SVG built as a string below). */
+export function esc(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function nodeShape(node: GraphNode, x: number, y: number, color: string): string {
   if (node.kind === "checkpoint") {
-    return (
-      <polygon
-        points={`${x},${y - 5.5} ${x + 5.5},${y} ${x},${y + 5.5} ${x - 5.5},${y}`}
-        class={`hollow ${color}`}
-      />
-    );
+    return `<polygon points="${x},${y - 5.5} ${x + 5.5},${y} ${x},${y + 5.5} ${
+      x - 5.5
+    },${y}" class="hollow ${color}"/>`;
   }
   if (node.kind === "blocked_attempt") {
-    return <rect x={x - 4.5} y={y - 4.5} width="9" height="9" class="blocked" />;
+    return `<rect x="${x - 4.5}" y="${y - 4.5}" width="9" height="9" class="blocked"/>`;
   }
-  if (node.isComplete) return <circle cx={x} cy={y} r="5" class={`done ${color}`} />;
+  if (node.isComplete) return `<circle cx="${x}" cy="${y}" r="5" class="done ${color}"/>`;
   if (node.parentId === null || node.cut) {
-    return <circle cx={x} cy={y} r="5" class={`hollow ${color}`} />;
+    return `<circle cx="${x}" cy="${y}" r="5" class="hollow ${color}"/>`;
   }
-  return <circle cx={x} cy={y} r="4.5" class={`dot ${color}`} />;
-};
+  return `<circle cx="${x}" cy="${y}" r="4.5" class="dot ${color}"/>`;
+}
 
-/** The branch graph of one run: SVG lanes beside a list of rows. */
-const Graph: FC<{ graph: RunGraph; sessionId: string; selected: string | null }> = (
-  { graph, sessionId, selected },
-) => {
+/**
+ * The lanes of a run graph as an SVG string: only numbers, class names and escaped ids go in
+ * (no agent-written text), and building it by hand keeps a 1,000-node page well inside budget.
+ */
+function graphSvg(graph: RunGraph, sessionId: string, selected: string | null): string {
   const width = PAD * 2 + (graph.laneCount - 1) * LANE;
   const height = Math.max(1, graph.nodes.length) * ROW;
   const byId = new Map(graph.nodes.map((n) => [n.nodeId, n]));
   const x = (lane: number) => PAD + lane * LANE;
   const y = (row: number) => row * ROW + ROW / 2;
+  const out: string[] = [
+    `<svg width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" aria-hidden="true">`,
+  ];
+  for (const e of graph.edges) {
+    const from = byId.get(e.from)!;
+    const to = byId.get(e.to)!;
+    const [xa, ya, xb, yb] = [x(from.lane), y(from.row), x(to.lane), y(to.row)];
+    const d = e.fork
+      ? `M${xa} ${ya}C${xa} ${ya + ROW * 0.7} ${xb} ${ya + ROW * 0.3} ${xb} ${ya + ROW}L${xb} ${yb}`
+      : `M${xa} ${ya}L${xb} ${yb}`;
+    out.push(`<path d="${d}" class="edge ${colorClass(to.branch)}"/>`);
+  }
+  for (const n of graph.nodes) {
+    if (!n.cut) continue;
+    const d = `M${x(n.lane)} ${y(n.row) - ROW / 2}L${x(n.lane)} ${y(n.row)}`;
+    out.push(`<path d="${d}" class="edge cut ${colorClass(n.branch)}"/>`);
+  }
+  for (const n of graph.nodes) {
+    const cx = x(n.lane);
+    const cy = y(n.row);
+    const href = esc(`${paths.node(sessionId, graph.run.runId, n.nodeId)}#node`);
+    out.push(`<a href="${href}" data-nav="1" tabindex="-1">`);
+    if (n.nodeId === graph.preferredTipId) {
+      out.push(`<circle cx="${cx}" cy="${cy}" r="8.5" class="ring"/>`);
+    }
+    if (n.nodeId === selected) out.push(`<circle cx="${cx}" cy="${cy}" r="10.5" class="selring"/>`);
+    out.push(nodeShape(n, cx, cy, colorClass(n.branch)), "</a>");
+  }
+  out.push("</svg>");
+  return out.join("");
+}
+
+/** The branch graph of one run: SVG lanes beside a list of rows. */
+const Graph: FC<{ graph: RunGraph; sessionId: string; selected: string | null }> = (
+  { graph, sessionId, selected },
+) => {
   const runId = graph.run.runId;
   return (
     <div class="graph" role="group" aria-label="Branch graph">
-      <svg width={width} height={height} viewBox={`0 0 ${width} ${height}`} aria-hidden="true">
-        {graph.edges.map((e) => {
-          const from = byId.get(e.from)!;
-          const to = byId.get(e.to)!;
-          const color = colorClass(to.branch);
-          const [xa, ya, xb, yb] = [x(from.lane), y(from.row), x(to.lane), y(to.row)];
-          const d = e.fork
-            ? `M${xa} ${ya}C${xa} ${ya + ROW * 0.7} ${xb} ${ya + ROW * 0.3} ${xb} ${
-              ya + ROW
-            }L${xb} ${yb}`
-            : `M${xa} ${ya}L${xb} ${yb}`;
-          return <path key={e.to} d={d} class={`edge ${color}`} />;
-        })}
-        {graph.nodes.filter((n) => n.cut).map((n) => (
-          <path
-            d={`M${x(n.lane)} ${y(n.row) - ROW / 2}L${x(n.lane)} ${y(n.row)}`}
-            class={`edge cut ${colorClass(n.branch)}`}
-          />
-        ))}
-        {graph.nodes.map((n) => {
-          const cx = x(n.lane);
-          const cy = y(n.row);
-          return (
-            <a href={`${paths.node(sessionId, runId, n.nodeId)}#node`} data-nav="1">
-              <title>{n.label.title}</title>
-              {n.nodeId === graph.preferredTipId
-                ? <circle cx={cx} cy={cy} r="8.5" class="ring" />
-                : null}
-              {n.nodeId === selected ? <circle cx={cx} cy={cy} r="10.5" class="selring" /> : null}
-              <NodeShape node={n} x={cx} y={cy} color={colorClass(n.branch)} />
-            </a>
-          );
-        })}
-      </svg>
+      {raw(graphSvg(graph, sessionId, selected))}
       <ol>
         {graph.nodes.map((n) => (
           <li
@@ -749,22 +753,19 @@ const Timeline: FC<{ timeline: TimelineView; sessionId: string }> = ({ timeline,
             </g>
           );
         })}
-        {timeline.nodes.map((n) => {
-          const lane = laneOf.get(n.runId);
-          if (!lane) return null;
-          const y = top + lane.index * LANE_H + LANE_H / 2;
-          return (
-            <a href={`${paths.node(sessionId, n.runId, n.nodeId)}#node`} data-nav="1">
-              <title>{`${n.kind} ${n.nodeId} · ${fmtTime(n.createdAt)}`}</title>
-              <circle
-                cx={xOf(n.createdAt).toFixed(1)}
-                cy={y}
-                r="4.5"
-                class={`tdot ${n.kind} ${colorClass(lane.index)}`}
-              />
-            </a>
-          );
-        })}
+        {raw(
+          timeline.nodes.map((n) => {
+            const lane = laneOf.get(n.runId);
+            if (!lane) return "";
+            const y = top + lane.index * LANE_H + LANE_H / 2;
+            const href = esc(`${paths.node(sessionId, n.runId, n.nodeId)}#node`);
+            const title = esc(`${n.kind} ${n.nodeId} · ${fmtTime(n.createdAt)}`);
+            const cls = `tdot ${esc(n.kind)} ${colorClass(lane.index)}`;
+            return `<a href="${href}" data-nav="1"><title>${title}</title><circle cx="${
+              xOf(n.createdAt).toFixed(1)
+            }" cy="${y}" r="4.5" class="${cls}"/></a>`;
+          }).join(""),
+        )}
         <text x={LABEL} y={height - 4} class="axis">{fmtTime(timeline.from)}</text>
         <text x={W - 4} y={height - 4} class="axis" text-anchor="end">{fmtTime(timeline.to)}</text>
       </svg>

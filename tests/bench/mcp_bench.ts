@@ -25,6 +25,7 @@ import { fileURLToPath } from "node:url";
 import { dirname, join, relative } from "node:path";
 import { RpcError, StdioRpc } from "./stdio_rpc.ts";
 import { LONG_ID, longWorkflow, r3, type Stats, stats } from "./common.ts";
+import { TARGET_VIEWER_MS, VIEWER_SESSION, viewerBench, viewerJson } from "./viewer_bench.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const MAIN = join(ROOT, "main.ts");
@@ -482,6 +483,17 @@ async function main(): Promise<number> {
       const worstAdvanceP50 = Math.max(...levels.map((l) => stats(l.advance).p50));
       const replayMismatches = [...levels, control].reduce((n, l) => n + l.replayMismatches, 0);
 
+      // the viewer: server time to render a 1,000-node, 20-fork session (in-process)
+      log("viewer: building a 1,000-node session with 20 forks and rendering it");
+      const viewer = await viewerBench({
+        samples: cfg.mode === "quick" ? 15 : 50,
+        warmup: cfg.mode === "quick" ? 2 : 5,
+        log,
+      });
+      for (const v of viewer.rows) {
+        rows.push({ operation: v.operation, prior: null, stats: v.stats });
+      }
+
       console.log("");
       console.log(
         `waymark MCP stdio benchmark (${cfg.mode}; Deno ${Deno.version.deno}, ${Deno.build.os}/${Deno.build.arch}, ${navigator.hardwareConcurrency} CPUs)`,
@@ -529,6 +541,11 @@ async function main(): Promise<number> {
         } → ${met(ratio <= TARGET_RATIO)}${
           last.prior < 10_000 ? " (quick mode: the target is defined at 10,000)" : ""
         }`,
+      );
+      console.log(
+        `  viewer session page (${VIEWER_SESSION.nodes} nodes, ${VIEWER_SESSION.forks} forks) p50 ≤ ${TARGET_VIEWER_MS} ms: ${
+          viewer.rows[0]!.stats.p50.toFixed(3)
+        } ms → ${met(viewer.met)}`,
       );
       if (replayMismatches > 0) {
         console.log(`  WARNING: ${replayMismatches} replays differed from the recorded response`);
@@ -624,6 +641,7 @@ async function main(): Promise<number> {
             definedAt10000: last.prior >= 10_000,
           },
         },
+        viewer: viewerJson(viewer),
         serverRequests,
         notifications: { ...rpc.notifications },
       };
