@@ -532,7 +532,7 @@ const NodeDetail: FC<{ node: NodeView; sessionId: string }> = ({ node, sessionId
               <dd>
                 <a class="mono" href={link(node.parentId)} data-nav="1">{node.parentId}</a>
                 {node.edgeKind
-                  ? <span class="muted">via {node.edgeKind.replace("_", " ")}</span>
+                  ? <span class="muted">{` via ${node.edgeKind.replace("_", " ")}`}</span>
                   : null}
               </dd>
             </>
@@ -541,7 +541,7 @@ const NodeDetail: FC<{ node: NodeView; sessionId: string }> = ({ node, sessionId
       </dl>
 
       <section class="section" id="notes">
-        <h3>Notes{node.notesStepId ? <span>on {node.notesStepId}</span> : null}</h3>
+        <h3>Notes{node.notesStepId ? ` on ${node.notesStepId}` : ""}</h3>
         {node.notesMarkdown
           ? <Markdown text={node.notesMarkdown} />
           : <p class="muted small">No notes were recorded here.</p>}

@@ -4,7 +4,7 @@
  * @module
  */
 import type { Waymark } from "../../mod.ts";
-import { ok, type TestClient } from "./server.ts";
+import { MAIN, ok, ROOT, type TestClient } from "./server.ts";
 
 /** The fields of a step response the fixtures use. */
 export interface Step {
@@ -168,4 +168,67 @@ export async function seedHostile(
     output: { notesMarkdown: HOSTILE.notes },
   });
   return ids(s1);
+}
+
+/** A `waymark view` process. */
+export interface ViewProcess {
+  /** `http://127.0.0.1:PORT/`. */
+  url: string;
+  /** The port. */
+  port: number;
+  /** Stops it (SIGTERM) and returns its exit code and stderr. */
+  stop(): Promise<{ code: number; stderr: string }>;
+}
+
+/** Spawns `waymark view --port 0` on a home and waits for the URL it prints on stdout. */
+export async function spawnView(home: string): Promise<ViewProcess> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", MAIN, "view", "--home", home, "--port", "0"],
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  const stderrText = new Response(child.stderr).text();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  const deadline = Date.now() + 60_000;
+  while (!/waymark viewer: (http:\/\/127\.0\.0\.1:\d+\/)\n/.test(out)) {
+    if (Date.now() > deadline) throw new Error(`waymark view printed no URL: ${out}`);
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`waymark view exited: ${out}\n${await stderrText}`);
+    out += value;
+  }
+  reader.releaseLock();
+  const drained = child.stdout.cancel().catch(() => {});
+  const url = /waymark viewer: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out)![1]!;
+  return {
+    url,
+    port: Number(new URL(url).port),
+    async stop() {
+      child.kill("SIGTERM");
+      const status = await child.status;
+      await drained;
+      return { code: status.code, stderr: await stderrText };
+    },
+  };
+}
+
+/** Sends one raw HTTP/1.1 request over TCP (any Host header) and returns the status line. */
+export async function rawRequest(port: number, request: string): Promise<string> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  try {
+    await conn.write(new TextEncoder().encode(request));
+    const buf = new Uint8Array(4096);
+    let text = "";
+    while (!text.includes("\r\n")) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      text += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    return text.split("\r\n")[0]!;
+  } finally {
+    conn.close();
+  }
 }
