@@ -1,0 +1,318 @@
+/**
+ * `deno task build:npm`: builds `mod.ts` into an npm package in `dist/` for Node >= 20.
+ *
+ * - `dist/mod.js`: one ES module from `deno bundle`. waymark's own code (and the bundled
+ *   workflows, which are `with { type: "text" }` imports) is inlined; npm packages stay external
+ *   and their pinned `npm:name@version` specifiers become bare imports (`name`), so Node resolves
+ *   them from `node_modules` and they dedupe with the user's own copies.
+ * - `dist/**.d.ts`: declarations emitted by `tsc` (a pinned `typescript`, installed with npm into
+ *   `node_modules/.cache/waymark-build-npm/`) from a copy of `mod.ts`'s local module graph in
+ *   which the same specifiers are rewritten, so the declarations import the same bare names.
+ * - `dist/package.json`: name `waymark`, the version from `mod.ts`, `exports` with `types` and
+ *   `import`, and the npm packages the bundle imports as exact-version dependencies.
+ *
+ * Only the npm registry is needed (for the toolchain, once; later builds reuse the cache).
+ * Other files in `dist/` (such as `deno task compile`'s binary) are left alone.
+ * @module
+ */
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath as fromFileUrl } from "node:url";
+
+/** Pinned toolchain for the declarations. */
+const TYPESCRIPT_VERSION = "6.0.3";
+const TYPES_NODE_VERSION = "20.19.43";
+
+const ROOT = fromFileUrl(new URL("../", import.meta.url));
+const DIST = join(ROOT, "dist");
+const CACHE = join(ROOT, "node_modules", ".cache", "waymark-build-npm");
+const NPM = Deno.build.os === "windows" ? "npm.cmd" : "npm";
+const NODE = Deno.build.os === "windows" ? "node.exe" : "node";
+
+/** A `npm:name@version/sub` specifier in an import position, in bundled or source code. */
+const NPM_IMPORT =
+  /(\bfrom\s*|\bimport\s*\(\s*|\bimport\s*)(["'])npm:((?:@[^/"'@]+\/)?[^/"'@]+)(?:@([^/"']+))?(\/[^"']*)?\2/g;
+
+function log(message: string): void {
+  console.error(`build:npm: ${message}`);
+}
+
+class BuildError extends Error {}
+
+/** Runs a command; throws with its output when it fails. */
+async function run(cmd: string, args: string[], options: { cwd?: string } = {}): Promise<string> {
+  let output: Deno.CommandOutput;
+  try {
+    output = await new Deno.Command(cmd, {
+      args,
+      cwd: options.cwd ?? ROOT,
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1", npm_config_update_notifier: "false", npm_config_fund: "false" },
+    }).output();
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      throw new BuildError(
+        `\`${cmd}\` is not installed or not on PATH (Node >= 20 and npm needed)`,
+      );
+    }
+    throw error;
+  }
+  const decoder = new TextDecoder();
+  const stdout = decoder.decode(output.stdout);
+  if (!output.success) {
+    const stderr = decoder.decode(output.stderr);
+    throw new BuildError(
+      `\`${cmd} ${args.join(" ")}\` failed (exit ${output.code}):\n${stdout}${stderr}`.trim(),
+    );
+  }
+  return stdout;
+}
+
+/**
+ * Rewrites every `npm:name@version[/sub]` import to `name[/sub]` and records `name → version`.
+ * Fails on an unpinned specifier or on two versions of one package.
+ */
+export function rewriteNpmImports(code: string, deps: Map<string, string>): string {
+  return code.replace(NPM_IMPORT, (_m, lead: string, quote: string, name, version, sub) => {
+    if (!version || !/^\d+\.\d+\.\d+(?:[-+][\w.+-]*)?$/.test(version)) {
+      throw new BuildError(`npm:${name}@${version ?? ""} is not pinned to an exact version`);
+    }
+    const known = deps.get(name);
+    if (known && known !== version) {
+      throw new BuildError(`two versions of ${name} are imported: ${known} and ${version}`);
+    }
+    deps.set(name, version);
+    return `${lead}${quote}${name}${sub ?? ""}${quote}`;
+  });
+}
+
+/** Reads `VERSION` from mod.ts. */
+async function moduleVersion(): Promise<string> {
+  const text = await Deno.readTextFile(join(ROOT, "mod.ts"));
+  const match = text.match(/export const VERSION = "([^"]+)"/);
+  if (!match) throw new BuildError('mod.ts has no `export const VERSION = "..."`');
+  return match[1]!;
+}
+
+/** Removes this build's earlier outputs from dist/ (and nothing else). */
+async function cleanDist(): Promise<void> {
+  await Deno.mkdir(DIST, { recursive: true });
+  for (const name of ["mod.js", "package.json", "README.md"]) {
+    await Deno.remove(join(DIST, name)).catch(() => {});
+  }
+  async function sweep(dir: string): Promise<boolean> {
+    let empty = true;
+    for await (const entry of Deno.readDir(dir)) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory && entry.name !== "node_modules") {
+        if (await sweep(path)) await Deno.remove(path);
+        else empty = false;
+      } else if (entry.isFile && entry.name.endsWith(".d.ts")) {
+        await Deno.remove(path);
+      } else {
+        empty = false;
+      }
+    }
+    return empty;
+  }
+  await sweep(DIST);
+}
+
+/** `deno bundle` with npm packages external, then bare specifiers. */
+async function bundle(deps: Map<string, string>): Promise<number> {
+  const raw = join(CACHE, "mod.bundle.js");
+  await Deno.mkdir(CACHE, { recursive: true });
+  await run(Deno.execPath(), [
+    "bundle",
+    "--quiet",
+    "--platform",
+    "deno",
+    "--format",
+    "esm",
+    "--external",
+    "npm:*",
+    "--output",
+    raw,
+    join(ROOT, "mod.ts"),
+  ]);
+  const code = rewriteNpmImports(await Deno.readTextFile(raw), deps);
+  if (/\bDeno\./.test(code)) {
+    throw new BuildError("the bundle of mod.ts uses the Deno namespace, which Node does not have");
+  }
+  const header = "// waymark: built from mod.ts by `deno task build:npm`; do not edit.\n";
+  await Deno.writeTextFile(join(DIST, "mod.js"), header + code);
+  return header.length + code.length;
+}
+
+/** The local files of mod.ts's module graph (TypeScript only; text imports are ambient). */
+async function localGraph(): Promise<string[]> {
+  const info = JSON.parse(await run(Deno.execPath(), ["info", "--json", join(ROOT, "mod.ts")]));
+  const files: string[] = [];
+  for (const module of info.modules as { specifier: string; mediaType?: string }[]) {
+    if (!module.specifier.startsWith("file:")) continue;
+    const path = fromFileUrl(module.specifier);
+    if (module.mediaType === "TypeScript" || module.mediaType === "TSX") files.push(path);
+  }
+  return files;
+}
+
+/** Installs the pinned toolchain and the bundle's dependencies (for their types), once. */
+async function ensureToolchain(deps: Map<string, string>): Promise<void> {
+  const manifest = JSON.stringify(
+    {
+      private: true,
+      description: "toolchain for `deno task build:npm` (generated)",
+      dependencies: {
+        ...Object.fromEntries([...deps].sort(([a], [b]) => a.localeCompare(b))),
+        "@types/node": TYPES_NODE_VERSION,
+        typescript: TYPESCRIPT_VERSION,
+      },
+    },
+    null,
+    2,
+  ) + "\n";
+  const manifestPath = join(CACHE, "package.json");
+  const current = await Deno.readTextFile(manifestPath).catch(() => null);
+  const installed = await Deno.stat(join(CACHE, "node_modules", "typescript", "package.json"))
+    .then(() => true, () => false);
+  if (current === manifest && installed) return;
+  log(`installing typescript@${TYPESCRIPT_VERSION} and the package's dependencies into ${CACHE}`);
+  await Deno.writeTextFile(manifestPath, manifest);
+  await run(NPM, [
+    "install",
+    "--no-audit",
+    "--no-fund",
+    "--no-package-lock",
+    "--ignore-scripts",
+    "--loglevel=error",
+  ], { cwd: CACHE });
+}
+
+/** Emits declarations for mod.ts into dist/ with tsc. */
+async function declarations(deps: Map<string, string>): Promise<void> {
+  // Staged outside node_modules (tsc never emits for files under node_modules), with a link to
+  // the toolchain's node_modules for the bare imports.
+  const src = await Deno.makeTempDir({ prefix: "waymark-build-npm-" });
+  try {
+    await Deno.symlink(join(CACHE, "node_modules"), join(src, "node_modules"), { type: "dir" });
+    await emitDeclarations(src, deps);
+  } finally {
+    await Deno.remove(src, { recursive: true });
+  }
+}
+
+async function emitDeclarations(src: string, deps: Map<string, string>): Promise<void> {
+  for (const file of await localGraph()) {
+    const target = join(src, relative(ROOT, file));
+    await Deno.mkdir(dirname(target), { recursive: true });
+    const seen = new Map(deps);
+    await Deno.writeTextFile(target, rewriteNpmImports(await Deno.readTextFile(file), seen));
+    for (const [name, version] of seen) {
+      if (deps.get(name) !== version) {
+        throw new BuildError(
+          `${relative(ROOT, file)} imports npm:${name}@${version}, not in the bundle's imports`,
+        );
+      }
+    }
+  }
+  await Deno.writeTextFile(
+    join(src, "text_imports.d.ts"),
+    '/** Bundled workflows: `with { type: "text" }` imports. */\n' +
+      'declare module "*.jsonc" {\n  const text: string;\n  export default text;\n}\n',
+  );
+  const tsconfig = {
+    compilerOptions: {
+      target: "ES2022",
+      module: "ESNext",
+      moduleResolution: "bundler",
+      lib: ["ES2023"],
+      types: ["node"],
+      strict: true,
+      skipLibCheck: true,
+      declaration: true,
+      emitDeclarationOnly: true,
+      allowImportingTsExtensions: true,
+      rewriteRelativeImportExtensions: true,
+      rootDir: ".",
+      outDir: DIST,
+    },
+    files: ["mod.ts", "text_imports.d.ts"],
+  };
+  await Deno.writeTextFile(join(src, "tsconfig.json"), JSON.stringify(tsconfig, null, 2));
+  await run(NODE, [join(CACHE, "node_modules", "typescript", "bin", "tsc"), "-p", src], {
+    cwd: src,
+  });
+  await Deno.remove(join(DIST, "text_imports.d.ts")).catch(() => {});
+  // Relative imports in declarations must name the emitted files.
+  for await (const file of walkDeclarations(DIST)) {
+    const text = await Deno.readTextFile(file);
+    const fixed = text.replace(
+      /((?:\bfrom\s*|\bimport\s*\(\s*)["'])(\.{1,2}\/[^"']*?)\.ts(["'])/g,
+      "$1$2.js$3",
+    );
+    if (fixed !== text) await Deno.writeTextFile(file, fixed);
+  }
+}
+
+async function* walkDeclarations(dir: string): AsyncGenerator<string> {
+  for await (const entry of Deno.readDir(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory && entry.name !== "node_modules") yield* walkDeclarations(path);
+    else if (entry.isFile && entry.name.endsWith(".d.ts")) yield path;
+  }
+}
+
+/** Writes dist/package.json and a short README. */
+async function packageJson(version: string, deps: Map<string, string>): Promise<void> {
+  const pkg = {
+    name: "waymark",
+    version,
+    description:
+      "Local, rewind-safe workflow runtime for AI coding agents (MCP), embeddable from Node.",
+    type: "module",
+    main: "./mod.js",
+    types: "./mod.d.ts",
+    exports: { ".": { types: "./mod.d.ts", import: "./mod.js" } },
+    files: ["mod.js", "**/*.d.ts", "README.md"],
+    engines: { node: ">=20" },
+    sideEffects: false,
+    dependencies: Object.fromEntries([...deps].sort(([a], [b]) => a.localeCompare(b))),
+  };
+  await Deno.writeTextFile(join(DIST, "package.json"), JSON.stringify(pkg, null, 2) + "\n");
+  await Deno.writeTextFile(
+    join(DIST, "README.md"),
+    `# waymark ${version}\n\nwaymark's library API (\`mod.ts\`) built for Node >= 20.\n\n` +
+      "```js\n" +
+      'import { openWaymark } from "waymark";\n' +
+      "const waymark = await openWaymark(); // $WAYMARK_HOME or ~/.waymark\n" +
+      'const started = await waymark.start({ workflowId: "wr.code_review" });\n' +
+      "await waymark.close();\n" +
+      "```\n",
+  );
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const deps = new Map<string, string>();
+  await cleanDist();
+  const version = await moduleVersion();
+  const size = await bundle(deps);
+  await ensureToolchain(deps);
+  await declarations(deps);
+  await packageJson(version, deps);
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  log(
+    `dist/ ready: waymark@${version}, mod.js ${(size / 1024).toFixed(0)} KiB, ` +
+      `${deps.size} dependencies (${[...deps.keys()].join(", ")}), ${seconds}s`,
+  );
+}
+
+if (import.meta.main) {
+  try {
+    await main();
+  } catch (error) {
+    if (!(error instanceof BuildError)) throw error;
+    log(error.message);
+    Deno.exit(1);
+  }
+}
