@@ -143,7 +143,7 @@ export interface RunGraph {
   workflow: { id: string; name: string; version: string; stepCount: number } | null;
   /** The preferred tip (the run's newest node: where the agent carries on by default). */
   preferredTipId: string | null;
-  /** Nodes in row order. */
+  /** Nodes in row order (depth first: side branches under their fork point). */
   nodes: GraphNode[];
   /** Edges. */
   edges: Layout["edges"];
@@ -188,7 +188,7 @@ export async function loadRunGraph(db: ViewerDb, run: RunSummary): Promise<RunGr
         cut: placed.cut,
         label: labelFor(n, pinned),
       };
-    }),
+    }).sort((a, b) => a.row - b.row),
     edges: layout.edges,
     branches: layout.branches,
     laneCount: layout.laneCount,

@@ -104,3 +104,65 @@ Deno.test("waymark serve --viewer: MCP over stdio and the viewer side by side; U
     await cleanup();
   }
 });
+
+Deno.test("waymark view runs from a URL with no config: JSX pragma and embedded assets load remotely", async () => {
+  // the checkout over loopback HTTP, .ts as TypeScript and everything else as text/plain
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    const path = decodeURIComponent(new URL(req.url).pathname);
+    if (path.includes("..")) return new Response("no", { status: 400 });
+    try {
+      const body = await Deno.readFile(`${ROOT}${path.slice(1)}`);
+      const type = path.endsWith(".ts") ? "application/typescript" : "text/plain";
+      return new Response(body, { headers: { "content-type": type } });
+    } catch {
+      return new Response("not found", { status: 404 });
+    }
+  });
+  const { home, cleanup } = await tempHome();
+  const outside = await Deno.makeTempDir({ prefix: "waymark-url-view-" });
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--no-lock",
+      "--quiet",
+      `http://127.0.0.1:${server.addr.port}/main.ts`,
+      "view",
+      "--home",
+      home,
+      "--port",
+      "0",
+    ],
+    cwd: outside,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stderr = new Response(child.stderr).text();
+  try {
+    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let out = "";
+    while (!/waymark viewer: (\S+)\n/.test(out)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`view exited: ${out}\n${await stderr}`);
+      out += value;
+    }
+    reader.releaseLock();
+    const url = /waymark viewer: (\S+)\n/.exec(out)![1]!;
+    const page = await fetch(url);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /<h1>Sessions<\/h1>/);
+    const css = await fetch(`${url}assets/style.css`);
+    assert.match(await css.text(), /prefers-color-scheme: dark/);
+    const js = await fetch(`${url}assets/app.js`);
+    assert.match(await js.text(), /EventSource/);
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+    await child.stdout.cancel().catch(() => {});
+    await stderr;
+    await server.shutdown();
+    await Deno.remove(outside, { recursive: true }).catch(() => {});
+    await cleanup();
+  }
+});

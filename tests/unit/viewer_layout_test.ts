@@ -95,3 +95,28 @@ Deno.test("nodes whose parent was cut off by the cap start their own branch, mar
   assert.equal(layout.branches.length, 1);
   assert.equal(layout.edges.length, 1);
 });
+
+Deno.test("rows are depth first: a late rewind's branch sits under its fork point, lanes stay few", () => {
+  // a long main line, then 20 rewinds made at the end, each off a different early node
+  const main = chain("m", 200, null);
+  const nodes = [...main];
+  for (let k = 0; k < 20; k++) nodes.push(...chain(`f${k}_`, 5, `m${k * 9 + 3}`));
+  const layout = layoutRun(nodes, "m199");
+  const row = (id: string) => layout.nodes.find((n) => n.id === id)!.row;
+  for (let k = 0; k < 20; k++) {
+    assert.equal(row(`f${k}_0`), row(`m${k * 9 + 3}`) + 1, `fork ${k} right under its fork point`);
+  }
+  assert.equal(row("m199"), nodes.length - 1, "the preferred tip is the last row");
+  assert.ok(layout.laneCount <= 2, `lanes: ${layout.laneCount}`);
+  const rows = layout.nodes.map((n) => n.row).sort((a, b) => a - b);
+  assert.deepEqual(rows, nodes.map((_, i) => i), "every row used once");
+});
+
+Deno.test("a fork's side branches come before its continuation; a deep chain needs no recursion", () => {
+  const nodes = [...chain("a", 4, null), ...chain("b", 2, "a1")];
+  const layout = layoutRun(nodes, "b1");
+  const order = [...layout.nodes].sort((x, y) => x.row - y.row).map((n) => n.id);
+  assert.deepEqual(order, ["a0", "a1", "a2", "a3", "b0", "b1"]);
+  const deep = layoutRun(chain("d", 50_000, null), "d49999");
+  assert.equal(deep.nodes[49_999]!.row, 49_999);
+});
