@@ -14,6 +14,7 @@ import {
   renderList,
   resolvePaths,
   serveMcpStdio,
+  stepCount,
   VERSION,
   type WaymarkOptions,
 } from "./mod.ts";
@@ -123,7 +124,9 @@ async function workflows(
       return 1;
     }
     process.stdout.write(
-      `${arg}: ok (${loaded.workflow.id}, ${loaded.workflow.compiled.steps.length} steps, ${loaded.workflow.hash})\n`,
+      `${arg}: ok (${loaded.workflow.id}, ${
+        stepCount(loaded.workflow.compiled)
+      } steps, ${loaded.workflow.hash})\n`,
     );
     for (const w of loaded.workflow.warnings) {
       process.stdout.write(`warning [${w.code}]: ${w.message}\n`);
