@@ -94,7 +94,9 @@ export function renderStepResponse(r: StepResponse): string {
     );
     if (r.pending.outputContract) {
       lines.push(
-        `  output.artifacts: [${JSON.stringify(r.pending.outputContract.example)}] (${r.pending.outputContract.contractRef}${
+        `  output.artifacts: [${
+          JSON.stringify(r.pending.outputContract.example)
+        }] (${r.pending.outputContract.contractRef}${
           r.pending.outputContract.required ? ", required" : ""
         })`,
       );

@@ -136,9 +136,9 @@ export interface CompileOptions {
   routines?: ReadonlyMap<string, WorkflowFile>;
 }
 
-/** Whether an id names a routine (`<namespace>.routine-<name>`, or legacy `routine-<name>`). */
+/** Whether an id names a routine (`<namespace>.routine-<name>`). */
 export function isRoutineId(id: string): boolean {
-  return /^(?:[a-z][a-z0-9_-]*\.)?routine-/.test(id);
+  return /^[a-z][a-z0-9_-]*\.routine-/.test(id);
 }
 
 const known = (ids: Iterable<string>) => [...ids].sort().map((id) => `\`${id}\``).join(", ");

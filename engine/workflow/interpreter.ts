@@ -15,6 +15,8 @@ export interface LoopFrame {
   at: number;
   /** The running iteration, from 1. */
   it: number;
+  /** The loop-control decision reported so far in this iteration (artifact-driven loops). */
+  d?: "continue" | "stop";
 }
 
 /** What a branch has observed about a capability. */
@@ -122,10 +124,13 @@ export function effectiveContext(
   return out;
 }
 
-function loopDecision(loop: CompiledLoop, facts: AckFacts): "continue" | "stop" | null {
+function loopDecision(
+  loop: CompiledLoop,
+  artifacts: AckFacts["artifacts"],
+): "continue" | "stop" | null {
   const source = loop.loop.artifact;
   if (!source) return null;
-  for (const a of facts.artifacts ?? []) {
+  for (const a of artifacts ?? []) {
     if (a.kind !== "wr.loop_control") continue;
     if (source.loopId && typeof a.loopId === "string" && a.loopId !== source.loopId) continue;
     if (a.decision === "continue" || a.decision === "stop") return a.decision;
@@ -165,12 +170,10 @@ function settle(
   compiled: CompiledWorkflow,
   start: RunState,
   context: Record<string, unknown>,
-  facts: AckFacts,
 ): { state: RunState; notices: Notice[] } {
   const frames = start.frames.map((f) => ({ ...f }));
   let pc = start.pc;
   const notices: Notice[] = [];
-  let consumed = false;
   for (let guard = 0; guard < SETTLE_LIMIT; guard++) {
     const seq = sequenceOf(compiled, frames);
     const here = (): RunState => {
@@ -197,9 +200,7 @@ function settle(
     const parentSeq = sequenceOf(compiled, frames);
     const loop = parentSeq[frame.at] as CompiledLoop;
     const inner = effectiveContext(compiled, { v: 2, pc: 0, frames: [...frames, frame] }, context);
-    // A loop-control artifact decides only the first loop whose body it ends.
-    const decision = consumed ? null : loopDecision(loop, facts);
-    consumed = true;
+    const decision = frame.d ?? null;
     const wants = wantsIteration(loop, frame.it + 1, inner, decision);
     if (wants && frame.it >= loop.loop.maxIterations) {
       notices.push({
@@ -234,7 +235,7 @@ export function initialState(
   compiled: CompiledWorkflow,
   context: Record<string, unknown>,
 ): RunState {
-  return settle(compiled, { v: 2, pc: 0, frames: [] }, context, {}).state;
+  return settle(compiled, { v: 2, pc: 0, frames: [] }, context).state;
 }
 
 /** The state after the pending step of `state` is acknowledged, with any notices. */
@@ -245,7 +246,18 @@ export function advanceState(
   facts: AckFacts = {},
 ): { state: RunState; notices: Notice[] } {
   const s = readState(state);
-  return settle(compiled, { ...s, pc: s.pc + 1 }, context, facts);
+  // A loop-control artifact is kept on the innermost artifact-driven loop it names (or the
+  // innermost one), and decides that loop when its body ends.
+  const frames = s.frames.map((f) => ({ ...f }));
+  const loops = loopsOf(compiled, frames);
+  for (let i = frames.length - 1; i >= 0; i--) {
+    const decision = loopDecision(loops[i]!, facts.artifacts);
+    if (decision) {
+      frames[i]!.d = decision;
+      break;
+    }
+  }
+  return settle(compiled, { ...s, frames, pc: s.pc + 1 }, context);
 }
 
 /** The state after the pending step of `state` is acknowledged. */
