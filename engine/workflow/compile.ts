@@ -406,8 +406,7 @@ function expandTemplate(ctx: Ctx, step: WorkflowStep, path: string, role?: strin
     ...(routine.metaGuidance?.length
       ? ["", "## Routine guidance", ...routine.metaGuidance.map((g) => `- ${g}`)]
       : []),
-    "",
-  ].join("\n");
+  ].join("\n") + "\n\n";
   let first = true;
   return mapSteps(inner, (s) => {
     const out: CompiledStep = {
