@@ -165,23 +165,19 @@ function ruleMessage(rule: Extract<ValidationCriteria, { type: string }>): strin
 /** The failed rules of validation criteria over notes (an empty list when they hold). */
 export function failedValidation(
   criteria: ValidationCriteria,
-  notes: string,
-  context: Record<string, unknown>,
+  input: { notes: string; context: Record<string, unknown> },
 ): string[] {
-  if (Array.isArray(criteria)) return criteria.flatMap((c) => failedValidation(c, notes, context));
+  const { notes, context } = input;
+  if (Array.isArray(criteria)) return criteria.flatMap((c) => failedValidation(c, input));
   if ("and" in criteria) {
-    return (criteria.and as ValidationCriteria[]).flatMap((c) =>
-      failedValidation(c, notes, context)
-    );
+    return (criteria.and as ValidationCriteria[]).flatMap((c) => failedValidation(c, input));
   }
   if ("or" in criteria) {
-    const all = (criteria.or as ValidationCriteria[]).map((c) =>
-      failedValidation(c, notes, context)
-    );
+    const all = (criteria.or as ValidationCriteria[]).map((c) => failedValidation(c, input));
     return all.some((f) => f.length === 0) ? [] : [`one of: ${all.flat().join(" | ")}`];
   }
   if ("not" in criteria) {
-    return failedValidation(criteria.not as ValidationCriteria, notes, context).length === 0
+    return failedValidation(criteria.not as ValidationCriteria, input).length === 0
       ? ["the notes match a pattern they must not match"]
       : [];
   }
@@ -301,7 +297,7 @@ export function reviewAck(
           "Put the step's result in output.notesMarkdown and acknowledge again with the new ackToken.",
       });
     } else {
-      for (const failed of failedValidation(step.validation, notes, input.context)) {
+      for (const failed of failedValidation(step.validation, { notes, context: input.context })) {
         review.problems.push({
           code: "INVALID_REQUIRED_OUTPUT",
           pointer,

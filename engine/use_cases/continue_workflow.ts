@@ -287,10 +287,7 @@ async function recordAdvance(
   const advanced = advanceState(
     compiled,
     { ...prior, ...(Object.keys(caps).length ? { caps } : {}) },
-    context,
-    {
-      artifacts,
-    },
+    { context, artifacts },
   );
   warnings.push(...advanced.notices);
   const state = advanced.state;

@@ -242,9 +242,9 @@ export function initialState(
 export function advanceState(
   compiled: CompiledWorkflow,
   state: RunState,
-  context: Record<string, unknown>,
-  facts: AckFacts = {},
+  options: AckFacts & { context: Record<string, unknown> },
 ): { state: RunState; notices: Notice[] } {
+  const { context, ...facts } = options;
   const s = readState(state);
   // A loop-control artifact is kept on the innermost artifact-driven loop it names (or the
   // innermost one), and decides that loop when its body ends.
@@ -265,9 +265,8 @@ export function stateAfterAck(
   compiled: CompiledWorkflow,
   state: RunState,
   context: Record<string, unknown>,
-  facts: AckFacts = {},
 ): RunState {
-  return advanceState(compiled, state, context, facts).state;
+  return advanceState(compiled, state, { context }).state;
 }
 
 /** The compiled step a state points at, or `null` when the run is complete. */

@@ -113,7 +113,10 @@ function enclosingLoops(compiled: CompiledWorkflow, frames: { at: number; it: nu
 }
 
 /** Every forEach/for input a workflow reads, with a two-element value. */
-export function loopInputs(nodes: readonly CompiledNode[], out: Record<string, unknown> = {}) {
+export function loopInputs(
+  nodes: readonly CompiledNode[],
+  out: Record<string, unknown> = {},
+): Record<string, unknown> {
   for (const n of nodes) {
     if (n.kind !== "loop") continue;
     if (n.loop.type === "forEach" && n.loop.items) {
@@ -141,15 +144,17 @@ export interface ScriptedRun {
 /** Drives a workflow to completion with the scripted agent. */
 export async function driveToCompletion(
   deps: EngineDeps,
-  workflowId: string,
-  compiled: CompiledWorkflow,
-  startContext: Record<string, unknown>,
-  options: { maxAcks?: number; preferences?: { autonomy?: "guided" } } = {},
+  options: {
+    workflowId: string;
+    compiled: CompiledWorkflow;
+    context: Record<string, unknown>;
+    maxAcks?: number;
+  },
 ): Promise<ScriptedRun> {
+  const { workflowId, compiled, context: startContext } = options;
   const started = await startWorkflow(deps, {
     workflowId,
     context: startContext,
-    preferences: options.preferences,
   });
   if (!started.ok) throw new Error(`start ${workflowId}: ${JSON.stringify(started.error)}`);
   let response = started.value;

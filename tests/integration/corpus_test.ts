@@ -131,7 +131,7 @@ Deno.test({
           for (const c of target?.conditions ?? []) {
             for (const [k, v] of Object.entries(assignments(c, true))) setVar(context, k, v);
           }
-          const run = await driveToCompletion(deps, workflow.id, compiled, context);
+          const run = await driveToCompletion(deps, { workflowId: workflow.id, compiled, context });
           runs++;
           assert.equal(run.last.isComplete, true, `${workflow.id} did not complete`);
           assert.equal(run.last.pending, null);

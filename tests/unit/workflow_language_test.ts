@@ -63,7 +63,7 @@ function walk(
     prompts.push(pending.prompt);
     const a = answer(pending.stepId, trail.filter((t) => t === pending.stepId).length);
     ctx = { ...ctx, ...(a.context ?? {}) };
-    const next = advanceState(compiled, state, ctx, { artifacts: a.artifacts });
+    const next = advanceState(compiled, state, { context: ctx, artifacts: a.artifacts });
     notices.push(...next.notices.map((n) => n.code));
     state = next.state;
   }
