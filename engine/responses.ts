@@ -203,6 +203,8 @@ export const inspectResponseSchema = z.object({
     agentRole: z.string().optional(),
     requireConfirmation: z.boolean(),
     conditional: z.boolean().describe("Runs only when its runCondition holds."),
+    loopId: z.string().optional().describe("The innermost loop the step runs in."),
+    outputContract: z.string().optional().describe("The contract its acknowledgement must meet."),
     promptPreview: z.string().describe("The first 280 characters of the prompt template."),
   })),
   warnings: z.array(warningSchema),

@@ -152,6 +152,8 @@ export function renderInspect(r: InspectResponse): string {
   ];
   r.steps.forEach((s, i) => {
     const flags = [
+      s.loopId ? `in loop ${s.loopId}` : "",
+      s.outputContract ? `output ${s.outputContract}` : "",
       s.conditional ? "conditional" : "",
       s.requireConfirmation ? "needs confirmation" : "",
     ]

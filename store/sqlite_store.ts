@@ -234,6 +234,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
           "=",
           nodeId,
         )
+          .where("n.node_kind", "!=", "blocked_attempt")
           .orderBy("n.created_seq").execute();
         return rows.map((r) => toNode(r as NodeRow));
       },

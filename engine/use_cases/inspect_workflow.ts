@@ -59,6 +59,8 @@ export function inspectWorkflow(
             : step.promptTemplate,
         };
         if (step.agentRole !== undefined) preview.agentRole = step.agentRole;
+        if (step.loopId !== undefined) preview.loopId = step.loopId;
+        if (step.outputContract) preview.outputContract = step.outputContract.contractRef;
         return preview;
       }),
       warnings: workflow.warnings,

@@ -342,11 +342,16 @@ export function stepCount(compiled: CompiledWorkflow): number {
   return countSteps(compiled.steps);
 }
 
-/** Every step of a workflow, depth first (loop bodies included once). */
-export function allSteps(compiled: CompiledWorkflow): CompiledStep[] {
-  const out: CompiledStep[] = [];
-  const walk = (nodes: readonly CompiledNode[]) => {
-    for (const n of nodes) n.kind === "step" ? out.push(n) : walk(n.body);
+/** Every step of a workflow, depth first (loop bodies included once), with its innermost loop. */
+export function allSteps(
+  compiled: CompiledWorkflow,
+): (CompiledStep & { loopId?: string })[] {
+  const out: (CompiledStep & { loopId?: string })[] = [];
+  const walk = (nodes: readonly CompiledNode[], loopId?: string) => {
+    for (const n of nodes) {
+      if (n.kind === "loop") walk(n.body, n.id);
+      else out.push(loopId === undefined ? n : { ...n, loopId });
+    }
   };
   walk(compiled.steps);
   return out;
