@@ -11,8 +11,15 @@ import {
   evaluateCondition,
   fillPlaceholders,
   loadWorkflowFile,
+  loadWorkflowFiles,
 } from "../../engine/mod.ts";
-import { CORPUS_DIR, corpusFiles, corpusWaymark, loadCorpus } from "../helpers/corpus.ts";
+import {
+  CORPUS_DIR,
+  corpusFiles,
+  corpusSources,
+  corpusWaymark,
+  loadCorpus,
+} from "../helpers/corpus.ts";
 import { assignments, driveToCompletion, loopInputs, setVar } from "../helpers/scripted_agent.ts";
 
 const ignore = CORPUS_DIR === null;
@@ -184,5 +191,33 @@ Deno.test({
     assert.ok(driven >= 30, `drove ${driven} workflows`);
     assert.deepEqual(missed, []);
     assert.equal(loopsRepeated.size, loopsTotal, "every loop ran at least two iterations");
+  },
+});
+
+Deno.test({
+  name: "changing a corpus routine changes the hash of exactly the workflows that call it",
+  ignore,
+  fn: async () => {
+    const sources = corpusSources();
+    const hashes = async (files: typeof sources) => {
+      const results = await loadWorkflowFiles(files, { reservedNamespace: "trust_all_for_tests" });
+      return new Map(results.map((r) => r.ok ? [r.workflow.id, r.workflow.hash] : ["", ""]));
+    };
+    const before = await hashes(sources);
+    assert.deepEqual(await hashes(sources), before, "the same files twice, the same hashes");
+    const edited = sources.map((s) =>
+      s.file === "corpus:routines/tension-driven-design.json"
+        ? { ...s, text: s.text.replace("Generate Candidates", "Generate Options") }
+        : s
+    );
+    const after = await hashes(edited);
+    const changed = [...before.keys()].filter((id) => before.get(id) !== after.get(id)).sort();
+    assert.deepEqual(changed, [
+      "routine-injection-example",
+      "wr.cross-platform-code-conversion",
+      "wr.discovery",
+      "wr.game-design",
+      "wr.routine-tension-driven-design",
+    ]);
   },
 });
