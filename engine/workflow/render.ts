@@ -57,17 +57,26 @@ export function renderPromptBlocks(blocks: PromptBlocks): string {
   return parts.join("\n\n");
 }
 
-const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*\}\}/g;
+const PLACEHOLDER =
+  /\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*(?:([+-])\s*(\d{1,9})\s*)?\}\}/g;
 
 /**
- * Fills `{{var}}` and `{{a.b}}` from context (`{{list.length}}` gives an array's length). A
- * missing variable stays as written so the agent sees what was expected; objects render as
- * compact JSON.
+ * Fills `{{var}}` and `{{a.b}}` from context (`{{list.length}}` gives an array's length, and
+ * `{{n + 1}}` / `{{n - 1}}` offset a number). A missing variable, or an offset on a value that is
+ * not a number, stays as written so the agent sees what was expected; objects render as compact
+ * JSON.
  */
 export function fillPlaceholders(template: string, context: Record<string, unknown>): string {
-  return template.replace(PLACEHOLDER, (whole, path: string) => {
-    const value = readVar(context, path);
-    if (value === undefined || value === null) return whole;
-    return typeof value === "string" ? value : JSON.stringify(value);
-  });
+  return template.replace(
+    PLACEHOLDER,
+    (whole, path: string, sign: string | undefined, amount: string | undefined) => {
+      const value = readVar(context, path);
+      if (value === undefined || value === null) return whole;
+      if (sign !== undefined) {
+        if (typeof value !== "number") return whole;
+        return String(sign === "+" ? value + Number(amount) : value - Number(amount));
+      }
+      return typeof value === "string" ? value : JSON.stringify(value);
+    },
+  );
 }
