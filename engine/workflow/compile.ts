@@ -80,16 +80,23 @@ export interface CompiledLoop {
   runCondition?: Condition;
   /** Loop settings, defaults filled in. */
   loop: {
+    /** Loop kind. */
     type: LoopConfig["type"];
     /** while/until over context (and loop variables). */
     condition?: Condition;
-    /** while/until decided by a loop-control artifact of the body's last acknowledged step. */
+    /** while/until decided by the last loop-control artifact reported in an iteration. */
     artifact?: { contractRef: string; loopId?: string };
+    /** forEach: the context variable holding the array. */
     items?: string;
+    /** for: the count, or the context variable holding it. */
     count?: number | string;
+    /** Safety limit. */
     maxIterations: number;
+    /** The iteration counter's name (from 1). */
     iterationVar: string;
+    /** forEach: the current item's name. */
     itemVar: string;
+    /** for/forEach: the current index's name (from 0). */
     indexVar: string;
   };
   /** The body, in order. */

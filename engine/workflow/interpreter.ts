@@ -303,7 +303,8 @@ export function pendingStep(
     if (!f.when || evaluateCondition(f.when, ctx)) parts.push(f.text);
   }
   for (const cap of ["delegation", "web_browsing"] as const) {
-    if (compiled.capabilities?.[cap] === "preferred" && s.caps?.[cap] === "unavailable") {
+    // A preferred capability degrades; a required one only gets here under never-stop.
+    if (compiled.capabilities?.[cap] !== undefined && s.caps?.[cap] === "unavailable") {
       parts.push(`Note: ${FALLBACK[cap]}`);
     }
   }

@@ -197,26 +197,47 @@ export const parallelDelegationSchema = z.object({
 
 /** A step as written in a file (standard, loop or parallel). */
 export interface WorkflowStep {
+  /** Step id, `[a-z][a-z0-9_-]*`, unique after templates are expanded. */
   id: string;
+  /** Human title. */
   title: string;
+  /** `loop` or `parallel`; absent for a standard step. */
   type?: "loop" | "parallel";
+  /** The prompt as one string. */
   prompt?: string;
+  /** The prompt as structured blocks. */
   promptBlocks?: PromptBlocks;
+  /** Text appended when its `when` holds. */
   promptFragments?: { id: string; when?: Condition; text: string }[];
+  /** The role for this step (overrides the workflow's). */
   agentRole?: string;
+  /** Extra bullet points under the prompt. */
   guidance?: string[];
+  /** Run only when this holds. */
   runCondition?: Condition;
+  /** Whether (or when) the user must confirm before the step is acknowledged. */
   requireConfirmation?: z.infer<typeof confirmationSchema>;
+  /** The contract the acknowledgement must meet. */
   outputContract?: z.infer<typeof outputContractSchema>;
+  /** The seed's spelling of `outputContract`. */
   output?: z.infer<typeof outputContractSchema>;
+  /** Expands a template (a routine) here at compile time. */
   templateCall?: { templateId: string; args?: Record<string, unknown> };
+  /** Checks on the step's notes. */
   validationCriteria?: ValidationCriteria;
+  /** Context keys only the user can supply. */
   userDependencies?: z.infer<typeof userDependencySchema>[];
+  /** Loop settings (loop steps). */
   loop?: z.infer<typeof loopConfigSchema>;
+  /** Loop body: inline steps, or the id of a top-level step. */
   body?: string | WorkflowStep[];
+  /** Delegations (parallel steps). */
   parallelDelegations?: z.infer<typeof parallelDelegationSchema>[];
+  /** Names of workflow-level function definitions to inline. */
   functionReferences?: string[];
+  /** WorkRail: notes may be omitted (accepted; waymark never requires notes). */
   notesOptional?: boolean;
+  /** Descriptive WorkRail fields, accepted and not compiled. */
   [metadata: string]: unknown;
 }
 

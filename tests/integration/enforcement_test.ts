@@ -235,6 +235,9 @@ Deno.test("full_auto_never_stop: each failure becomes a critical gap and the run
         JSON.stringify(next.gaps),
       );
       assert.match(renderStepResponse(next), new RegExp(`critical/${c.code}`));
+      if (c.code === "REQUIRED_CAPABILITY_UNAVAILABLE") {
+        assert.match(next.pending!.prompt, /Web browsing was observed to be unavailable/);
+      }
     }
     const gaps = await waymark.store.db.selectFrom("events").select("payload")
       .where("kind", "=", "gap_recorded").execute();
