@@ -65,7 +65,7 @@ export const conditionSchema: z.ZodType<Condition> = z.lazy(() =>
     z.object({ or: z.array(conditionSchema).min(1) }).strict(),
     z.object({ not: conditionSchema }).strict(),
   ])
-) as z.ZodType<Condition>;
+).meta({ id: "condition" }) as z.ZodType<Condition>;
 
 /** One part of a prompt value: literal text, or a reference to one of waymark's snippets. */
 export const promptPartSchema = z.union([
@@ -142,7 +142,7 @@ export const validationCriteriaSchema: z.ZodType<ValidationCriteria> = z.lazy(()
     z.object({ or: z.array(validationCriteriaSchema).min(1) }).strict(),
     z.object({ not: validationCriteriaSchema }).strict(),
   ])
-) as z.ZodType<ValidationCriteria>;
+).meta({ id: "validationCriteria" }) as z.ZodType<ValidationCriteria>;
 
 /** Reasons a step can depend on something only the user can provide (a closed set). */
 export const USER_DEPENDENCY_REASONS = [
@@ -319,7 +319,7 @@ export const stepSchema: z.ZodType<WorkflowStep> = z.lazy(() =>
       });
     }
   })
-) as unknown as z.ZodType<WorkflowStep>;
+).meta({ id: "step" }) as unknown as z.ZodType<WorkflowStep>;
 
 /** The preference values a workflow may recommend as its maximum automation. */
 export const recommendedPreferencesSchema = z.object({
