@@ -148,25 +148,63 @@ export const CONTRACT_PACKS: ReadonlyMap<string, ContractPack> = new Map(
     ),
     pack(
       "wr.contracts.differentiation_handoff",
-      "The selected differentiation opportunity.",
+      "The promoted differentiator, shaped as a Shape Up pitch for the next phase.",
       {
-        summary: text,
-        selectedOpportunity: z.string().optional(),
-        opportunities: z.array(z.unknown()).optional(),
+        version: z.number().int().optional(),
+        schemaVersion: z.string().optional(),
+        generatedAt: z.string().optional(),
+        evidenceFreshness: z.object({
+          oldestCapturedAt: z.string(),
+          newestCapturedAt: z.string(),
+        }).passthrough().optional(),
+        validationChecklist: z.array(z.string()).optional(),
+        shapingHandoff: z.object({
+          rawIdea: text,
+          problem: text,
+          baseline: z.string().optional(),
+          appetiteHint: z.enum(["small_batch", "big_batch"]).optional(),
+          noGosHints: z.array(z.string()).optional(),
+          constraints: z.record(z.string(), z.unknown()).optional(),
+          evidenceTopK: z.array(z.string()).max(10).optional(),
+          defensibilityClaim: z.record(z.string(), z.unknown()).optional(),
+        }).passthrough(),
       },
-      { summary: "Own the offline-first niche; competitors require connectivity." },
-    ),
-    pack(
-      "wr.contracts.coding_handoff",
-      "What a coding task delivered, for review and follow-up.",
       {
-        summary: text,
-        filesChanged: z.array(z.string()).optional(),
-        testsRun: z.array(z.string()).optional(),
-        followUps: z.array(z.string()).optional(),
+        version: 1,
+        shapingHandoff: {
+          rawIdea: "Offline-first sync for field teams.",
+          problem: "Crews lose a day's entries when the tablet has no signal.",
+          appetiteHint: "small_batch",
+        },
       },
-      { summary: "Added retry with backoff to the fetcher; unit tests cover the 3 failure modes." },
     ),
+    (() => {
+      const base = pack(
+        "wr.contracts.coding_handoff",
+        "What a coding session delivered and what it leaves for review and follow-up.",
+        {
+          prTitle: z.string().min(1).optional(),
+          summary: z.string().min(1).optional(),
+          filesChanged: z.array(z.string()).optional(),
+          retrospectiveObservations: z.array(z.unknown()).optional(),
+          followUpTickets: z.array(z.unknown()).optional(),
+          correctedAssumptions: z.array(z.unknown()).optional(),
+        },
+        {
+          prTitle: "Add retry with backoff to the fetcher",
+          retrospectiveObservations: ["The fetcher had no timeout; filed as follow-up."],
+          followUpTickets: [],
+        },
+      );
+      const fields = ["prTitle", "summary", "retrospectiveObservations", "followUpTickets"];
+      return {
+        ...base,
+        schema: base.schema.refine(
+          (a) => fields.some((f) => (a as Record<string, unknown>)[f] !== undefined),
+          { message: `name at least one of ${fields.join(", ")}` },
+        ),
+      };
+    })(),
     pack(
       "wr.contracts.capability_observation",
       "What the agent observed when it tried an optional capability.",
