@@ -196,6 +196,10 @@ export const inspectResponseSchema = z.object({
       autonomy: z.string().optional(),
       riskPolicy: z.string().optional(),
     }).optional(),
+    capabilities: z.record(z.string(), z.enum(["required", "preferred"])).optional().describe(
+      "Optional agent capabilities the workflow uses; a required one is probed first.",
+    ),
+    features: z.array(z.string()).optional().describe("Compiler features applied."),
   }),
   steps: z.array(z.object({
     stepId: z.string(),

@@ -150,6 +150,16 @@ export function renderInspect(r: InspectResponse): string {
     "",
     `${r.steps.length} step(s):`,
   ];
+  if (w.capabilities) {
+    lines.splice(
+      4,
+      0,
+      `Capabilities: ${
+        Object.entries(w.capabilities).map(([c, need]) => `${c} (${need})`).join(", ")
+      }`,
+      "",
+    );
+  }
   r.steps.forEach((s, i) => {
     const flags = [
       s.loopId ? `in loop ${s.loopId}` : "",

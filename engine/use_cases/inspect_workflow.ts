@@ -46,6 +46,10 @@ export function inspectWorkflow(
     if (compiled.recommendedPreferences) {
       details.recommendedPreferences = compiled.recommendedPreferences;
     }
+    if (Object.keys(compiled.capabilities ?? {}).length > 0) {
+      details.capabilities = compiled.capabilities;
+    }
+    if (compiled.features?.length) details.features = compiled.features;
     return ok({
       workflow: details,
       steps: allSteps(compiled).map((step) => {
