@@ -11,6 +11,7 @@ import {
   initialState,
   loadWorkflowFile,
   loadWorkflowFiles,
+  normalizeCompiled,
   parseWorkflowText,
   pendingStep,
   type RunState,
@@ -474,4 +475,36 @@ Deno.test("a required web_browsing capability injects an early probe with its ou
       "x",
     ).ok === false,
   );
+});
+
+Deno.test("a format-1 snapshot pinned before this format still runs", () => {
+  const old = {
+    format: 1,
+    id: "user.old",
+    name: "Old",
+    description: "d",
+    version: "1",
+    metaGuidance: [],
+    steps: [
+      { id: "a", title: "A", promptTemplate: "Do {{x}}", requireConfirmation: false },
+      {
+        id: "b",
+        title: "B",
+        promptTemplate: "b",
+        requireConfirmation: true,
+        runCondition: { var: "x", equals: "go" },
+      },
+    ],
+  } as unknown as CompiledWorkflow;
+  const compiled = normalizeCompiled(old);
+  const v1 = { v: 1, pc: 0 } as unknown as RunState;
+  assert.equal(pendingStep(compiled, v1, { x: "go" })!.prompt, "Do go");
+  const next = stateAfterAck(compiled, v1, { x: "go" });
+  assert.deepEqual(pendingStep(compiled, next, { x: "go" }), {
+    stepId: "b",
+    title: "B",
+    prompt: "b",
+    requireConfirmation: true,
+  });
+  assert.equal(pendingStep(compiled, stateAfterAck(compiled, v1, { x: "no" }), {}), null);
 });
