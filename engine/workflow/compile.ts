@@ -227,6 +227,62 @@ function functionSection(file: WorkflowFile, refs: readonly string[] | undefined
   return `\n\n## Functions\n${lines.join("\n")}`;
 }
 
+interface AssessmentDef {
+  id: string;
+  purpose?: string;
+  dimensions?: { id: string; purpose?: string; levels?: string[] }[];
+}
+
+/**
+ * WorkRail self-assessments, rendered into the prompt (guidance for the agent; waymark does not
+ * enforce their consequences). Unknown assessment ids are compile errors.
+ */
+function assessmentSection(ctx: Ctx, step: WorkflowStep, path: string): string {
+  const refs = step.assessmentRefs;
+  if (!Array.isArray(refs) || refs.length === 0) return "";
+  const defs = Array.isArray(ctx.file.assessments)
+    ? (ctx.file.assessments as AssessmentDef[]).filter((a) => a && typeof a.id === "string")
+    : [];
+  const byId = new Map(defs.map((a) => [a.id, a]));
+  const lines = [
+    "## Self-assessment",
+    "Before acknowledging, rate each dimension and give the ratings in output.notesMarkdown:",
+  ];
+  for (const ref of refs) {
+    const def = typeof ref === "string" ? byId.get(ref) : undefined;
+    if (!def) {
+      ctx.issues.push({
+        path: `${path}.assessmentRefs`,
+        message: `unknown assessment \`${String(ref)}\`; this workflow's assessments: ${
+          known(byId.keys()) || "(none)"
+        }`,
+      });
+      continue;
+    }
+    lines.push(`- \`${def.id}\`${def.purpose ? `: ${def.purpose}` : ""}`);
+    for (const d of def.dimensions ?? []) {
+      lines.push(
+        `  - \`${d.id}\` (${(d.levels ?? []).join(" | ")})${d.purpose ? `: ${d.purpose}` : ""}`,
+      );
+    }
+  }
+  const consequences = Array.isArray(step.assessmentConsequences)
+    ? step.assessmentConsequences as {
+      when?: { anyEqualsLevel?: string; forAssessment?: string };
+      effect?: { guidance?: string };
+    }[]
+    : [];
+  for (const c of consequences) {
+    if (!c?.when?.anyEqualsLevel || !c.effect?.guidance) continue;
+    lines.push(
+      `If any dimension${
+        c.when.forAssessment ? ` of \`${c.when.forAssessment}\`` : ""
+      } is \`${c.when.anyEqualsLevel}\`, follow up before acknowledging: ${c.effect.guidance}`,
+    );
+  }
+  return `\n\n${lines.join("\n")}`;
+}
+
 function contractSection(c: CompiledContract | undefined): string {
   if (!c) return "";
   const p = CONTRACT_PACKS.get(c.contractRef)!;
@@ -274,7 +330,8 @@ function standardStep(ctx: Ctx, step: WorkflowStep, path: string, role?: string)
     id: step.id,
     title: step.title,
     promptTemplate: base + guidance + functionSection(ctx.file, step.functionReferences) +
-      dependencySection(step.userDependencies) + contractSection(contract),
+      assessmentSection(ctx, step, path) + dependencySection(step.userDependencies) +
+      contractSection(contract),
     requireConfirmation: confirmation(step.requireConfirmation),
   };
   const effectiveRole = step.agentRole ?? role;

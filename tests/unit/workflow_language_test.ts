@@ -508,3 +508,30 @@ Deno.test("a format-1 snapshot pinned before this format still runs", () => {
   });
   assert.equal(pendingStep(compiled, stateAfterAck(compiled, v1, { x: "no" }), {}), null);
 });
+
+Deno.test("WorkRail assessments are rendered into the step's prompt; unknown ones fail to compile", async () => {
+  const assessments = [{
+    id: "gate",
+    purpose: "Quality gate.",
+    dimensions: [{ id: "depth", purpose: "How deep.", levels: ["low", "high"] }],
+  }];
+  const step = {
+    id: "s",
+    title: "S",
+    prompt: "Review.",
+    assessmentRefs: ["gate"],
+    assessmentConsequences: [{
+      when: { anyEqualsLevel: "low" },
+      effect: { kind: "require_followup", guidance: "Dig deeper." },
+    }],
+  };
+  const compiled = await compile(wf([step], { assessments }));
+  assert.equal(
+    pendingStep(compiled, initialState(compiled, {}), {})!.prompt,
+    "Review.\n\n## Self-assessment\nBefore acknowledging, rate each dimension and give the ratings in output.notesMarkdown:\n- `gate`: Quality gate.\n  - `depth` (low | high): How deep.\nIf any dimension is `low`, follow up before acknowledging: Dig deeper.",
+  );
+  const found = await issues(wf([{ ...step, assessmentRefs: ["nope"] }], { assessments }));
+  assert.ok(
+    found.some((i) => i.includes("unknown assessment `nope`; this workflow's assessments: `gate`")),
+  );
+});
