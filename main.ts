@@ -4,19 +4,25 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
 import process from "node:process";
 import {
   formatLoadError,
+  isRoutineId,
   loadWorkflowFile,
   openWaymark,
+  parseSourceFile,
   renderInspect,
   renderList,
   resolvePaths,
   serveMcpStdio,
+  stepCount,
   VERSION,
   type WaymarkOptions,
+  type WorkflowFile,
 } from "./mod.ts";
+import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
 import { rotateKeyring } from "./store/mod.ts";
 
 const HELP = `waymark ${VERSION}: a rewind-safe workflow runtime for AI coding agents, over MCP.
@@ -160,6 +166,35 @@ async function view(options: WaymarkOptions, portText: string): Promise<number> 
   return 0;
 }
 
+/**
+ * Routines a file being validated may call: the bundled ones, and those in its own folder and in
+ * a `routines/` folder beside it (files that fail to load are simply not offered).
+ */
+async function nearbyRoutines(file: string): Promise<Map<string, WorkflowFile>> {
+  const routines = new Map<string, WorkflowFile>();
+  const candidates = [...BUNDLED_WORKFLOWS];
+  for (const dir of [dirname(file), join(dirname(file), "routines")]) {
+    let names: string[] = [];
+    try {
+      names = await readdir(dir);
+    } catch {
+      continue;
+    }
+    for (const name of names.filter((n) => /\.jsonc?$/.test(n) && !n.endsWith(".schema.json"))) {
+      const path = join(dir, name);
+      if (resolve(path) === resolve(file)) continue;
+      candidates.push({ source: "extra", file: path, text: await readFile(path, "utf8") });
+    }
+  }
+  for (const candidate of candidates) {
+    const parsed = parseSourceFile(candidate);
+    if (parsed.ok && isRoutineId(parsed.file.id) && !routines.has(parsed.file.id)) {
+      routines.set(parsed.file.id, parsed.file);
+    }
+  }
+  return routines;
+}
+
 async function workflows(
   options: WaymarkOptions,
   sub: string | undefined,
@@ -174,13 +209,15 @@ async function workflows(
       source: "extra",
       file: arg,
       text: await readFile(arg, "utf8"),
-    });
+    }, { routines: await nearbyRoutines(arg) });
     if (!loaded.ok) {
       process.stderr.write(`${formatLoadError(loaded.error)}\n`);
       return 1;
     }
     process.stdout.write(
-      `${arg}: ok (${loaded.workflow.id}, ${loaded.workflow.compiled.steps.length} steps, ${loaded.workflow.hash})\n`,
+      `${arg}: ok (${loaded.workflow.id}, ${
+        stepCount(loaded.workflow.compiled)
+      } steps, ${loaded.workflow.hash})\n`,
     );
     for (const w of loaded.workflow.warnings) {
       process.stdout.write(`warning [${w.code}]: ${w.message}\n`);

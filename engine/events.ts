@@ -98,6 +98,38 @@ export type DomainEvent =
     response: string;
   }
   | {
+    kind: "gap_recorded";
+    sessionId: string;
+    runId: string;
+    nodeId: string;
+    stepId: string | null;
+    severity: "critical" | "major" | "minor";
+    /** The blocker code the gap stands for, or `AGENT_DISCLOSED`. */
+    code: string;
+    pointer: Record<string, string> | null;
+    message: string;
+  }
+  | {
+    kind: "capability_observed";
+    sessionId: string;
+    runId: string;
+    nodeId: string;
+    stepId: string | null;
+    capability: "delegation" | "web_browsing";
+    status: "available" | "unavailable" | "unknown";
+    remediation: string | null;
+  }
+  | {
+    kind: "divergence_recorded";
+    sessionId: string;
+    runId: string;
+    nodeId: string;
+    stepId: string | null;
+    reason: string;
+    summary: string;
+    relatedStepId: string | null;
+  }
+  | {
     kind: "checkpoint_recorded";
     sessionId: string;
     runId: string;

@@ -82,7 +82,10 @@ export interface StoreReader {
     attemptId: string,
     kind: "ack" | "checkpoint",
   ): Promise<AttemptRecord | null>;
-  /** Direct children of a node, oldest first. */
+  /**
+   * Direct children of a node that are steps or checkpoints (blocked attempts are not branches),
+   * oldest first.
+   */
   getChildren(runId: string, nodeId: string): Promise<NodeRecord[]>;
   /** The notes of a node and up to `limit - 1` of its nearest ancestors, nearest first. */
   getAncestorNotes(runId: string, nodeId: string, limit: number): Promise<AncestorNotes[]>;

@@ -19,6 +19,48 @@ export const pendingSchema = z.object({
   prompt: z.string().describe("What to do, with context placeholders filled."),
   agentRole: z.string().optional().describe("The role to take for this step."),
   requireConfirmation: z.boolean().describe("Confirm with the user before acknowledging."),
+  outputContract: z.object({
+    contractRef: z.string(),
+    required: z.boolean(),
+    example: z.record(z.string(), z.unknown()).describe("A valid artifact for output.artifacts."),
+  }).optional().describe("The artifact the acknowledgement must carry in output.artifacts."),
+  loop: z.object({
+    loopId: z.string(),
+    iteration: z.number().int(),
+    maxIterations: z.number().int(),
+  }).optional().describe("The innermost loop this step runs in."),
+});
+
+/** What a blocker points at. */
+export const blockerPointerSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("context_key"), key: z.string() }),
+  z.object({ kind: z.literal("output_contract"), contractRef: z.string() }),
+  z.object({ kind: z.literal("capability"), capability: z.enum(["delegation", "web_browsing"]) }),
+  z.object({ kind: z.literal("workflow_step"), stepId: z.string() }),
+]);
+
+/** Why an acknowledgement did not advance. */
+export const blockerSchema = z.object({
+  code: z.enum([
+    "INVARIANT_VIOLATION",
+    "INVALID_REQUIRED_OUTPUT",
+    "MISSING_REQUIRED_OUTPUT",
+    "REQUIRED_CAPABILITY_UNAVAILABLE",
+    "REQUIRED_CAPABILITY_UNKNOWN",
+    "STORAGE_CORRUPTION_DETECTED",
+    "USER_ONLY_DEPENDENCY",
+  ]),
+  pointer: blockerPointerSchema,
+  message: z.string().describe("What is wrong (at most 512 bytes)."),
+  suggestedFix: z.string().optional().describe("How to fix it (at most 1024 bytes)."),
+});
+
+/** A gap recorded instead of blocking (full_auto_never_stop), or disclosed by the agent. */
+export const gapSchema = z.object({
+  severity: z.enum(["critical", "major", "minor"]),
+  code: z.string().describe("The blocker code it stands for, or AGENT_DISCLOSED."),
+  pointer: blockerPointerSchema.optional(),
+  message: z.string(),
 });
 
 /** One entry of a recap: the notes a completed step or checkpoint left. */
@@ -60,7 +102,9 @@ export const tipSchema = z.object({
 
 /** The response of every execution tool (start, continue, checkpoint). */
 export const stepResponseSchema = z.object({
-  kind: z.literal("ok"),
+  kind: z.enum(["ok", "blocked"]).describe(
+    "`blocked`: the acknowledgement did not advance; see `blockers`, fix, and retry with the new ackToken.",
+  ),
   stateToken: z.string().describe("Names this snapshot; pass it to continue_workflow."),
   ackToken: z.string().optional().describe(
     "Acknowledges the pending step; absent once the run is complete.",
@@ -83,6 +127,27 @@ export const stepResponseSchema = z.object({
   ),
   checkpoint: z.object({ nodeId: z.string() }).optional().describe("The checkpoint node recorded."),
   metaGuidance: z.array(z.string()).optional().describe("Workflow-wide guidance, on start."),
+  blockers: z.array(blockerSchema).optional().describe(
+    "When blocked: ordered by (code, pointer), at most 10.",
+  ),
+  example: z.object({
+    context: z.record(z.string(), z.unknown()).optional(),
+    output: z.object({
+      notesMarkdown: z.string().optional(),
+      artifacts: z.array(z.unknown()).optional(),
+    }).optional(),
+  }).optional().describe("When blocked: the shape of an acknowledgement that would pass."),
+  blockedAttempt: z.object({ nodeId: z.string() }).optional().describe(
+    "When blocked: the recorded attempt.",
+  ),
+  gaps: z.array(gapSchema).optional().describe("Gaps recorded by this acknowledgement."),
+  capabilities: z.record(
+    z.string(),
+    z.object({
+      requested: z.enum(["required", "preferred"]),
+      observed: z.enum(["unknown", "available", "unavailable"]),
+    }),
+  ).optional().describe("The workflow's optional capabilities and what this branch observed."),
 });
 
 /** The response of every execution tool. */
@@ -93,6 +158,8 @@ export type Pending = z.infer<typeof pendingSchema>;
 export type Recap = z.infer<typeof recapSchema>;
 /** A branch summary. */
 export type Branch = z.infer<typeof branchSchema>;
+/** A gap in a response. */
+export type Gap = z.infer<typeof gapSchema>;
 
 /** One workflow in a listing. */
 export const workflowSummarySchema = z.object({
@@ -129,6 +196,10 @@ export const inspectResponseSchema = z.object({
       autonomy: z.string().optional(),
       riskPolicy: z.string().optional(),
     }).optional(),
+    capabilities: z.record(z.string(), z.enum(["required", "preferred"])).optional().describe(
+      "Optional agent capabilities the workflow uses; a required one is probed first.",
+    ),
+    features: z.array(z.string()).optional().describe("Compiler features applied."),
   }),
   steps: z.array(z.object({
     stepId: z.string(),
@@ -136,6 +207,8 @@ export const inspectResponseSchema = z.object({
     agentRole: z.string().optional(),
     requireConfirmation: z.boolean(),
     conditional: z.boolean().describe("Runs only when its runCondition holds."),
+    loopId: z.string().optional().describe("The innermost loop the step runs in."),
+    outputContract: z.string().optional().describe("The contract its acknowledgement must meet."),
     promptPreview: z.string().describe("The first 280 characters of the prompt template."),
   })),
   warnings: z.array(warningSchema),

@@ -10,6 +10,26 @@ import type { InspectResponse, ListResponse, StepResponse } from "./responses.ts
 export function renderStepResponse(r: StepResponse): string {
   const lines: string[] = [];
   if (r.checkpoint) lines.push(`Checkpoint recorded (node ${r.checkpoint.nodeId}).`, "");
+  if (r.kind === "blocked" && r.blockers) {
+    lines.push(
+      `BLOCKED: this acknowledgement did not advance the run (attempt ${
+        r.blockedAttempt?.nodeId ?? "?"
+      } recorded). Fix the following, then acknowledge again with the new ackToken below:`,
+    );
+    for (const b of r.blockers) {
+      const target = Object.entries(b.pointer).filter(([k]) => k !== "kind").map(([, v]) => v)
+        .join("");
+      lines.push(`- [${b.code}] (${b.pointer.kind} ${target}) ${b.message}`);
+      if (b.suggestedFix) lines.push(`  Fix: ${b.suggestedFix}`);
+    }
+    if (r.example) lines.push(`Example: ${JSON.stringify(r.example)}`);
+    lines.push("");
+  }
+  if (r.gaps?.length) {
+    lines.push("Gaps recorded (the run went on without blocking):");
+    for (const g of r.gaps) lines.push(`- [${g.severity}/${g.code}] ${g.message}`);
+    lines.push("");
+  }
   if (r.forked) {
     lines.push(
       `This advance started a new branch; ${r.forked.existingBranches.length} other branch(es) exist from the same step:`,
@@ -29,6 +49,11 @@ export function renderStepResponse(r: StepResponse): string {
       `Step \`${r.pending.stepId}\` of ${r.workflow.name} (\`${r.workflow.id}\`)`,
     );
     if (r.pending.agentRole) lines.push(`Role: ${r.pending.agentRole}`);
+    if (r.pending.loop) {
+      lines.push(
+        `Loop \`${r.pending.loop.loopId}\`: iteration ${r.pending.loop.iteration} of at most ${r.pending.loop.maxIterations}`,
+      );
+    }
     if (r.pending.requireConfirmation) {
       lines.push("Confirm with the user before acknowledging this step.");
     }
@@ -67,6 +92,15 @@ export function renderStepResponse(r: StepResponse): string {
       `  ackToken: ${r.ackToken}`,
       "  output.notesMarkdown: a short recap (what you did, what is next)",
     );
+    if (r.pending.outputContract) {
+      lines.push(
+        `  output.artifacts: [${
+          JSON.stringify(r.pending.outputContract.example)
+        }] (${r.pending.outputContract.contractRef}${
+          r.pending.outputContract.required ? ", required" : ""
+        })`,
+      );
+    }
   } else lines.push(`stateToken: ${r.stateToken}`);
   lines.push(
     `To save notes without advancing: checkpoint_workflow with checkpointToken: ${r.checkpointToken}`,
@@ -74,6 +108,15 @@ export function renderStepResponse(r: StepResponse): string {
   lines.push(
     `Session ${r.session.sessionId} · run ${r.session.runId} · node ${r.session.nodeId} · autonomy ${r.preferences.autonomy} · risk ${r.preferences.riskPolicy}`,
   );
+  if (r.capabilities) {
+    lines.push(
+      `Capabilities: ${
+        Object.entries(r.capabilities).map(([c, v]) => `${c} ${v.requested}, ${v.observed}`).join(
+          "; ",
+        )
+      }`,
+    );
+  }
   for (const w of r.warnings) lines.push(`Warning [${w.code}]: ${w.message}`);
   return lines.join("\n");
 }
@@ -107,8 +150,20 @@ export function renderInspect(r: InspectResponse): string {
     "",
     `${r.steps.length} step(s):`,
   ];
+  if (w.capabilities) {
+    lines.splice(
+      4,
+      0,
+      `Capabilities: ${
+        Object.entries(w.capabilities).map(([c, need]) => `${c} (${need})`).join(", ")
+      }`,
+      "",
+    );
+  }
   r.steps.forEach((s, i) => {
     const flags = [
+      s.loopId ? `in loop ${s.loopId}` : "",
+      s.outputContract ? `output ${s.outputContract}` : "",
       s.conditional ? "conditional" : "",
       s.requireConfirmation ? "needs confirmation" : "",
     ]

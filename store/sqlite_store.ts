@@ -257,6 +257,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
           "=",
           nodeId,
         )
+          .where("n.node_kind", "!=", "blocked_attempt")
           .orderBy("n.created_seq").execute();
         return rows.map((r) => toNode(r as NodeRow));
       },
@@ -294,6 +295,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
             SELECT c.node_id FROM nodes c JOIN sub ON c.run_id = ${runId} AND c.parent_id = sub.node_id
           )
           SELECT n.node_id FROM sub JOIN nodes n ON n.run_id = ${runId} AND n.node_id = sub.node_id
+          WHERE n.node_kind != 'blocked_attempt'
           ORDER BY n.created_seq DESC LIMIT 1`.execute(ex);
         const tipId = result.rows[0]?.node_id ?? nodeId;
         const row = await nodeQuery(ex).where("n.run_id", "=", runId).where("n.node_id", "=", tipId)
@@ -402,7 +404,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
         }).execute();
         await tx.updateTable("runs").set((eb) => ({
           updated_at: at,
-          last_node_id: event.nodeId,
+          ...(event.nodeKind === "blocked_attempt" ? {} : { last_node_id: event.nodeId }),
           node_count: eb("node_count", "+", 1),
           ...(event.pendingStepId === null ? { status: "complete" } : {}),
         })).where("run_id", "=", event.runId).execute();
@@ -427,6 +429,10 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
         }).execute();
         return;
       case "preference_changed":
+      case "gap_recorded":
+      case "capability_observed":
+      case "divergence_recorded":
+        // The log is their record; the viewer's projections of them come with the viewer.
         return;
       case "advance_recorded":
       case "checkpoint_recorded":

@@ -1,16 +1,19 @@
 /**
  * Workflow sources on disk (user, project, extra directories) plus the bundled files, loaded
- * through the engine's pure loader and cached by file version, so a call costs a directory
- * listing and a stat per file, not a parse.
+ * through the engine's pure loader: files are parsed once per file version, and compiled together
+ * (so a `templateCall` finds routines in any source) only when some file changed, so a call
+ * costs a directory listing and a stat per file, not a parse.
  * @module
  */
 import { readdirSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
+  compileAll,
   type LoadedSet,
   type LoadedWorkflow,
-  loadWorkflowFile,
+  type ParsedSource,
+  parseSourceFile,
   resolveCatalog,
   type SourceFile,
   type SourceKind,
@@ -26,7 +29,7 @@ export interface SourceDir {
   dir: string;
 }
 
-type Loaded = { ok: true; workflow: LoadedWorkflow } | { ok: false; error: WorkflowLoadError };
+type Loaded = ParsedSource;
 
 /** Creates a workflow source over bundled files and directories, in precedence order. */
 export function createWorkflowSource(
@@ -76,7 +79,7 @@ export function createWorkflowSource(
     if (hit && hit.version === version) return hit.loaded;
     let loaded: Loaded;
     try {
-      loaded = await loadWorkflowFile({ source, file, text: await readFile(file, "utf8") });
+      loaded = parseSourceFile({ source, file, text: await readFile(file, "utf8") });
     } catch (error) {
       loaded = {
         ok: false,
@@ -92,7 +95,7 @@ export function createWorkflowSource(
       const listings = dirs.map((d) => ({ dir: d, listing: listDir(d) }));
       const key = JSON.stringify(listings.map((l) => l.listing));
       if (last && last.key === key) return last.set;
-      bundledLoaded ??= Promise.all(bundled.map((f) => loadWorkflowFile(f)));
+      bundledLoaded ??= Promise.resolve(bundled.map((f) => parseSourceFile(f)));
       const all: Loaded[] = [...await bundledLoaded];
       for (const { dir, listing } of listings) {
         if (!Array.isArray(listing)) all.push(listing);
@@ -100,7 +103,7 @@ export function createWorkflowSource(
       }
       const workflows: LoadedWorkflow[] = [];
       const errors: WorkflowLoadError[] = [];
-      for (const item of all) {
+      for (const item of await compileAll(all)) {
         if (item.ok) workflows.push(item.workflow);
         else errors.push(item.error);
       }

@@ -19,7 +19,8 @@ export interface McpServerOptions {
 
 const INSTRUCTIONS = [
   "waymark runs structured workflows one step at a time.",
-  "list_workflows, then start_workflow; do the pending step; then continue_workflow with the stateToken and ackToken exactly as returned, plus output.notesMarkdown.",
+  "list_workflows, then start_workflow; do the pending step; then continue_workflow with the stateToken and ackToken exactly as returned, plus output.notesMarkdown (and output.artifacts when the step names an output contract).",
+  "A blocked answer lists what is missing; fix it and retry with the new ackToken.",
   "Tokens are opaque: never edit them. If you lose your place, call continue_workflow with only the stateToken.",
 ].join(" ");
 

@@ -6,6 +6,7 @@
  * @module
  */
 import {
+  allSteps,
   type CompiledStep,
   type CompiledWorkflow,
   pendingStep,
@@ -34,8 +35,10 @@ import {
 export interface Pinned {
   /** The compiled workflow. */
   compiled: CompiledWorkflow;
+  /** Every step, depth first (loop bodies once), with its innermost loop. */
+  list: (CompiledStep & { loopId?: string })[];
   /** Steps by id. */
-  steps: Map<string, CompiledStep>;
+  steps: Map<string, CompiledStep & { loopId?: string }>;
 }
 
 const PINNED_CACHE_SIZE = 16;
@@ -54,7 +57,8 @@ export async function loadPinned(db: ViewerDb, hash: string): Promise<Pinned | n
   }
   const compiled = await getCompiled(db, hash);
   if (!compiled || !Array.isArray(compiled.steps)) return null;
-  const pinned = { compiled, steps: new Map(compiled.steps.map((s) => [s.id, s])) };
+  const list = allSteps(compiled);
+  const pinned = { compiled, list, steps: new Map(list.map((s) => [s.id, s])) };
   pinnedCache.set(hash, pinned);
   if (pinnedCache.size > PINNED_CACHE_SIZE) {
     pinnedCache.delete(pinnedCache.keys().next().value!);
@@ -173,7 +177,7 @@ export async function loadRunGraph(db: ViewerDb, run: RunSummary): Promise<RunGr
         id: pinned.compiled.id,
         name: pinned.compiled.name,
         version: pinned.compiled.version,
-        stepCount: pinned.compiled.steps.length,
+        stepCount: pinned.list.length,
       }
       : null,
     preferredTipId,

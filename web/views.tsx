@@ -709,7 +709,7 @@ const BranchSteps: FC<{ branch: BranchView; sessionId: string; runId: string; fo
 const WorkflowSteps: FC<{ pinned: Pinned; run: RunSummary; pendingStepId: string | null }> = (
   { pinned, run, pendingStepId },
 ) => {
-  const steps = pinned.compiled.steps;
+  const steps = pinned.list;
   const at = pendingStepId === null ? -1 : steps.findIndex((s) => s.id === pendingStepId);
   const start = Math.max(
     0,
@@ -733,6 +733,7 @@ const WorkflowSteps: FC<{ pinned: Pinned; run: RunSummary; pendingStepId: string
               <summary>
                 {s.title} <code>{s.id}</code>
                 {s.runCondition ? <span class="badge">conditional</span> : null}
+                {s.loopId ? <span class="badge">in loop {s.loopId}</span> : null}
               </summary>
               <Markdown text={s.promptTemplate} />
             </details>

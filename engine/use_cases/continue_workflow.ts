@@ -5,11 +5,18 @@
  */
 import type { Artifact, DomainEvent } from "../events.ts";
 import type { EngineDeps, NodeRecord, StoreReader, StoreWriter } from "../ports.ts";
-import { applyPreferences, type PreferencesPatch } from "../preferences.ts";
+import { applyPreferences, type PreferencesPatch, recommendationWarnings } from "../preferences.ts";
+import { type Blocker, examplePayload, normalizeBlockers, reviewAck } from "../enforce.ts";
 import { fail, ok, type Result } from "../result.ts";
-import type { Branch, StepResponse } from "../responses.ts";
+import type { Branch, Gap, StepResponse } from "../responses.ts";
 import type { Warning } from "../workflow/catalog.ts";
-import { isComplete, stateAfterAck } from "../workflow/interpreter.ts";
+import {
+  advanceState,
+  currentStep,
+  effectiveContext,
+  isComplete,
+  readState,
+} from "../workflow/interpreter.ts";
 import { loadNode, verifyPair } from "./run_context.ts";
 import {
   buildRecap,
@@ -155,6 +162,12 @@ async function advance(deps: EngineDeps, input: ContinueInput): Promise<Result<S
   });
 }
 
+type Compiled = Parameters<typeof advanceState>[0];
+
+function gapOf(b: Blocker): Gap {
+  return { severity: "critical", code: b.code, pointer: b.pointer, message: b.message };
+}
+
 async function recordAdvance(
   deps: EngineDeps,
   tx: StoreWriter,
@@ -163,36 +176,148 @@ async function recordAdvance(
     input: ContinueInput;
     ack: string;
     run: { workflowHash: string };
-    compiled: Parameters<typeof stateAfterAck>[0];
+    compiled: Compiled;
     warnings: Warning[];
   },
 ): Promise<StepResponse> {
   const { node, input, compiled } = args;
-  const { end: parent, branches } = await checkpointChain(tx, node);
+  const { sessionId, runId } = node;
   const context = input.context ? { ...node.context, ...input.context } : node.context;
   const preferences = applyPreferences(node.preferences, input.preferences);
-  const state = stateAfterAck(compiled, node.state, context);
+  const warnings = [...args.warnings];
+  if (preferences !== node.preferences) {
+    warnings.push(...recommendationWarnings(preferences, compiled.recommendedPreferences));
+  }
+  const step = currentStep(compiled, node.state)!;
+  const artifacts = input.output?.artifacts ?? [];
+  const review = reviewAck(compiled, step, {
+    artifacts,
+    notesMarkdown: input.output?.notesMarkdown,
+    context: effectiveContext(compiled, node.state, context),
+  });
+  warnings.push(...review.warnings);
+  const problems = normalizeBlockers(review.problems);
+  const prior = readState(node.state);
+  const caps = { ...(prior.caps ?? {}) };
+  for (const o of review.observations) caps[o.capability] = o.status;
+  for (const o of review.observations) {
+    if (compiled.capabilities[o.capability] === "preferred" && o.status === "unavailable") {
+      warnings.push({
+        code: "PREFERRED_CAPABILITY_UNAVAILABLE",
+        message:
+          `\`${o.capability}\` is unavailable on this branch: the workflow goes on without it, and later steps say how to fall back.`,
+      });
+    }
+  }
+  const outputEvents = (nodeId: string): DomainEvent[] => {
+    const events: DomainEvent[] = [];
+    if (
+      input.output && (input.output.notesMarkdown !== undefined || input.output.artifacts?.length)
+    ) {
+      events.push({
+        kind: "output_recorded",
+        sessionId,
+        runId,
+        nodeId,
+        stepId: node.pendingStepId,
+        notesMarkdown: input.output.notesMarkdown ?? null,
+        artifacts: input.output.artifacts ?? [],
+      });
+    }
+    for (const o of review.observations) {
+      events.push({
+        kind: "capability_observed",
+        sessionId,
+        runId,
+        nodeId,
+        stepId: node.pendingStepId,
+        capability: o.capability,
+        status: o.status,
+        remediation: o.remediation ?? null,
+      });
+    }
+    return events;
+  };
+
+  if (problems.length > 0 && preferences.autonomy !== "full_auto_never_stop") {
+    // Blocked: the attempt is a node of its own; the run stays where it was.
+    const attempt: NodeRecord = {
+      ...node,
+      nodeId: await deriveNodeId(["blocked", runId, node.nodeId, args.ack]),
+      parentId: node.nodeId,
+      nodeKind: "blocked_attempt",
+      depth: node.depth + 1,
+      state: { ...prior, ...(review.observations.length ? { caps } : {}) },
+      context,
+      preferences,
+      edgeKind: null,
+      notesMarkdown: input.output?.notesMarkdown ?? null,
+      notesStepId: node.pendingStepId,
+    };
+    const response = await responseFor(deps, { ...node, context, preferences }, compiled, {
+      workflowHash: args.run.workflowHash,
+      warnings,
+    });
+    response.kind = "blocked";
+    response.blockers = problems;
+    response.example = examplePayload(compiled, problems);
+    response.blockedAttempt = { nodeId: attempt.nodeId };
+    const { edgeKind: _e, notesMarkdown: _n, notesStepId: _s, ...facts } = attempt;
+    await tx.append([
+      { kind: "node_created", ...facts },
+      ...outputEvents(attempt.nodeId),
+      {
+        kind: "advance_recorded",
+        sessionId,
+        runId,
+        nodeId: node.nodeId,
+        attemptId: args.ack,
+        outcome: "blocked",
+        resultNodeId: attempt.nodeId,
+        response: JSON.stringify(response),
+      },
+    ]);
+    return response;
+  }
+
+  const { end: parent, branches } = await checkpointChain(tx, node);
+  const advanced = advanceState(
+    compiled,
+    { ...prior, ...(Object.keys(caps).length ? { caps } : {}) },
+    { context, artifacts },
+  );
+  warnings.push(...advanced.notices);
+  const state = advanced.state;
   const child: NodeRecord = {
-    sessionId: node.sessionId,
-    runId: node.runId,
-    nodeId: await deriveNodeId(["ack", node.runId, node.nodeId, args.ack]),
+    sessionId,
+    runId,
+    nodeId: await deriveNodeId(["ack", runId, node.nodeId, args.ack]),
     parentId: parent.nodeId,
     nodeKind: "step",
     depth: parent.depth + 1,
     state,
     context,
     preferences,
-    pendingStepId: compiled.steps[state.pc]?.id ?? null,
+    pendingStepId: currentStep(compiled, state)?.id ?? null,
     edgeKind: "acked_step",
     notesMarkdown: input.output?.notesMarkdown ?? null,
     notesStepId: node.pendingStepId,
   };
   const response = responseFor(deps, child, compiled, {
     workflowHash: args.run.workflowHash,
-    warnings: args.warnings,
+    warnings,
   });
   if (branches.length > 0) response.forked = { existingBranches: branchSummaries(branches) };
-  const { sessionId, runId } = node;
+  const gaps: Gap[] = [
+    ...problems.map(gapOf),
+    ...review.agentGaps.map((g): Gap => ({
+      severity: g.severity as Gap["severity"],
+      code: "AGENT_DISCLOSED",
+      ...(g.contextKey ? { pointer: { kind: "context_key" as const, key: g.contextKey } } : {}),
+      message: g.summary,
+    })),
+  ];
+  if (gaps.length > 0) response.gaps = gaps;
   const { edgeKind: _e, notesMarkdown: _n, notesStepId: _s, ...facts } = child;
   const events: DomainEvent[] = [
     { kind: "node_created", ...facts },
@@ -204,18 +329,31 @@ async function recordAdvance(
       toId: child.nodeId,
       edgeKind: "acked_step",
     },
+    ...outputEvents(child.nodeId),
   ];
-  if (
-    input.output && (input.output.notesMarkdown !== undefined || input.output.artifacts?.length)
-  ) {
+  for (const g of gaps) {
     events.push({
-      kind: "output_recorded",
+      kind: "gap_recorded",
       sessionId,
       runId,
       nodeId: child.nodeId,
       stepId: node.pendingStepId,
-      notesMarkdown: input.output.notesMarkdown ?? null,
-      artifacts: input.output.artifacts ?? [],
+      severity: g.severity,
+      code: g.code,
+      pointer: (g.pointer as Record<string, string> | undefined) ?? null,
+      message: g.message,
+    });
+  }
+  for (const d of review.divergences) {
+    events.push({
+      kind: "divergence_recorded",
+      sessionId,
+      runId,
+      nodeId: child.nodeId,
+      stepId: node.pendingStepId,
+      reason: d.reason,
+      summary: d.summary,
+      relatedStepId: d.relatedStepId ?? null,
     });
   }
   if (preferences !== node.preferences) {

@@ -8,6 +8,7 @@ import type { InspectResponse } from "../responses.ts";
 import type { LoadedSet, LoadedWorkflow } from "../workflow/catalog.ts";
 import { guard } from "./shared.ts";
 import { summarize } from "./list_workflows.ts";
+import { allSteps } from "../workflow/interpreter.ts";
 
 const PREVIEW_CHARS = 280;
 
@@ -45,19 +46,25 @@ export function inspectWorkflow(
     if (compiled.recommendedPreferences) {
       details.recommendedPreferences = compiled.recommendedPreferences;
     }
+    if (Object.keys(compiled.capabilities ?? {}).length > 0) {
+      details.capabilities = compiled.capabilities;
+    }
+    if (compiled.features?.length) details.features = compiled.features;
     return ok({
       workflow: details,
-      steps: compiled.steps.map((step) => {
+      steps: allSteps(compiled).map((step) => {
         const preview: InspectResponse["steps"][number] = {
           stepId: step.id,
           title: step.title,
-          requireConfirmation: step.requireConfirmation,
+          requireConfirmation: step.requireConfirmation !== false,
           conditional: step.runCondition !== undefined,
           promptPreview: step.promptTemplate.length > PREVIEW_CHARS
             ? `${step.promptTemplate.slice(0, PREVIEW_CHARS - 1)}…`
             : step.promptTemplate,
         };
         if (step.agentRole !== undefined) preview.agentRole = step.agentRole;
+        if (step.loopId !== undefined) preview.loopId = step.loopId;
+        if (step.outputContract) preview.outputContract = step.outputContract.contractRef;
         return preview;
       }),
       warnings: workflow.warnings,

@@ -8,6 +8,7 @@ import { ok, type Result } from "../result.ts";
 import type { ListResponse, WorkflowSummary } from "../responses.ts";
 import type { LoadedWorkflow } from "../workflow/catalog.ts";
 import { guard } from "./shared.ts";
+import { stepCount } from "../workflow/interpreter.ts";
 
 /** The summary of a loaded workflow. */
 export function summarize(workflow: LoadedWorkflow): WorkflowSummary {
@@ -21,7 +22,7 @@ export function summarize(workflow: LoadedWorkflow): WorkflowSummary {
     idStatus: workflow.idStatus,
     source: workflow.source,
     version: compiled.version,
-    stepCount: compiled.steps.length,
+    stepCount: stepCount(compiled),
     workflowHash: workflow.hash,
   };
 }

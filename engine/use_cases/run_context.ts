@@ -6,7 +6,7 @@
 import type { EngineDeps, NodeRecord, RunRecord, StoreReader } from "../ports.ts";
 import { fail, ok, type Result, StorageCorruptionError } from "../result.ts";
 import { TOKEN_FIELD, type TokenClaims, type TokenKind, verifyToken } from "../tokens.ts";
-import type { CompiledWorkflow } from "../workflow/compile.ts";
+import { type CompiledWorkflow, normalizeCompiled } from "../workflow/compile.ts";
 
 /** A node with its run and pinned workflow. */
 export interface NodeContext {
@@ -79,5 +79,5 @@ export async function loadNode(
       run.sessionId,
     );
   }
-  return ok({ node, run, compiled });
+  return ok({ node, run, compiled: normalizeCompiled(compiled) });
 }

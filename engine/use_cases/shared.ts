@@ -10,7 +10,7 @@ import type { Recap, StepResponse } from "../responses.ts";
 import { mintToken } from "../tokens.ts";
 import type { CompiledWorkflow } from "../workflow/compile.ts";
 import type { Warning } from "../workflow/catalog.ts";
-import { isComplete, pendingStep } from "../workflow/interpreter.ts";
+import { isComplete, pendingStep, readState } from "../workflow/interpreter.ts";
 
 /** Random hex id of `bytes` bytes. */
 export function randomHex(deps: Pick<EngineDeps, "random">, bytes: number): string {
@@ -64,7 +64,7 @@ export function responseFor(
 ): StepResponse {
   const complete = isComplete(compiled, node.state);
   const tokens = tokensFor(deps, node, complete);
-  return {
+  const response: StepResponse = {
     kind: "ok",
     ...tokens,
     pending: pendingStep(compiled, node.state, node.context),
@@ -78,6 +78,17 @@ export function responseFor(
     preferences: node.preferences,
     warnings: extra.warnings,
   };
+  const declared = Object.entries(compiled.capabilities ?? {});
+  if (declared.length > 0) {
+    const observed = readState(node.state).caps ?? {};
+    response.capabilities = Object.fromEntries(
+      declared.sort(([a], [b]) => a < b ? -1 : 1).map(([cap, requested]) => [cap, {
+        requested: requested as "required" | "preferred",
+        observed: observed[cap as keyof typeof observed] ?? "unknown",
+      }]),
+    );
+  }
+  return response;
 }
 
 /**

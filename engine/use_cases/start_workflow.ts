@@ -13,7 +13,7 @@ import {
 } from "../preferences.ts";
 import { ok, type Result } from "../result.ts";
 import type { StepResponse } from "../responses.ts";
-import { initialState } from "../workflow/interpreter.ts";
+import { currentStep, initialState } from "../workflow/interpreter.ts";
 import { findWorkflow } from "./inspect_workflow.ts";
 import { deriveNodeId, guard, randomHex, responseFor } from "./shared.ts";
 
@@ -54,7 +54,7 @@ export function startWorkflow(deps: EngineDeps, input: StartInput): Promise<Resu
       state,
       context,
       preferences,
-      pendingStepId: compiled.steps[state.pc]?.id ?? null,
+      pendingStepId: currentStep(compiled, state)?.id ?? null,
       edgeKind: null,
       notesMarkdown: null,
       notesStepId: null,

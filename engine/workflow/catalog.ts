@@ -4,7 +4,8 @@
  * adapters hand in file text and keep the results cached by file version.
  * @module
  */
-import { type CompiledWorkflow, compileWorkflow, workflowHash } from "./compile.ts";
+import { type CompiledWorkflow, compileWorkflow, isRoutineId, workflowHash } from "./compile.ts";
+import type { WorkflowFile } from "./schema.ts";
 import { checkWorkflowId, namespaceOf, type SourceKind, suggestedRename } from "./ids.ts";
 import { parseWorkflowText, type WorkflowLoadError } from "./parse.ts";
 
@@ -54,15 +55,32 @@ export interface LoadedSet {
   errors: WorkflowLoadError[];
 }
 
-/** Loads one file: parse, validate, compile, hash, apply source rules. */
-export async function loadWorkflowFile(
-  input: SourceFile,
-): Promise<{ ok: true; workflow: LoadedWorkflow } | { ok: false; error: WorkflowLoadError }> {
+/** How files are trusted and what they may reference. */
+export interface LoadOptions {
+  /** Routines by id for `templateCall` (besides those among the files loaded together). */
+  routines?: ReadonlyMap<string, WorkflowFile>;
+  /**
+   * Who may define `wr.*` ids: only bundled files (the default), or, for tests that load a
+   * trusted corpus from disk, every file.
+   */
+  reservedNamespace?: "bundled_only" | "trust_all_for_tests";
+}
+
+/** A parsed file: validated and checked against the source rules, not yet compiled. */
+export type ParsedSource =
+  | { ok: true; input: SourceFile; file: WorkflowFile }
+  | { ok: false; error: WorkflowLoadError };
+
+/** Parses and validates one file and applies the source rules (`wr.*` only from bundled files). */
+export function parseSourceFile(input: SourceFile, options: LoadOptions = {}): ParsedSource {
   const parsed = parseWorkflowText(input.text, input.file);
   if (!parsed.ok) return parsed;
   const file = parsed.workflow;
   const idCheck = checkWorkflowId(file.id);
-  if (idCheck.status === "namespaced" && idCheck.namespace === "wr" && input.source !== "bundled") {
+  if (
+    idCheck.status === "namespaced" && idCheck.namespace === "wr" && input.source !== "bundled" &&
+    options.reservedNamespace !== "trust_all_for_tests"
+  ) {
     return {
       ok: false,
       error: {
@@ -78,8 +96,17 @@ export async function loadWorkflowFile(
       },
     };
   }
-  const compiled = compileWorkflow(file);
+  return { ok: true, input, file };
+}
+
+async function compileParsed(
+  parsed: Extract<ParsedSource, { ok: true }>,
+  routines: ReadonlyMap<string, WorkflowFile>,
+): Promise<{ ok: true; workflow: LoadedWorkflow } | { ok: false; error: WorkflowLoadError }> {
+  const { input, file } = parsed;
+  const compiled = compileWorkflow(file, { routines });
   if (!compiled.ok) return { ok: false, error: { file: input.file, issues: compiled.issues } };
+  const idCheck = checkWorkflowId(file.id);
   const warnings: Warning[] = [];
   if (idCheck.status === "legacy") {
     warnings.push({
@@ -95,7 +122,7 @@ export async function loadWorkflowFile(
     workflow: {
       id: file.id,
       idStatus: idCheck.status === "legacy" ? "legacy" : "namespaced",
-      kind: "workflow",
+      kind: compiled.compiled.kind,
       source: input.source,
       file: input.file,
       compiled: compiled.compiled,
@@ -103,6 +130,45 @@ export async function loadWorkflowFile(
       warnings,
     },
   };
+}
+
+/**
+ * Loads files together: parse and validate each, collect the routines among them (by source
+ * precedence: a bundled routine wins), then compile each with those routines, so a
+ * `templateCall` expands to the routine it names and the routine's text is inside the hash.
+ */
+export async function loadWorkflowFiles(
+  inputs: readonly SourceFile[],
+  options: LoadOptions = {},
+): Promise<({ ok: true; workflow: LoadedWorkflow } | { ok: false; error: WorkflowLoadError })[]> {
+  const parsed = inputs.map((input) => parseSourceFile(input, options));
+  return await compileAll(parsed, options);
+}
+
+/** Compiles parsed files against the routines among them (plus `options.routines`). */
+export async function compileAll(
+  parsed: readonly ParsedSource[],
+  options: LoadOptions = {},
+): Promise<({ ok: true; workflow: LoadedWorkflow } | { ok: false; error: WorkflowLoadError })[]> {
+  const routines = new Map(options.routines ?? []);
+  const ordered = parsed.filter((p): p is Extract<ParsedSource, { ok: true }> => p.ok)
+    .sort((a, b) => SOURCE_ORDER.indexOf(a.input.source) - SOURCE_ORDER.indexOf(b.input.source));
+  for (const p of ordered) {
+    if (isRoutineId(p.file.id) && !routines.has(p.file.id)) routines.set(p.file.id, p.file);
+  }
+  const out = [];
+  for (const p of parsed) out.push(p.ok ? await compileParsed(p, routines) : p);
+  return out;
+}
+
+/** Loads one file: parse, validate, compile (with `options.routines`), hash, apply source rules. */
+export async function loadWorkflowFile(
+  input: SourceFile,
+  options: LoadOptions = {},
+): Promise<{ ok: true; workflow: LoadedWorkflow } | { ok: false; error: WorkflowLoadError }> {
+  const parsed = parseSourceFile(input, options);
+  if (!parsed.ok) return parsed;
+  return await compileParsed(parsed, options.routines ?? new Map());
 }
 
 const SOURCE_ORDER: readonly SourceKind[] = ["bundled", "user", "project", "extra"];

@@ -5,10 +5,14 @@
  */
 import type { Condition } from "./schema.ts";
 
-/** Reads `a.b.c` from a JSON object; `undefined` when any part is missing. */
+/** Reads `a.b.c` from a JSON object (`x.length` of an array or string is its length); `undefined` when any part is missing. */
 export function readVar(context: Record<string, unknown>, path: string): unknown {
   let value: unknown = context;
   for (const part of path.split(".")) {
+    if (part === "length" && (Array.isArray(value) || typeof value === "string")) {
+      value = (value as unknown[] | string).length;
+      continue;
+    }
     if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
     value = (value as Record<string, unknown>)[part];
   }

@@ -1,22 +1,40 @@
 /**
  * The interpreter: which step is pending, given a compiled workflow, a run state and context.
- * A run state is a small value stored on each node, so every decision is local to one node
- * and never needs the run's history.
+ * A run state is a small value stored on each node (a position and one frame per enclosing
+ * loop), so every decision is local to one node and never needs the run's history.
  * @module
  */
-import type { CompiledStep, CompiledWorkflow } from "./compile.ts";
-import { evaluateCondition } from "./conditions.ts";
+import type { CompiledLoop, CompiledNode, CompiledStep, CompiledWorkflow } from "./compile.ts";
+import { evaluateCondition, readVar } from "./conditions.ts";
 import { fillPlaceholders } from "./render.ts";
+import type { Capability } from "./schema.ts";
+
+/** An enclosing loop: where it sits in its parent sequence and which iteration is running. */
+export interface LoopFrame {
+  /** Index of the loop node in its parent sequence. */
+  at: number;
+  /** The running iteration, from 1. */
+  it: number;
+  /** The loop-control decision reported so far in this iteration (artifact-driven loops). */
+  d?: "continue" | "stop";
+}
+
+/** What a branch has observed about a capability. */
+export type CapabilityStatus = "available" | "unavailable" | "unknown";
 
 /**
- * Where a run stands: `pc` is the index of the pending step, or `steps.length` once complete.
- * Versioned so later control flow (loop frames) can extend it without ambiguity.
+ * Where a run stands: `pc` indexes the innermost sequence (the top-level steps, or the body of
+ * the innermost loop in `frames`). Complete when there are no frames and `pc` is past the end.
  */
 export interface RunState {
-  /** State format version. */
-  v: 1;
-  /** Index of the pending step; equal to the step count when the run is complete. */
+  /** State format version (v1 states, `{v: 1, pc}`, are read as v2 with no frames). */
+  v: 2;
+  /** Index of the pending node in the innermost sequence. */
   pc: number;
+  /** Enclosing loops, outermost first. */
+  frames: LoopFrame[];
+  /** Capability observations made on this branch. */
+  caps?: Partial<Record<Capability, CapabilityStatus>>;
 }
 
 /** The step an agent should do now, rendered for the current context. */
@@ -31,20 +49,185 @@ export interface PendingStep {
   agentRole?: string;
   /** Whether the agent must confirm with the user before acknowledging. */
   requireConfirmation: boolean;
+  /** The output contract the acknowledgement must satisfy. */
+  outputContract?: { contractRef: string; required: boolean; example: Record<string, unknown> };
+  /** The innermost enclosing loop, when the step is inside one. */
+  loop?: { loopId: string; iteration: number; maxIterations: number };
 }
 
-function firstRunnable(
-  compiled: CompiledWorkflow,
-  from: number,
-  context: Record<string, unknown>,
-): number {
-  let pc = from;
-  while (pc < compiled.steps.length) {
-    const step = compiled.steps[pc] as CompiledStep;
-    if (!step.runCondition || evaluateCondition(step.runCondition, context)) break;
-    pc++;
+/** A fact worth telling the agent that came out of a state transition. */
+export interface Notice {
+  /** Machine-readable code. */
+  code: string;
+  /** What happened. */
+  message: string;
+}
+
+/** Loop-control decisions available at an acknowledgement (from its artifacts). */
+export interface AckFacts {
+  /** The artifacts acknowledged with the step. */
+  artifacts?: readonly Record<string, unknown>[];
+}
+
+/** Reads a stored state of any version as the current one. */
+export function readState(state: RunState | { v: 1; pc: number }): RunState {
+  if (state.v === 1) return { v: 2, pc: state.pc, frames: [] };
+  return state;
+}
+
+function sequenceOf(compiled: CompiledWorkflow, frames: readonly LoopFrame[]): CompiledNode[] {
+  let seq = compiled.steps;
+  for (const f of frames) seq = (seq[f.at] as CompiledLoop).body;
+  return seq;
+}
+
+function loopsOf(compiled: CompiledWorkflow, frames: readonly LoopFrame[]): CompiledLoop[] {
+  const loops: CompiledLoop[] = [];
+  let seq = compiled.steps;
+  for (const f of frames) {
+    const loop = seq[f.at] as CompiledLoop;
+    loops.push(loop);
+    seq = loop.body;
   }
-  return pc;
+  return loops;
+}
+
+function itemsOf(loop: CompiledLoop, context: Record<string, unknown>): unknown[] {
+  const items = loop.loop.items ? readVar(context, loop.loop.items) : undefined;
+  return Array.isArray(items) ? items : [];
+}
+
+function countOf(loop: CompiledLoop, context: Record<string, unknown>): number {
+  const c = loop.loop.count;
+  const n = typeof c === "number" ? c : c !== undefined ? readVar(context, c) : 0;
+  return typeof n === "number" && Number.isFinite(n) ? Math.max(0, Math.floor(n)) : 0;
+}
+
+/** Context plus the variables of the enclosing loops (inner loops win). */
+export function effectiveContext(
+  compiled: CompiledWorkflow,
+  state: RunState,
+  context: Record<string, unknown>,
+): Record<string, unknown> {
+  const s = readState(state);
+  if (s.frames.length === 0) return context;
+  const out: Record<string, unknown> = { ...context };
+  const loops = loopsOf(compiled, s.frames);
+  s.frames.forEach((f, i) => {
+    const loop = loops[i]!;
+    out[loop.loop.iterationVar] = f.it;
+    if (loop.loop.type === "forEach") {
+      out[loop.loop.indexVar] = f.it - 1;
+      out[loop.loop.itemVar] = itemsOf(loop, out)[f.it - 1];
+    } else if (loop.loop.type === "for") out[loop.loop.indexVar] = f.it - 1;
+  });
+  return out;
+}
+
+function loopDecision(
+  loop: CompiledLoop,
+  artifacts: AckFacts["artifacts"],
+): "continue" | "stop" | null {
+  const source = loop.loop.artifact;
+  if (!source) return null;
+  for (const a of artifacts ?? []) {
+    if (a.kind !== "wr.loop_control") continue;
+    if (source.loopId && typeof a.loopId === "string" && a.loopId !== source.loopId) continue;
+    if (a.decision === "continue" || a.decision === "stop") return a.decision;
+  }
+  return null;
+}
+
+function wantsIteration(
+  loop: CompiledLoop,
+  next: number,
+  context: Record<string, unknown>,
+  decision: "continue" | "stop" | null,
+): boolean {
+  const cfg = loop.loop;
+  switch (cfg.type) {
+    case "for":
+      return next <= countOf(loop, context);
+    case "forEach":
+      return next <= itemsOf(loop, context).length;
+    case "while":
+    case "until": {
+      if (cfg.artifact) return next === 1 || decision === "continue";
+      const holds = cfg.condition ? evaluateCondition(cfg.condition, context) : false;
+      if (cfg.type === "while") return holds;
+      return next === 1 || !holds;
+    }
+  }
+}
+
+const SETTLE_LIMIT = 100_000;
+
+/**
+ * Moves from a position to the next runnable step: skips steps whose runCondition fails, enters
+ * loops that want an iteration, and at the end of a body runs the next iteration or leaves.
+ */
+function settle(
+  compiled: CompiledWorkflow,
+  start: RunState,
+  context: Record<string, unknown>,
+): { state: RunState; notices: Notice[] } {
+  const frames = start.frames.map((f) => ({ ...f }));
+  let pc = start.pc;
+  const notices: Notice[] = [];
+  for (let guard = 0; guard < SETTLE_LIMIT; guard++) {
+    const seq = sequenceOf(compiled, frames);
+    const here = (): RunState => {
+      const s: RunState = { v: 2, pc, frames: frames.map((f) => ({ ...f })) };
+      if (start.caps) s.caps = start.caps;
+      return s;
+    };
+    if (pc < seq.length) {
+      const node = seq[pc]!;
+      const ctx = effectiveContext(compiled, here(), context);
+      if (node.runCondition && !evaluateCondition(node.runCondition, ctx)) {
+        pc++;
+        continue;
+      }
+      if (node.kind === "step") return { state: here(), notices };
+      if (wantsIteration(node, 1, { ...ctx, ...iterationVars(node, 1, ctx) }, null)) {
+        frames.push({ at: pc, it: 1 });
+        pc = 0;
+      } else pc++;
+      continue;
+    }
+    const frame = frames.pop();
+    if (!frame) return { state: here(), notices };
+    const parentSeq = sequenceOf(compiled, frames);
+    const loop = parentSeq[frame.at] as CompiledLoop;
+    const inner = effectiveContext(compiled, { v: 2, pc: 0, frames: [...frames, frame] }, context);
+    const decision = frame.d ?? null;
+    const wants = wantsIteration(loop, frame.it + 1, inner, decision);
+    if (wants && frame.it >= loop.loop.maxIterations) {
+      notices.push({
+        code: "LOOP_MAX_ITERATIONS",
+        message:
+          `Loop \`${loop.id}\` stopped at its maxIterations (${loop.loop.maxIterations}) although its condition asked for another iteration.`,
+      });
+      pc = frame.at + 1;
+    } else if (wants) {
+      frames.push({ at: frame.at, it: frame.it + 1 });
+      pc = 0;
+    } else pc = frame.at + 1;
+  }
+  throw new Error("the interpreter did not settle: a loop makes no progress");
+}
+
+function iterationVars(
+  loop: CompiledLoop,
+  it: number,
+  context: Record<string, unknown>,
+): Record<string, unknown> {
+  const vars: Record<string, unknown> = { [loop.loop.iterationVar]: it };
+  if (loop.loop.type === "forEach") {
+    vars[loop.loop.indexVar] = it - 1;
+    vars[loop.loop.itemVar] = itemsOf(loop, context)[it - 1];
+  }
+  return vars;
 }
 
 /** The state at the start of a run. */
@@ -52,7 +235,29 @@ export function initialState(
   compiled: CompiledWorkflow,
   context: Record<string, unknown>,
 ): RunState {
-  return { v: 1, pc: firstRunnable(compiled, 0, context) };
+  return settle(compiled, { v: 2, pc: 0, frames: [] }, context).state;
+}
+
+/** The state after the pending step of `state` is acknowledged, with any notices. */
+export function advanceState(
+  compiled: CompiledWorkflow,
+  state: RunState,
+  options: AckFacts & { context: Record<string, unknown> },
+): { state: RunState; notices: Notice[] } {
+  const { context, ...facts } = options;
+  const s = readState(state);
+  // A loop-control artifact is kept on the innermost artifact-driven loop it names (or the
+  // innermost one), and decides that loop when its body ends.
+  const frames = s.frames.map((f) => ({ ...f }));
+  const loops = loopsOf(compiled, frames);
+  for (let i = frames.length - 1; i >= 0; i--) {
+    const decision = loopDecision(loops[i]!, facts.artifacts);
+    if (decision) {
+      frames[i]!.d = decision;
+      break;
+    }
+  }
+  return settle(compiled, { ...s, frames, pc: s.pc + 1 }, context);
 }
 
 /** The state after the pending step of `state` is acknowledged. */
@@ -61,16 +266,27 @@ export function stateAfterAck(
   state: RunState,
   context: Record<string, unknown>,
 ): RunState {
-  return {
-    v: 1,
-    pc: firstRunnable(compiled, Math.min(state.pc + 1, compiled.steps.length), context),
-  };
+  return advanceState(compiled, state, { context }).state;
+}
+
+/** The compiled step a state points at, or `null` when the run is complete. */
+export function currentStep(compiled: CompiledWorkflow, state: RunState): CompiledStep | null {
+  const s = readState(state);
+  const node = sequenceOf(compiled, s.frames)[s.pc];
+  return node && node.kind === "step" ? node : null;
 }
 
 /** Whether the run has no pending step left. */
 export function isComplete(compiled: CompiledWorkflow, state: RunState): boolean {
-  return state.pc >= compiled.steps.length;
+  return currentStep(compiled, state) === null;
 }
+
+const FALLBACK: Record<Capability, string> = {
+  delegation:
+    "Delegation was observed to be unavailable on this branch: do any delegated or parallel work yourself, one part after another, and note in your notes that the parallel path was not applied.",
+  web_browsing:
+    "Web browsing was observed to be unavailable on this branch: rely on local sources and what the user provides, and mark any claim that needed the web as unverified.",
+};
 
 /** The pending step of a state, rendered for a context; `null` when the run is complete. */
 export function pendingStep(
@@ -78,19 +294,66 @@ export function pendingStep(
   state: RunState,
   context: Record<string, unknown>,
 ): PendingStep | null {
-  const step = compiled.steps[state.pc];
+  const s = readState(state);
+  const step = currentStep(compiled, s);
   if (!step) return null;
+  const ctx = effectiveContext(compiled, s, context);
+  const parts = [step.promptTemplate];
+  for (const f of step.fragments ?? []) {
+    if (!f.when || evaluateCondition(f.when, ctx)) parts.push(f.text);
+  }
+  for (const cap of ["delegation", "web_browsing"] as const) {
+    // A preferred capability degrades; a required one only gets here under never-stop.
+    if (compiled.capabilities?.[cap] !== undefined && s.caps?.[cap] === "unavailable") {
+      parts.push(`Note: ${FALLBACK[cap]}`);
+    }
+  }
+  const confirm = step.requireConfirmation;
   const pending: PendingStep = {
     stepId: step.id,
     title: step.title,
-    prompt: fillPlaceholders(step.promptTemplate, context),
-    requireConfirmation: step.requireConfirmation,
+    prompt: fillPlaceholders(parts.join("\n\n"), ctx),
+    requireConfirmation: typeof confirm === "boolean" ? confirm : evaluateCondition(confirm, ctx),
   };
   if (step.agentRole !== undefined) pending.agentRole = step.agentRole;
+  if (step.outputContract) {
+    pending.outputContract = {
+      contractRef: step.outputContract.contractRef,
+      required: step.outputContract.required,
+      example: compiled.contracts?.[step.outputContract.contractRef]?.example ?? {},
+    };
+  }
+  if (s.frames.length > 0) {
+    const loop = loopsOf(compiled, s.frames).at(-1)!;
+    pending.loop = {
+      loopId: loop.id,
+      iteration: s.frames.at(-1)!.it,
+      maxIterations: loop.loop.maxIterations,
+    };
+  }
   return pending;
 }
 
-/** Counts the steps at or after `pc` that could still run (an upper bound; conditions may skip). */
-export function remainingSteps(compiled: CompiledWorkflow, state: RunState): number {
-  return Math.max(0, compiled.steps.length - state.pc);
+function countSteps(nodes: readonly CompiledNode[]): number {
+  return nodes.reduce((n, node) => n + (node.kind === "step" ? 1 : countSteps(node.body)), 0);
+}
+
+/** Counts the steps of a workflow (each loop body counted once). */
+export function stepCount(compiled: CompiledWorkflow): number {
+  return countSteps(compiled.steps);
+}
+
+/** Every step of a workflow, depth first (loop bodies included once), with its innermost loop. */
+export function allSteps(
+  compiled: CompiledWorkflow,
+): (CompiledStep & { loopId?: string })[] {
+  const out: (CompiledStep & { loopId?: string })[] = [];
+  const walk = (nodes: readonly CompiledNode[], loopId?: string) => {
+    for (const n of nodes) {
+      if (n.kind === "loop") walk(n.body, n.id);
+      else out.push(loopId === undefined ? n : { ...n, loopId });
+    }
+  };
+  walk(compiled.steps);
+  return out;
 }

@@ -1,39 +1,82 @@
 /**
- * Prompt text: `promptBlocks` rendered to Markdown in a fixed order at compile time, and
- * `{{var}}` placeholders filled from context at run time. Deterministic to the byte.
+ * Prompt text: `promptBlocks` rendered to Markdown in a fixed order at compile time (snippet
+ * references resolved), and `{{var}}` placeholders filled from context at run time.
+ * Deterministic to the byte.
  * @module
  */
-import type { PromptBlocks } from "./schema.ts";
+import type { PromptBlocks, PromptValue } from "./schema.ts";
 import { readVar } from "./conditions.ts";
+import { SNIPPETS } from "./library.ts";
 
 function list(items: readonly string[], numbered: boolean): string {
   return items.map((item, i) => `${numbered ? `${i + 1}.` : "-"} ${item}`).join("\n");
 }
 
+/** The text of a prompt value: a string, or its parts joined (refs become their snippet text). */
+export function promptValueText(value: PromptValue): string {
+  if (typeof value === "string") return value;
+  return value.map((part) =>
+    part.kind === "text" ? part.text : SNIPPETS.get(part.refId) ?? `[unknown snippet ${part.refId}]`
+  ).join("");
+}
+
+/** Every snippet id a prompt-blocks object references. */
+export function referencedSnippets(blocks: PromptBlocks): string[] {
+  const values: PromptValue[] = [
+    ...(blocks.goal !== undefined ? [blocks.goal] : []),
+    ...(blocks.constraints ?? []),
+    ...(blocks.procedure ?? []),
+    ...(blocks.verify ?? []),
+  ];
+  const ids: string[] = [];
+  for (const v of values) {
+    if (typeof v !== "string") { for (const p of v) if (p.kind === "ref") ids.push(p.refId); }
+  }
+  return ids;
+}
+
 /** Renders structured prompt parts to Markdown: goal, constraints, procedure, output, verify. */
 export function renderPromptBlocks(blocks: PromptBlocks): string {
   const parts: string[] = [];
-  if (blocks.goal) parts.push(`## Goal\n${blocks.goal}`);
-  if (blocks.constraints?.length) parts.push(`## Constraints\n${list(blocks.constraints, false)}`);
-  if (blocks.procedure?.length) parts.push(`## Procedure\n${list(blocks.procedure, true)}`);
+  const texts = (values: readonly PromptValue[] | undefined) => (values ?? []).map(promptValueText);
+  if (blocks.goal !== undefined) parts.push(`## Goal\n${promptValueText(blocks.goal)}`);
+  if (blocks.constraints?.length) {
+    parts.push(`## Constraints\n${list(texts(blocks.constraints), false)}`);
+  }
+  if (blocks.procedure?.length) parts.push(`## Procedure\n${list(texts(blocks.procedure), true)}`);
   if (blocks.outputRequired !== undefined) {
     const out = blocks.outputRequired;
-    parts.push(`## Output required\n${typeof out === "string" ? out : list(out, false)}`);
+    const body = typeof out === "string"
+      ? out
+      : Array.isArray(out)
+      ? list(out, false)
+      : list(Object.entries(out).map(([k, v]) => `\`${k}\`: ${v}`), false);
+    parts.push(`## Output required\n${body}`);
   }
-  if (blocks.verify?.length) parts.push(`## Verify\n${list(blocks.verify, false)}`);
+  if (blocks.verify?.length) parts.push(`## Verify\n${list(texts(blocks.verify), false)}`);
   return parts.join("\n\n");
 }
 
-const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*\}\}/g;
+const PLACEHOLDER =
+  /\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*(?:([+-])\s*(\d{1,9})\s*)?\}\}/g;
 
 /**
- * Fills `{{var}}` and `{{a.b}}` from context. A missing variable stays as written so the agent
- * sees what was expected; objects render as compact JSON.
+ * Fills `{{var}}` and `{{a.b}}` from context (`{{list.length}}` gives an array's length, and
+ * `{{n + 1}}` / `{{n - 1}}` offset a number). A missing variable, or an offset on a value that is
+ * not a number, stays as written so the agent sees what was expected; objects render as compact
+ * JSON.
  */
 export function fillPlaceholders(template: string, context: Record<string, unknown>): string {
-  return template.replace(PLACEHOLDER, (whole, path: string) => {
-    const value = readVar(context, path);
-    if (value === undefined || value === null) return whole;
-    return typeof value === "string" ? value : JSON.stringify(value);
-  });
+  return template.replace(
+    PLACEHOLDER,
+    (whole, path: string, sign: string | undefined, amount: string | undefined) => {
+      const value = readVar(context, path);
+      if (value === undefined || value === null) return whole;
+      if (sign !== undefined) {
+        if (typeof value !== "number") return whole;
+        return String(sign === "+" ? value + Number(amount) : value - Number(amount));
+      }
+      return typeof value === "string" ? value : JSON.stringify(value);
+    },
+  );
 }

@@ -1,0 +1,74 @@
+/**
+ * `waymark workflows validate FILE`: a file that calls a routine beside it validates with the
+ * expanded step count and its hash; a file defining `wr.*` is refused with the rename.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { MAIN } from "../helpers/server.ts";
+
+async function validate(file: string): Promise<{ code: number; out: string; err: string }> {
+  const ran = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", MAIN, "workflows", "validate", file],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  const text = (b: Uint8Array) => new TextDecoder().decode(b);
+  return { code: ran.code, out: text(ran.stdout), err: text(ran.stderr) };
+}
+
+Deno.test("workflows validate expands routines beside the file and refuses wr.* outside bundled", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waymark-validate-" });
+  try {
+    await Deno.mkdir(join(dir, "routines"));
+    await Deno.writeTextFile(
+      join(dir, "routines", "check.json"),
+      JSON.stringify({
+        id: "team.routine-check",
+        name: "Check",
+        description: "d",
+        version: "1",
+        steps: [{ id: "a", title: "A", prompt: "a" }, { id: "b", title: "B", prompt: "b" }],
+      }),
+    );
+    const caller = join(dir, "caller.jsonc");
+    await Deno.writeTextFile(
+      caller,
+      `// calls a routine\n${
+        JSON.stringify({
+          $schema: "./workflow.schema.json",
+          id: "team.caller",
+          name: "Caller",
+          description: "d",
+          version: "1",
+          steps: [
+            { id: "s", title: "S", prompt: "s" },
+            { id: "c", title: "C", templateCall: { templateId: "team.templates.routine.check" } },
+          ],
+        })
+      }`,
+    );
+    const good = await validate(caller);
+    assert.equal(good.code, 0, good.err);
+    assert.match(good.out, /ok \(team\.caller, 3 steps, sha256:[0-9a-f]{64}\)/);
+    const reserved = join(dir, "reserved.json");
+    await Deno.writeTextFile(
+      reserved,
+      JSON.stringify({
+        id: "wr.mine",
+        name: "M",
+        description: "d",
+        version: "1",
+        steps: [{ id: "s", title: "S", prompt: "s" }],
+      }),
+    );
+    const bad = await validate(reserved);
+    assert.equal(bad.code, 1);
+    assert.match(
+      bad.err,
+      /reserved for workflows bundled with waymark; rename it, for example to `user\.mine`/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});

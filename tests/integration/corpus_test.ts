@@ -1,0 +1,223 @@
+/**
+ * The WorkRail corpus runs unmodified: every file compiles, every workflow and example is driven
+ * to completion by a scripted agent, and across the runs every conditional branch (a step or
+ * loop with a runCondition, a prompt fragment with a `when`) is taken at least once.
+ */
+import assert from "node:assert/strict";
+import {
+  type CompiledNode,
+  type CompiledWorkflow,
+  type Condition,
+  evaluateCondition,
+  fillPlaceholders,
+  loadWorkflowFile,
+  loadWorkflowFiles,
+} from "../../engine/mod.ts";
+import {
+  CORPUS_DIR,
+  corpusFiles,
+  corpusSources,
+  corpusWaymark,
+  loadCorpus,
+} from "../helpers/corpus.ts";
+import { assignments, driveToCompletion, loopInputs, setVar } from "../helpers/scripted_agent.ts";
+
+const ignore = CORPUS_DIR === null;
+
+Deno.test({
+  name: "every corpus file compiles through the trusted test source",
+  ignore,
+  fn: async () => {
+    const files = corpusFiles();
+    const { workflows, errors } = await loadCorpus();
+    assert.deepEqual(errors, []);
+    assert.equal(workflows.length, files.length);
+    assert.ok(files.length >= 48, `corpus has ${files.length} files`);
+    const routines = workflows.filter((w) => w.kind === "routine");
+    assert.ok(routines.length >= 10);
+    assert.ok(routines.every((w) => w.file.startsWith("corpus:routines/")));
+    console.log(
+      `corpus: ${files.length} files compiled (${routines.length} routines, ${
+        workflows.length - routines.length
+      } workflows)`,
+    );
+  },
+});
+
+Deno.test({
+  name: "an ordinary source defining a corpus wr.* workflow is refused with a rename",
+  ignore,
+  fn: async () => {
+    const file = corpusFiles().find((f) => f.rel === "wr.shaping.json")!;
+    for (const source of ["project", "user", "extra"] as const) {
+      const loaded = await loadWorkflowFile({ source, file: file.path, text: file.text });
+      assert.equal(loaded.ok, false);
+      if (loaded.ok) return;
+      assert.match(loaded.error.issues[0]!.message, /reserved for workflows bundled with waymark/);
+      assert.match(
+        loaded.error.issues[0]!.message,
+        /rename it, for example to `(project|user)\.shaping`/,
+      );
+    }
+  },
+});
+
+interface Branch {
+  key: string;
+  /** Conditions that must all hold to take it (enclosing ones first). */
+  conditions: Condition[];
+  taken(steps: readonly string[], prompts: readonly string[]): boolean;
+}
+
+function stepIdsUnder(node: CompiledNode): string[] {
+  return node.kind === "step" ? [node.id] : node.body.flatMap(stepIdsUnder);
+}
+
+function loopsOf(nodes: readonly CompiledNode[], out: CompiledNode[] = []): CompiledNode[] {
+  for (const n of nodes) {
+    if (n.kind === "loop") {
+      out.push(n);
+      loopsOf(n.body, out);
+    }
+  }
+  return out;
+}
+
+function branchesOf(nodes: readonly CompiledNode[], enclosing: Condition[], out: Branch[]) {
+  for (const node of nodes) {
+    const here = node.runCondition ? [...enclosing, node.runCondition] : enclosing;
+    if (node.runCondition) {
+      const ids = stepIdsUnder(node);
+      out.push({
+        key: `${node.id} (runCondition)`,
+        conditions: here,
+        taken: (steps) => steps.some((s) => ids.includes(s)),
+      });
+    }
+    if (node.kind === "loop") branchesOf(node.body, here, out);
+    else {
+      (node.fragments ?? []).forEach((f, i) => {
+        if (!f.when) return;
+        const probe = fillPlaceholders(f.text, {}).split("{{")[0]!.slice(0, 60);
+        const id = node.id;
+        out.push({
+          key: `${node.id} (fragment ${i})`,
+          conditions: [...here, f.when],
+          taken: (steps, prompts) => steps.some((s, j) => s === id && prompts[j]!.includes(probe)),
+        });
+      });
+    }
+  }
+  return out;
+}
+
+Deno.test({
+  name: "every corpus workflow and example runs to completion, taking every conditional branch",
+  ignore,
+  fn: async () => {
+    const { set } = await loadCorpus();
+    const { deps, cleanup } = await corpusWaymark(set);
+    let runs = 0;
+    let total = 0;
+    let takenCount = 0;
+    let driven = 0;
+    const missed: string[] = [];
+    const contradictory: string[] = [];
+    let loopsTotal = 0;
+    const loopsRepeated = new Set<string>();
+    try {
+      for (const workflow of set.workflows.filter((w) => w.kind === "workflow")) {
+        const compiled: CompiledWorkflow = workflow.compiled;
+        const branches = branchesOf(compiled.steps, [], []);
+        const loops = loopsOf(compiled.steps);
+        loopsTotal += loops.length;
+        const taken = new Set<string>();
+        const tried = new Set<string>();
+        const runOnce = async (target?: Branch) => {
+          const context = loopInputs(compiled.steps);
+          for (const c of target?.conditions ?? []) {
+            for (const [k, v] of Object.entries(assignments(c, true))) setVar(context, k, v);
+          }
+          const run = await driveToCompletion(deps, { workflowId: workflow.id, compiled, context });
+          runs++;
+          assert.equal(run.last.isComplete, true, `${workflow.id} did not complete`);
+          assert.equal(run.last.pending, null);
+          for (const b of branches) if (b.taken(run.steps, run.prompts)) taken.add(b.key);
+          for (const loop of loops) {
+            const first = stepIdsUnder(loop)[0]!;
+            if (run.steps.filter((s) => s === first).length >= 2) {
+              loopsRepeated.add(`${workflow.id}:${loop.id}`);
+            }
+          }
+        };
+        await runOnce();
+        for (const b of branches) {
+          // A branch whose own conditions contradict each other can never be taken.
+          const context: Record<string, unknown> = {};
+          for (const c of b.conditions) {
+            for (const [k, v] of Object.entries(assignments(c, true))) setVar(context, k, v);
+          }
+          if (!b.conditions.every((c) => evaluateCondition(c, context))) {
+            tried.add(b.key);
+            contradictory.push(`${workflow.id}: ${b.key}`);
+          }
+        }
+        for (;;) {
+          const next = branches.find((b) => !taken.has(b.key) && !tried.has(b.key));
+          if (!next) break;
+          tried.add(next.key);
+          await runOnce(next);
+        }
+        driven++;
+        total += branches.length;
+        takenCount += taken.size;
+        for (const b of branches) {
+          const key = `${workflow.id}: ${b.key}`;
+          if (!taken.has(b.key) && !contradictory.includes(key)) missed.push(key);
+        }
+      }
+    } finally {
+      await cleanup();
+    }
+    console.log(
+      `corpus: ${driven} workflows driven to completion in ${runs} scripted runs; ` +
+        `${takenCount}/${total} conditional branches taken; ` +
+        `${loopsRepeated.size}/${loopsTotal} loops ran a second iteration` +
+        (contradictory.length
+          ? `; ${contradictory.length} unreachable in the corpus itself (conditions contradict ` +
+            `their enclosing ones): ${contradictory.join(", ")}`
+          : ""),
+    );
+    assert.ok(driven >= 30, `drove ${driven} workflows`);
+    assert.deepEqual(missed, []);
+    assert.equal(loopsRepeated.size, loopsTotal, "every loop ran at least two iterations");
+  },
+});
+
+Deno.test({
+  name: "changing a corpus routine changes the hash of exactly the workflows that call it",
+  ignore,
+  fn: async () => {
+    const sources = corpusSources();
+    const hashes = async (files: typeof sources) => {
+      const results = await loadWorkflowFiles(files, { reservedNamespace: "trust_all_for_tests" });
+      return new Map(results.map((r) => r.ok ? [r.workflow.id, r.workflow.hash] : ["", ""]));
+    };
+    const before = await hashes(sources);
+    assert.deepEqual(await hashes(sources), before, "the same files twice, the same hashes");
+    const edited = sources.map((s) =>
+      s.file === "corpus:routines/tension-driven-design.json"
+        ? { ...s, text: s.text.replace("Generate Candidates", "Generate Options") }
+        : s
+    );
+    const after = await hashes(edited);
+    const changed = [...before.keys()].filter((id) => before.get(id) !== after.get(id)).sort();
+    assert.deepEqual(changed, [
+      "routine-injection-example",
+      "wr.cross-platform-code-conversion",
+      "wr.discovery",
+      "wr.game-design",
+      "wr.routine-tension-driven-design",
+    ]);
+  },
+});
