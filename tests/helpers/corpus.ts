@@ -20,11 +20,20 @@ import { openWaymark, type Waymark } from "../../mod.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
-/** Where the corpus is, or `null` when this checkout has none beside it. */
+/**
+ * Where the corpus is, or `null` when this checkout has none beside it. CI always has it
+ * (shared/ sits beside the clone), so there a missing corpus is an error, not a skip.
+ */
 export const CORPUS_DIR: string | null = (() => {
   const dir = Deno.env.get("WAYMARK_CORPUS_DIR") ??
     join(ROOT, "..", "shared", "corpus", "workrail");
-  return existsSync(join(dir, "spec", "workflow.schema.json")) ? dir : null;
+  if (existsSync(join(dir, "spec", "workflow.schema.json"))) return dir;
+  if (Deno.env.get("CI")) {
+    throw new Error(
+      `the WorkRail corpus is missing at ${dir}: CI must run with shared/ beside the clone`,
+    );
+  }
+  return null;
 })();
 
 /** Every workflow file of the corpus (not its JSON Schema), relative path → text. */
