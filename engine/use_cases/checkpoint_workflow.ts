@@ -7,7 +7,12 @@ import type { DomainEvent } from "../events.ts";
 import type { EngineDeps, NodeRecord } from "../ports.ts";
 import { fail, ok, type Result } from "../result.ts";
 import type { StepResponse } from "../responses.ts";
-import { checkpointChain, type StepOutput } from "./continue_workflow.ts";
+import {
+  type CallOptions,
+  checkpointChain,
+  observationEvent,
+  type StepOutput,
+} from "./continue_workflow.ts";
 import { loadNode, verifyPair } from "./run_context.ts";
 import { deriveNodeId, driftWarnings, guard, responseFor } from "./shared.ts";
 
@@ -25,6 +30,7 @@ export interface CheckpointInput {
 export function checkpointWorkflow(
   deps: EngineDeps,
   input: CheckpointInput,
+  options: CallOptions = {},
 ): Promise<Result<StepResponse>> {
   return guard(async () => {
     if (!input.output.notesMarkdown && !input.output.artifacts?.length) {
@@ -92,6 +98,7 @@ export function checkpointWorkflow(
           notesMarkdown: input.output.notesMarkdown ?? null,
           artifacts: input.output.artifacts ?? [],
         },
+        ...observationEvent(run, checkpoint.nodeId, options.workspace),
         {
           kind: "checkpoint_recorded",
           sessionId,

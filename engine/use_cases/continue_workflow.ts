@@ -4,7 +4,8 @@
  * @module
  */
 import type { Artifact, DomainEvent } from "../events.ts";
-import type { EngineDeps, NodeRecord, StoreReader, StoreWriter } from "../ports.ts";
+import type { EngineDeps, NodeRecord, RunRecord, StoreReader, StoreWriter } from "../ports.ts";
+import { observationChanged, type WorkspaceObservation } from "../workspace.ts";
 import { applyPreferences, type PreferencesPatch } from "../preferences.ts";
 import { fail, ok, type Result } from "../result.ts";
 import type { Branch, StepResponse } from "../responses.ts";
@@ -79,12 +80,39 @@ export async function checkpointChain(
   }
 }
 
-/** Continues a run: advance with an ack token, rehydrate without one. */
+/** Options of the execution use-cases. */
+export interface CallOptions {
+  /** The caller's workspace, recorded as an observation when it differs from the run's last. */
+  workspace?: WorkspaceObservation;
+}
+
+/** Continues a run: advance with an ack token, rehydrate without one (which writes nothing). */
 export function continueWorkflow(
   deps: EngineDeps,
   input: ContinueInput,
+  options: CallOptions = {},
 ): Promise<Result<StepResponse>> {
-  return guard(() => input.ackToken === undefined ? rehydrate(deps, input) : advance(deps, input));
+  return guard(() =>
+    input.ackToken === undefined ? rehydrate(deps, input) : advance(deps, input, options)
+  );
+}
+
+/** The observation event for a call, when the workspace changed since the run's last one. */
+export function observationEvent(
+  run: RunRecord,
+  nodeId: string,
+  workspace: WorkspaceObservation | undefined,
+): DomainEvent[] {
+  if (!workspace || !observationChanged(run.observed, workspace)) return [];
+  return [{
+    kind: "observation_recorded",
+    sessionId: run.sessionId,
+    runId: run.runId,
+    nodeId,
+    workspace: workspace.workspace,
+    gitBranch: workspace.gitBranch,
+    gitHeadSha: workspace.gitHeadSha,
+  }];
 }
 
 async function rehydrate(deps: EngineDeps, input: ContinueInput): Promise<Result<StepResponse>> {
@@ -115,7 +143,11 @@ async function rehydrate(deps: EngineDeps, input: ContinueInput): Promise<Result
       pendingStepId: tip.pendingStepId,
       isComplete: tipComplete,
     };
-    response.forked = { existingBranches: branchSummaries(branches) };
+    response.forked = {
+      existingBranches: branchSummaries(branches),
+      preferredTipNodeId: tip.nodeId,
+      downstreamRecap: await buildRecap(deps.store, tip, { stopAt: node }),
+    };
     response.recap = await buildRecap(deps.store, tip);
   } else {
     response.recap = await buildRecap(deps.store, node);
@@ -127,7 +159,11 @@ function replay(recorded: { response: string }): Result<StepResponse> {
   return ok(JSON.parse(recorded.response) as StepResponse);
 }
 
-async function advance(deps: EngineDeps, input: ContinueInput): Promise<Result<StepResponse>> {
+async function advance(
+  deps: EngineDeps,
+  input: ContinueInput,
+  options: CallOptions,
+): Promise<Result<StepResponse>> {
   const verified = await verifyPair(deps, input.stateToken, {
     token: input.ackToken as string,
     kind: "ack",
@@ -153,7 +189,15 @@ async function advance(deps: EngineDeps, input: ContinueInput): Promise<Result<S
     const raced = await tx.getAttempt(ack.runId, ack.nodeId, ack.attemptId!, "ack");
     if (raced) return replay(raced);
     return ok(
-      await recordAdvance(deps, tx, { node, input, ack: ack.attemptId!, run, compiled, warnings }),
+      await recordAdvance(deps, tx, {
+        node,
+        input,
+        ack: ack.attemptId!,
+        run,
+        compiled,
+        warnings,
+        workspace: options.workspace,
+      }),
     );
   });
 }
@@ -165,9 +209,10 @@ async function recordAdvance(
     node: NodeRecord;
     input: ContinueInput;
     ack: string;
-    run: { workflowHash: string };
+    run: RunRecord;
     compiled: Parameters<typeof stateAfterAck>[0];
     warnings: Warning[];
+    workspace?: WorkspaceObservation;
   },
 ): Promise<StepResponse> {
   const { node, input, compiled } = args;
@@ -194,7 +239,16 @@ async function recordAdvance(
     workflowHash: args.run.workflowHash,
     warnings: args.warnings,
   });
-  if (branches.length > 0) response.forked = { existingBranches: branchSummaries(branches) };
+  if (branches.length > 0) {
+    // Read before this advance's own child exists, so the preferred tip is the newest node of
+    // the branches that were already there.
+    const tip = await tx.getPreferredTip(node.runId, node.nodeId);
+    response.forked = {
+      existingBranches: branchSummaries(branches),
+      preferredTipNodeId: tip.nodeId,
+      downstreamRecap: await buildRecap(tx, tip, { stopAt: node }),
+    };
+  }
   const { sessionId, runId } = node;
   const { edgeKind: _e, notesMarkdown: _n, notesStepId: _s, ...facts } = child;
   const events: DomainEvent[] = [
@@ -230,6 +284,7 @@ async function recordAdvance(
       preferences,
     });
   }
+  events.push(...observationEvent(args.run, child.nodeId, args.workspace));
   events.push({
     kind: "advance_recorded",
     sessionId,
