@@ -13,6 +13,7 @@ import {
   renderInspect,
   renderList,
   resolvePaths,
+  serveMcpHttp,
   serveMcpStdio,
   VERSION,
   type WaymarkOptions,
@@ -23,6 +24,7 @@ const HELP = `waymark ${VERSION}: a rewind-safe workflow runtime for AI coding a
 
 Usage:
   waymark serve                    serve MCP over stdio (the default command)
+  waymark serve --http PORT        serve MCP over Streamable HTTP at http://127.0.0.1:PORT/mcp
   waymark workflows list           list workflows from every source
   waymark workflows inspect ID     show one workflow's steps
   waymark workflows validate FILE  check a workflow file and print its workflowHash
@@ -36,6 +38,9 @@ Options:
   --workspace DIR       project folder whose .waymark/workflows is searched (default: cwd)
   --workflows-dir DIR   an extra workflow folder (repeatable; lowest precedence)
   --busy-timeout MS     how long to wait for another process's database lock (default 5000)
+  --http PORT           (serve) Streamable HTTP on 127.0.0.1:PORT instead of stdio
+  --enable-start-session
+                        (serve) list the start_session tool (or WAYMARK_ENABLE_START_SESSION=1)
 `;
 
 function log(line: string): void {
@@ -54,6 +59,8 @@ async function main(argv: string[]): Promise<number> {
         workspace: { type: "string" },
         "workflows-dir": { type: "string", multiple: true },
         "busy-timeout": { type: "string" },
+        http: { type: "string" },
+        "enable-start-session": { type: "boolean" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "V" },
       },
@@ -79,7 +86,19 @@ async function main(argv: string[]): Promise<number> {
     busyTimeoutMs: values["busy-timeout"] ? Number(values["busy-timeout"]) : undefined,
   };
   const [command = "serve", sub, arg] = positionals;
-  if (command === "serve") return await serve(options);
+  if (command === "serve") {
+    const enableStartSession = values["enable-start-session"] === true ||
+      /^(1|true|yes)$/i.test(process.env.WAYMARK_ENABLE_START_SESSION ?? "");
+    if (values.http !== undefined) {
+      const port = Number(values.http);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) {
+        process.stderr.write(`--http needs a port number, got ${JSON.stringify(values.http)}\n`);
+        return 2;
+      }
+      return await serveHttp(options, { port, enableStartSession });
+    }
+    return await serve(options, { enableStartSession });
+  }
   if (command === "workflows") return await workflows(options, sub, arg);
   if (command === "keys" && sub === "rotate") {
     const { keysFile } = resolvePaths(options);
@@ -93,12 +112,33 @@ async function main(argv: string[]): Promise<number> {
   return 2;
 }
 
-async function serve(options: WaymarkOptions): Promise<number> {
+async function serve(
+  options: WaymarkOptions,
+  flags: { enableStartSession: boolean },
+): Promise<number> {
   const waymark = await openWaymark(options);
   log(`serving MCP over stdio; database ${waymark.paths.dbUrl}`);
   await new Promise<void>((resolveClosed) => {
-    serveMcpStdio(() => waymark.mcpServer({ log }), { log, onClose: resolveClosed });
+    serveMcpStdio(() => waymark.mcpServer({ log, ...flags }), { log, onClose: resolveClosed });
   });
+  await waymark.close();
+  return 0;
+}
+
+async function serveHttp(
+  options: WaymarkOptions,
+  flags: { port: number; enableStartSession: boolean },
+): Promise<number> {
+  const waymark = await openWaymark(options);
+  log(`database ${waymark.paths.dbUrl}`);
+  const handle = await serveMcpHttp(
+    () => waymark.mcpServer({ log, enableStartSession: flags.enableStartSession }),
+    { port: flags.port, log },
+  );
+  const stop = () => void handle.close();
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  await handle.finished;
   await waymark.close();
   return 0;
 }

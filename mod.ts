@@ -43,6 +43,7 @@ import { createMcpServer } from "./tools/mod.ts";
 
 export * from "./engine/mod.ts";
 export { createMcpServer, serveMcpStdio, TOOLS } from "./tools/mod.ts";
+export { serveMcpHttp } from "./web/mcp_http.ts";
 export { openStore, type SqliteStore } from "./store/mod.ts";
 
 /** waymark's version. */
@@ -113,8 +114,10 @@ export interface Waymark {
   continue(input: ContinueInput): Promise<Result<StepResponse>>;
   /** Records a checkpoint. */
   checkpoint(input: CheckpointInput): Promise<Result<StepResponse>>;
-  /** Creates an MCP server over this waymark. */
-  mcpServer(options?: { log?: (line: string) => void }): ReturnType<typeof createMcpServer>;
+  /** Creates an MCP server over this waymark (one per connection). */
+  mcpServer(
+    options?: { log?: (line: string) => void; enableStartSession?: boolean },
+  ): ReturnType<typeof createMcpServer>;
   /** Closes the database. */
   close(): Promise<void>;
 }
@@ -143,7 +146,12 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
     start: (input) => startWorkflow(deps, input),
     continue: (input) => continueWorkflow(deps, input),
     checkpoint: (input) => checkpointWorkflow(deps, input),
-    mcpServer: (opts = {}) => createMcpServer(deps, { version: VERSION, log: opts.log }),
+    mcpServer: (opts = {}) =>
+      createMcpServer(deps, {
+        version: VERSION,
+        log: opts.log,
+        enableStartSession: opts.enableStartSession,
+      }),
     close: () => store.close(),
   };
 }
