@@ -26,7 +26,7 @@ import {
 } from "../engine/mod.ts";
 import { type ToolContext, type ToolDefinition, TOOLS } from "./definitions.ts";
 import { errorEnvelopeSchema, errorResult, invalidArguments } from "./errors.ts";
-import { observeWorkspace, RootsCache } from "./workspace.ts";
+import { observeWorkspace, type Root, RootsCache } from "./workspace.ts";
 
 /** Options for {@linkcode createMcpServer}. */
 export interface McpServerOptions {
@@ -117,16 +117,21 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
   const roots = new RootsCache(options.cwd ?? process.cwd(), options.log);
   const subscriptions = new Set<string>();
 
-  const fetchRoots = () => roots.refresh(() => server.listRoots());
+  const hasRoots = () => server.getClientCapabilities()?.roots !== undefined;
+  const fetchRoots = () => roots.refresh(() => server.listRoots(undefined, { timeout: 5000 }));
   server.oninitialized = () => {
-    if (server.getClientCapabilities()?.roots) void fetchRoots();
+    if (hasRoots()) void fetchRoots();
   };
   server.setNotificationHandler("notifications/roots/list_changed", () => {
-    void fetchRoots();
+    if (hasRoots()) void fetchRoots();
   });
 
-  async function workspace(): Promise<WorkspaceObservation> {
-    return observeWorkspace(await roots.folder());
+  /** The workspace for a request; `send` asks the client through that request if needed. */
+  async function workspace(
+    send?: (request: { method: "roots/list" }) => Promise<{ roots: Root[] }>,
+  ): Promise<WorkspaceObservation> {
+    const related = hasRoots() && send ? () => send({ method: "roots/list" }) : undefined;
+    return observeWorkspace(await roots.folder(related));
   }
 
   async function health(error: WaymarkError): Promise<void> {
@@ -190,7 +195,9 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
         (parsed.data as { ackToken?: string }).ackToken !== undefined;
       const needsWorkspace = WORKSPACE_TOOLS.has(name) &&
         (name !== "continue_workflow" || advancing);
-      const context: ToolContext = needsWorkspace ? { workspace: await workspace() } : {};
+      const context: ToolContext = needsWorkspace
+        ? { workspace: await workspace((r) => ctx.mcpReq.send(r, { timeout: 5000 })) }
+        : {};
       const result = await tool.run(deps, parsed.data, context);
       if (!result.ok) {
         await health(result.error);
@@ -238,7 +245,7 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
       })),
     };
   });
-  server.setRequestHandler("prompts/get", async (request) => {
+  server.setRequestHandler("prompts/get", async (request, ctx) => {
     const { name, arguments: args = {} } = request.params;
     let context: Record<string, unknown> | undefined;
     if (args.context) {
@@ -256,7 +263,7 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
     const result = await startWorkflow(
       deps,
       { workflowId: name, goal: args.goal || undefined, context },
-      { workspace: await workspace() },
+      { workspace: await workspace((r) => ctx.mcpReq.send(r, { timeout: 5000 })) },
     );
     if (!result.ok) {
       await health(result.error);

@@ -104,9 +104,19 @@ export async function observeWorkspace(folder: string | null): Promise<Workspace
   return { workspace: folder, ...(await gitState(folder)) };
 }
 
-/** The roots a connection last reported, and how to refetch them. */
+/** How to ask the client for its roots. */
+export type FetchRoots = () => Promise<{ roots: Root[] }>;
+
+/**
+ * The roots a connection last reported. Fetched once after connect and again after each
+ * `notifications/roots/list_changed`; between those, every request reads the cache, so roots
+ * add no round trip to a call. When the cache is stale at a call (the fetch after connect was
+ * lost, as on an HTTP session whose client has not opened its event stream yet), the call
+ * fetches through its own request, whose response stream always reaches the client.
+ */
 export class RootsCache {
   #roots: readonly Root[] | null = null;
+  #stale = true;
   #pending: Promise<void> | null = null;
   #generation = 0;
 
@@ -116,16 +126,19 @@ export class RootsCache {
     private readonly log?: (line: string) => void,
   ) {}
 
-  /** Fetches the roots (after connect, and on `roots/list_changed`); failures keep the fallback. */
-  refresh(fetchRoots: () => Promise<{ roots: Root[] }>): Promise<void> {
+  /** Marks the roots stale and fetches them (after connect, and on `roots/list_changed`). */
+  refresh(fetchRoots: FetchRoots): Promise<void> {
     const generation = ++this.#generation;
+    this.#stale = true;
     const pending = fetchRoots().then(
       (result) => {
         if (generation !== this.#generation) return;
         this.#roots = Object.freeze([...result.roots]);
+        this.#stale = false;
         this.log?.(`roots: ${result.roots.map((r) => r.uri).join(", ") || "(none)"}`);
       },
       (error) => {
+        if (generation !== this.#generation) return;
         this.log?.(`roots/list failed (${(error as Error)?.message}); using ${this.cwd}`);
       },
     ).finally(() => {
@@ -135,22 +148,32 @@ export class RootsCache {
     return pending;
   }
 
+  /** Forgets the roots: the next call fetches them (a client without roots never does). */
+  invalidate(): void {
+    this.#stale = true;
+  }
+
   /**
    * The workspace folder for a request: the first `file://` root, `null` when the client has
-   * roots but none is a file, or the working directory when it has none. A fetch in flight is
-   * awaited at most `waitMs`, so the first call after connect sees the client's roots.
+   * roots but none is a file, or the working directory when it has none. `fetchRelated`
+   * (absent for clients without the roots capability) refetches stale roots through the
+   * current request.
    */
-  async folder(waitMs = 2000): Promise<string | null> {
-    if (this.#pending) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        this.#pending,
-        new Promise<void>((r) => timer = setTimeout(r, waitMs)),
-      ]);
-      clearTimeout(timer);
+  async folder(fetchRelated?: FetchRoots): Promise<string | null> {
+    if (this.#stale && fetchRelated) {
+      if (this.#pending) await withTimeout(this.#pending, 250);
+      if (this.#stale) await withTimeout(this.refresh(fetchRelated), 5000);
+      // a client that cannot answer keeps the fallback without asking on every call
+      this.#stale = false;
     }
     const roots = this.#roots;
     if (!roots || roots.length === 0) return this.cwd;
     return firstFileRoot(roots);
   }
+}
+
+async function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([promise, new Promise<void>((r) => timer = setTimeout(r, ms))]);
+  clearTimeout(timer);
 }

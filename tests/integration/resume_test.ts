@@ -136,8 +136,7 @@ Deno.test("two git workspaces on different branches are told apart by ranking; r
       }),
     );
     await client.setRoots([{ uri: fileUri(b.dir), name: "b" }]);
-    // give the server the round trip of roots/list
-    await new Promise((r) => setTimeout(r, 300));
+    // no wait: the notification marks the roots stale, so the next call sees the new ones
     const runB = ok(
       await client.call("start_workflow", { workflowId: "wr.code_review", goal: "Parser work" }),
     );
@@ -170,7 +169,6 @@ Deno.test("two git workspaces on different branches are told apart by ranking; r
     assert.equal(fromB.candidates[1].workspace.gitBranch, "feature-a");
 
     await client.setRoots([{ uri: fileUri(a.dir) }]);
-    await new Promise((r) => setTimeout(r, 300));
     const fromA = ok(await client.call("resume_session", { query: "parser" }));
     assert.equal(fromA.candidates[0].runId, runA.session.runId);
     assert.equal(fromA.candidates[0].workspace.gitBranch, "feature-a");
@@ -188,7 +186,6 @@ Deno.test("two git workspaces on different branches are told apart by ranking; r
     // a root outside any git repository is not an error: no branch, no HEAD
     const plain = await Deno.realPath(await Deno.makeTempDir({ prefix: "waymark-plain-" }));
     await client.setRoots([{ uri: fileUri(plain) }]);
-    await new Promise((r) => setTimeout(r, 300));
     const outside = ok(await client.call("resume_session", { query: "parser" }));
     assert.deepEqual(outside.workspace, { workspace: plain, gitBranch: null, gitHeadSha: null });
     assert.equal(outside.candidates.length, 2);
