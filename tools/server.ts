@@ -102,7 +102,9 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
       instructions: INSTRUCTIONS,
     },
   );
-  const tools = TOOLS.filter((t) => !t.flag || (t.flag === "startSession" && options.enableStartSession));
+  const tools = TOOLS.filter((t) =>
+    !t.flag || (t.flag === "startSession" && options.enableStartSession)
+  );
   const listed = tools.map((tool) => ({
     name: tool.name,
     title: tool.title,
@@ -235,7 +237,11 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
           w.compiled.description.split("\n")[0]
         }`.slice(0, 500),
         arguments: [
-          { name: "goal", description: "What this run is for (the session title).", required: false },
+          {
+            name: "goal",
+            description: "What this run is for (the session title).",
+            required: false,
+          },
           {
             name: "context",
             description: "A JSON object of facts the workflow's conditions and placeholders read.",
@@ -256,7 +262,7 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
       } catch {
         throw new ProtocolError(
           ProtocolErrorCode.InvalidParams,
-          "The `context` argument must be a JSON object, e.g. {\"ticket\": \"ABC-1\"}.",
+          'The `context` argument must be a JSON object, e.g. {"ticket": "ABC-1"}.',
         );
       }
     }
@@ -307,7 +313,9 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
         uri: `${SESSION_URI_PREFIX}ses_${s.sessionId}`,
         name: `ses_${s.sessionId}`,
         title: s.title,
-        description: `${s.sessionKind === "notes" ? "Notes session" : "Session"} updated ${s.updatedAt}`,
+        description: `${
+          s.sessionKind === "notes" ? "Notes session" : "Session"
+        } updated ${s.updatedAt}`,
         mimeType: "application/json",
       })),
       ...(sessions.length > SESSION_PAGE ? { nextCursor: String(offset + SESSION_PAGE) } : {}),

@@ -82,9 +82,7 @@ export function createMcpHttpApp(
       );
     }
     const messages = Array.isArray(body) ? body : [body];
-    const initializing = messages.some((m) =>
-      (m as { method?: unknown })?.method === "initialize"
-    );
+    const initializing = messages.some((m) => (m as { method?: unknown })?.method === "initialize");
     if (!initializing) {
       return rpcError(c, 400, "No MCP session: send initialize first, then pass Mcp-Session-Id.");
     }
