@@ -624,13 +624,10 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
           is_complete: event.pendingStepId === null ? 1 : 0,
           created_seq: seq,
           created_at: at,
-          step_count: event.nodeKind !== "step"
-            ? sql<number>`coalesce((SELECT p.step_count FROM nodes p
-            WHERE p.run_id = ${event.runId} AND p.node_id = ${event.parentId}), 0)`
-            : sql<
-              number
-            >`coalesce((SELECT p.step_count FROM nodes p
-            WHERE p.run_id = ${event.runId} AND p.node_id = ${event.parentId}), 0) + 1`,
+          // step nodes from the root: the parent's count, plus one for a step node
+          step_count: sql<number>`coalesce((SELECT p.step_count FROM nodes p
+            WHERE p.run_id = ${event.runId} AND p.node_id = ${event.parentId}), 0)
+            + ${event.nodeKind === "step" ? 1 : 0}`,
         }).execute();
         await tx.updateTable("runs").set((eb) => ({
           updated_at: at,
