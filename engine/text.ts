@@ -46,13 +46,12 @@ export function renderStepResponse(r: StepResponse): string {
     lines.push("## Guidance for the whole workflow", ...r.metaGuidance.map((g) => `- ${g}`), "");
   }
   if (r.forked?.downstreamRecap) {
-    renderRecap(
-      lines,
-      "Recap of the preferred branch below this step (most recent first)",
-      r.forked.downstreamRecap,
-    );
+    renderRecap(lines, {
+      heading: "Recap of the preferred branch below this step (most recent first)",
+      recap: r.forked.downstreamRecap,
+    });
   }
-  if (r.recap) renderRecap(lines, "Recap (most recent first)", r.recap);
+  if (r.recap) renderRecap(lines, { heading: "Recap (most recent first)", recap: r.recap });
   if (r.tip) {
     lines.push(
       "This step already has later progress. To carry on where that branch ended, use the tip's tokens:",
@@ -86,7 +85,8 @@ export function recapMarker(recap: Recap): string {
   return `[recap truncated: policy ${recap.policy} kept the ${recap.entries.length} most recent entries (${recap.usedBytes} of ${recap.budgetBytes} bytes); ${omitted} earlier entries omitted]`;
 }
 
-function renderRecap(lines: string[], heading: string, recap: Recap): void {
+function renderRecap(lines: string[], part: { heading: string; recap: Recap }): void {
+  const { heading, recap } = part;
   if (recap.entries.length === 0 && !recap.truncated) return;
   lines.push(`## ${heading}`);
   for (const e of recap.entries) {

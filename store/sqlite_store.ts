@@ -204,7 +204,8 @@ async function hydrate(ex: Executor, runIds: readonly string[]): Promise<Map<str
   return new Map(result.rows.map((r) => [r.run_id, r]));
 }
 
-function toHit(row: HitRow, relevance: number, snippet: string | null): RunHit {
+function toHit(row: HitRow, match: { relevance: number; snippet: string | null }): RunHit {
+  const { relevance, snippet } = match;
   return {
     runId: row.run_id,
     sessionId: row.session_id,
@@ -227,9 +228,9 @@ function toHit(row: HitRow, relevance: number, snippet: string | null): RunHit {
 /** One search layer of `resume_session`: bounded reads through indexes and FTS5. */
 async function searchRuns(
   ex: Executor,
-  layer: SearchLayer,
-  query: SearchQuery,
+  search: { layer: SearchLayer; query: SearchQuery },
 ): Promise<RunHit[]> {
+  const { layer, query } = search;
   const found: { runId: string; relevance: number; snippet: string | null }[] = [];
   if (layer === "id") {
     if (query.ids.length === 0) return [];
@@ -278,7 +279,7 @@ async function searchRuns(
   const hits: RunHit[] = [];
   for (const f of found) {
     const row = rows.get(f.runId);
-    if (row) hits.push(toHit(row, f.relevance, f.snippet));
+    if (row) hits.push(toHit(row, f));
   }
   return hits;
 }
@@ -516,7 +517,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
           .executeTakeFirstOrThrow();
         return toNode(row as NodeRow);
       },
-      searchRuns: (layer, query) => searchRuns(ex, layer, query),
+      searchRuns: (layer, query) => searchRuns(ex, { layer, query }),
       listSessions: (options) => listSessions(ex, options),
       getSession: (sessionId) => getSession(ex, sessionId),
       async getSnapshot(hash) {

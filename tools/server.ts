@@ -154,9 +154,12 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
 
   async function progress(
     response: StepResponse,
-    send: (n: { method: string; params: Record<string, unknown> }) => Promise<void>,
-    progressToken: string | number,
+    to: {
+      send: (n: { method: string; params: Record<string, unknown> }) => Promise<void>;
+      progressToken: string | number;
+    },
   ): Promise<void> {
+    const { send, progressToken } = to;
     const runId = response.session.runId.replace(/^run_/, "");
     const node = await deps.store.getNode(runId, response.session.nodeId);
     const compiled = await deps.store.getSnapshot(response.workflow.hash);
@@ -208,7 +211,9 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
       if (!tool.readOnly && name !== "continue_workflow" || advancing) {
         const value = result.value as StepResponse;
         const token = ctx.mcpReq._meta?.progressToken;
-        if (advancing && token !== undefined) await progress(value, ctx.mcpReq.notify, token);
+        if (advancing && token !== undefined) {
+          await progress(value, { send: ctx.mcpReq.notify, progressToken: token });
+        }
         await sessionChanged(value.session.sessionId);
       }
       return {

@@ -41,7 +41,8 @@ export function allowedOrigin(origin: string | undefined, port: number): boolean
   }
 }
 
-function rpcError(c: Context, status: 400 | 403 | 404, message: string): Response {
+function rpcError(c: Context, error: { status: 400 | 403 | 404; message: string }): Response {
+  const { status, message } = error;
   return c.json({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }, status);
 }
 
@@ -66,11 +67,19 @@ export function createMcpHttpApp(
     const id = c.req.header("mcp-session-id");
     if (id) {
       const transport = sessions.get(id);
-      if (!transport) return rpcError(c, 404, "Unknown or expired MCP session; initialize again.");
+      if (!transport) {
+        return rpcError(c, {
+          status: 404,
+          message: "Unknown or expired MCP session; initialize again.",
+        });
+      }
       return await transport.handleRequest(c.req.raw);
     }
     if (c.req.method !== "POST") {
-      return rpcError(c, 400, "No MCP session: send initialize first (POST /mcp).");
+      return rpcError(c, {
+        status: 400,
+        message: "No MCP session: send initialize first (POST /mcp).",
+      });
     }
     let body: unknown;
     try {
@@ -84,7 +93,10 @@ export function createMcpHttpApp(
     const messages = Array.isArray(body) ? body : [body];
     const initializing = messages.some((m) => (m as { method?: unknown })?.method === "initialize");
     if (!initializing) {
-      return rpcError(c, 400, "No MCP session: send initialize first, then pass Mcp-Session-Id.");
+      return rpcError(c, {
+        status: 400,
+        message: "No MCP session: send initialize first, then pass Mcp-Session-Id.",
+      });
     }
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),

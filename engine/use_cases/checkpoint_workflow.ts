@@ -98,7 +98,7 @@ export function checkpointWorkflow(
           notesMarkdown: input.output.notesMarkdown ?? null,
           artifacts: input.output.artifacts ?? [],
         },
-        ...observationEvent(run, checkpoint.nodeId, options.workspace),
+        ...observationEvent(run, { nodeId: checkpoint.nodeId, workspace: options.workspace }),
         {
           kind: "checkpoint_recorded",
           sessionId,

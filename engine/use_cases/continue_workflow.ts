@@ -100,9 +100,9 @@ export function continueWorkflow(
 /** The observation event for a call, when the workspace changed since the run's last one. */
 export function observationEvent(
   run: RunRecord,
-  nodeId: string,
-  workspace: WorkspaceObservation | undefined,
+  at: { nodeId: string; workspace: WorkspaceObservation | undefined },
 ): DomainEvent[] {
+  const { nodeId, workspace } = at;
   if (!workspace || !observationChanged(run.observed, workspace)) return [];
   return [{
     kind: "observation_recorded",
@@ -284,7 +284,7 @@ async function recordAdvance(
       preferences,
     });
   }
-  events.push(...observationEvent(args.run, child.nodeId, args.workspace));
+  events.push(...observationEvent(args.run, { nodeId: child.nodeId, workspace: args.workspace }));
   events.push({
     kind: "advance_recorded",
     sessionId,

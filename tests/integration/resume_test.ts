@@ -318,11 +318,15 @@ Deno.test("recaps are cut at their byte budget, most recent first, with the mark
 
 Deno.test("start_session is listed only behind its flag; its notes are found by resume_session", async () => {
   const home = await tempHome();
-  const plain = await connect(home.home);
+  // the v1 SDK client, as older MCP clients speak it, validates results against outputSchema
+  const plain = await connect(home.home, { client: "v1" });
   try {
     const names = (await plain.listTools()).tools.map((t) => t.name);
     assert.ok(names.includes("resume_session"));
     assert.ok(!names.includes("start_session"));
+    const run = ok(await plain.call("start_workflow", { workflowId: "wr.code_review" }));
+    const listed = ok(await plain.call("resume_session", {}));
+    assert.equal(listed.candidates[0].runId, run.session.runId);
   } finally {
     await plain.close();
   }
@@ -342,6 +346,7 @@ Deno.test("start_session is listed only behind its flag; its notes are found by 
       }),
     );
     const byNotes = ok(await flagged.call("resume_session", { query: "ocelot" }));
+    assert.equal(byNotes.candidates.length, 1);
     assert.equal(byNotes.candidates[0].sessionId, session.session.sessionId);
     assert.equal(byNotes.candidates[0].sessionKind, "notes");
     const byTitle = ok(await flagged.call("resume_session", { query: "flamingo" }));
