@@ -38,6 +38,8 @@ import {
 export interface ToolContext {
   /** The client's workspace for this request. */
   workspace?: WorkspaceObservation;
+  /** Told each session (`ses_…`) the call appended to, after the commit. */
+  onAppend?: (sessionId: string) => void;
 }
 
 /** One tool. */
@@ -95,7 +97,10 @@ export const TOOLS: readonly ToolDefinition[] = [
     output: stepResponseSchema,
     readOnly: false,
     run: (deps, input, ctx) =>
-      startWorkflow(deps, input as z.infer<typeof startInput>, { workspace: ctx?.workspace }),
+      startWorkflow(deps, input as z.infer<typeof startInput>, {
+        workspace: ctx?.workspace,
+        onAppend: ctx?.onAppend,
+      }),
     render: (v) => renderStepResponse(v as z.infer<typeof stepResponseSchema>),
   },
   {
@@ -109,6 +114,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     run: (deps, input, ctx) =>
       continueWorkflow(deps, input as z.infer<typeof continueInput>, {
         workspace: ctx?.workspace,
+        onAppend: ctx?.onAppend,
       }),
     render: (v) => renderStepResponse(v as z.infer<typeof stepResponseSchema>),
   },
@@ -123,6 +129,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     run: (deps, input, ctx) =>
       checkpointWorkflow(deps, input as z.infer<typeof checkpointInput>, {
         workspace: ctx?.workspace,
+        onAppend: ctx?.onAppend,
       }),
     render: (v) => renderStepResponse(v as z.infer<typeof stepResponseSchema>),
   },
@@ -150,6 +157,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     run: (deps, input, ctx) =>
       startSession(deps, input as z.infer<typeof startSessionInput>, {
         workspace: ctx?.workspace,
+        onAppend: ctx?.onAppend,
       }),
     render: (v) => renderStepResponse(v as z.infer<typeof stepResponseSchema>),
   },

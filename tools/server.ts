@@ -200,22 +200,26 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
         (parsed.data as { ackToken?: string }).ackToken !== undefined;
       const needsWorkspace = WORKSPACE_TOOLS.has(name) &&
         (name !== "continue_workflow" || advancing);
-      const context: ToolContext = needsWorkspace
-        ? { workspace: await workspace((r) => ctx.mcpReq.send(r, { timeout: 5000 })) }
-        : {};
+      const appended = new Set<string>();
+      const context: ToolContext = {
+        onAppend: (sessionId) => appended.add(sessionId),
+        ...(needsWorkspace
+          ? { workspace: await workspace((r) => ctx.mcpReq.send(r, { timeout: 5000 })) }
+          : {}),
+      };
       const result = await tool.run(deps, parsed.data, context);
       if (!result.ok) {
         await health(result.error);
         return errorResult(result.error);
       }
-      if (!tool.readOnly && name !== "continue_workflow" || advancing) {
-        const value = result.value as StepResponse;
-        const token = ctx.mcpReq._meta?.progressToken;
-        if (advancing && token !== undefined) {
-          await progress(value, { send: ctx.mcpReq.notify, progressToken: token });
-        }
-        await sessionChanged(value.session.sessionId);
+      const token = ctx.mcpReq._meta?.progressToken;
+      if (advancing && token !== undefined) {
+        await progress(result.value as StepResponse, {
+          send: ctx.mcpReq.notify,
+          progressToken: token,
+        });
       }
+      for (const sessionId of appended) await sessionChanged(sessionId);
       return {
         content: [{ type: "text" as const, text: tool.render(result.value) }],
         structuredContent: result.value as Record<string, unknown>,
@@ -274,7 +278,10 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
     const result = await startWorkflow(
       deps,
       { workflowId: name, goal: args.goal || undefined, context },
-      { workspace: await workspace((r) => ctx.mcpReq.send(r, { timeout: 5000 })) },
+      {
+        workspace: await workspace((r) => ctx.mcpReq.send(r, { timeout: 5000 })),
+        onAppend: (sessionId) => void sessionChanged(sessionId),
+      },
     );
     if (!result.ok) {
       await health(result.error);
@@ -283,7 +290,6 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
       });
     }
     const r = result.value;
-    await sessionChanged(r.session.sessionId);
     return {
       description: `${r.workflow.name}: started (${r.session.sessionId}, ${r.session.runId})`,
       messages: [{

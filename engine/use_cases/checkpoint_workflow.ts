@@ -14,7 +14,7 @@ import {
   type StepOutput,
 } from "./continue_workflow.ts";
 import { loadNode, verifyPair } from "./run_context.ts";
-import { deriveNodeId, driftWarnings, guard, responseFor } from "./shared.ts";
+import { deriveNodeId, driftWarnings, guard, responseFor, sessionLabel } from "./shared.ts";
 
 /** Input of {@linkcode checkpointWorkflow}. */
 export interface CheckpointInput {
@@ -58,7 +58,8 @@ export function checkpointWorkflow(
     if (!loaded.ok) return loaded;
     const { node, run, compiled } = loaded.value;
     const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
-    return deps.store.write(async (tx) => {
+    let appended = false;
+    const result = await deps.store.write(async (tx) => {
       const raced = await tx.getAttempt(claims.runId, claims.nodeId, attemptId, "checkpoint");
       if (raced) return ok(JSON.parse(raced.response) as StepResponse);
       const { end: anchor } = await checkpointChain(tx, node);
@@ -110,7 +111,10 @@ export function checkpointWorkflow(
         },
       ];
       await tx.append(events);
+      appended = true;
       return ok(response);
     });
+    if (appended) options.onAppend?.(sessionLabel(node.sessionId));
+    return result;
   });
 }

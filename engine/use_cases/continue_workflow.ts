@@ -18,6 +18,7 @@ import {
   driftWarnings,
   guard,
   responseFor,
+  sessionLabel,
   tokensFor,
 } from "./shared.ts";
 
@@ -84,6 +85,11 @@ export async function checkpointChain(
 export interface CallOptions {
   /** The caller's workspace, recorded as an observation when it differs from the run's last. */
   workspace?: WorkspaceObservation;
+  /**
+   * Told the session (`ses_…`) after this call's events committed; not called for a replay or
+   * a rehydrate, which append nothing.
+   */
+  onAppend?: (sessionId: string) => void;
 }
 
 /** Continues a run: advance with an ack token, rehydrate without one (which writes nothing). */
@@ -185,21 +191,24 @@ async function advance(
     );
   }
   const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
-  return deps.store.write(async (tx) => {
+  let appended = false;
+  const result = await deps.store.write(async (tx) => {
     const raced = await tx.getAttempt(ack.runId, ack.nodeId, ack.attemptId!, "ack");
     if (raced) return replay(raced);
-    return ok(
-      await recordAdvance(deps, tx, {
-        node,
-        input,
-        ack: ack.attemptId!,
-        run,
-        compiled,
-        warnings,
-        workspace: options.workspace,
-      }),
-    );
+    const response = await recordAdvance(deps, tx, {
+      node,
+      input,
+      ack: ack.attemptId!,
+      run,
+      compiled,
+      warnings,
+      workspace: options.workspace,
+    });
+    appended = true;
+    return ok(response);
   });
+  if (appended) options.onAppend?.(sessionLabel(node.sessionId));
+  return result;
 }
 
 async function recordAdvance(

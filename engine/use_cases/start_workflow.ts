@@ -39,6 +39,8 @@ export interface StartOptions {
   defaults?: Preferences;
   /** The caller's workspace, recorded as the run's first observation. */
   workspace?: WorkspaceObservation;
+  /** Told the new session (`ses_…`) after its events committed. */
+  onAppend?: (sessionId: string) => void;
 }
 
 /** Starts a run of a workflow. */
@@ -156,5 +158,6 @@ export async function beginRun(
     }
     await tx.append(events);
   });
+  options.onAppend?.(response.session.sessionId);
   return response;
 }

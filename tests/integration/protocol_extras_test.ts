@@ -126,7 +126,14 @@ Deno.test("sessions are resources; subscribers get resources/updated after each 
         output: { notesMarkdown: "checkpointed" },
       }),
     );
-    // a rehydrate writes nothing and notifies nothing
+    // a replay and a rehydrate append nothing and notify nothing
+    ok(
+      await client.call("continue_workflow", {
+        stateToken: started.stateToken,
+        ackToken: started.ackToken,
+        output: { notesMarkdown: "The resource shows these notes." },
+      }),
+    );
     ok(await client.call("continue_workflow", { stateToken: advanced.stateToken }));
     await new Promise((r) => setTimeout(r, 100));
     const updates = client.notifications.filter((n) =>
