@@ -3,7 +3,8 @@
  * a loopback `Host` (with the served port) and, when it has an `Origin`, a loopback origin on
  * the same port: DNS-rebinding and cross-site requests get `403` before MCP sees them. Each
  * MCP session (from `initialize`) gets its own server instance, so roots, subscriptions and
- * server-to-client requests work per client, as over stdio.
+ * server-to-client requests work per client, as over stdio; a session idle for 30 minutes is
+ * closed (the client initializes again).
  * @module
  */
 import { type Context, Hono } from "npm:hono@4.13.19";
@@ -18,6 +19,8 @@ export interface McpHttpOptions {
   log?: (line: string) => void;
   /** The served port, for the Host and Origin checks (read on every request). */
   port: () => number;
+  /** Close an MCP session after this long without a request (default 30 minutes). */
+  idleTimeoutMs?: number;
 }
 
 const LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"];
@@ -52,6 +55,21 @@ export function createMcpHttpApp(
   options: McpHttpOptions,
 ): { app: Hono; close(): Promise<void> } {
   const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  const lastSeen = new Map<string, number>();
+  const idleMs = options.idleTimeoutMs ?? 30 * 60_000;
+  // clients that vanish without DELETE would otherwise keep their server instance forever
+  const sweeper = setInterval(() => {
+    const now = Date.now();
+    for (const [id, at] of lastSeen) {
+      if (now - at < idleMs) continue;
+      const transport = sessions.get(id);
+      sessions.delete(id);
+      lastSeen.delete(id);
+      options.log?.(`MCP session ${id} idle for ${Math.round((now - at) / 1000)} s; closed`);
+      void transport?.close().catch(() => {});
+    }
+  }, Math.max(50, Math.min(60_000, idleMs / 2)));
+  Deno.unrefTimer(sweeper);
   const app = new Hono();
   app.use("*", async (c, next) => {
     const port = options.port();
@@ -102,13 +120,18 @@ export function createMcpHttpApp(
       sessionIdGenerator: () => crypto.randomUUID(),
       onsessioninitialized: (sessionId) => {
         sessions.set(sessionId, transport);
+        lastSeen.set(sessionId, Date.now());
       },
       onsessionclosed: (sessionId) => {
         sessions.delete(sessionId);
+        lastSeen.delete(sessionId);
       },
     });
     transport.onclose = () => {
-      if (transport.sessionId) sessions.delete(transport.sessionId);
+      if (transport.sessionId) {
+        sessions.delete(transport.sessionId);
+        lastSeen.delete(transport.sessionId);
+      }
     };
     const server = factory();
     await server.connect(transport);
@@ -118,8 +141,10 @@ export function createMcpHttpApp(
   return {
     app,
     async close() {
+      clearInterval(sweeper);
       const open = [...sessions.values()];
       sessions.clear();
+      lastSeen.clear();
       await Promise.allSettled(open.map((t) => t.close()));
     },
   };
@@ -138,10 +163,14 @@ export interface McpHttpHandle {
 /** Serves MCP over Streamable HTTP on 127.0.0.1:`port` (Deno). */
 export function serveMcpHttp(
   factory: () => Server,
-  options: { port: number; log?: (line: string) => void },
+  options: { port: number; log?: (line: string) => void; idleTimeoutMs?: number },
 ): Promise<McpHttpHandle> {
   let port = options.port;
-  const { app, close } = createMcpHttpApp(factory, { log: options.log, port: () => port });
+  const { app, close } = createMcpHttpApp(factory, {
+    log: options.log,
+    port: () => port,
+    idleTimeoutMs: options.idleTimeoutMs,
+  });
   let listening: (port: number) => void = () => {};
   const ready = new Promise<number>((r) => listening = r);
   const server = Deno.serve({
