@@ -29,6 +29,7 @@ const HELP = `waymark ${VERSION}: a rewind-safe workflow runtime for AI coding a
 
 Usage:
   waymark serve                    serve MCP over stdio (the default command)
+  waymark serve --http PORT        serve MCP over Streamable HTTP at http://127.0.0.1:PORT/mcp
   waymark serve --viewer           ... and the read-only viewer beside it (URL logged to stderr)
   waymark view                     serve the read-only session viewer on 127.0.0.1
   waymark workflows list           list workflows from every source
@@ -44,6 +45,9 @@ Options:
   --workspace DIR       project folder whose .waymark/workflows is searched (default: cwd)
   --workflows-dir DIR   an extra workflow folder (repeatable; lowest precedence)
   --busy-timeout MS     how long to wait for another process's database lock (default 5000)
+  --http PORT           (serve) Streamable HTTP on 127.0.0.1:PORT instead of stdio
+  --enable-start-session
+                        (serve) list the start_session tool (or WAYMARK_ENABLE_START_SESSION=1)
   --port N              viewer port for \`view\` (default 4321; 0 picks a free one)
   --viewer-port N       viewer port for \`serve --viewer\` (default 4321; 0 picks a free one)
 
@@ -69,6 +73,8 @@ async function main(argv: string[]): Promise<number> {
         port: { type: "string" },
         viewer: { type: "boolean" },
         "viewer-port": { type: "string" },
+        http: { type: "string" },
+        "enable-start-session": { type: "boolean" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "V" },
       },
@@ -95,7 +101,20 @@ async function main(argv: string[]): Promise<number> {
   };
   const [command = "serve", sub, arg] = positionals;
   if (command === "serve") {
-    return await serve(options, values.viewer ? values["viewer-port"] ?? "" : undefined);
+    const enableStartSession = values["enable-start-session"] === true ||
+      /^(1|true|yes)$/i.test(process.env.WAYMARK_ENABLE_START_SESSION ?? "");
+    if (values.http !== undefined) {
+      const port = Number(values.http);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) {
+        process.stderr.write(`--http needs a port number, got ${JSON.stringify(values.http)}\n`);
+        return 2;
+      }
+      return await serveHttp(options, { port, enableStartSession });
+    }
+    return await serve(options, {
+      enableStartSession,
+      viewerPort: values.viewer ? values["viewer-port"] ?? "" : undefined,
+    });
   }
   if (command === "view") return await view(options, values.port ?? "");
   if (command === "workflows") return await workflows(options, sub, arg);
@@ -111,14 +130,22 @@ async function main(argv: string[]): Promise<number> {
   return 2;
 }
 
-async function serve(options: WaymarkOptions, viewerPort?: string): Promise<number> {
+async function serve(
+  options: WaymarkOptions,
+  flags: { enableStartSession: boolean; viewerPort?: string },
+): Promise<number> {
   const waymark = await openWaymark(options);
   log(`serving MCP over stdio; database ${waymark.paths.dbUrl}`);
   // the viewer, when asked for, logs its URL to stderr: stdout carries JSON-RPC only
-  const viewer = viewerPort === undefined ? null : await startViewer(waymark, viewerPort);
+  const viewer = flags.viewerPort === undefined
+    ? null
+    : await startViewer(waymark, flags.viewerPort);
   if (viewer) log(`viewer: ${viewer.url}`);
   await new Promise<void>((resolveClosed) => {
-    serveMcpStdio(() => waymark.mcpServer({ log }), { log, onClose: resolveClosed });
+    serveMcpStdio(
+      () => waymark.mcpServer({ log, enableStartSession: flags.enableStartSession }),
+      { log, onClose: resolveClosed },
+    );
   });
   await viewer?.close();
   await waymark.close();
@@ -162,6 +189,26 @@ async function view(options: WaymarkOptions, portText: string): Promise<number> 
     process.once("SIGTERM", () => stop());
   });
   await viewer.close();
+  await waymark.close();
+  return 0;
+}
+
+async function serveHttp(
+  options: WaymarkOptions,
+  flags: { port: number; enableStartSession: boolean },
+): Promise<number> {
+  const waymark = await openWaymark(options);
+  log(`database ${waymark.paths.dbUrl}`);
+  // Loaded on demand: it serves with Deno.serve, and plain stdio serving never needs it.
+  const { serveMcpHttp } = await import("./web/mcp_http.ts");
+  const handle = await serveMcpHttp(
+    () => waymark.mcpServer({ log, enableStartSession: flags.enableStartSession }),
+    { port: flags.port, log },
+  );
+  const stop = () => void handle.close();
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  await handle.finished;
   await waymark.close();
   return 0;
 }

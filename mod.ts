@@ -116,8 +116,10 @@ export interface Waymark {
   continue(input: ContinueInput): Promise<Result<StepResponse>>;
   /** Records a checkpoint. */
   checkpoint(input: CheckpointInput): Promise<Result<StepResponse>>;
-  /** Creates an MCP server over this waymark. */
-  mcpServer(options?: { log?: (line: string) => void }): ReturnType<typeof createMcpServer>;
+  /** Creates an MCP server over this waymark (one per connection). */
+  mcpServer(
+    options?: { log?: (line: string) => void; enableStartSession?: boolean },
+  ): ReturnType<typeof createMcpServer>;
   /** Closes the database. */
   close(): Promise<void>;
 }
@@ -152,7 +154,12 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
     start: (input) => startWorkflow(deps, input),
     continue: (input) => continueWorkflow(deps, input),
     checkpoint: (input) => checkpointWorkflow(deps, input),
-    mcpServer: (opts = {}) => createMcpServer(deps, { version: VERSION, log: opts.log }),
+    mcpServer: (opts = {}) =>
+      createMcpServer(deps, {
+        version: VERSION,
+        log: opts.log,
+        enableStartSession: opts.enableStartSession,
+      }),
     close: () => store.close(),
   };
 }

@@ -6,6 +6,7 @@
 import type { CompiledWorkflow } from "./workflow/compile.ts";
 import type { RunState } from "./workflow/interpreter.ts";
 import type { Preferences } from "./preferences.ts";
+import type { WorkspaceObservation } from "./workspace.ts";
 
 /** The kinds of node in a run graph. */
 export type NodeKind = "step" | "checkpoint" | "blocked_attempt";
@@ -44,7 +45,13 @@ export interface NodeFacts {
 
 /** Everything that can happen, as data. */
 export type DomainEvent =
-  | { kind: "session_created"; sessionId: string; title: string }
+  | {
+    kind: "session_created";
+    sessionId: string;
+    title: string;
+    /** `notes` for a checkpoint-only session from `start_session`; absent means `workflow`. */
+    sessionKind?: "workflow" | "notes";
+  }
   | {
     kind: "run_started";
     sessionId: string;
@@ -79,6 +86,13 @@ export type DomainEvent =
     notesMarkdown: string | null;
     artifacts: Artifact[];
   }
+  | {
+    kind: "observation_recorded";
+    sessionId: string;
+    runId: string;
+    /** The node the call that observed it created (or the root, at start). */
+    nodeId: string;
+  } & WorkspaceObservation
   | {
     kind: "preference_changed";
     sessionId: string;

@@ -8,6 +8,7 @@ export * from "./hash.ts";
 export * from "./tokens.ts";
 export * from "./events.ts";
 export * from "./ports.ts";
+export * from "./workspace.ts";
 export * from "./preferences.ts";
 export * from "./responses.ts";
 export * from "./text.ts";
@@ -24,11 +25,25 @@ export * from "./contracts.ts";
 export * from "./enforce.ts";
 export { listWorkflows } from "./use_cases/list_workflows.ts";
 export { inspectWorkflow } from "./use_cases/inspect_workflow.ts";
-export { type StartInput, startWorkflow } from "./use_cases/start_workflow.ts";
+export { type StartInput, type StartOptions, startWorkflow } from "./use_cases/start_workflow.ts";
 export {
+  type CallOptions,
   type ContinueInput,
   continueWorkflow,
   type StepOutput,
 } from "./use_cases/continue_workflow.ts";
 export { type CheckpointInput, checkpointWorkflow } from "./use_cases/checkpoint_workflow.ts";
+export {
+  parseQuery,
+  RESUME_DEFAULT_LIMIT,
+  RESUME_MAX_LIMIT,
+  type ResumeInput,
+  resumeSession,
+} from "./use_cases/resume_session.ts";
+export {
+  SESSION_NOTES_WORKFLOW,
+  startSession,
+  type StartSessionInput,
+} from "./use_cases/start_session.ts";
+export { buildRecap, RECAP_BUDGET_BYTES, type RecapOptions } from "./use_cases/shared.ts";
 export { workflowJsonSchema } from "./workflow/json_schema.ts";

@@ -8,6 +8,7 @@ import type { CompiledWorkflow } from "./workflow/compile.ts";
 import type { LoadedSet } from "./workflow/catalog.ts";
 import type { Keyring } from "./tokens.ts";
 import type { Preferences } from "./preferences.ts";
+import type { WorkspaceObservation } from "./workspace.ts";
 
 /** Wall-clock time, handed in. */
 export interface Clock {
@@ -33,6 +34,8 @@ export interface RunRecord {
   workflowHash: string;
   /** Whether the run's session failed an integrity check (execution tools refuse it). */
   corrupt: boolean;
+  /** The latest workspace observation recorded for the run, or `null` when none was. */
+  observed: WorkspaceObservation | null;
 }
 
 /** A node as stored. */
@@ -45,6 +48,8 @@ export interface NodeRecord extends NodeFacts {
   notesMarkdown: string | null;
   /** Which step's completion the notes describe. */
   notesStepId: string | null;
+  /** Step nodes from the root to this node, this one included (checkpoints do not count). */
+  stepCount?: number;
 }
 
 /** What a recap needs of a node: its kind and the notes recorded on arrival there. */
@@ -67,6 +72,93 @@ export interface AttemptRecord {
   sessionId: string;
   /** Whether that session failed an integrity check (execution tools refuse it, replays too). */
   corrupt: boolean;
+}
+
+/** The search layers of `resume_session`, most precise first, and the no-query listing. */
+export type SearchLayer = "id" | "title" | "tip_notes" | "deep" | "recent";
+
+/** What one search layer looks for. */
+export interface SearchQuery {
+  /** Words to match (already split; the store quotes them). Empty for `id` and `recent`. */
+  terms: readonly string[];
+  /** Hex ids (session or run) named in the query, for the `id` layer. */
+  ids: readonly string[];
+  /** The caller's workspace folder: `recent` also lists that folder's runs first. */
+  workspace: string | null;
+  /** At most this many runs. */
+  limit: number;
+}
+
+/** A run found by a search layer, with its tip (the newest node, a leaf by construction). */
+export interface RunHit extends WorkspaceObservation {
+  /** Run id (hex). */
+  runId: string;
+  /** Session id (hex). */
+  sessionId: string;
+  /** Session title. */
+  title: string;
+  /** `workflow`, or `notes` for a checkpoint-only session. */
+  sessionKind: "workflow" | "notes";
+  /** Whether the session failed an integrity check. */
+  corrupt: boolean;
+  /** Workflow id. */
+  workflowId: string;
+  /** `running` or `complete`. */
+  status: string;
+  /** Last change to the run (ISO-8601). */
+  updatedAt: string;
+  /** The tip node. */
+  tipNodeId: string;
+  /** The tip's pending step, or `null` when complete. */
+  tipPendingStepId: string | null;
+  /** FTS relevance (bm25; lower is better), 0 for `id` and `recent`. */
+  relevance: number;
+  /** A short excerpt of the matched text, or of the run's latest notes. */
+  snippet: string | null;
+}
+
+/** One run of a session, for the session resource. */
+export interface SessionRunSummary extends WorkspaceObservation {
+  /** Run id (hex). */
+  runId: string;
+  /** Workflow id. */
+  workflowId: string;
+  /** The goal given at start. */
+  goal: string | null;
+  /** `running` or `complete`. */
+  status: string;
+  /** Nodes in the run. */
+  nodeCount: number;
+  /** The newest node. */
+  tipNodeId: string | null;
+  /** Its pending step. */
+  tipPendingStepId: string | null;
+  /** The run's latest notes, cut to a preview. */
+  latestNotes: string | null;
+  /** Created (ISO-8601). */
+  createdAt: string;
+  /** Last change (ISO-8601). */
+  updatedAt: string;
+}
+
+/** A session, as the session resource shows it. */
+export interface SessionSummary {
+  /** Session id (hex). */
+  sessionId: string;
+  /** Title. */
+  title: string;
+  /** `workflow` or `notes`. */
+  sessionKind: "workflow" | "notes";
+  /** `healthy` or `corrupt`. */
+  health: string;
+  /** Events appended to the session. */
+  eventCount: number;
+  /** Created (ISO-8601). */
+  createdAt: string;
+  /** Last change (ISO-8601). */
+  updatedAt: string;
+  /** Its runs, oldest first (at most 50). */
+  runs: SessionRunSummary[];
 }
 
 /** Read access to the store. */
@@ -93,6 +185,12 @@ export interface StoreReader {
   getPreferredTip(runId: string, nodeId: string): Promise<NodeRecord>;
   /** A pinned compiled workflow, or `null`. */
   getSnapshot(workflowHash: string): Promise<CompiledWorkflow | null>;
+  /** Runs matching one search layer, best first by that layer's own order. */
+  searchRuns(layer: SearchLayer, query: SearchQuery): Promise<RunHit[]>;
+  /** Sessions, most recently changed first. */
+  listSessions(options: { limit: number; offset: number }): Promise<SessionSummary[]>;
+  /** One session with its runs, or `null`. */
+  getSession(sessionId: string): Promise<SessionSummary | null>;
 }
 
 /** Read and append access inside one write transaction. */

@@ -73,13 +73,19 @@ export const recapEntrySchema = z.object({
 
 /** Notes recorded so far along this branch, most recent first, cut to a byte budget. */
 export const recapSchema = z.object({
-  entries: z.array(recapEntrySchema),
-  truncated: z.boolean(),
+  entries: z.array(recapEntrySchema).describe("Most recent first."),
+  truncated: z.boolean().describe("Whether older entries were left out."),
   omitted: z.number().int().describe(
-    "Entries left out because of the budget (0 when not truncated).",
+    "Entries left out (0 when not truncated); an upper bound when omittedExact is false.",
   ),
-  policy: z.literal("most_recent_first").describe("Which entries are kept when cut."),
-  budgetBytes: z.number().int(),
+  omittedExact: z.boolean().describe(
+    "False when part of a very long branch was not read, so omitted counts nodes, not notes.",
+  ),
+  policy: z.literal("most_recent_first").describe(
+    "Which entries are kept when cut: the most recent ones that fit the budget.",
+  ),
+  budgetBytes: z.number().int().describe("The budget, in UTF-8 bytes of notes."),
+  usedBytes: z.number().int().describe("Bytes of notes kept."),
 });
 
 /** A summary of an existing child branch of a node. */
@@ -120,6 +126,12 @@ export const stepResponseSchema = z.object({
   warnings: z.array(warningSchema),
   forked: z.object({
     existingBranches: z.array(branchSchema).describe("The node's other children, oldest first."),
+    preferredTipNodeId: z.string().optional().describe(
+      "The newest node under the fork point: the tip of the branch most recently worked on.",
+    ),
+    downstreamRecap: recapSchema.optional().describe(
+      "Notes from the fork point down to the preferred tip: what the other branch did.",
+    ),
   }).optional().describe("Present when this advance started a new branch beside existing ones."),
   recap: recapSchema.optional(),
   tip: tipSchema.optional().describe(
@@ -220,3 +232,61 @@ export type ListResponse = z.infer<typeof listResponseSchema>;
 export type InspectResponse = z.infer<typeof inspectResponseSchema>;
 /** A workflow summary. */
 export type WorkflowSummary = z.infer<typeof workflowSummarySchema>;
+
+/** How a candidate's stored workspace compares with the caller's. */
+export const workspaceMatchSchema = z.object({
+  workspace: z.string().nullable().describe("The folder recorded for the run."),
+  gitBranch: z.string().nullable(),
+  gitHeadSha: z.string().nullable(),
+  sameWorkspace: z.boolean(),
+  sameBranch: z.boolean(),
+  sameHead: z.boolean(),
+});
+
+/** One `resume_session` candidate: a run's tip with fresh tokens. */
+export const resumeCandidateSchema = z.object({
+  rank: z.number().int().describe("1 is the best match."),
+  sessionId: z.string(),
+  runId: z.string(),
+  title: z.string(),
+  sessionKind: z.enum(["workflow", "notes"]),
+  workflowId: z.string(),
+  status: z.string().describe("`running` or `complete`."),
+  updatedAt: z.string(),
+  match: z.enum(["id", "title", "tip_notes", "deep", "recent"]).describe(
+    "Which search layer found it: id, title, tip_notes (the run's latest notes), deep (any output), recent (no query).",
+  ),
+  snippet: z.string().nullable().describe("A short excerpt to tell candidates apart."),
+  workspace: workspaceMatchSchema,
+  tip: z.object({
+    nodeId: z.string(),
+    pendingStepId: z.string().nullable(),
+    isComplete: z.boolean(),
+    stateToken: z.string().describe("Rehydrate with continue_workflow {stateToken} first."),
+    ackToken: z.string().optional(),
+    checkpointToken: z.string(),
+  }).describe("The run's tip (its newest node) with fresh tokens."),
+  corrupt: z.boolean().describe("The session failed an integrity check: read-only."),
+});
+
+/** The response of `resume_session`. */
+export const resumeResponseSchema = z.object({
+  query: z.string().nullable(),
+  workspace: z.object({
+    workspace: z.string().nullable(),
+    gitBranch: z.string().nullable(),
+    gitHeadSha: z.string().nullable(),
+  }).nullable().describe("The caller's workspace as observed for this call."),
+  searched: z.array(z.enum(["id", "title", "tip_notes", "deep", "recent"])).describe(
+    "The layers consulted, in order; deeper layers run only while fewer than `limit` runs matched.",
+  ),
+  candidates: z.array(resumeCandidateSchema),
+  policy: z.literal("workspace_then_layer_then_relevance_then_recency").describe(
+    "Ranking: same folder, branch and HEAD first; then the most precise layer; then FTS relevance; then the most recent; then run id.",
+  ),
+});
+
+/** A resume candidate. */
+export type ResumeCandidate = z.infer<typeof resumeCandidateSchema>;
+/** The response of `resume_session`. */
+export type ResumeResponse = z.infer<typeof resumeResponseSchema>;

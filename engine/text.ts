@@ -4,7 +4,13 @@
  * @module
  */
 import type { WaymarkError } from "./result.ts";
-import type { InspectResponse, ListResponse, StepResponse } from "./responses.ts";
+import type {
+  InspectResponse,
+  ListResponse,
+  Recap,
+  ResumeResponse,
+  StepResponse,
+} from "./responses.ts";
 
 /** Renders an execution response (start, continue, checkpoint). */
 export function renderStepResponse(r: StepResponse): string {
@@ -64,18 +70,13 @@ export function renderStepResponse(r: StepResponse): string {
   if (r.metaGuidance?.length) {
     lines.push("## Guidance for the whole workflow", ...r.metaGuidance.map((g) => `- ${g}`), "");
   }
-  if (r.recap && r.recap.entries.length > 0) {
-    lines.push("## Recap (most recent first)");
-    for (const e of r.recap.entries) {
-      lines.push(`- [${e.stepId ?? e.kind}] ${e.notesMarkdown.replaceAll("\n", "\n  ")}`);
-    }
-    if (r.recap.truncated) {
-      lines.push(
-        `(recap truncated to ${r.recap.budgetBytes} bytes: kept the most recent entries, ${r.recap.omitted} earlier omitted)`,
-      );
-    }
-    lines.push("");
+  if (r.forked?.downstreamRecap) {
+    renderRecap(lines, {
+      heading: "Recap of the preferred branch below this step (most recent first)",
+      recap: r.forked.downstreamRecap,
+    });
   }
+  if (r.recap) renderRecap(lines, { heading: "Recap (most recent first)", recap: r.recap });
   if (r.tip) {
     lines.push(
       "This step already has later progress. To carry on where that branch ended, use the tip's tokens:",
@@ -118,6 +119,74 @@ export function renderStepResponse(r: StepResponse): string {
     );
   }
   for (const w of r.warnings) lines.push(`Warning [${w.code}]: ${w.message}`);
+  return lines.join("\n");
+}
+
+/** The explicit truncation marker, identical wherever a recap is cut. */
+export function recapMarker(recap: Recap): string {
+  const omitted = recap.omittedExact ? `${recap.omitted}` : `up to ${recap.omitted}`;
+  return `[recap truncated: policy ${recap.policy} kept the ${recap.entries.length} most recent entries (${recap.usedBytes} of ${recap.budgetBytes} bytes); ${omitted} earlier entries omitted]`;
+}
+
+function renderRecap(lines: string[], part: { heading: string; recap: Recap }): void {
+  const { heading, recap } = part;
+  if (recap.entries.length === 0 && !recap.truncated) return;
+  lines.push(`## ${heading}`);
+  for (const e of recap.entries) {
+    lines.push(`- [${e.stepId ?? e.kind}] ${e.notesMarkdown.replaceAll("\n", "\n  ")}`);
+  }
+  if (recap.truncated) lines.push(recapMarker(recap));
+  lines.push("");
+}
+
+/** Renders a `resume_session` result. */
+export function renderResume(r: ResumeResponse): string {
+  const where = r.workspace
+    ? ` in ${r.workspace.workspace ?? "(no folder)"}${
+      r.workspace.gitBranch ? ` on ${r.workspace.gitBranch}` : ""
+    }${r.workspace.gitHeadSha ? ` @ ${r.workspace.gitHeadSha.slice(0, 12)}` : ""}`
+    : "";
+  const lines = [
+    r.query === null
+      ? `${r.candidates.length} recent run(s)${where}:`
+      : `${r.candidates.length} run(s) matching ${JSON.stringify(r.query)}${where} (searched: ${
+        r.searched.join(", ")
+      }):`,
+  ];
+  if (r.candidates.length === 0) {
+    lines.push(
+      r.query === null
+        ? "No sessions yet: start one with start_workflow."
+        : "Nothing matched. Try other words from the session's notes, or call resume_session without a query to list recent runs.",
+    );
+  }
+  for (const c of r.candidates) {
+    const ws = c.workspace;
+    const same = [
+      ws.sameWorkspace ? "same folder" : "",
+      ws.sameBranch ? "same branch" : "",
+      ws.sameHead ? "same HEAD" : "",
+    ].filter(Boolean).join(", ");
+    lines.push(
+      "",
+      `${c.rank}. ${c.title} — ${c.workflowId} (${c.status}; ${c.sessionId} · ${c.runId}; found by ${c.match})`,
+      `   updated ${c.updatedAt}${ws.gitBranch ? ` · branch ${ws.gitBranch}` : ""}${
+        ws.workspace ? ` · ${ws.workspace}` : ""
+      }${same ? ` · ${same}` : ""}`,
+    );
+    if (c.snippet) lines.push(`   “${c.snippet.replaceAll("\n", " ")}”`);
+    if (c.corrupt) lines.push("   This session failed an integrity check: read-only.");
+    lines.push(
+      `   tip ${c.tip.nodeId}, next: ${c.tip.pendingStepId ?? "complete"}`,
+      `   stateToken: ${c.tip.stateToken}`,
+    );
+  }
+  if (r.candidates.length > 0) {
+    lines.push(
+      "",
+      "To resume, call continue_workflow with only the chosen stateToken: it returns the pending step, a recap and fresh tokens, and writes nothing.",
+    );
+  }
   return lines.join("\n");
 }
 

@@ -5,7 +5,7 @@
  */
 import type { Client } from "npm:@libsql/client@0.18.0";
 import { LibsqlDialect } from "npm:@libsql/kysely-libsql@0.4.1";
-import { Kysely } from "npm:kysely@0.29.9";
+import { Kysely, sql } from "npm:kysely@0.29.9";
 
 /** One migration: a function that brings the schema one step forward. */
 export interface Migration {
@@ -104,9 +104,61 @@ const initial: Migration = {
   },
 };
 
+/**
+ * Workspace observations, step counts, and full-text search for `resume_session`:
+ * - `observations` (the projection of `observation_recorded` events) and the latest observation
+ *   of each run on its row, indexed for ranking by workspace;
+ * - `nodes.step_count`, the number of step nodes from the root to a node (progress);
+ * - three FTS5 tables, one per search layer: titles, goals and workflow ids of each run; the
+ *   latest output of each run (its tip's notes and artifact previews); every output (deep search).
+ */
+const resume: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable("runs").addColumn("workspace", "text").execute();
+    await db.schema.alterTable("runs").addColumn("git_branch", "text").execute();
+    await db.schema.alterTable("runs").addColumn("git_head_sha", "text").execute();
+    await db.schema.createIndex("runs_by_updated").on("runs").columns(["updated_at", "run_id"])
+      .execute();
+    await db.schema.createIndex("runs_by_workspace").on("runs")
+      .columns(["workspace", "updated_at"]).execute();
+    await db.schema.createIndex("sessions_by_updated").on("sessions")
+      .columns(["updated_at", "session_id"]).execute();
+    await db.schema.alterTable("sessions").addColumn(
+      "kind",
+      "text",
+      (c) => c.notNull().defaultTo("workflow"),
+    ).execute();
+    await db.schema.alterTable("nodes").addColumn(
+      "step_count",
+      "integer",
+      (c) => c.notNull().defaultTo(0),
+    ).execute();
+    await db.schema.createTable("observations")
+      .addColumn("seq", "integer", (c) => c.primaryKey())
+      .addColumn("session_id", "text", (c) => c.notNull())
+      .addColumn("run_id", "text", (c) => c.notNull())
+      .addColumn("node_id", "text", (c) => c.notNull())
+      .addColumn("workspace", "text")
+      .addColumn("git_branch", "text")
+      .addColumn("git_head_sha", "text")
+      .addColumn("at", "text", (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex("observations_by_run").on("observations").columns(["run_id", "seq"])
+      .execute();
+    // rowids tie each FTS row to its source row: search_titles and search_tips to `runs.rowid`,
+    // search_outputs to `outputs.rowid`, so updates and joins are rowid lookups, not scans.
+    for (const table of ["search_titles", "search_tips", "search_outputs"]) {
+      await sql`CREATE VIRTUAL TABLE ${
+        sql.table(table)
+      } USING fts5(text, tokenize = 'unicode61 remove_diacritics 2')`.execute(db);
+    }
+  },
+};
+
 /** Every migration, by name; names sort in application order. */
 export const MIGRATIONS: Record<string, Migration> = {
   "0001_initial": initial,
+  "0002_resume": resume,
 };
 
 /**

@@ -26,6 +26,8 @@ export interface SessionsTable {
   /** `healthy` or `corrupt`. */
   health: string;
   event_count: number;
+  /** `workflow`, or `notes` for a checkpoint-only session. */
+  kind: Generated<string>;
 }
 
 /** One row per run. */
@@ -42,6 +44,10 @@ export interface RunsTable {
   /** `running` or `complete` (some branch reached the end). */
   status: string;
   node_count: number;
+  /** The latest workspace observation of the run. */
+  workspace: string | null;
+  git_branch: string | null;
+  git_head_sha: string | null;
 }
 
 /** Compiled workflows by hash; immutable. */
@@ -67,6 +73,8 @@ export interface NodesTable {
   is_complete: number;
   created_seq: number;
   created_at: string;
+  /** Step nodes from the root to this node, itself included. */
+  step_count: Generated<number>;
 }
 
 /** Run graph edges. */
@@ -101,6 +109,24 @@ export interface OutputsTable {
   created_seq: number;
 }
 
+/** Workspace observations (the projection of `observation_recorded`). */
+export interface ObservationsTable {
+  seq: number;
+  session_id: string;
+  run_id: string;
+  node_id: string;
+  workspace: string | null;
+  git_branch: string | null;
+  git_head_sha: string | null;
+  at: string;
+}
+
+/** An FTS5 table; `rowid` ties each row to its source row. */
+export interface SearchTable {
+  rowid: number;
+  text: string;
+}
+
 /** The whole schema. */
 export interface Database {
   events: EventsTable;
@@ -111,4 +137,11 @@ export interface Database {
   edges: EdgesTable;
   attempts: AttemptsTable;
   outputs: OutputsTable;
+  observations: ObservationsTable;
+  /** Layer 1: session title, goal and workflow id, by `runs.rowid`. */
+  search_titles: SearchTable;
+  /** Layer 2: the run's latest notes and artifact preview, by `runs.rowid`. */
+  search_tips: SearchTable;
+  /** Layer 3: every output, by `outputs.rowid`. */
+  search_outputs: SearchTable;
 }

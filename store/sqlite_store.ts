@@ -17,8 +17,13 @@ import {
   type NodeRecord,
   type Preferences,
   riskPolicySchema,
+  type RunHit,
   type RunRecord,
   type RunState,
+  type SearchLayer,
+  type SearchQuery,
+  type SessionRunSummary,
+  type SessionSummary,
   StorageBusyError,
   StorageCorruptionError,
   type Store,
@@ -64,6 +69,7 @@ const NODE_COLUMNS = [
   "e.edge_kind",
   "o.notes_markdown",
   "o.step_id as notes_step_id",
+  "n.step_count",
 ] as const;
 
 interface NodeRow {
@@ -80,6 +86,7 @@ interface NodeRow {
   edge_kind: string | null;
   notes_markdown: string | null;
   notes_step_id: string | null;
+  step_count: number;
 }
 
 const AUTONOMY = new Set<unknown>(autonomySchema.options);
@@ -133,6 +140,7 @@ function toNode(row: NodeRow): NodeRecord {
     edgeKind: row.edge_kind as EdgeKind | null,
     notesMarkdown: row.notes_markdown,
     notesStepId: row.notes_step_id,
+    stepCount: row.step_count,
   };
 }
 
@@ -156,6 +164,221 @@ async function withBusyRetry(timeoutMs: number, fn: () => Promise<void>): Promis
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
+}
+
+/** Characters of an artifact preview in the search index. */
+const ARTIFACT_PREVIEW_CHARS = 600;
+/** Characters of a notes preview in search results and the session resource. */
+const PREVIEW_CHARS = 160;
+
+/** The indexed text of an output: its notes and a small preview of its artifacts. */
+function searchText(notes: string | null, artifacts: readonly unknown[]): string {
+  const preview = artifacts.length > 0
+    ? JSON.stringify(artifacts).slice(0, ARTIFACT_PREVIEW_CHARS)
+    : "";
+  return [notes ?? "", preview].filter(Boolean).join("\n");
+}
+
+function preview(text: string | null): string | null {
+  if (text === null) return null;
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > PREVIEW_CHARS ? `${flat.slice(0, PREVIEW_CHARS - 1)}…` : flat;
+}
+
+/** An FTS5 query that matches any of the words, each quoted (so no word is FTS syntax). */
+export function ftsQuery(terms: readonly string[]): string {
+  return terms.map((t) => `"${t.replaceAll('"', '""')}"`).join(" OR ");
+}
+
+interface HitRow {
+  run_id: string;
+  session_id: string;
+  title: string;
+  kind: string;
+  health: string;
+  workflow_id: string;
+  updated_at: string;
+  last_node_id: string;
+  pending_step_id: string | null;
+  workspace: string | null;
+  git_branch: string | null;
+  git_head_sha: string | null;
+  tip_text: string | null;
+}
+
+/** Details of the given runs, keyed by run id: one indexed query, whatever the store holds. */
+async function hydrate(ex: Executor, runIds: readonly string[]): Promise<Map<string, HitRow>> {
+  if (runIds.length === 0) return new Map();
+  const result = await sql<HitRow>`
+    SELECT r.run_id, r.session_id, s.title, s.kind, s.health, r.workflow_id, r.updated_at,
+      r.last_node_id, n.pending_step_id, r.workspace, r.git_branch, r.git_head_sha,
+      t.text AS tip_text
+    FROM runs r JOIN sessions s ON s.session_id = r.session_id
+    JOIN nodes n ON n.run_id = r.run_id AND n.node_id = r.last_node_id
+    LEFT JOIN search_tips t ON t.rowid = r.rowid
+    WHERE r.run_id IN (${sql.join(runIds)})`.execute(ex);
+  return new Map(result.rows.map((r) => [r.run_id, r]));
+}
+
+function toHit(row: HitRow, match: { relevance: number; snippet: string | null }): RunHit {
+  const { relevance, snippet } = match;
+  return {
+    runId: row.run_id,
+    sessionId: row.session_id,
+    title: row.title,
+    sessionKind: row.kind === "notes" ? "notes" : "workflow",
+    corrupt: row.health === "corrupt",
+    workflowId: row.workflow_id,
+    status: row.pending_step_id === null ? "complete" : "running",
+    updatedAt: row.updated_at,
+    tipNodeId: row.last_node_id,
+    tipPendingStepId: row.pending_step_id,
+    workspace: row.workspace,
+    gitBranch: row.git_branch,
+    gitHeadSha: row.git_head_sha,
+    relevance,
+    snippet: snippet ?? preview(row.tip_text),
+  };
+}
+
+/** One search layer of `resume_session`: bounded reads through indexes and FTS5. */
+async function searchRuns(
+  ex: Executor,
+  search: { layer: SearchLayer; query: SearchQuery },
+): Promise<RunHit[]> {
+  const { layer, query } = search;
+  const found: { runId: string; relevance: number; snippet: string | null }[] = [];
+  if (layer === "id") {
+    if (query.ids.length === 0) return [];
+    const rows = await sql<{ run_id: string }>`
+      SELECT run_id FROM runs WHERE run_id IN (${sql.join(query.ids)})
+      UNION SELECT run_id FROM runs WHERE session_id IN (${sql.join(query.ids)})
+      LIMIT ${query.limit}`.execute(ex);
+    for (const r of rows.rows) found.push({ runId: r.run_id, relevance: 0, snippet: null });
+  } else if (layer === "recent") {
+    const rows = await sql<{ run_id: string }>`
+      SELECT run_id FROM (SELECT run_id FROM runs WHERE workspace = ${query.workspace}
+        ORDER BY updated_at DESC LIMIT ${query.limit})
+      UNION SELECT run_id FROM (SELECT run_id FROM runs ORDER BY updated_at DESC LIMIT ${query.limit})`
+      .execute(ex);
+    for (const r of rows.rows) found.push({ runId: r.run_id, relevance: 0, snippet: null });
+  } else {
+    if (query.terms.length === 0) return [];
+    const match = ftsQuery(query.terms);
+    const rows = layer === "title"
+      ? await sql<{ run_id: string; relevance: number; snip: string }>`
+        SELECT r.run_id, bm25(search_titles) AS relevance,
+          snippet(search_titles, 0, '«', '»', '…', 12) AS snip
+        FROM search_titles JOIN runs r ON r.rowid = search_titles.rowid
+        WHERE search_titles MATCH ${match} ORDER BY relevance LIMIT ${query.limit}`.execute(ex)
+      : layer === "tip_notes"
+      ? await sql<{ run_id: string; relevance: number; snip: string }>`
+        SELECT r.run_id, bm25(search_tips) AS relevance,
+          snippet(search_tips, 0, '«', '»', '…', 12) AS snip
+        FROM search_tips JOIN runs r ON r.rowid = search_tips.rowid
+        WHERE search_tips MATCH ${match} ORDER BY relevance LIMIT ${query.limit}`.execute(ex)
+      : await sql<{ run_id: string; relevance: number; snip: string }>`
+        SELECT o.run_id, bm25(search_outputs) AS relevance,
+          snippet(search_outputs, 0, '«', '»', '…', 12) AS snip
+        FROM search_outputs JOIN outputs o ON o.rowid = search_outputs.rowid
+        WHERE search_outputs MATCH ${match} ORDER BY relevance LIMIT ${query.limit * 4}`
+        .execute(ex);
+    const seen = new Set<string>();
+    for (const r of rows.rows) {
+      if (seen.has(r.run_id)) continue;
+      seen.add(r.run_id);
+      found.push({ runId: r.run_id, relevance: Number(r.relevance), snippet: r.snip });
+      if (found.length >= query.limit) break;
+    }
+  }
+  const rows = await hydrate(ex, found.map((f) => f.runId));
+  const hits: RunHit[] = [];
+  for (const f of found) {
+    const row = rows.get(f.runId);
+    if (row) hits.push(toHit(row, f));
+  }
+  return hits;
+}
+
+interface SessionRow {
+  session_id: string;
+  title: string;
+  kind: string;
+  health: string;
+  event_count: number;
+  created_at: string;
+  updated_at: string;
+}
+
+async function sessionRuns(ex: Executor, sessionId: string): Promise<SessionRunSummary[]> {
+  const result = await sql<{
+    run_id: string;
+    workflow_id: string;
+    goal: string | null;
+    status: string;
+    node_count: number;
+    last_node_id: string | null;
+    pending_step_id: string | null;
+    tip_text: string | null;
+    workspace: string | null;
+    git_branch: string | null;
+    git_head_sha: string | null;
+    created_at: string;
+    updated_at: string;
+  }>`
+    SELECT r.run_id, r.workflow_id, r.goal, r.status, r.node_count, r.last_node_id,
+      n.pending_step_id, t.text AS tip_text, r.workspace, r.git_branch, r.git_head_sha,
+      r.created_at, r.updated_at
+    FROM runs r
+    LEFT JOIN nodes n ON n.run_id = r.run_id AND n.node_id = r.last_node_id
+    LEFT JOIN search_tips t ON t.rowid = r.rowid
+    WHERE r.session_id = ${sessionId} ORDER BY r.created_at, r.run_id LIMIT 50`.execute(ex);
+  return result.rows.map((r) => ({
+    runId: r.run_id,
+    workflowId: r.workflow_id,
+    goal: r.goal,
+    status: r.status,
+    nodeCount: r.node_count,
+    tipNodeId: r.last_node_id,
+    tipPendingStepId: r.pending_step_id,
+    latestNotes: preview(r.tip_text),
+    workspace: r.workspace,
+    gitBranch: r.git_branch,
+    gitHeadSha: r.git_head_sha,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  }));
+}
+
+function toSession(row: SessionRow, runs: SessionRunSummary[]): SessionSummary {
+  return {
+    sessionId: row.session_id,
+    title: row.title,
+    sessionKind: row.kind === "notes" ? "notes" : "workflow",
+    health: row.health,
+    eventCount: row.event_count,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    runs,
+  };
+}
+
+async function listSessions(
+  ex: Executor,
+  options: { limit: number; offset: number },
+): Promise<SessionSummary[]> {
+  const rows = await ex.selectFrom("sessions")
+    .select(["session_id", "title", "kind", "health", "event_count", "created_at", "updated_at"])
+    .orderBy("updated_at", "desc").orderBy("session_id")
+    .limit(options.limit).offset(options.offset).execute();
+  return rows.map((r) => toSession(r, []));
+}
+
+async function getSession(ex: Executor, sessionId: string): Promise<SessionSummary | null> {
+  const row = await ex.selectFrom("sessions")
+    .select(["session_id", "title", "kind", "health", "event_count", "created_at", "updated_at"])
+    .where("session_id", "=", sessionId).executeTakeFirst();
+  return row ? toSession(row, await sessionRuns(ex, sessionId)) : null;
 }
 
 /** Opens (creating and migrating if needed) a libSQL database as a waymark store. */
@@ -193,17 +416,34 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
       async getRun(runId): Promise<RunRecord | null> {
         const row = await ex.selectFrom("runs as r")
           .innerJoin("sessions as s", "s.session_id", "r.session_id")
-          .select(["r.run_id", "r.session_id", "r.workflow_id", "r.workflow_hash", "s.health"])
+          .select([
+            "r.run_id",
+            "r.session_id",
+            "r.workflow_id",
+            "r.workflow_hash",
+            "s.health",
+            "r.workspace",
+            "r.git_branch",
+            "r.git_head_sha",
+          ])
           .where("r.run_id", "=", runId).executeTakeFirst();
-        return row
-          ? {
-            runId: row.run_id,
-            sessionId: row.session_id,
-            workflowId: row.workflow_id,
-            workflowHash: row.workflow_hash,
-            corrupt: row.health === "corrupt",
-          }
-          : null;
+        if (!row) return null;
+        const observed = row.workspace !== null || row.git_branch !== null ||
+          row.git_head_sha !== null;
+        return {
+          runId: row.run_id,
+          sessionId: row.session_id,
+          workflowId: row.workflow_id,
+          workflowHash: row.workflow_hash,
+          corrupt: row.health === "corrupt",
+          observed: observed
+            ? {
+              workspace: row.workspace,
+              gitBranch: row.git_branch,
+              gitHeadSha: row.git_head_sha,
+            }
+            : null,
+        };
       },
       async getNode(runId, nodeId) {
         const row = await nodeQuery(ex).where("n.run_id", "=", runId).where(
@@ -302,6 +542,9 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
           .executeTakeFirstOrThrow();
         return toNode(row as NodeRow);
       },
+      searchRuns: (layer, query) => searchRuns(ex, { layer, query }),
+      listSessions: (options) => listSessions(ex, options),
+      getSession: (sessionId) => getSession(ex, sessionId),
       async getSnapshot(hash) {
         const cached = snapshots.get(hash);
         if (cached) return cached;
@@ -360,6 +603,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
           updated_at: at,
           health: "healthy",
           event_count: 0,
+          kind: event.sessionKind ?? "workflow",
         }).execute();
         return;
       case "run_started":
@@ -375,6 +619,11 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
           status: "running",
           node_count: 0,
         }).execute();
+        await sql`INSERT INTO search_titles(rowid, text)
+          SELECT r.rowid, s.title || ' ' || CASE WHEN r.goal = s.title THEN '' ELSE coalesce(r.goal, '') END
+            || ' ' || r.workflow_id
+          FROM runs r JOIN sessions s ON s.session_id = r.session_id
+          WHERE r.run_id = ${event.runId}`.execute(tx);
         return;
       case "workflow_pinned":
         if (event.compiled) {
@@ -401,6 +650,10 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
           is_complete: event.pendingStepId === null ? 1 : 0,
           created_seq: seq,
           created_at: at,
+          // step nodes from the root: the parent's count, plus one for a step node
+          step_count: sql<number>`coalesce((SELECT p.step_count FROM nodes p
+            WHERE p.run_id = ${event.runId} AND p.node_id = ${event.parentId}), 0)
+            + ${event.nodeKind === "step" ? 1 : 0}`,
         }).execute();
         await tx.updateTable("runs").set((eb) => ({
           updated_at: at,
@@ -418,15 +671,40 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
           created_seq: seq,
         }).execute();
         return;
-      case "output_recorded":
-        await tx.insertInto("outputs").values({
+      case "output_recorded": {
+        const inserted = await tx.insertInto("outputs").values({
           run_id: event.runId,
           node_id: event.nodeId,
           step_id: event.stepId,
           notes_markdown: event.notesMarkdown,
           artifacts: JSON.stringify(event.artifacts),
           created_seq: seq,
+        }).executeTakeFirstOrThrow();
+        const text = searchText(event.notesMarkdown, event.artifacts);
+        await tx.insertInto("search_outputs")
+          .values({ rowid: Number(inserted.insertId), text }).execute();
+        const run = await tx.selectFrom("runs").select(sql<number>`rowid`.as("rowid"))
+          .where("run_id", "=", event.runId).executeTakeFirstOrThrow();
+        await tx.deleteFrom("search_tips").where("rowid", "=", run.rowid).execute();
+        await tx.insertInto("search_tips").values({ rowid: run.rowid, text }).execute();
+        return;
+      }
+      case "observation_recorded":
+        await tx.insertInto("observations").values({
+          seq,
+          session_id: event.sessionId,
+          run_id: event.runId,
+          node_id: event.nodeId,
+          workspace: event.workspace,
+          git_branch: event.gitBranch,
+          git_head_sha: event.gitHeadSha,
+          at,
         }).execute();
+        await tx.updateTable("runs").set({
+          workspace: event.workspace,
+          git_branch: event.gitBranch,
+          git_head_sha: event.gitHeadSha,
+        }).where("run_id", "=", event.runId).execute();
         return;
       case "preference_changed":
       case "gap_recorded":

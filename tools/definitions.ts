@@ -14,12 +14,33 @@ import {
   listWorkflows,
   renderInspect,
   renderList,
+  renderResume,
   renderStepResponse,
   type Result,
+  resumeResponseSchema,
+  resumeSession,
+  startSession,
   startWorkflow,
   stepResponseSchema,
+  type WorkspaceObservation,
 } from "../engine/mod.ts";
-import { checkpointInput, continueInput, inspectInput, listInput, startInput } from "./schemas.ts";
+import {
+  checkpointInput,
+  continueInput,
+  inspectInput,
+  listInput,
+  resumeInput,
+  startInput,
+  startSessionInput,
+} from "./schemas.ts";
+
+/** What a tool call knows besides its arguments. */
+export interface ToolContext {
+  /** The client's workspace for this request. */
+  workspace?: WorkspaceObservation;
+  /** Told each session (`ses_…`) the call appended to, after the commit. */
+  onAppend?: (sessionId: string) => void;
+}
 
 /** One tool. */
 export interface ToolDefinition {
@@ -35,8 +56,10 @@ export interface ToolDefinition {
   output: z.ZodType;
   /** Whether the tool only reads. */
   readOnly: boolean;
-  /** Runs the use-case on validated input. */
-  run(deps: EngineDeps, input: unknown): Promise<Result<unknown>>;
+  /** Whether the tool is listed only when its flag is on (`start_session`). */
+  flag?: "startSession";
+  /** Runs the use-case on validated input, with the request's context. */
+  run(deps: EngineDeps, input: unknown, ctx?: ToolContext): Promise<Result<unknown>>;
   /** Renders a success as text. */
   render(value: unknown): string;
 }
@@ -73,7 +96,11 @@ export const TOOLS: readonly ToolDefinition[] = [
     input: startInput,
     output: stepResponseSchema,
     readOnly: false,
-    run: (deps, input) => startWorkflow(deps, input as z.infer<typeof startInput>),
+    run: (deps, input, ctx) =>
+      startWorkflow(deps, input as z.infer<typeof startInput>, {
+        workspace: ctx?.workspace,
+        onAppend: ctx?.onAppend,
+      }),
     render: (v) => renderStepResponse(v as z.infer<typeof stepResponseSchema>),
   },
   {
@@ -84,7 +111,11 @@ export const TOOLS: readonly ToolDefinition[] = [
     input: continueInput,
     output: stepResponseSchema,
     readOnly: false,
-    run: (deps, input) => continueWorkflow(deps, input as z.infer<typeof continueInput>),
+    run: (deps, input, ctx) =>
+      continueWorkflow(deps, input as z.infer<typeof continueInput>, {
+        workspace: ctx?.workspace,
+        onAppend: ctx?.onAppend,
+      }),
     render: (v) => renderStepResponse(v as z.infer<typeof stepResponseSchema>),
   },
   {
@@ -95,7 +126,39 @@ export const TOOLS: readonly ToolDefinition[] = [
     input: checkpointInput,
     output: stepResponseSchema,
     readOnly: false,
-    run: (deps, input) => checkpointWorkflow(deps, input as z.infer<typeof checkpointInput>),
+    run: (deps, input, ctx) =>
+      checkpointWorkflow(deps, input as z.infer<typeof checkpointInput>, {
+        workspace: ctx?.workspace,
+        onAppend: ctx?.onAppend,
+      }),
+    render: (v) => renderStepResponse(v as z.infer<typeof stepResponseSchema>),
+  },
+  {
+    name: "resume_session",
+    title: "Find a session to resume",
+    description:
+      "For a brand-new chat: find earlier runs by `query` (words from the title, goal or notes, or a ses_/run_ id; omit it to list recent runs). Returns ranked `candidates`, each a run tip with a `snippet`, how its `workspace` compares with yours (folder, git branch, HEAD), and fresh tokens in `tip`. Then call continue_workflow with only `stateToken` to get the pending step and a recap. Read-only.",
+    input: resumeInput,
+    output: resumeResponseSchema,
+    readOnly: true,
+    run: (deps, input, ctx) =>
+      resumeSession(deps, input as z.infer<typeof resumeInput>, { workspace: ctx?.workspace }),
+    render: (v) => renderResume(v as z.infer<typeof resumeResponseSchema>),
+  },
+  {
+    name: "start_session",
+    title: "Start a notes-only session",
+    description:
+      "Open a checkpoint-only session (optional `title`) for durable notes before any workflow. Returns `stateToken` and `checkpointToken`: save notes with checkpoint_workflow; resume_session finds the session later.",
+    input: startSessionInput,
+    output: stepResponseSchema,
+    readOnly: false,
+    flag: "startSession",
+    run: (deps, input, ctx) =>
+      startSession(deps, input as z.infer<typeof startSessionInput>, {
+        workspace: ctx?.workspace,
+        onAppend: ctx?.onAppend,
+      }),
     render: (v) => renderStepResponse(v as z.infer<typeof stepResponseSchema>),
   },
 ];

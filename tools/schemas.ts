@@ -54,3 +54,19 @@ export const checkpointInput = z.object({
   checkpointToken: z.string().min(1).max(200).describe("From the same response as stateToken."),
   output: outputInputSchema,
 }).strict();
+
+/** `resume_session` input. */
+export const resumeInput = z.object({
+  query: z.string().max(500).optional().describe(
+    "Words from the session's title, goal or notes, or a ses_/run_ id. Omit to list recent runs.",
+  ),
+  limit: z.number().int().min(1).max(20).optional().describe("How many candidates (default 5)."),
+}).strict();
+
+/** `start_session` input. */
+export const startSessionInput = z.object({
+  title: z.string().max(500).optional().describe(
+    "What this session is about; resume_session finds it by these words.",
+  ),
+  preferences: preferencesPatchSchema.optional(),
+}).strict();

@@ -7,9 +7,21 @@ import type { DomainEvent } from "../events.ts";
 import type { EngineDeps, NodeRecord } from "../ports.ts";
 import { fail, ok, type Result } from "../result.ts";
 import type { StepResponse } from "../responses.ts";
-import { checkpointChain, type StepOutput } from "./continue_workflow.ts";
+import {
+  type CallOptions,
+  checkpointChain,
+  observationEvent,
+  type StepOutput,
+} from "./continue_workflow.ts";
 import { loadNode, verifyPair } from "./run_context.ts";
-import { deriveNodeId, driftWarnings, guard, replayRecorded, responseFor } from "./shared.ts";
+import {
+  deriveNodeId,
+  driftWarnings,
+  guard,
+  replayRecorded,
+  responseFor,
+  sessionLabel,
+} from "./shared.ts";
 
 /** Input of {@linkcode checkpointWorkflow}. */
 export interface CheckpointInput {
@@ -25,6 +37,7 @@ export interface CheckpointInput {
 export function checkpointWorkflow(
   deps: EngineDeps,
   input: CheckpointInput,
+  options: CallOptions = {},
 ): Promise<Result<StepResponse>> {
   return guard(async () => {
     if (!input.output.notesMarkdown && !input.output.artifacts?.length) {
@@ -52,7 +65,8 @@ export function checkpointWorkflow(
     if (!loaded.ok) return loaded;
     const { node, run, compiled } = loaded.value;
     const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
-    return deps.store.write(async (tx) => {
+    let appended = false;
+    const result = await deps.store.write(async (tx) => {
       const raced = await tx.getAttempt(claims.runId, claims.nodeId, attemptId, "checkpoint");
       if (raced) return replayRecorded(raced);
       const { end: anchor } = await checkpointChain(tx, node);
@@ -92,6 +106,7 @@ export function checkpointWorkflow(
           notesMarkdown: input.output.notesMarkdown ?? null,
           artifacts: input.output.artifacts ?? [],
         },
+        ...observationEvent(run, { nodeId: checkpoint.nodeId, workspace: options.workspace }),
         {
           kind: "checkpoint_recorded",
           sessionId,
@@ -103,7 +118,10 @@ export function checkpointWorkflow(
         },
       ];
       await tx.append(events);
+      appended = true;
       return ok(response);
     });
+    if (appended) options.onAppend?.(sessionLabel(node.sessionId));
+    return result;
   });
 }

@@ -4,9 +4,10 @@
  * @module
  */
 import type { Artifact, DomainEvent } from "../events.ts";
-import type { EngineDeps, NodeRecord, StoreReader, StoreWriter } from "../ports.ts";
+import type { EngineDeps, NodeRecord, RunRecord, StoreReader, StoreWriter } from "../ports.ts";
 import { applyPreferences, type PreferencesPatch, recommendationWarnings } from "../preferences.ts";
 import { type Blocker, examplePayload, normalizeBlockers, reviewAck } from "../enforce.ts";
+import { observationChanged, type WorkspaceObservation } from "../workspace.ts";
 import { fail, ok, type Result } from "../result.ts";
 import type { Branch, Gap, StepResponse } from "../responses.ts";
 import type { Warning } from "../workflow/catalog.ts";
@@ -25,6 +26,7 @@ import {
   guard,
   replayRecorded,
   responseFor,
+  sessionLabel,
   tokensFor,
 } from "./shared.ts";
 
@@ -87,12 +89,44 @@ export async function checkpointChain(
   }
 }
 
-/** Continues a run: advance with an ack token, rehydrate without one. */
+/** Options of the execution use-cases. */
+export interface CallOptions {
+  /** The caller's workspace, recorded as an observation when it differs from the run's last. */
+  workspace?: WorkspaceObservation;
+  /**
+   * Told the session (`ses_…`) after this call's events committed; not called for a replay or
+   * a rehydrate, which append nothing.
+   */
+  onAppend?: (sessionId: string) => void;
+}
+
+/** Continues a run: advance with an ack token, rehydrate without one (which writes nothing). */
 export function continueWorkflow(
   deps: EngineDeps,
   input: ContinueInput,
+  options: CallOptions = {},
 ): Promise<Result<StepResponse>> {
-  return guard(() => input.ackToken === undefined ? rehydrate(deps, input) : advance(deps, input));
+  return guard(() =>
+    input.ackToken === undefined ? rehydrate(deps, input) : advance(deps, input, options)
+  );
+}
+
+/** The observation event for a call, when the workspace changed since the run's last one. */
+export function observationEvent(
+  run: RunRecord,
+  at: { nodeId: string; workspace: WorkspaceObservation | undefined },
+): DomainEvent[] {
+  const { nodeId, workspace } = at;
+  if (!workspace || !observationChanged(run.observed, workspace)) return [];
+  return [{
+    kind: "observation_recorded",
+    sessionId: run.sessionId,
+    runId: run.runId,
+    nodeId,
+    workspace: workspace.workspace,
+    gitBranch: workspace.gitBranch,
+    gitHeadSha: workspace.gitHeadSha,
+  }];
 }
 
 async function rehydrate(deps: EngineDeps, input: ContinueInput): Promise<Result<StepResponse>> {
@@ -123,7 +157,11 @@ async function rehydrate(deps: EngineDeps, input: ContinueInput): Promise<Result
       pendingStepId: tip.pendingStepId,
       isComplete: tipComplete,
     };
-    response.forked = { existingBranches: branchSummaries(branches) };
+    response.forked = {
+      existingBranches: branchSummaries(branches),
+      preferredTipNodeId: tip.nodeId,
+      downstreamRecap: await buildRecap(deps.store, tip, { stopAt: node }),
+    };
     response.recap = await buildRecap(deps.store, tip);
   } else {
     response.recap = await buildRecap(deps.store, node);
@@ -131,7 +169,11 @@ async function rehydrate(deps: EngineDeps, input: ContinueInput): Promise<Result
   return ok(response);
 }
 
-async function advance(deps: EngineDeps, input: ContinueInput): Promise<Result<StepResponse>> {
+async function advance(
+  deps: EngineDeps,
+  input: ContinueInput,
+  options: CallOptions,
+): Promise<Result<StepResponse>> {
   const verified = verifyPair(deps, input.stateToken, {
     token: input.ackToken as string,
     kind: "ack",
@@ -153,13 +195,24 @@ async function advance(deps: EngineDeps, input: ContinueInput): Promise<Result<S
     );
   }
   const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
-  return deps.store.write(async (tx) => {
+  let appended = false;
+  const result = await deps.store.write(async (tx) => {
     const raced = await tx.getAttempt(ack.runId, ack.nodeId, ack.attemptId!, "ack");
     if (raced) return replayRecorded(raced);
-    return ok(
-      await recordAdvance(deps, tx, { node, input, ack: ack.attemptId!, run, compiled, warnings }),
-    );
+    const response = await recordAdvance(deps, tx, {
+      node,
+      input,
+      ack: ack.attemptId!,
+      run,
+      compiled,
+      warnings,
+      workspace: options.workspace,
+    });
+    appended = true;
+    return ok(response);
   });
+  if (appended) options.onAppend?.(sessionLabel(node.sessionId));
+  return result;
 }
 
 type Compiled = Parameters<typeof advanceState>[0];
@@ -175,9 +228,10 @@ async function recordAdvance(
     node: NodeRecord;
     input: ContinueInput;
     ack: string;
-    run: { workflowHash: string };
+    run: RunRecord;
     compiled: Compiled;
     warnings: Warning[];
+    workspace?: WorkspaceObservation;
   },
 ): Promise<StepResponse> {
   const { node, input, compiled } = args;
@@ -307,7 +361,16 @@ async function recordAdvance(
     workflowHash: args.run.workflowHash,
     warnings,
   });
-  if (branches.length > 0) response.forked = { existingBranches: branchSummaries(branches) };
+  if (branches.length > 0) {
+    // Read before this advance's own child exists, so the preferred tip is the newest node of
+    // the branches that were already there.
+    const tip = await tx.getPreferredTip(node.runId, node.nodeId);
+    response.forked = {
+      existingBranches: branchSummaries(branches),
+      preferredTipNodeId: tip.nodeId,
+      downstreamRecap: await buildRecap(tx, tip, { stopAt: node }),
+    };
+  }
   const gaps: Gap[] = [
     ...problems.map(gapOf),
     ...review.agentGaps.map((g): Gap => ({
@@ -365,6 +428,7 @@ async function recordAdvance(
       preferences,
     });
   }
+  events.push(...observationEvent(args.run, { nodeId: child.nodeId, workspace: args.workspace }));
   events.push({
     kind: "advance_recorded",
     sessionId,

@@ -13,7 +13,10 @@ import {
 } from "../preferences.ts";
 import { ok, type Result } from "../result.ts";
 import type { StepResponse } from "../responses.ts";
+import type { Warning } from "../workflow/catalog.ts";
+import type { CompiledWorkflow } from "../workflow/compile.ts";
 import { currentStep, initialState } from "../workflow/interpreter.ts";
+import type { WorkspaceObservation } from "../workspace.ts";
 import { findWorkflow } from "./inspect_workflow.ts";
 import { deriveNodeId, guard, randomHex, responseFor } from "./shared.ts";
 
@@ -29,66 +32,132 @@ export interface StartInput {
   preferences?: PreferencesPatch;
 }
 
+/** Options of {@linkcode startWorkflow}. */
+export interface StartOptions {
+  /** The caller's workspace, recorded as the run's first observation. */
+  workspace?: WorkspaceObservation;
+  /** Told the new session (`ses_…`) after its events committed. */
+  onAppend?: (sessionId: string) => void;
+}
+
 /** Starts a run of a workflow. */
-export function startWorkflow(deps: EngineDeps, input: StartInput): Promise<Result<StepResponse>> {
+export function startWorkflow(
+  deps: EngineDeps,
+  input: StartInput,
+  options: StartOptions = {},
+): Promise<Result<StepResponse>> {
   return guard(async () => {
     const found = findWorkflow(await deps.workflows.load(), input.workflowId);
     if (!found.ok) return found;
     const workflow = found.value;
-    const { compiled, hash } = workflow;
-    const sessionId = randomHex(deps, 8);
-    const runId = randomHex(deps, 8);
-    const context = input.context ?? {};
-    const preferences = applyPreferences(
-      deps.defaultPreferences ?? DEFAULT_PREFERENCES,
-      input.preferences,
+    return ok(
+      await beginRun(deps, {
+        compiled: workflow.compiled,
+        hash: workflow.hash,
+        warnings: workflow.warnings,
+        title: input.goal ?? workflow.compiled.name,
+        goal: input.goal ?? null,
+        context: input.context ?? {},
+        preferences: input.preferences,
+        sessionKind: "workflow",
+      }, options),
     );
-    const state = initialState(compiled, context);
-    const root: NodeRecord = {
-      sessionId,
-      runId,
-      nodeId: await deriveNodeId(["root", runId]),
-      parentId: null,
-      nodeKind: "step",
-      depth: 0,
-      state,
-      context,
-      preferences,
-      pendingStepId: currentStep(compiled, state)?.id ?? null,
-      edgeKind: null,
-      notesMarkdown: null,
-      notesStepId: null,
-    };
-    const warnings = [
-      ...workflow.warnings,
-      ...recommendationWarnings(preferences, compiled.recommendedPreferences),
-    ];
-    const response = responseFor(deps, root, compiled, { workflowHash: hash, warnings });
-    if (compiled.metaGuidance.length > 0) response.metaGuidance = compiled.metaGuidance;
-    await deps.store.write(async (tx) => {
-      const known = await tx.getSnapshot(hash);
-      const { edgeKind: _e, notesMarkdown: _n, notesStepId: _s, ...facts } = root;
-      const events: DomainEvent[] = [
-        { kind: "session_created", sessionId, title: input.goal ?? compiled.name },
-        {
-          kind: "run_started",
-          sessionId,
-          runId,
-          workflowId: compiled.id,
-          workflowHash: hash,
-          goal: input.goal ?? null,
-        },
-        {
-          kind: "workflow_pinned",
-          sessionId,
-          runId,
-          workflowHash: hash,
-          compiled: known ? null : compiled,
-        },
-        { kind: "node_created", ...facts },
-      ];
-      await tx.append(events);
-    });
-    return ok(response);
   });
+}
+
+/** What {@linkcode beginRun} opens. */
+export interface NewRun {
+  /** The compiled workflow to pin. */
+  compiled: CompiledWorkflow;
+  /** Its hash. */
+  hash: string;
+  /** Load warnings to pass on. */
+  warnings: Warning[];
+  /** Session title. */
+  title: string;
+  /** The run's goal. */
+  goal: string | null;
+  /** Initial context. */
+  context: Record<string, unknown>;
+  /** Preference changes over the defaults. */
+  preferences?: PreferencesPatch;
+  /** Session kind. */
+  sessionKind: "workflow" | "notes";
+}
+
+/** Opens a session with one run of a compiled workflow, in one write transaction. */
+export async function beginRun(
+  deps: EngineDeps,
+  run: NewRun,
+  options: StartOptions = {},
+): Promise<StepResponse> {
+  const { compiled, hash, context } = run;
+  const sessionId = randomHex(deps, 8);
+  const runId = randomHex(deps, 8);
+  const preferences = applyPreferences(
+    deps.defaultPreferences ?? DEFAULT_PREFERENCES,
+    run.preferences,
+  );
+  const state = initialState(compiled, context);
+  const root: NodeRecord = {
+    sessionId,
+    runId,
+    nodeId: await deriveNodeId(["root", runId]),
+    parentId: null,
+    nodeKind: "step",
+    depth: 0,
+    state,
+    context,
+    preferences,
+    pendingStepId: currentStep(compiled, state)?.id ?? null,
+    edgeKind: null,
+    notesMarkdown: null,
+    notesStepId: null,
+  };
+  const warnings = [
+    ...run.warnings,
+    ...recommendationWarnings(preferences, compiled.recommendedPreferences),
+  ];
+  const response = responseFor(deps, root, compiled, { workflowHash: hash, warnings });
+  if (compiled.metaGuidance.length > 0) response.metaGuidance = compiled.metaGuidance;
+  await deps.store.write(async (tx) => {
+    const known = await tx.getSnapshot(hash);
+    const { edgeKind: _e, notesMarkdown: _n, notesStepId: _s, ...facts } = root;
+    const events: DomainEvent[] = [
+      {
+        kind: "session_created",
+        sessionId,
+        title: run.title,
+        ...(run.sessionKind === "notes" ? { sessionKind: "notes" as const } : {}),
+      },
+      {
+        kind: "run_started",
+        sessionId,
+        runId,
+        workflowId: compiled.id,
+        workflowHash: hash,
+        goal: run.goal,
+      },
+      {
+        kind: "workflow_pinned",
+        sessionId,
+        runId,
+        workflowHash: hash,
+        compiled: known ? null : compiled,
+      },
+      { kind: "node_created", ...facts },
+    ];
+    if (options.workspace) {
+      events.push({
+        kind: "observation_recorded",
+        sessionId,
+        runId,
+        nodeId: root.nodeId,
+        ...options.workspace,
+      });
+    }
+    await tx.append(events);
+  });
+  options.onAppend?.(response.session.sessionId);
+  return response;
 }

@@ -357,3 +357,16 @@ export function allSteps(
   walk(compiled.steps);
   return out;
 }
+
+/**
+ * The steps still ahead of a state, for progress: the pending step and every later one in
+ * document order (loop bodies once; conditions and loop exits may skip some, so it is an
+ * estimate).
+ */
+export function remainingSteps(compiled: CompiledWorkflow, state: RunState): number {
+  const step = currentStep(compiled, state);
+  if (!step) return 0;
+  const steps = allSteps(compiled);
+  const at = steps.findIndex((s) => s.id === step.id);
+  return at < 0 ? 0 : steps.length - at;
+}

@@ -3,7 +3,8 @@
  * over stdio, cwd = a temp workspace) and talks newline-delimited JSON-RPC to it directly, so
  * no client SDK sits on the timed path.
  *
- * Measures cold start (spawn → initialize → tools/list answered), `start_workflow`, and, in
+ * Measures cold start (spawn → initialize → tools/list answered), `start_workflow`,
+ * `resume_session` over 10,000 sessions (`resume_bench.ts`), and, in
  * ONE run of a generated ~10,600-step project workflow, advance / replay / rehydrate latency at
  * 10, 1,000 and 10,000 prior advances. Prints a table and writes `bench-results/bench.json`.
  *
@@ -26,6 +27,7 @@ import { dirname, join, relative } from "node:path";
 import { RpcError, StdioRpc } from "./stdio_rpc.ts";
 import { LONG_ID, longWorkflow, r3, type Stats, stats } from "./common.ts";
 import { TARGET_VIEWER_MS, VIEWER_SESSION, viewerBench, viewerJson } from "./viewer_bench.ts";
+import { resumeBench, resumeJson, resumeReport } from "./resume_bench.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const MAIN = join(ROOT, "main.ts");
@@ -645,6 +647,15 @@ async function main(): Promise<number> {
         serverRequests,
         notifications: { ...rpc.notifications },
       };
+      // resume_session over many sessions, in its own store and server (resume_bench.ts)
+      const resume = await resumeBench({
+        sessions: cfg.mode === "quick" ? 1_000 : 10_000,
+        samples: cfg.mode === "quick" ? 25 : 100,
+        log,
+      });
+      console.log("");
+      console.log(resumeReport(resume));
+      Object.assign(json, { resumeSession: resumeJson(resume) });
       await Deno.mkdir(dirname(out), { recursive: true });
       await Deno.writeTextFile(out, `${JSON.stringify(json, null, 2)}\n`);
       console.log("");

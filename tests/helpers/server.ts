@@ -54,6 +54,85 @@ export interface TestClient {
   close(): Promise<void>;
 }
 
+/** A v2 client with roots, notifications and the server's pid, for the protocol-extras tests. */
+export interface RichClient extends TestClient {
+  /** The underlying v2 client. */
+  readonly client: Client;
+  /** The server process id. */
+  readonly pid: number | null;
+  /** Notifications received, in order. */
+  readonly notifications: { method: string; params?: Record<string, unknown> }[];
+  /** Calls a tool with a progress callback (the request carries a progress token). */
+  callWithProgress(
+    name: string,
+    args: Record<string, unknown>,
+    onProgress: (p: { progress: number; total?: number; message?: string }) => void,
+  ): Promise<CallResult>;
+  /** Replaces the roots and tells the server (`notifications/roots/list_changed`). */
+  setRoots(roots: { uri: string; name?: string }[]): Promise<void>;
+}
+
+/**
+ * Spawns a server and connects a v2 client that answers `roots/list` with `roots` (omit them
+ * for a client without the roots capability) and records every notification.
+ */
+export async function connectRich(
+  home: string,
+  options: {
+    roots?: { uri: string; name?: string }[];
+    cwd?: string;
+    extraArgs?: string[];
+    env?: Record<string, string>;
+  } = {},
+): Promise<RichClient> {
+  let roots = options.roots ?? [];
+  const notifications: { method: string; params?: Record<string, unknown> }[] = [];
+  const client = new Client(
+    { name: "waymark-test-rich", version: "1.0.0" },
+    { capabilities: options.roots ? { roots: { listChanged: true } } : {} },
+  );
+  if (options.roots) {
+    client.setRequestHandler("roots/list", () => ({ roots }));
+  }
+  for (
+    const method of [
+      "notifications/message",
+      "notifications/resources/updated",
+    ] as const
+  ) {
+    client.setNotificationHandler(method, (n) => {
+      notifications.push({ method, params: n.params as Record<string, unknown> });
+    });
+  }
+  const transport = new StdioClientTransport({
+    command: Deno.execPath(),
+    args: serverArgs(home, options.extraArgs),
+    cwd: options.cwd ?? ROOT,
+    stderr: "pipe",
+    env: { ...Deno.env.toObject(), NO_COLOR: "1", ...options.env },
+  });
+  await client.connect(transport);
+  return {
+    version: "v2",
+    client,
+    get pid() {
+      return transport.pid;
+    },
+    notifications,
+    call: (name, args) => client.callTool({ name, arguments: args }) as Promise<CallResult>,
+    callWithProgress: (name, args, onProgress) =>
+      client.callTool({ name, arguments: args }, { onprogress: onProgress }) as Promise<
+        CallResult
+      >,
+    listTools: () => client.listTools() as never,
+    async setRoots(next) {
+      roots = next;
+      await client.sendRootsListChanged();
+    },
+    close: () => client.close(),
+  };
+}
+
 /** Spawns a server on `home` and connects a client of the given SDK line. */
 export async function connect(
   home: string,

@@ -58,9 +58,11 @@ async function snapshot(dbFile: string): Promise<{ counts: Record<string, number
     for (const table of tables) {
       const quoted = `"${table.replaceAll('"', '""')}"`;
       counts[table] = Number((await db.execute(`SELECT count(*) AS n FROM ${quoted}`)).rows[0]!.n);
-      dump[table] = (await db.execute(`SELECT * FROM ${quoted} ORDER BY rowid`)).rows.map((r) => ({
-        ...r,
-      }));
+      dump[table] = (await db.execute(`SELECT * FROM ${quoted} ORDER BY ${
+        // FTS5 keeps some shadow tables WITHOUT ROWID; order those by their key
+        /^search_\w+_(idx|config)$/.test(table) ? 1 : "rowid"}`)).rows.map((r) => ({
+          ...r,
+        }));
     }
     return { counts, dump: JSON.stringify(dump) };
   } finally {

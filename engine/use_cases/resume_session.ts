@@ -1,0 +1,143 @@
+/**
+ * `resume_session`: read-only lookup for a brand-new chat. Layered search, most precise first
+ * (ids; titles, goals and workflow ids; the run's latest notes and artifact previews; every
+ * output), stopping as soon as enough runs matched; results are run tips only, ranked
+ * deterministically with the caller's workspace (folder, git branch, HEAD), each with fresh
+ * tokens. Writes nothing.
+ * @module
+ */
+import type { EngineDeps, RunHit, SearchLayer } from "../ports.ts";
+import { ok, type Result } from "../result.ts";
+import type { ResumeCandidate, ResumeResponse } from "../responses.ts";
+import { matchScore, matchWorkspace, type WorkspaceObservation } from "../workspace.ts";
+import { guard, runLabel, sessionLabel, tokensFor } from "./shared.ts";
+
+/** Input of {@linkcode resumeSession}. */
+export interface ResumeInput {
+  /** Words, a title, or a `ses_…`/`run_…` id; omit to list recent runs. */
+  query?: string;
+  /** How many candidates (default 5, at most 20). */
+  limit?: number;
+}
+
+/** Default and maximum number of candidates. */
+export const RESUME_DEFAULT_LIMIT = 5;
+/** Most candidates one call returns. */
+export const RESUME_MAX_LIMIT = 20;
+/** Runs read per layer: enough to re-rank by workspace, bounded whatever the store holds. */
+const LAYER_READ = 50;
+const MAX_TERMS = 12;
+const LAYER_ORDER: Record<SearchLayer, number> = {
+  id: 0,
+  title: 1,
+  tip_notes: 2,
+  deep: 3,
+  recent: 4,
+};
+
+/** Splits a query into hex ids and lower-case words (deduplicated, at most 12). */
+export function parseQuery(query: string): { ids: string[]; terms: string[] } {
+  const ids = new Set<string>();
+  for (const m of query.matchAll(/\b(?:ses_|run_)?([0-9a-f]{16})\b/gi)) {
+    ids.add(m[1]!.toLowerCase());
+  }
+  const terms = new Set<string>();
+  for (const m of query.toLowerCase().matchAll(/[\p{L}\p{N}_]+/gu)) {
+    const word = m[0].replace(/^(?:ses|run)_/, "");
+    if (word.length >= 2 && terms.size < MAX_TERMS) terms.add(word);
+  }
+  return { ids: [...ids], terms: [...terms] };
+}
+
+interface Ranked {
+  hit: RunHit;
+  layer: SearchLayer;
+  score: number;
+}
+
+/** The deterministic order of candidates. */
+export function compareRanked(a: Ranked, b: Ranked): number {
+  return b.score - a.score ||
+    LAYER_ORDER[a.layer] - LAYER_ORDER[b.layer] ||
+    Math.round((a.hit.relevance - b.hit.relevance) * 1e6) ||
+    (a.hit.updatedAt < b.hit.updatedAt ? 1 : a.hit.updatedAt > b.hit.updatedAt ? -1 : 0) ||
+    (a.hit.runId < b.hit.runId ? -1 : a.hit.runId > b.hit.runId ? 1 : 0);
+}
+
+/** Finds runs to resume. */
+export function resumeSession(
+  deps: EngineDeps,
+  input: ResumeInput,
+  options: { workspace?: WorkspaceObservation } = {},
+): Promise<Result<ResumeResponse>> {
+  return guard(async () => {
+    const limit = Math.min(RESUME_MAX_LIMIT, Math.max(1, input.limit ?? RESUME_DEFAULT_LIMIT));
+    const query = input.query?.trim() ? input.query.trim() : null;
+    const current = options.workspace ?? null;
+    const { ids, terms } = query ? parseQuery(query) : { ids: [], terms: [] };
+    const layers: SearchLayer[] = [];
+    if (ids.length > 0) layers.push("id");
+    if (terms.length > 0) layers.push("title", "tip_notes", "deep");
+    if (!query) layers.push("recent");
+    const found = new Map<string, Ranked>();
+    const searched: SearchLayer[] = [];
+    for (const layer of layers) {
+      if (found.size >= limit) break;
+      searched.push(layer);
+      const hits = await deps.store.searchRuns(layer, {
+        terms,
+        ids,
+        workspace: current?.workspace ?? null,
+        limit: LAYER_READ,
+      });
+      for (const hit of hits) {
+        if (found.has(hit.runId)) continue;
+        found.set(hit.runId, { hit, layer, score: matchScore(matchWorkspace(hit, current)) });
+      }
+    }
+    const ranked = [...found.values()].sort(compareRanked).slice(0, limit);
+    const candidates: ResumeCandidate[] = [];
+    for (const [i, { hit, layer }] of ranked.entries()) {
+      const isComplete = hit.tipPendingStepId === null;
+      const tokens = await tokensFor(deps, { runId: hit.runId, nodeId: hit.tipNodeId }, isComplete);
+      candidates.push({
+        rank: i + 1,
+        sessionId: sessionLabel(hit.sessionId),
+        runId: runLabel(hit.runId),
+        title: hit.title,
+        sessionKind: hit.sessionKind,
+        workflowId: hit.workflowId,
+        status: hit.status,
+        updatedAt: hit.updatedAt,
+        match: layer,
+        snippet: hit.snippet,
+        workspace: {
+          workspace: hit.workspace,
+          gitBranch: hit.gitBranch,
+          gitHeadSha: hit.gitHeadSha,
+          ...matchWorkspace(hit, current),
+        },
+        tip: {
+          nodeId: hit.tipNodeId,
+          pendingStepId: hit.tipPendingStepId,
+          isComplete,
+          ...tokens,
+        },
+        corrupt: hit.corrupt,
+      });
+    }
+    return ok({
+      query,
+      workspace: current
+        ? {
+          workspace: current.workspace,
+          gitBranch: current.gitBranch,
+          gitHeadSha: current.gitHeadSha,
+        }
+        : null,
+      searched,
+      candidates,
+      policy: "workspace_then_layer_then_relevance_then_recency",
+    });
+  });
+}

@@ -1,0 +1,68 @@
+/**
+ * `start_session` (behind a flag): a checkpoint-only session for durable notes before any
+ * workflow. It is a run of a built-in one-step workflow, `waymark.session`, so checkpoints,
+ * rehydrates, recaps and `resume_session` all work on it unchanged; acknowledging its step
+ * closes it.
+ * @module
+ */
+import { hashJson } from "../hash.ts";
+import type { EngineDeps } from "../ports.ts";
+import type { PreferencesPatch } from "../preferences.ts";
+import { ok, type Result } from "../result.ts";
+import type { StepResponse } from "../responses.ts";
+import { COMPILED_FORMAT, type CompiledWorkflow } from "../workflow/compile.ts";
+import { beginRun, type StartOptions } from "./start_workflow.ts";
+import { guard, SESSION_NOTES_ID } from "./shared.ts";
+
+/** The built-in workflow behind checkpoint-only sessions. */
+export const SESSION_NOTES_WORKFLOW: CompiledWorkflow = {
+  format: COMPILED_FORMAT,
+  id: SESSION_NOTES_ID,
+  kind: "workflow",
+  name: "Session notes",
+  description: "A checkpoint-only session: durable notes for work outside any workflow.",
+  version: "1.0.0",
+  metaGuidance: [],
+  capabilities: {},
+  features: [],
+  contracts: {},
+  steps: [{
+    kind: "step",
+    id: "work",
+    title: "Work, and keep durable notes",
+    promptTemplate:
+      "Work with the user as usual. After substantial progress, call checkpoint_workflow with the stateToken and checkpointToken and a short output.notesMarkdown (what was done, what is next). Start a workflow whenever one fits; acknowledge this step only to close the session.",
+    requireConfirmation: false,
+  }],
+};
+
+/** Input of {@linkcode startSession}. */
+export interface StartSessionInput {
+  /** What the session is about; becomes its title (and is searchable by resume_session). */
+  title?: string;
+  /** Preferences for this session, over the defaults. */
+  preferences?: PreferencesPatch;
+}
+
+/** Opens a checkpoint-only session. */
+export function startSession(
+  deps: EngineDeps,
+  input: StartSessionInput,
+  options: StartOptions = {},
+): Promise<Result<StepResponse>> {
+  return guard(async () => {
+    const compiled = SESSION_NOTES_WORKFLOW;
+    return ok(
+      await beginRun(deps, {
+        compiled,
+        hash: await hashJson(compiled),
+        warnings: [],
+        title: input.title ?? compiled.name,
+        goal: input.title ?? null,
+        context: {},
+        preferences: input.preferences,
+        sessionKind: "notes",
+      }, options),
+    );
+  });
+}

@@ -1,0 +1,127 @@
+/**
+ * `waymark serve --http PORT`: MCP over Streamable HTTP at `/mcp` on 127.0.0.1, driven by the
+ * real v2 client (sessions, roots over the SSE stream), and the Host/Origin refusals.
+ * @module
+ */
+import assert from "node:assert/strict";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { MAIN, ok, tempHome } from "../helpers/server.ts";
+
+/** Starts `serve --http 0` and reads the port it announces on stderr. */
+async function startHttp(home: string): Promise<{ port: number; stop(): Promise<void> }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", MAIN, "serve", "--http", "0", "--home", home],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  let port = 0;
+  while (!port) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`server exited: ${seen}`);
+    seen += value;
+    port = Number(seen.match(/http:\/\/127\.0\.0\.1:(\d+)\/mcp/)?.[1] ?? 0);
+  }
+  // keep draining stderr so the child never blocks on a full pipe
+  const drain = (async () => {
+    while (!(await reader.read()).done) { /* drain */ }
+  })();
+  const stdout = child.stdout.text();
+  return {
+    port,
+    async stop() {
+      child.kill("SIGTERM");
+      const status = await child.status;
+      await drain.catch(() => {});
+      assert.equal(await stdout, "", "nothing is written to stdout");
+      assert.equal(status.success, true, "SIGTERM stops the server cleanly");
+    },
+  };
+}
+
+/** A raw HTTP/1.1 request with a chosen Host header (fetch will not send a foreign one). */
+async function rawPost(port: number, host: string): Promise<string> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" });
+  await conn.write(
+    new TextEncoder().encode(
+      `POST /mcp HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+    ),
+  );
+  let text = "";
+  const decoder = new TextDecoder();
+  const buf = new Uint8Array(4096);
+  for (;;) {
+    const n = await conn.read(buf);
+    if (n === null) break;
+    text += decoder.decode(buf.subarray(0, n), { stream: true });
+  }
+  conn.close();
+  return text;
+}
+
+Deno.test("serve --http serves MCP at /mcp on 127.0.0.1, with roots, and refuses foreign Host and Origin", async () => {
+  const home = await tempHome();
+  const server = await startHttp(home.home);
+  const url = new URL(`http://127.0.0.1:${server.port}/mcp`);
+  const repo = await Deno.realPath(await Deno.makeTempDir({ prefix: "waymark-http-ws-" }));
+  const client = new Client(
+    { name: "waymark-http-test", version: "1.0.0" },
+    { capabilities: { roots: { listChanged: true } } },
+  );
+  client.setRequestHandler("roots/list", () => ({
+    roots: [{ uri: new URL(`file://${repo}/`).href }],
+  }));
+  try {
+    await client.connect(new StreamableHTTPClientTransport(url));
+    const tools = (await client.listTools()).tools.map((t) => t.name);
+    assert.ok(tools.includes("resume_session"));
+    const started = ok(
+      await client.callTool({
+        name: "start_workflow",
+        arguments: { workflowId: "wr.code_review", goal: "Over HTTP" },
+      }) as never,
+    );
+    const next = ok(
+      await client.callTool({
+        name: "continue_workflow",
+        arguments: {
+          stateToken: started.stateToken,
+          ackToken: started.ackToken,
+          output: { notesMarkdown: "the narwhal endpoint works" },
+        },
+      }) as never,
+    );
+    assert.ok(next.pending);
+    const found = ok(
+      await client.callTool({ name: "resume_session", arguments: { query: "narwhal" } }) as never,
+    );
+    assert.equal(found.candidates[0].runId, started.session.runId);
+    assert.equal(found.workspace.workspace, repo, "roots/list reached the client over SSE");
+
+    // foreign Host (DNS rebinding) and foreign Origin are refused before MCP sees them
+    assert.match(await rawPost(server.port, `evil.example:${server.port}`), /^HTTP\/1\.1 403/);
+    assert.match(await rawPost(server.port, `127.0.0.1:${server.port}`), /^HTTP\/1\.1 [24]\d\d/);
+    const cross = await fetch(url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        origin: "https://evil.example",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+    });
+    assert.equal(cross.status, 403);
+    await cross.body?.cancel();
+    const local = await fetch(new URL("/elsewhere", url));
+    assert.equal(local.status, 404);
+    await local.body?.cancel();
+  } finally {
+    await client.close().catch(() => {});
+    await server.stop();
+    await home.cleanup();
+    await Deno.remove(repo, { recursive: true });
+  }
+});

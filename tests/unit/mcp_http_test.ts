@@ -1,0 +1,74 @@
+/**
+ * The HTTP endpoint in-process: Host and Origin rules, the session requirement, and idle MCP
+ * sessions being closed.
+ */
+import assert from "node:assert/strict";
+import { allowedHost, allowedOrigin, createMcpHttpApp } from "../../web/mcp_http.ts";
+import { openWaymark } from "../../mod.ts";
+
+Deno.test("only loopback Host and Origin on the served port are allowed", () => {
+  assert.ok(allowedHost("127.0.0.1:8080", 8080));
+  assert.ok(allowedHost("localhost:8080", 8080));
+  assert.ok(allowedHost("[::1]:8080", 8080));
+  assert.ok(!allowedHost("127.0.0.1:8081", 8080));
+  assert.ok(!allowedHost("evil.example:8080", 8080));
+  assert.ok(!allowedHost("127.0.0.1.evil.example:8080", 8080));
+  assert.ok(!allowedHost(undefined, 8080));
+  assert.ok(allowedOrigin(undefined, 8080));
+  assert.ok(allowedOrigin("http://localhost:8080", 8080));
+  assert.ok(!allowedOrigin("http://localhost:3000", 8080));
+  assert.ok(!allowedOrigin("https://evil.example", 8080));
+  assert.ok(!allowedOrigin("null", 8080));
+});
+
+Deno.test("an MCP session idle past its timeout is closed; the client must initialize again", async () => {
+  const home = await Deno.makeTempDir({ prefix: "waymark-http-unit-" });
+  const waymark = await openWaymark({ home, dbUrl: ":memory:" });
+  const { app, close } = createMcpHttpApp(() => waymark.mcpServer(), {
+    port: () => 80,
+    idleTimeoutMs: 100,
+  });
+  const post = (body: unknown, session?: string) =>
+    app.fetch(
+      new Request("http://127.0.0.1/mcp", {
+        method: "POST",
+        headers: {
+          host: "127.0.0.1",
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...(session ? { "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" } : {}),
+        },
+        body: JSON.stringify(body),
+      }),
+    );
+  try {
+    const noSession = await post({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    assert.equal(noSession.status, 400);
+    await noSession.body?.cancel();
+    const init = await post({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "t", version: "1" },
+      },
+    });
+    assert.equal(init.status, 200);
+    const session = init.headers.get("mcp-session-id")!;
+    assert.ok(session);
+    await init.body?.cancel();
+    const listed = await post({ jsonrpc: "2.0", id: 2, method: "tools/list" }, session);
+    assert.equal(listed.status, 200);
+    await listed.body?.cancel();
+    await new Promise((r) => setTimeout(r, 400));
+    const expired = await post({ jsonrpc: "2.0", id: 3, method: "tools/list" }, session);
+    assert.equal(expired.status, 404);
+    await expired.body?.cancel();
+  } finally {
+    await close();
+    await waymark.close();
+    await Deno.remove(home, { recursive: true });
+  }
+});
