@@ -308,7 +308,7 @@ async function recordAdvance(
       notesMarkdown: input.output?.notesMarkdown ?? null,
       notesStepId: node.pendingStepId,
     };
-    const response = await responseFor(deps, { ...node, context, preferences }, compiled, {
+    const response = responseFor(deps, { ...node, context, preferences }, compiled, {
       workflowHash: args.run.workflowHash,
       warnings,
     });

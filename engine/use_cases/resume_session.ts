@@ -99,7 +99,7 @@ export function resumeSession(
     const candidates: ResumeCandidate[] = [];
     for (const [i, { hit, layer }] of ranked.entries()) {
       const isComplete = hit.tipPendingStepId === null;
-      const tokens = await tokensFor(deps, { runId: hit.runId, nodeId: hit.tipNodeId }, isComplete);
+      const tokens = tokensFor(deps, { runId: hit.runId, nodeId: hit.tipNodeId }, isComplete);
       candidates.push({
         rank: i + 1,
         sessionId: sessionLabel(hit.sessionId),
