@@ -34,6 +34,7 @@ import {
   STATUS_FILTERS,
   type ViewerDb,
   workflowIdsWithRuns,
+  workspacesWithRuns,
 } from "./queries.ts";
 import { ErrorPage, SessionPageView, SessionsPage } from "./views.tsx";
 
@@ -86,6 +87,7 @@ const MISSES: Record<SessionViewMiss, string> = {
 function filtersFrom(c: Context): { filters: SessionFilters; page: number } {
   const q = c.req.query("q")?.slice(0, 200).trim();
   const workflow = c.req.query("workflow")?.slice(0, 200).trim();
+  const workspace = c.req.query("workspace")?.slice(0, 1000).trim();
   const status = c.req.query("status");
   const age = c.req.query("age");
   const page = Number.parseInt(c.req.query("page") ?? "1", 10);
@@ -93,6 +95,7 @@ function filtersFrom(c: Context): { filters: SessionFilters; page: number } {
     filters: {
       q: q || undefined,
       workflow: workflow || undefined,
+      workspace: workspace || undefined,
       status: STATUS_FILTERS.find((s) => s === status),
       age: AGE_FILTERS.find((a): a is AgeFilter => a === age),
     },
@@ -192,9 +195,10 @@ export function createViewerApp(options: ViewerOptions): Viewer {
   const listPage = async (c: Context) => {
     const { filters, page } = filtersFrom(c);
     const now = new Date();
-    const [result, workflows, version] = await Promise.all([
+    const [result, workflows, workspaces, version] = await Promise.all([
       listSessions(db, filters, { offset: (page - 1) * SESSIONS_PAGE_SIZE }, now),
       workflowIdsWithRuns(db),
+      workspacesWithRuns(db),
       globalVersion(db),
     ]);
     return c.html(
@@ -203,6 +207,7 @@ export function createViewerApp(options: ViewerOptions): Viewer {
           page={result}
           filters={filters}
           workflows={workflows}
+          workspaces={workspaces}
           now={now}
           version={version}
         />

@@ -31,15 +31,14 @@ export const MAX_EXPORT_NODES = 20_000;
 /** Session status as the list shows it. */
 export type SessionStatus = "running" | "complete" | "corrupt" | "empty";
 
-/**
- * Filters of the sessions list. Every field is optional; each adds one `WHERE` clause, so a new
- * filter (the workspace, once sessions record it) is one field and one clause.
- */
+/** Filters of the sessions list. Every field is optional; each adds one `WHERE` clause. */
 export interface SessionFilters {
   /** Free text over the title, the session id, workflow ids and goals. */
   q?: string;
   /** Only sessions with a run of this workflow. */
   workflow?: string;
+  /** Only sessions with a run in this workspace (the folder recorded from MCP roots). */
+  workspace?: string;
   /** Only sessions in this status. */
   status?: Exclude<SessionStatus, "empty">;
   /** Last activity: within a day, a week, a month, or older than a month. */
@@ -154,6 +153,15 @@ export async function listSessions(
       )
     );
   }
+  if (filters.workspace) {
+    const workspace = filters.workspace;
+    query = query.where((eb) =>
+      eb.exists(
+        eb.selectFrom("runs as r").select(sql`1`.as("one"))
+          .whereRef("r.session_id", "=", "s.session_id").where("r.workspace", "=", workspace),
+      )
+    );
+  }
   if (filters.status === "corrupt") query = query.where("s.health", "=", "corrupt");
   if (filters.status === "running" || filters.status === "complete") {
     const running = (eb: ExpressionBuilder<Database & { s: SessionsTable }, "s">) =>
@@ -219,6 +227,13 @@ export async function workflowIdsWithRuns(db: ViewerDb): Promise<string[]> {
   const rows = await db.selectFrom("runs").select("workflow_id").distinct()
     .orderBy("workflow_id").limit(200).execute();
   return rows.map((r) => r.workflow_id);
+}
+
+/** Workspaces that have runs, for the list's filter (at most 200). */
+export async function workspacesWithRuns(db: ViewerDb): Promise<string[]> {
+  const rows = await db.selectFrom("runs").select("workspace").distinct()
+    .where("workspace", "is not", null).orderBy("workspace").limit(200).execute();
+  return rows.map((r) => r.workspace as string);
 }
 
 /** A run in a session's sidebar. */

@@ -155,6 +155,7 @@ function listHref(filters: SessionFilters, page: number): string {
   const params = new URLSearchParams();
   if (filters.q) params.set("q", filters.q);
   if (filters.workflow) params.set("workflow", filters.workflow);
+  if (filters.workspace) params.set("workspace", filters.workspace);
   if (filters.status) params.set("status", filters.status);
   if (filters.age) params.set("age", filters.age);
   if (page > 1) params.set("page", String(page));
@@ -167,16 +168,19 @@ export type SessionsPageProps = {
   page: SessionPage;
   filters: SessionFilters;
   workflows: string[];
+  workspaces: string[];
   now: Date;
   version: string;
 };
 
 /** The sessions list. */
 export const SessionsPage: FC<SessionsPageProps> = (
-  { page, filters, workflows, now, version }: SessionsPageProps,
+  { page, filters, workflows, workspaces, now, version }: SessionsPageProps,
 ): Html => {
   const pageNo = Math.floor(page.offset / page.limit) + 1;
-  const filtered = Boolean(filters.q || filters.workflow || filters.status || filters.age);
+  const filtered = Boolean(
+    filters.q || filters.workflow || filters.workspace || filters.status || filters.age,
+  );
   return (
     <Layout title="Sessions · waymark" events="/api/events" version={version}>
       <section class="panel">
@@ -201,6 +205,18 @@ export const SessionsPage: FC<SessionsPageProps> = (
               ))}
             </select>
           </label>
+          {workspaces.length > 0 || filters.workspace
+            ? (
+              <label>
+                Workspace
+                <select name="workspace">
+                  <option value="">any</option>
+                  {[...new Set([...(filters.workspace ? [filters.workspace] : []), ...workspaces])]
+                    .map((w) => <option value={w} selected={filters.workspace === w}>{w}</option>)}
+                </select>
+              </label>
+            )
+            : null}
           <label>
             Status
             <select name="status">

@@ -4,7 +4,7 @@
  * Markdown export, escaping of everything an agent wrote, and the live-update stream.
  */
 import assert from "node:assert/strict";
-import { openWaymark, type Waymark } from "../../mod.ts";
+import { openWaymark, startWorkflow, type Waymark } from "../../mod.ts";
 import { createViewerApp, CSP } from "../../web/mod.ts";
 import { tempHome } from "../helpers/server.ts";
 import {
@@ -313,5 +313,40 @@ Deno.test("viewer live updates: the session's event stream says 'changed' when a
     await head.body?.cancel();
   } finally {
     await t.close();
+  }
+});
+
+Deno.test("viewer workspace filter: sessions are told apart by the workspace their runs recorded", async () => {
+  const { home, cleanup } = await tempHome();
+  const waymark = await openWaymark({ home });
+  const viewer = createViewerApp({ db: waymark.store.db, allowedHosts: () => [HOST], pollMs: 50 });
+  const get = (path: string) =>
+    Promise.resolve(viewer.app.request(path, { headers: { host: HOST } }));
+  try {
+    const at = (workspace: string) => ({
+      workspace: { workspace, gitBranch: "main", gitHeadSha: null },
+    });
+    const alpha = await startWorkflow(waymark.deps, {
+      workflowId: "wr.code_review",
+      goal: "Alpha review",
+    }, at("/work/alpha"));
+    const beta = await startWorkflow(waymark.deps, {
+      workflowId: "wr.code_review",
+      goal: "Beta review",
+    }, at("/work/beta"));
+    assert.ok(alpha.ok && beta.ok);
+    const all = await (await get("/")).text();
+    assert.match(all, /Alpha review/);
+    assert.match(all, /Beta review/);
+    assert.match(all, /<option value="\/work\/alpha"/, "the filter offers the recorded workspaces");
+    const filtered = await (await get(`/?workspace=${encodeURIComponent("/work/beta")}`)).text();
+    assert.match(filtered, /Beta review/);
+    assert.doesNotMatch(filtered, /Alpha review/);
+    const none = await (await get(`/?workspace=${encodeURIComponent("/work/gamma")}`)).text();
+    assert.match(none, /No session matches these filters/);
+  } finally {
+    viewer.close();
+    await waymark.close();
+    await cleanup();
   }
 });
