@@ -212,7 +212,9 @@ export const SessionsPage: FC<SessionsPageProps> = (
                 <select name="workspace">
                   <option value="">any</option>
                   {[...new Set([...(filters.workspace ? [filters.workspace] : []), ...workspaces])]
-                    .map((w) => <option value={w} selected={filters.workspace === w}>{w}</option>)}
+                    .map((w) => (
+                      <option key={w} value={w} selected={filters.workspace === w}>{w}</option>
+                    ))}
                 </select>
               </label>
             )
