@@ -683,10 +683,9 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
         const text = searchText(event.notesMarkdown, event.artifacts);
         await tx.insertInto("search_outputs")
           .values({ rowid: Number(inserted.insertId), text }).execute();
-        const run = await tx.selectFrom("runs").select(sql<number>`rowid`.as("rowid"))
-          .where("run_id", "=", event.runId).executeTakeFirstOrThrow();
-        await tx.deleteFrom("search_tips").where("rowid", "=", run.rowid).execute();
-        await tx.insertInto("search_tips").values({ rowid: run.rowid, text }).execute();
+        // The run's tip text, keyed by the run's rowid: one statement (FTS5 honours REPLACE).
+        await sql`INSERT OR REPLACE INTO search_tips (rowid, text)
+          SELECT rowid, ${text} FROM runs WHERE run_id = ${event.runId}`.execute(tx);
         return;
       }
       case "observation_recorded":
