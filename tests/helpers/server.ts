@@ -112,6 +112,17 @@ export async function connectRich(
     env: { ...Deno.env.toObject(), NO_COLOR: "1", ...options.env },
   });
   await client.connect(transport);
+  // Progress is read off the wire: the v2 client dispatches notifications a microtask late but
+  // responses at once, so a notification that arrives in the same chunk as its response reaches
+  // a request handler that is already gone. The server sends progress before the response; the
+  // tap sees it in that order.
+  let tap: ((params: Record<string, unknown>) => void) | null = null;
+  const deliver = transport.onmessage;
+  transport.onmessage = (message) => {
+    const m = message as { method?: string; params?: Record<string, unknown> };
+    if (m.method === "notifications/progress" && tap) tap(m.params ?? {});
+    deliver?.call(transport, message);
+  };
   return {
     version: "v2",
     client,
@@ -120,10 +131,18 @@ export async function connectRich(
     },
     notifications,
     call: (name, args) => client.callTool({ name, arguments: args }) as Promise<CallResult>,
-    callWithProgress: (name, args, onProgress) =>
-      client.callTool({ name, arguments: args }, { onprogress: onProgress }) as Promise<
-        CallResult
-      >,
+    async callWithProgress(name, args, onProgress) {
+      tap = ({ progressToken: _token, ...p }) =>
+        onProgress(p as { progress: number; total?: number; message?: string });
+      try {
+        // a (no-op) onprogress makes the client send a progress token
+        return await client.callTool({ name, arguments: args }, {
+          onprogress: () => {},
+        }) as CallResult;
+      } finally {
+        tap = null;
+      }
+    },
     listTools: () => client.listTools() as never,
     async setRoots(next) {
       roots = next;
