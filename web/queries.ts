@@ -11,6 +11,22 @@ import type { Database, SessionsTable } from "../store/schema.ts";
 /** The typed database the viewer reads. */
 export type ViewerDb = Kysely<Database>;
 
+/** Nodes (`n`) with the output recorded on arrival at each (`o`, left joined). */
+function nodesWithOutputs(db: ViewerDb) {
+  return db.selectFrom("nodes as n").leftJoin(
+    "outputs as o",
+    (j) => j.onRef("o.run_id", "=", "n.run_id").onRef("o.node_id", "=", "n.node_id"),
+  );
+}
+
+/** {@linkcode nodesWithOutputs} with each node's parent (`p`, left joined). */
+function nodesWithParent(db: ViewerDb) {
+  return nodesWithOutputs(db).leftJoin(
+    "nodes as p",
+    (j) => j.onRef("p.run_id", "=", "n.run_id").onRef("p.node_id", "=", "n.parent_id"),
+  );
+}
+
 /** Sessions per page in the list. */
 export const SESSIONS_PAGE_SIZE = 50;
 /** Most runs listed in a session's sidebar. */
@@ -378,11 +394,7 @@ export async function getRunNodes(
   runId: string,
   max: number = MAX_GRAPH_NODES,
 ): Promise<{ nodes: GraphNodeRow[]; truncated: boolean }> {
-  const rows = await db.selectFrom("nodes as n")
-    .leftJoin(
-      "outputs as o",
-      (j) => j.onRef("o.run_id", "=", "n.run_id").onRef("o.node_id", "=", "n.node_id"),
-    )
+  const rows = await nodesWithOutputs(db)
     .select([
       "n.node_id",
       "n.parent_id",
@@ -505,15 +517,7 @@ export async function getNodeDetail(
   runId: string,
   nodeId: string,
 ): Promise<NodeDetailRow | null> {
-  const row = await db.selectFrom("nodes as n")
-    .leftJoin(
-      "outputs as o",
-      (j) => j.onRef("o.run_id", "=", "n.run_id").onRef("o.node_id", "=", "n.node_id"),
-    )
-    .leftJoin(
-      "nodes as p",
-      (j) => j.onRef("p.run_id", "=", "n.run_id").onRef("p.node_id", "=", "n.parent_id"),
-    )
+  const row = await nodesWithParent(db)
     .leftJoin(
       "edges as e",
       (j) => j.onRef("e.run_id", "=", "n.run_id").onRef("e.to_id", "=", "n.node_id"),
@@ -749,15 +753,7 @@ export async function getExportNodes(
   db: ViewerDb,
   runId: string,
 ): Promise<{ nodes: ExportNode[]; truncated: boolean }> {
-  const rows = await db.selectFrom("nodes as n")
-    .leftJoin(
-      "outputs as o",
-      (j) => j.onRef("o.run_id", "=", "n.run_id").onRef("o.node_id", "=", "n.node_id"),
-    )
-    .leftJoin(
-      "nodes as p",
-      (j) => j.onRef("p.run_id", "=", "n.run_id").onRef("p.node_id", "=", "n.parent_id"),
-    )
+  const rows = await nodesWithParent(db)
     .select([
       "n.node_id",
       "n.parent_id",
