@@ -202,3 +202,22 @@ export function err(
   // deno-lint-ignore no-explicit-any
   return (result.structuredContent as { error: any }).error;
 }
+
+/**
+ * Serves the checkout over loopback HTTP (`.ts` as TypeScript, everything else as text), so a
+ * test can run `deno run -A <url>/main.ts` the way a user without a clone would.
+ */
+export function serveCheckout(): { url: string; close(): Promise<void> } {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    const path = decodeURIComponent(new URL(req.url).pathname);
+    if (path.includes("..")) return new Response("no", { status: 400 });
+    try {
+      const body = await Deno.readFile(`${ROOT}${path.slice(1)}`);
+      const type = path.endsWith(".ts") ? "application/typescript" : "text/plain";
+      return new Response(body, { headers: { "content-type": type } });
+    } catch {
+      return new Response("not found", { status: 404 });
+    }
+  });
+  return { url: `http://127.0.0.1:${server.addr.port}`, close: () => server.shutdown() };
+}

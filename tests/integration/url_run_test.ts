@@ -5,22 +5,7 @@
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { ROOT, tempHome } from "../helpers/server.ts";
-
-function serveCheckout(): { url: string; close(): Promise<void> } {
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
-    const path = decodeURIComponent(new URL(req.url).pathname);
-    if (path.includes("..")) return new Response("no", { status: 400 });
-    try {
-      const body = await Deno.readFile(`${ROOT}${path.slice(1)}`);
-      const type = path.endsWith(".ts") ? "application/typescript" : "text/plain";
-      return new Response(body, { headers: { "content-type": type } });
-    } catch {
-      return new Response("not found", { status: 404 });
-    }
-  });
-  return { url: `http://127.0.0.1:${server.addr.port}`, close: () => server.shutdown() };
-}
+import { serveCheckout, tempHome } from "../helpers/server.ts";
 
 Deno.test("main.ts runs from a URL with no local config: CLI and MCP over stdio", async () => {
   const checkout = serveCheckout();

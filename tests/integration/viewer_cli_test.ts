@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { openWaymark } from "../../mod.ts";
-import { MAIN, ROOT, tempHome } from "../helpers/server.ts";
+import { MAIN, ROOT, serveCheckout, tempHome } from "../helpers/server.ts";
 import { inProcess, rawRequest, seedForkedReview, spawnView } from "../helpers/viewer_fixture.ts";
 
 Deno.test("waymark view: prints its URL, serves on 127.0.0.1 only, refuses foreign Host and POST", async () => {
@@ -106,18 +106,7 @@ Deno.test("waymark serve --viewer: MCP over stdio and the viewer side by side; U
 });
 
 Deno.test("waymark view runs from a URL with no config: JSX pragma and embedded assets load remotely", async () => {
-  // the checkout over loopback HTTP, .ts as TypeScript and everything else as text/plain
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
-    const path = decodeURIComponent(new URL(req.url).pathname);
-    if (path.includes("..")) return new Response("no", { status: 400 });
-    try {
-      const body = await Deno.readFile(`${ROOT}${path.slice(1)}`);
-      const type = path.endsWith(".ts") ? "application/typescript" : "text/plain";
-      return new Response(body, { headers: { "content-type": type } });
-    } catch {
-      return new Response("not found", { status: 404 });
-    }
-  });
+  const checkout = serveCheckout();
   const { home, cleanup } = await tempHome();
   const outside = await Deno.makeTempDir({ prefix: "waymark-url-view-" });
   const child = new Deno.Command(Deno.execPath(), {
@@ -126,7 +115,7 @@ Deno.test("waymark view runs from a URL with no config: JSX pragma and embedded 
       "-A",
       "--no-lock",
       "--quiet",
-      `http://127.0.0.1:${server.addr.port}/main.ts`,
+      `${checkout.url}/main.ts`,
       "view",
       "--home",
       home,
@@ -161,7 +150,7 @@ Deno.test("waymark view runs from a URL with no config: JSX pragma and embedded 
     await child.status;
     await child.stdout.cancel().catch(() => {});
     await stderr;
-    await server.shutdown();
+    await checkout.close();
     await Deno.remove(outside, { recursive: true }).catch(() => {});
     await cleanup();
   }
