@@ -96,11 +96,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     input: startInput,
     output: stepResponseSchema,
     readOnly: false,
-    run: (deps, input, ctx) =>
-      startWorkflow(deps, input as z.infer<typeof startInput>, {
-        workspace: ctx?.workspace,
-        onAppend: ctx?.onAppend,
-      }),
+    run: (deps, input, ctx) => startWorkflow(deps, input as z.infer<typeof startInput>, ctx),
     render: (v) => renderStepResponse(v as z.infer<typeof stepResponseSchema>),
   },
   {
@@ -111,11 +107,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     input: continueInput,
     output: stepResponseSchema,
     readOnly: false,
-    run: (deps, input, ctx) =>
-      continueWorkflow(deps, input as z.infer<typeof continueInput>, {
-        workspace: ctx?.workspace,
-        onAppend: ctx?.onAppend,
-      }),
+    run: (deps, input, ctx) => continueWorkflow(deps, input as z.infer<typeof continueInput>, ctx),
     render: (v) => renderStepResponse(v as z.infer<typeof stepResponseSchema>),
   },
   {
@@ -127,10 +119,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     output: stepResponseSchema,
     readOnly: false,
     run: (deps, input, ctx) =>
-      checkpointWorkflow(deps, input as z.infer<typeof checkpointInput>, {
-        workspace: ctx?.workspace,
-        onAppend: ctx?.onAppend,
-      }),
+      checkpointWorkflow(deps, input as z.infer<typeof checkpointInput>, ctx),
     render: (v) => renderStepResponse(v as z.infer<typeof stepResponseSchema>),
   },
   {
@@ -154,11 +143,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     output: stepResponseSchema,
     readOnly: false,
     flag: "startSession",
-    run: (deps, input, ctx) =>
-      startSession(deps, input as z.infer<typeof startSessionInput>, {
-        workspace: ctx?.workspace,
-        onAppend: ctx?.onAppend,
-      }),
+    run: (deps, input, ctx) => startSession(deps, input as z.infer<typeof startSessionInput>, ctx),
     render: (v) => renderStepResponse(v as z.infer<typeof stepResponseSchema>),
   },
 ];
