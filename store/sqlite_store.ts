@@ -6,7 +6,7 @@
  */
 import { type Client, createClient } from "npm:@libsql/client@0.18.0";
 import { LibsqlDialect } from "npm:@libsql/kysely-libsql@0.4.1";
-import { Kysely, sql, type Transaction } from "npm:kysely@0.29.9";
+import { Kysely, type Selectable, sql, type Transaction } from "npm:kysely@0.29.9";
 import {
   type AttemptRecord,
   autonomySchema,
@@ -30,7 +30,7 @@ import {
   type StoreWriter,
 } from "../engine/mod.ts";
 import { createHash } from "node:crypto";
-import type { Database } from "./schema.ts";
+import type { Database, NodesTable } from "./schema.ts";
 import { migrateToLatest } from "./migrations.ts";
 
 /** Options for {@linkcode openStore}. */
@@ -72,22 +72,23 @@ const NODE_COLUMNS = [
   "n.step_count",
 ] as const;
 
-interface NodeRow {
-  run_id: string;
-  node_id: string;
-  session_id: string;
-  parent_id: string | null;
-  node_kind: string;
-  depth: number;
-  state: string;
-  context: string;
-  preferences: string;
-  pending_step_id: string | null;
-  edge_kind: string | null;
-  notes_markdown: string | null;
-  notes_step_id: string | null;
-  step_count: number;
-}
+/** A node row with its edge kind and the notes recorded on arrival (what node reads select). */
+type NodeRow =
+  & Pick<
+    Selectable<NodesTable>,
+    | "run_id"
+    | "node_id"
+    | "session_id"
+    | "parent_id"
+    | "node_kind"
+    | "depth"
+    | "state"
+    | "context"
+    | "preferences"
+    | "pending_step_id"
+    | "step_count"
+  >
+  & { edge_kind: string | null; notes_markdown: string | null; notes_step_id: string | null };
 
 const AUTONOMY = new Set<unknown>(autonomySchema.options);
 const RISK = new Set<unknown>(riskPolicySchema.options);
