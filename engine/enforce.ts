@@ -8,21 +8,12 @@
 import type { z } from "npm:zod@4.6.7";
 import { CONTRACT_PACKS, packForArtifactKind } from "./contracts.ts";
 import type { Artifact } from "./events.ts";
+import { BLOCKER_CODES } from "./responses.ts";
 import type { CompiledStep, CompiledWorkflow } from "./workflow/compile.ts";
 import { evaluateCondition } from "./workflow/conditions.ts";
 import type { CapabilityStatus } from "./workflow/interpreter.ts";
 import type { Capability, ValidationCriteria } from "./workflow/schema.ts";
 
-/** The closed set of blocker codes. */
-export const BLOCKER_CODES = [
-  "INVARIANT_VIOLATION",
-  "INVALID_REQUIRED_OUTPUT",
-  "MISSING_REQUIRED_OUTPUT",
-  "REQUIRED_CAPABILITY_UNAVAILABLE",
-  "REQUIRED_CAPABILITY_UNKNOWN",
-  "STORAGE_CORRUPTION_DETECTED",
-  "USER_ONLY_DEPENDENCY",
-] as const;
 /** A blocker code. */
 export type BlockerCode = typeof BLOCKER_CODES[number];
 

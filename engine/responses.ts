@@ -39,17 +39,20 @@ export const blockerPointerSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("workflow_step"), stepId: z.string() }),
 ]);
 
+/** The closed set of blocker codes, sorted (blockers are ordered by code first). */
+export const BLOCKER_CODES = [
+  "INVARIANT_VIOLATION",
+  "INVALID_REQUIRED_OUTPUT",
+  "MISSING_REQUIRED_OUTPUT",
+  "REQUIRED_CAPABILITY_UNAVAILABLE",
+  "REQUIRED_CAPABILITY_UNKNOWN",
+  "STORAGE_CORRUPTION_DETECTED",
+  "USER_ONLY_DEPENDENCY",
+] as const;
+
 /** Why an acknowledgement did not advance. */
 export const blockerSchema = z.object({
-  code: z.enum([
-    "INVARIANT_VIOLATION",
-    "INVALID_REQUIRED_OUTPUT",
-    "MISSING_REQUIRED_OUTPUT",
-    "REQUIRED_CAPABILITY_UNAVAILABLE",
-    "REQUIRED_CAPABILITY_UNKNOWN",
-    "STORAGE_CORRUPTION_DETECTED",
-    "USER_ONLY_DEPENDENCY",
-  ]),
+  code: z.enum(BLOCKER_CODES),
   pointer: blockerPointerSchema,
   message: z.string().describe("What is wrong (at most 512 bytes)."),
   suggestedFix: z.string().optional().describe("How to fix it (at most 1024 bytes)."),
