@@ -1,0 +1,50 @@
+/**
+ * The ids agents see. Sessions and runs are stored as bare hex and shown as `ses_<hex>` and
+ * `run_<hex>`; this module is the one place that adds or strips those prefixes.
+ * @module
+ */
+
+/** Stored session and run ids: 8 random bytes as lowercase hex. */
+export const ID_HEX = /^[0-9a-f]{16}$/;
+
+/** The prefix of session ids shown to agents. */
+export const SESSION_PREFIX = "ses_";
+/** The prefix of run ids shown to agents. */
+export const RUN_PREFIX = "run_";
+
+/** `ses_<hex>` for a stored session id. */
+export function sessionLabel(sessionId: string): string {
+  return `${SESSION_PREFIX}${sessionId}`;
+}
+
+/** `run_<hex>` for a stored run id. */
+export function runLabel(runId: string): string {
+  return `${RUN_PREFIX}${runId}`;
+}
+
+/** The stored hex of `ses_<hex>` or of bare hex, or `null` when it is neither. */
+export function parseSessionLabel(text: string): string | null {
+  return parseLabel(text, SESSION_PREFIX);
+}
+
+/** The stored hex of `run_<hex>` or of bare hex, or `null` when it is neither. */
+export function parseRunLabel(text: string): string | null {
+  return parseLabel(text, RUN_PREFIX);
+}
+
+/** `text` without `prefix` when it has it (for prefix searches, where the hex may be partial). */
+export function stripLabel(text: string, prefix: string): string {
+  return text.startsWith(prefix) ? text.slice(prefix.length) : text;
+}
+
+function parseLabel(text: string, prefix: string): string | null {
+  const hex = stripLabel(text, prefix);
+  return ID_HEX.test(hex) ? hex : null;
+}
+
+/** Every `ses_…`/`run_…`/bare 16-hex id named in free text, lowercased, in order, deduplicated. */
+export function idsInText(text: string): string[] {
+  const found = new Set<string>();
+  for (const m of text.matchAll(/\b(?:ses_|run_)?([0-9a-f]{16})\b/gi)) found.add(m[1].toLowerCase());
+  return [...found];
+}
