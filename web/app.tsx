@@ -36,7 +36,9 @@ import {
   workflowIdsWithRuns,
   workspacesWithRuns,
 } from "./queries.ts";
-import { ErrorPage, SessionPageView, SessionsPage } from "./views.tsx";
+import { ErrorPage } from "./pages/error.tsx";
+import { SessionPageView } from "./pages/session.tsx";
+import { SessionsPage } from "./pages/sessions.tsx";
 
 const ICON =
   `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 20 20"><path d="M4 3v14M4 7c0 3 8 2 8 6v4" fill="none" stroke="#2458d6" stroke-width="2"/><circle cx="4" cy="4" r="2.6" fill="#2458d6"/><circle cx="4" cy="16" r="2.6" fill="#2458d6"/><circle cx="12" cy="16" r="2.6" fill="#fff" stroke="#c2410c" stroke-width="2"/></svg>`;

@@ -1,0 +1,73 @@
+/** @jsxImportSource npm:hono@4.13.19/jsx */
+/**
+ * The session page's sidebar: the session's facts, its runs (each in its branch colour) and
+ * links to the export, the timeline, the notes and the JSON.
+ * @module
+ */
+import type { FC } from "npm:hono@4.13.19/jsx";
+import { sessionLabel } from "../../engine/ids.ts";
+import { paths, type SessionView } from "../model.ts";
+import { colorClass, fmtTime, plural } from "./format.ts";
+import type { Html } from "./shell.tsx";
+
+/** The sidebar of a session page; the run on show is marked current. */
+export const RunsSidebar: FC<{ view: SessionView }> = ({ view }: { view: SessionView }): Html => {
+  const { session, runs } = view.detail;
+  const current = view.graph?.run.runId;
+  return (
+    <aside class="panel" id="sidebar" data-live="1">
+      <h1>{session.title}</h1>
+      <span class={`badge ${session.status}`}>{session.status}</span>
+      <dl class="facts">
+        <dt>session</dt>
+        <dd class="mono">{sessionLabel(session.sessionId)}</dd>
+        <dt>created</dt>
+        <dd>{fmtTime(session.createdAt)}</dd>
+        <dt>updated</dt>
+        <dd>{fmtTime(session.updatedAt)}</dd>
+        <dt>events</dt>
+        <dd>{session.eventCount}</dd>
+        {session.health !== "healthy"
+          ? (
+            <>
+              <dt>health</dt>
+              <dd>
+                <span class="badge corrupt">{session.health}</span>
+              </dd>
+            </>
+          )
+          : null}
+      </dl>
+      <h2 class="section">Runs ({runs.length}{view.detail.runsTruncated ? "+" : ""})</h2>
+      <ul class="runs">
+        {runs.map((r, i) => (
+          <li>
+            <a
+              href={paths.run(session.sessionId, r.runId)}
+              class={colorClass(i)}
+              aria-current={r.runId === current ? "true" : undefined}
+            >
+              <span class="rt">{r.title}</span>
+              <span class="rm">
+                <span class="mono">{r.workflowId}</span>
+                <span class={`badge ${r.status}`}>{r.status}</span>
+              </span>
+              <span class="rm">
+                <span>{r.nodeCount} nodes</span>
+                <span>
+                  {r.branchCount} branch{plural(r.branchCount, "es")}
+                </span>
+              </span>
+            </a>
+          </li>
+        ))}
+      </ul>
+      <div class="actions">
+        <a href={paths.exportMd(session.sessionId)}>Export as Markdown</a>
+        <a href="#timeline">Timeline</a>
+        <a href="#session-notes">Session notes</a>
+        <a href={`/api/sessions/${sessionLabel(session.sessionId)}`}>JSON</a>
+      </div>
+    </aside>
+  );
+};
