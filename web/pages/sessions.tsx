@@ -85,7 +85,9 @@ const FilterForm: FC<FilterFormProps> = ({ filters, filtered, workflows, workspa
       Status
       <select name="status">
         <option value="">any</option>
-        {STATUS_FILTERS.map((s) => <option value={s} selected={filters.status === s}>{s}</option>)}
+        {STATUS_FILTERS.map((s) => (
+          <option key={s} value={s} selected={filters.status === s}>{s}</option>
+        ))}
       </select>
     </label>
     <label>
@@ -178,7 +180,11 @@ export const SessionsPage: FC<SessionsPageProps> = (
                   : "No sessions yet. Start a workflow from your agent and it shows up here."}
               </p>
             )
-            : <ul class="sessions">{page.sessions.map((s) => <SessionCard s={s} now={now} />)}</ul>}
+            : (
+              <ul class="sessions">
+                {page.sessions.map((s) => <SessionCard key={s.sessionId} s={s} now={now} />)}
+              </ul>
+            )}
           <Pager filters={filters} pageNo={pageNo} hasMore={page.hasMore} />
         </div>
       </section>
