@@ -3,7 +3,8 @@
  * export) over the store's typed database.
  * @module
  */
-export { allowedHostsFor, createViewerApp, CSP, type Viewer, type ViewerOptions } from "./app.tsx";
+export { createViewerApp, type Viewer, type ViewerOptions } from "./app.ts";
+export { allowedHostsFor, CSP } from "./guard.ts";
 export {
   DEFAULT_VIEWER_PORT,
   serveViewer,

@@ -3,7 +3,8 @@
  * is no option for another address.
  * @module
  */
-import { allowedHostsFor, createViewerApp } from "./app.tsx";
+import { createViewerApp } from "./app.ts";
+import { allowedHostsFor } from "./guard.ts";
 import type { ViewerDb } from "./queries.ts";
 
 /** The default port of `waymark view`. */
