@@ -71,10 +71,23 @@ export interface Layout {
   laneCount: number;
 }
 
-/** Lays out a run graph given its nodes in creation order and the preferred tip. */
-export function layoutRun(nodes: readonly LayoutInput[], preferredTipId: string | null): Layout {
+/** The input as a tree, with the preferred path and each node's continuation. */
+interface Tree {
+  nodes: readonly LayoutInput[];
+  /** Ids in the input (a parent not in it is a cut). */
+  present: Set<string>;
+  children: Map<string, string[]>;
+  /** The preferred tip and its ancestors present in the input. */
+  preferredPath: Set<string>;
+  /** Each parent's continuation: the preferred child on the preferred path, else the first. */
+  continuation: Map<string, string>;
+}
+
+/** A branch before lanes are assigned and branches renumbered. */
+type Chain = { nodeIds: string[]; forkFromId: string | null; preferred: boolean };
+
+function treeOf(nodes: readonly LayoutInput[], preferredTipId: string | null): Tree {
   const present = new Set(nodes.map((n) => n.id));
-  const rowOf = new Map<string, number>();
   const children = new Map<string, string[]>();
   for (const n of nodes) {
     if (n.parentId !== null && present.has(n.parentId)) {
@@ -84,8 +97,6 @@ export function layoutRun(nodes: readonly LayoutInput[], preferredTipId: string 
     }
   }
   const parentOf = new Map(nodes.map((n) => [n.id, n.parentId]));
-
-  // the preferred path: the tip and its ancestors present in the input
   const preferredPath = new Set<string>();
   let cursor: string | null = preferredTipId !== null && present.has(preferredTipId)
     ? preferredTipId
@@ -94,19 +105,24 @@ export function layoutRun(nodes: readonly LayoutInput[], preferredTipId: string 
     preferredPath.add(cursor);
     cursor = parentOf.get(cursor) ?? null;
   }
-
-  // each node's continuation: the preferred child on the preferred path, else the first child
   const continuation = new Map<string, string>();
   for (const [parent, kids] of children) {
     const next = preferredPath.has(parent) ? kids.find((k) => preferredPath.has(k)) : undefined;
     continuation.set(parent, next ?? kids[0]!);
   }
+  return { nodes, present, children, preferredPath, continuation };
+}
 
-  // rows: depth first from each root (the preferred one last); at each node its side branches
-  // first, in creation order, then its continuation (an explicit stack: runs can be deep)
+/**
+ * Rows: depth first from each root (the preferred one last); at each node its side branches
+ * first, in creation order, then its continuation (an explicit stack: runs can be deep).
+ */
+function rowsOf(tree: Tree): { rows: string[]; rowOf: Map<string, number> } {
+  const { nodes, present, preferredPath, children, continuation } = tree;
   const roots = nodes.filter((n) => n.parentId === null || !present.has(n.parentId))
     .sort((a, b) => Number(preferredPath.has(a.id)) - Number(preferredPath.has(b.id)));
   const rows: string[] = [];
+  const rowOf = new Map<string, number>();
   const stack: string[] = roots.map((r) => r.id).reverse();
   while (stack.length > 0) {
     const id = stack.pop()!;
@@ -118,16 +134,19 @@ export function layoutRun(nodes: readonly LayoutInput[], preferredTipId: string 
     stack.push(next);
     for (let i = kids.length - 1; i >= 0; i--) if (kids[i] !== next) stack.push(kids[i]!);
   }
-  const byId = new Map(nodes.map((n) => [n.id, n]));
+  return { rows, rowOf };
+}
 
-  // branches: a head is a root, a cut, or a child that is not its parent's continuation
+/** Branches: a head is a root, a cut, or a child that is not its parent's continuation. */
+function chainsOf(tree: Tree, rows: string[]): { chains: Chain[]; branchOf: Map<string, number> } {
+  const byId = new Map(tree.nodes.map((n) => [n.id, n]));
   const branchOf = new Map<string, number>();
-  const chains: { nodeIds: string[]; forkFromId: string | null; preferred: boolean }[] = [];
+  const chains: Chain[] = [];
   for (const id of rows) {
     const n = byId.get(id)!;
     const parent = n.parentId;
-    const hasParent = parent !== null && present.has(parent);
-    if (hasParent && continuation.get(parent) === n.id) {
+    const hasParent = parent !== null && tree.present.has(parent);
+    if (hasParent && tree.continuation.get(parent) === n.id) {
       const b = branchOf.get(parent)!;
       branchOf.set(n.id, b);
       chains[b]!.nodeIds.push(n.id);
@@ -136,12 +155,15 @@ export function layoutRun(nodes: readonly LayoutInput[], preferredTipId: string 
       chains.push({
         nodeIds: [n.id],
         forkFromId: hasParent ? parent : null,
-        preferred: preferredPath.has(n.id),
+        preferred: tree.preferredPath.has(n.id),
       });
     }
   }
+  return { chains, branchOf };
+}
 
-  // lanes: the preferred branch keeps lane 0; others take the lowest lane free over their rows
+/** Lanes: the preferred branch keeps lane 0; others take the lowest lane free over their rows. */
+function lanesOf(chains: Chain[], rowOf: Map<string, number>): number[] {
   const laneOf: number[] = new Array(chains.length).fill(0);
   const busyUntil: number[] = [];
   const preferredIndex = chains.findIndex((c) => c.preferred);
@@ -159,7 +181,17 @@ export function layoutRun(nodes: readonly LayoutInput[], preferredTipId: string 
     busyUntil[lane] = span.end;
     laneOf[span.i] = lane;
   }
+  return laneOf;
+}
 
+/** Lays out a run graph given its nodes in creation order and the preferred tip. */
+export function layoutRun(nodes: readonly LayoutInput[], preferredTipId: string | null): Layout {
+  const tree = treeOf(nodes, preferredTipId);
+  const { present, preferredPath, continuation } = tree;
+  const { rows, rowOf } = rowsOf(tree);
+  const { chains, branchOf } = chainsOf(tree, rows);
+  const laneOf = lanesOf(chains, rowOf);
+  const preferredIndex = chains.findIndex((c) => c.preferred);
   const order = chains.map((_, i) => i).sort((a, b) =>
     a === preferredIndex ? -1 : b === preferredIndex ? 1 : a - b
   );
