@@ -49,27 +49,97 @@ function rpcError(c: Context, error: { status: 400 | 403 | 404; message: string 
   return c.json({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }, status);
 }
 
+/**
+ * The open MCP sessions by id. Clients that vanish without DELETE would otherwise keep their
+ * server instance forever, so a sweeper closes each session `idleMs` after it was registered.
+ */
+class McpSessions {
+  readonly #transports = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  readonly #lastSeen = new Map<string, number>();
+  readonly #sweeper: ReturnType<typeof setInterval>;
+
+  constructor(idleMs: number, log?: (line: string) => void) {
+    this.#sweeper = setInterval(() => {
+      const now = Date.now();
+      for (const [id, at] of this.#lastSeen) {
+        if (now - at < idleMs) continue;
+        const transport = this.#transports.get(id);
+        this.delete(id);
+        log?.(`MCP session ${id} idle for ${Math.round((now - at) / 1000)} s; closed`);
+        void transport?.close().catch(() => {});
+      }
+    }, Math.max(50, Math.min(60_000, idleMs / 2)));
+    Deno.unrefTimer(this.#sweeper);
+  }
+
+  get(id: string): WebStandardStreamableHTTPServerTransport | undefined {
+    return this.#transports.get(id);
+  }
+
+  /** A transport whose session registers itself here once `initialize` gives it an id. */
+  open(): WebStandardStreamableHTTPServerTransport {
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      onsessioninitialized: (sessionId) => {
+        this.#transports.set(sessionId, transport);
+        this.#lastSeen.set(sessionId, Date.now());
+      },
+      onsessionclosed: (sessionId) => this.delete(sessionId),
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) this.delete(transport.sessionId);
+    };
+    return transport;
+  }
+
+  delete(id: string): void {
+    this.#transports.delete(id);
+    this.#lastSeen.delete(id);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#sweeper);
+    const open = [...this.#transports.values()];
+    this.#transports.clear();
+    this.#lastSeen.clear();
+    await Promise.allSettled(open.map((t) => t.close()));
+  }
+}
+
+/** A POST without a session: only an `initialize` may start one, on a fresh server instance. */
+async function initialize(
+  c: Context,
+  sessions: McpSessions,
+  factory: () => Server,
+): Promise<Response> {
+  let body: unknown;
+  try {
+    body = await c.req.raw.json();
+  } catch {
+    return c.json(
+      { jsonrpc: "2.0", error: { code: -32700, message: "Parse error" }, id: null },
+      400,
+    );
+  }
+  const messages = Array.isArray(body) ? body : [body];
+  const initializing = messages.some((m) => (m as { method?: unknown })?.method === "initialize");
+  if (!initializing) {
+    return rpcError(c, {
+      status: 400,
+      message: "No MCP session: send initialize first, then pass Mcp-Session-Id.",
+    });
+  }
+  const transport = sessions.open();
+  await factory().connect(transport);
+  return await transport.handleRequest(c.req.raw, { parsedBody: body });
+}
+
 /** The Hono app serving MCP at `/mcp`, and a `close` that ends every MCP session. */
 export function createMcpHttpApp(
   factory: () => Server,
   options: McpHttpOptions,
 ): { app: Hono; close(): Promise<void> } {
-  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
-  const lastSeen = new Map<string, number>();
-  const idleMs = options.idleTimeoutMs ?? 30 * 60_000;
-  // clients that vanish without DELETE would otherwise keep their server instance forever
-  const sweeper = setInterval(() => {
-    const now = Date.now();
-    for (const [id, at] of lastSeen) {
-      if (now - at < idleMs) continue;
-      const transport = sessions.get(id);
-      sessions.delete(id);
-      lastSeen.delete(id);
-      options.log?.(`MCP session ${id} idle for ${Math.round((now - at) / 1000)} s; closed`);
-      void transport?.close().catch(() => {});
-    }
-  }, Math.max(50, Math.min(60_000, idleMs / 2)));
-  Deno.unrefTimer(sweeper);
+  const sessions = new McpSessions(options.idleTimeoutMs ?? 30 * 60_000, options.log);
   const app = new Hono();
   app.use("*", async (c, next) => {
     const port = options.port();
@@ -99,55 +169,10 @@ export function createMcpHttpApp(
         message: "No MCP session: send initialize first (POST /mcp).",
       });
     }
-    let body: unknown;
-    try {
-      body = await c.req.raw.json();
-    } catch {
-      return c.json(
-        { jsonrpc: "2.0", error: { code: -32700, message: "Parse error" }, id: null },
-        400,
-      );
-    }
-    const messages = Array.isArray(body) ? body : [body];
-    const initializing = messages.some((m) => (m as { method?: unknown })?.method === "initialize");
-    if (!initializing) {
-      return rpcError(c, {
-        status: 400,
-        message: "No MCP session: send initialize first, then pass Mcp-Session-Id.",
-      });
-    }
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => crypto.randomUUID(),
-      onsessioninitialized: (sessionId) => {
-        sessions.set(sessionId, transport);
-        lastSeen.set(sessionId, Date.now());
-      },
-      onsessionclosed: (sessionId) => {
-        sessions.delete(sessionId);
-        lastSeen.delete(sessionId);
-      },
-    });
-    transport.onclose = () => {
-      if (transport.sessionId) {
-        sessions.delete(transport.sessionId);
-        lastSeen.delete(transport.sessionId);
-      }
-    };
-    const server = factory();
-    await server.connect(transport);
-    return await transport.handleRequest(c.req.raw, { parsedBody: body });
+    return await initialize(c, sessions, factory);
   });
   app.notFound((c) => c.text("Not found: MCP is served at /mcp.", 404));
-  return {
-    app,
-    async close() {
-      clearInterval(sweeper);
-      const open = [...sessions.values()];
-      sessions.clear();
-      lastSeen.clear();
-      await Promise.allSettled(open.map((t) => t.close()));
-    },
-  };
+  return { app, close: () => sessions.close() };
 }
 
 /** A running HTTP endpoint. */
