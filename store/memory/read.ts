@@ -1,0 +1,141 @@
+/**
+ * The in-memory store's reads: the port's queries over the tables, each returning fresh
+ * objects (JSON columns are parsed on every read), so callers cannot change stored state.
+ * @module
+ */
+import type {
+  AncestorNotes,
+  AttemptRecord,
+  CompiledWorkflow,
+  NodeRecord,
+  RunRecord,
+  StoreReader,
+} from "../../engine/mod.ts";
+import { key, type NodeRow, type Tables } from "./tables.ts";
+import { getSession, listSessions, searchRuns } from "./search.ts";
+
+function toNode(tables: Tables, row: NodeRow): NodeRecord {
+  const edge = tables.edges.get(key(row.runId, row.nodeId));
+  const output = tables.outputs.get(key(row.runId, row.nodeId));
+  const preferences = JSON.parse(row.preferences);
+  return {
+    sessionId: row.sessionId,
+    runId: row.runId,
+    nodeId: row.nodeId,
+    parentId: row.parentId,
+    nodeKind: row.nodeKind,
+    depth: row.depth,
+    state: JSON.parse(row.state),
+    context: JSON.parse(row.context),
+    preferences: { autonomy: preferences.autonomy, riskPolicy: preferences.riskPolicy },
+    pendingStepId: row.pendingStepId,
+    edgeKind: edge?.edgeKind ?? null,
+    notesMarkdown: output?.notesMarkdown ?? null,
+    notesStepId: output?.stepId ?? null,
+    stepCount: row.stepCount,
+  };
+}
+
+function getRun(tables: Tables, runId: string): RunRecord | null {
+  const run = tables.runs.get(runId);
+  const session = run && tables.sessions.get(run.sessionId);
+  if (!run || !session) return null;
+  const observed = run.workspace !== null || run.gitBranch !== null || run.gitHeadSha !== null;
+  return {
+    runId: run.runId,
+    sessionId: run.sessionId,
+    workflowId: run.workflowId,
+    workflowHash: run.workflowHash,
+    corrupt: session.health === "corrupt",
+    observed: observed
+      ? { workspace: run.workspace, gitBranch: run.gitBranch, gitHeadSha: run.gitHeadSha }
+      : null,
+  };
+}
+
+function getAttempt(
+  tables: Tables,
+  id: { runId: string; nodeId: string; attemptId: string; kind: "ack" | "checkpoint" },
+): AttemptRecord | null {
+  const row = tables.attempts.get(key(id.runId, id.nodeId, id.attemptId, id.kind));
+  const run = row && tables.runs.get(row.runId);
+  const session = run && tables.sessions.get(run.sessionId);
+  if (!row || !session) return null;
+  return {
+    nodeId: row.nodeId,
+    attemptId: row.attemptId,
+    outcome: row.outcome,
+    response: row.response,
+    sessionId: session.sessionId,
+    corrupt: session.health === "corrupt",
+  };
+}
+
+function childRows(tables: Tables, runId: string, nodeId: string): NodeRow[] {
+  return (tables.children.get(key(runId, nodeId)) ?? [])
+    .map((id) => tables.nodes.get(key(runId, id))!);
+}
+
+function getAncestorNotes(
+  tables: Tables,
+  at: { runId: string; nodeId: string; limit: number },
+): AncestorNotes[] {
+  const out: AncestorNotes[] = [];
+  let row = tables.nodes.get(key(at.runId, at.nodeId));
+  while (row && out.length < Math.max(1, at.limit)) {
+    const output = tables.outputs.get(key(row.runId, row.nodeId));
+    out.push({
+      nodeId: row.nodeId,
+      nodeKind: row.nodeKind,
+      notesMarkdown: output?.notesMarkdown ?? null,
+      notesStepId: output?.stepId ?? null,
+    });
+    row = row.parentId === null ? undefined : tables.nodes.get(key(at.runId, row.parentId));
+  }
+  return out;
+}
+
+function getPreferredTip(tables: Tables, runId: string, nodeId: string): NodeRecord {
+  let tip: NodeRow | undefined;
+  const pending = [nodeId];
+  for (let id = pending.pop(); id !== undefined; id = pending.pop()) {
+    const row = tables.nodes.get(key(runId, id));
+    if (row && row.nodeKind !== "blocked_attempt" && (!tip || row.createdSeq > tip.createdSeq)) {
+      tip = row;
+    }
+    pending.push(...(tables.children.get(key(runId, id)) ?? []));
+  }
+  const found = tip ?? tables.nodes.get(key(runId, nodeId));
+  if (!found) throw new Error(`no node ${nodeId} in run ${runId}`);
+  return toNode(tables, found);
+}
+
+/** The port's reads over the tables `current()` returns at each call. */
+export function reader(current: () => Tables): StoreReader {
+  return {
+    getRun: (runId) => Promise.resolve(getRun(current(), runId)),
+    getNode(runId, nodeId) {
+      const tables = current();
+      const row = tables.nodes.get(key(runId, nodeId));
+      return Promise.resolve(row ? toNode(tables, row) : null);
+    },
+    getAttempt: (runId, nodeId, attemptId, kind) =>
+      Promise.resolve(getAttempt(current(), { runId, nodeId, attemptId, kind })),
+    getChildren(runId, nodeId) {
+      const tables = current();
+      const rows = childRows(tables, runId, nodeId).filter((r) => r.nodeKind !== "blocked_attempt");
+      return Promise.resolve(rows.map((r) => toNode(tables, r)));
+    },
+    getAncestorNotes: (runId, nodeId, limit) =>
+      Promise.resolve(getAncestorNotes(current(), { runId, nodeId, limit })),
+    getPreferredTip: (runId, nodeId) =>
+      Promise.resolve().then(() => getPreferredTip(current(), runId, nodeId)),
+    getSnapshot(hash) {
+      const row = current().snapshots.get(hash);
+      return Promise.resolve(row ? JSON.parse(row.compiled) as CompiledWorkflow : null);
+    },
+    searchRuns: (layer, query) => Promise.resolve(searchRuns(current(), { layer, query })),
+    listSessions: (options) => Promise.resolve(listSessions(current(), options)),
+    getSession: (sessionId) => Promise.resolve(getSession(current(), sessionId)),
+  };
+}
