@@ -46,7 +46,7 @@ export function registerTools(
     annotations: { readOnlyHint: tool.readOnly, idempotentHint: tool.idempotent },
   }));
   const byName = new Map(tools.map((t) => [t.name, t]));
-  server.setRequestHandler("tools/list", () => ({ tools: listed as never }));
+  server.setRequestHandler("tools/list", () => ({ tools: listed }));
   server.setRequestHandler("tools/call", (request, ctx) => {
     const { name, arguments: args } = request.params;
     const tool = byName.get(name);
@@ -90,7 +90,7 @@ async function runCall(
     await Promise.all(progress);
     for (const sessionId of appended) await notifier.sessionChanged(sessionId);
     return {
-      content: [{ type: "text" as const, text: result.value.text() }],
+      content: [{ type: "text", text: result.value.text() }],
       structuredContent: result.value.value,
     };
   } catch (error) {
