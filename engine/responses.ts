@@ -165,6 +165,16 @@ export const stepResponseSchema = z.object({
   ).optional().describe("The workflow's optional capabilities and what this branch observed."),
 });
 
+/** How far a run is after an advance, for progress notifications. */
+export interface StepProgress {
+  /** Step nodes acknowledged on this branch (the root excluded). */
+  done: number;
+  /** `done` plus the steps still ahead (an estimate: conditions and loops may skip some). */
+  total: number;
+  /** The title of the step just completed. */
+  stepTitle: string | null;
+}
+
 /** The response of every execution tool. */
 export type StepResponse = z.infer<typeof stepResponseSchema>;
 /** A pending step. */

@@ -1,14 +1,21 @@
 /**
- * The MCP adapter: tool registration, schemas, the error envelope and the stdio transport.
+ * The MCP adapter: the server and its parts, the tool profiles, the error envelope and the
+ * stdio transport.
  * @module
  */
+export { createMcpServer, type McpServerOptions } from "./server.ts";
 export {
-  createMcpServer,
-  type McpServerOptions,
-  SESSION_URI_PREFIX,
-  toolSchemas,
-} from "./server.ts";
-export { type ToolContext, type ToolDefinition, TOOLS } from "./definitions.ts";
+  defineTool,
+  type ToolCall,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolProfile,
+  type ToolSpec,
+  type ToolSuccess,
+} from "./define_tool.ts";
+export { DEFAULT_PROFILE, TOOLS } from "./profiles/default.ts";
+export { toolSchemas } from "./tool_calls.ts";
+export { SESSION_URI_PREFIX } from "./resources.ts";
 export { firstFileRoot, gitState, observeWorkspace, RootsCache } from "./workspace.ts";
 export { errorEnvelopeSchema } from "./errors.ts";
 export { serveMcpStdio } from "./stdio.ts";

@@ -8,7 +8,7 @@ import { preferencesPatchSchema } from "../engine/mod.ts";
 const MAX_NOTES = 64 * 1024;
 
 /** Durable output an agent attaches to an ack or a checkpoint. */
-export const outputInputSchema = z.object({
+const outputInputSchema = z.object({
   notesMarkdown: z.string().max(MAX_NOTES).optional().describe(
     "A short recap (up to about 10 lines): what you did, what you found, what is next.",
   ),

@@ -16,7 +16,7 @@ import { PassThrough, type Readable, type Writable } from "node:stream";
 import process from "node:process";
 
 /** The JSON-RPC error answering a line that is not a valid message, or `null` when it is one. */
-export function rejectLine(line: string): Record<string, unknown> | null {
+function rejectLine(line: string): Record<string, unknown> | null {
   let message: unknown;
   try {
     message = JSON.parse(line);

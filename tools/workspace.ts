@@ -4,11 +4,13 @@
  * directory; and that folder's git branch and HEAD commit, read from `.git` with plain file
  * reads (HEAD, the ref file, packed-refs; worktrees through `commondir`). Nothing here is ever
  * an error: a non-file root or a folder outside git gives `null` fields.
+ * {@linkcode connectionWorkspace} wires this to one connection.
  * @module
  */
 import { readFile, stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { Server, ServerContext } from "npm:@modelcontextprotocol/server@2.4.0";
 import type { WorkspaceObservation } from "../engine/mod.ts";
 
 /** A client root as `roots/list` returns it. */
@@ -148,11 +150,6 @@ export class RootsCache {
     return pending;
   }
 
-  /** Forgets the roots: the next call fetches them (a client without roots never does). */
-  invalidate(): void {
-    this.#stale = true;
-  }
-
   /**
    * The workspace folder for a request: the first `file://` root, `null` when the client has
    * roots but none is a file, or the working directory when it has none. `fetchRelated`
@@ -176,4 +173,29 @@ async function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([promise, new Promise<void>((r) => timer = setTimeout(r, ms))]);
   clearTimeout(timer);
+}
+
+/**
+ * The workspace of each request on one connection: fetches the client's roots after connect
+ * and on `notifications/roots/list_changed`, and observes the folder they name per request.
+ */
+export function connectionWorkspace(
+  server: Server,
+  options: { cwd: string; log?: (line: string) => void },
+): (ctx: ServerContext) => Promise<WorkspaceObservation> {
+  const roots = new RootsCache(options.cwd, options.log);
+  const hasRoots = () => server.getClientCapabilities()?.roots !== undefined;
+  const fetchRoots = () => roots.refresh(() => server.listRoots(undefined, { timeout: 5000 }));
+  server.oninitialized = () => {
+    if (hasRoots()) void fetchRoots();
+  };
+  server.setNotificationHandler("notifications/roots/list_changed", () => {
+    if (hasRoots()) void fetchRoots();
+  });
+  return async (ctx) => {
+    const related = hasRoots()
+      ? () => ctx.mcpReq.send({ method: "roots/list" }, { timeout: 5000 })
+      : undefined;
+    return observeWorkspace(await roots.folder(related));
+  };
 }

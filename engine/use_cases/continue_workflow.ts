@@ -9,14 +9,16 @@ import { applyPreferences, type PreferencesPatch, recommendationWarnings } from 
 import { type Blocker, examplePayload, normalizeBlockers, reviewAck } from "../enforce.ts";
 import { observationChanged, type WorkspaceObservation } from "../workspace.ts";
 import { fail, ok, type Result } from "../result.ts";
-import type { Branch, Gap, StepResponse } from "../responses.ts";
+import type { Branch, Gap, StepProgress, StepResponse } from "../responses.ts";
 import type { Warning } from "../workflow/catalog.ts";
 import {
   advanceState,
+  allSteps,
   currentStep,
   effectiveContext,
   isComplete,
   readState,
+  remainingSteps,
 } from "../workflow/interpreter.ts";
 import { loadNode, verifyPair } from "./run_context.ts";
 import {
@@ -98,6 +100,8 @@ export interface CallOptions {
    * a rehydrate, which append nothing.
    */
   onAppend?: (sessionId: string) => void;
+  /** Told how far the run is after this call advanced it (not on a replay or when blocked). */
+  onProgress?: (progress: StepProgress) => void;
 }
 
 /** Continues a run: advance with an ack token, rehydrate without one (which writes nothing). */
@@ -196,6 +200,7 @@ async function advance(
   }
   const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
   let appended = false;
+  let progress: StepProgress | undefined;
   const result = await deps.store.write(async (tx) => {
     const raced = await tx.getAttempt(ack.runId, ack.nodeId, ack.attemptId!, "ack");
     if (raced) return replayRecorded(raced);
@@ -207,11 +212,13 @@ async function advance(
       compiled,
       warnings,
       workspace: options.workspace,
+      onProgress: (p) => progress = p,
     });
     appended = true;
     return ok(response);
   });
   if (appended) options.onAppend?.(sessionLabel(node.sessionId));
+  if (appended && progress) options.onProgress?.(progress);
   return result;
 }
 
@@ -232,6 +239,7 @@ async function recordAdvance(
     compiled: Compiled;
     warnings: Warning[];
     workspace?: WorkspaceObservation;
+    onProgress: (progress: StepProgress) => void;
   },
 ): Promise<StepResponse> {
   const { node, input, compiled } = args;
@@ -440,5 +448,12 @@ async function recordAdvance(
     response: JSON.stringify(response),
   });
   await tx.append(events);
+  // the root is a step node, so the parent's step count is the steps acknowledged with this one
+  const done = node.stepCount ?? node.depth;
+  args.onProgress({
+    done,
+    total: done + remainingSteps(compiled, state),
+    stepTitle: allSteps(compiled).find((s) => s.id === node.pendingStepId)?.title ?? null,
+  });
   return response;
 }

@@ -146,19 +146,19 @@ async function main(): Promise<number> {
       args: Record<string, unknown>,
     ): Promise<{ value: Record<string, unknown>; split: Split }> => {
       const t0 = performance.now();
-      const parsed = t.input.safeParse(args);
-      if (!parsed.success) throw new Error(`invalid arguments: ${parsed.error.message}`);
+      const call = t.parse(args);
+      if (!call.ok) throw new Error(`invalid arguments: ${call.error.message}`);
       const t1 = performance.now();
-      const result = await t.run(waymark.deps, parsed.data);
+      const result = await call.value.run(waymark.deps);
       if (!result.ok) {
         throw new Error(`${t.name} failed: ${result.error.code}: ${result.error.message}`);
       }
       const t2 = performance.now();
-      const text = t.render(result.value);
-      JSON.stringify({ content: [{ type: "text", text }], structuredContent: result.value });
+      const text = result.value.text();
+      JSON.stringify({ content: [{ type: "text", text }], structuredContent: result.value.value });
       const t3 = performance.now();
       return {
-        value: result.value as Record<string, unknown>,
+        value: result.value.value,
         split: { parse: t1 - t0, run: t2 - t1, render: t3 - t2, total: t3 - t0 },
       };
     };

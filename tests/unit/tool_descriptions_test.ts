@@ -1,6 +1,7 @@
 /**
  * Tool descriptions must match the schemas: every backticked field a description names exists
- * in that tool's input or output schema.
+ * in that tool's input or output schema. And the facts each definition carries (hints,
+ * workspace use) stay what the use-cases do.
  */
 import assert from "node:assert/strict";
 import { TOOLS, toolSchemas } from "../../tools/mod.ts";
@@ -57,4 +58,49 @@ Deno.test("every tool publishes object input and output schemas that admit the e
       `${tool.name} output schema admits {error}`,
     );
   }
+});
+
+Deno.test("each tool's hints say what its use-case does", () => {
+  const hints = Object.fromEntries(
+    TOOLS.map((t) => [t.name, { readOnly: t.readOnly, idempotent: t.idempotent }]),
+  );
+  assert.deepEqual(hints, {
+    list_workflows: { readOnly: true, idempotent: true },
+    inspect_workflow: { readOnly: true, idempotent: true },
+    start_workflow: { readOnly: false, idempotent: false },
+    continue_workflow: { readOnly: false, idempotent: true },
+    checkpoint_workflow: { readOnly: false, idempotent: true },
+    resume_session: { readOnly: true, idempotent: true },
+    start_session: { readOnly: false, idempotent: false },
+  });
+});
+
+Deno.test("a call reads the client's workspace only when its use-case records or ranks by it", () => {
+  const usesWorkspace = (name: string, args: Record<string, unknown>) => {
+    const call = TOOLS.find((t) => t.name === name)!.parse(args);
+    assert.ok(call.ok, `${name} accepts ${JSON.stringify(args)}`);
+    return call.value.usesWorkspace;
+  };
+  assert.equal(usesWorkspace("list_workflows", {}), false);
+  assert.equal(usesWorkspace("inspect_workflow", { workflowId: "wr.x" }), false);
+  assert.equal(usesWorkspace("start_workflow", { workflowId: "wr.x" }), true);
+  assert.equal(usesWorkspace("continue_workflow", { stateToken: "s", ackToken: "a" }), true);
+  assert.equal(usesWorkspace("continue_workflow", { stateToken: "s" }), false, "a rehydrate");
+  assert.equal(
+    usesWorkspace("checkpoint_workflow", {
+      stateToken: "s",
+      checkpointToken: "c",
+      output: { notesMarkdown: "n" },
+    }),
+    true,
+  );
+  assert.equal(usesWorkspace("resume_session", {}), true);
+  assert.equal(usesWorkspace("start_session", {}), true);
+});
+
+Deno.test("arguments that fail a tool's input schema are INVALID_ARGUMENTS, before any run", () => {
+  const call = TOOLS.find((t) => t.name === "list_workflows")!.parse({ x: 1 });
+  assert.ok(!call.ok);
+  assert.equal(call.error.code, "INVALID_ARGUMENTS");
+  assert.deepEqual(call.error.details?.tool, "list_workflows");
 });

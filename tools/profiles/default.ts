@@ -1,13 +1,12 @@
 /**
- * The MCP tools: name, description, schemas, the use-case each calls, and its text rendering.
- * Thin by design: no business rules here.
+ * The default tool profile: waymark's own tools (list, inspect, start, continue, checkpoint,
+ * resume, and the flagged start_session), each naming the use-case it calls and how its answer
+ * renders as text. Thin by design: no business rules here.
  * @module
  */
-import type { z } from "npm:zod@4.6.7";
 import {
   checkpointWorkflow,
   continueWorkflow,
-  type EngineDeps,
   inspectResponseSchema,
   inspectWorkflow,
   listResponseSchema,
@@ -16,14 +15,13 @@ import {
   renderList,
   renderResume,
   renderStepResponse,
-  type Result,
   resumeResponseSchema,
   resumeSession,
   startSession,
   startWorkflow,
   stepResponseSchema,
-  type WorkspaceObservation,
-} from "../engine/mod.ts";
+} from "../../engine/mod.ts";
+import { defineTool, type ToolDefinition, type ToolProfile } from "../define_tool.ts";
 import {
   checkpointInput,
   continueInput,
@@ -32,41 +30,11 @@ import {
   resumeInput,
   startInput,
   startSessionInput,
-} from "./schemas.ts";
+} from "../schemas.ts";
 
-/** What a tool call knows besides its arguments. */
-export interface ToolContext {
-  /** The client's workspace for this request. */
-  workspace?: WorkspaceObservation;
-  /** Told each session (`ses_…`) the call appended to, after the commit. */
-  onAppend?: (sessionId: string) => void;
-}
-
-/** One tool. */
-export interface ToolDefinition {
-  /** Tool name. */
-  name: string;
-  /** Human title. */
-  title: string;
-  /** What it does; every backticked field it names exists in its schemas (a test checks). */
-  description: string;
-  /** Input schema. */
-  input: z.ZodType;
-  /** Output schema of a success. */
-  output: z.ZodType;
-  /** Whether the tool only reads. */
-  readOnly: boolean;
-  /** Whether the tool is listed only when its flag is on (`start_session`). */
-  flag?: "startSession";
-  /** Runs the use-case on validated input, with the request's context. */
-  run(deps: EngineDeps, input: unknown, ctx?: ToolContext): Promise<Result<unknown>>;
-  /** Renders a success as text. */
-  render(value: unknown): string;
-}
-
-/** Every tool, in the order clients list them. */
+/** Every tool of the default profile, in the order clients list them. */
 export const TOOLS: readonly ToolDefinition[] = [
-  {
+  defineTool({
     name: "list_workflows",
     title: "List workflows",
     description:
@@ -74,10 +42,12 @@ export const TOOLS: readonly ToolDefinition[] = [
     input: listInput,
     output: listResponseSchema,
     readOnly: true,
+    idempotent: true,
+    workspace: "never",
     run: (deps) => listWorkflows(deps),
-    render: (v) => renderList(v as z.infer<typeof listResponseSchema>),
-  },
-  {
+    render: renderList,
+  }),
+  defineTool({
     name: "inspect_workflow",
     title: "Inspect a workflow",
     description:
@@ -85,10 +55,12 @@ export const TOOLS: readonly ToolDefinition[] = [
     input: inspectInput,
     output: inspectResponseSchema,
     readOnly: true,
-    run: (deps, input) => inspectWorkflow(deps, input as z.infer<typeof inspectInput>),
-    render: (v) => renderInspect(v as z.infer<typeof inspectResponseSchema>),
-  },
-  {
+    idempotent: true,
+    workspace: "never",
+    run: (deps, input) => inspectWorkflow(deps, input),
+    render: renderInspect,
+  }),
+  defineTool({
     name: "start_workflow",
     title: "Start a workflow",
     description:
@@ -96,10 +68,12 @@ export const TOOLS: readonly ToolDefinition[] = [
     input: startInput,
     output: stepResponseSchema,
     readOnly: false,
-    run: (deps, input, ctx) => startWorkflow(deps, input as z.infer<typeof startInput>, ctx),
-    render: (v) => renderStepResponse(v as z.infer<typeof stepResponseSchema>),
-  },
-  {
+    idempotent: false,
+    workspace: "always",
+    run: (deps, input, ctx) => startWorkflow(deps, input, ctx),
+    render: renderStepResponse,
+  }),
+  defineTool({
     name: "continue_workflow",
     title: "Continue a workflow",
     description:
@@ -107,10 +81,12 @@ export const TOOLS: readonly ToolDefinition[] = [
     input: continueInput,
     output: stepResponseSchema,
     readOnly: false,
-    run: (deps, input, ctx) => continueWorkflow(deps, input as z.infer<typeof continueInput>, ctx),
-    render: (v) => renderStepResponse(v as z.infer<typeof stepResponseSchema>),
-  },
-  {
+    idempotent: true,
+    workspace: (input) => input.ackToken !== undefined,
+    run: (deps, input, ctx) => continueWorkflow(deps, input, ctx),
+    render: renderStepResponse,
+  }),
+  defineTool({
     name: "checkpoint_workflow",
     title: "Checkpoint a workflow",
     description:
@@ -118,11 +94,12 @@ export const TOOLS: readonly ToolDefinition[] = [
     input: checkpointInput,
     output: stepResponseSchema,
     readOnly: false,
-    run: (deps, input, ctx) =>
-      checkpointWorkflow(deps, input as z.infer<typeof checkpointInput>, ctx),
-    render: (v) => renderStepResponse(v as z.infer<typeof stepResponseSchema>),
-  },
-  {
+    idempotent: true,
+    workspace: "always",
+    run: (deps, input, ctx) => checkpointWorkflow(deps, input, ctx),
+    render: renderStepResponse,
+  }),
+  defineTool({
     name: "resume_session",
     title: "Find a session to resume",
     description:
@@ -130,11 +107,12 @@ export const TOOLS: readonly ToolDefinition[] = [
     input: resumeInput,
     output: resumeResponseSchema,
     readOnly: true,
-    run: (deps, input, ctx) =>
-      resumeSession(deps, input as z.infer<typeof resumeInput>, { workspace: ctx?.workspace }),
-    render: (v) => renderResume(v as z.infer<typeof resumeResponseSchema>),
-  },
-  {
+    idempotent: true,
+    workspace: "always",
+    run: (deps, input, ctx) => resumeSession(deps, input, { workspace: ctx?.workspace }),
+    render: renderResume,
+  }),
+  defineTool({
     name: "start_session",
     title: "Start a notes-only session",
     description:
@@ -142,8 +120,21 @@ export const TOOLS: readonly ToolDefinition[] = [
     input: startSessionInput,
     output: stepResponseSchema,
     readOnly: false,
+    idempotent: false,
+    workspace: "always",
     flag: "startSession",
-    run: (deps, input, ctx) => startSession(deps, input as z.infer<typeof startSessionInput>, ctx),
-    render: (v) => renderStepResponse(v as z.infer<typeof stepResponseSchema>),
-  },
+    run: (deps, input, ctx) => startSession(deps, input, ctx),
+    render: renderStepResponse,
+  }),
 ];
+
+const INSTRUCTIONS = [
+  "waymark runs structured workflows one step at a time.",
+  "list_workflows, then start_workflow; do the pending step; then continue_workflow with the stateToken and ackToken exactly as returned, plus output.notesMarkdown (and output.artifacts when the step names an output contract).",
+  "A blocked answer lists what is missing; fix it and retry with the new ackToken.",
+  "Tokens are opaque: never edit them. If you lose your place, call continue_workflow with only the stateToken.",
+  "In a new chat, resume_session finds earlier work by words from its notes.",
+].join(" ");
+
+/** waymark's own tools and how to use them: what a server serves unless told otherwise. */
+export const DEFAULT_PROFILE: ToolProfile = { instructions: INSTRUCTIONS, tools: TOOLS };

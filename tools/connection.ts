@@ -1,0 +1,29 @@
+/**
+ * What the request handlers of one MCP connection share: the engine, the notifications they
+ * send, and the client's workspace per request.
+ * @module
+ */
+import type { ServerContext } from "npm:@modelcontextprotocol/server@2.4.0";
+import type { EngineDeps, WaymarkError, WorkspaceObservation } from "../engine/mod.ts";
+
+/** Notifications a connection sends besides answers. */
+export interface Notifier {
+  /** Logs a health problem (a corrupt session, a busy store) to the client; others pass. */
+  health(error: WaymarkError): Promise<void>;
+  /** Tells subscribers that a session (`ses_…`) changed. */
+  sessionChanged(sessionLabel: string): Promise<void>;
+  /** The resource URIs the client subscribed to. */
+  readonly subscriptions: Set<string>;
+}
+
+/** One connection's shared parts. */
+export interface Connection {
+  /** The engine. */
+  deps: EngineDeps;
+  /** Its notifications. */
+  notifier: Notifier;
+  /** The client's workspace for a request; asks the client through it when roots are stale. */
+  workspace(ctx: ServerContext): Promise<WorkspaceObservation>;
+  /** Where to send log lines (never stdout). */
+  log?: (line: string) => void;
+}

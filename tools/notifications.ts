@@ -1,0 +1,58 @@
+/**
+ * Notifications besides answers: logging messages for health problems, `resources/updated`
+ * for subscribed sessions after an append, and progress on an advance when the request
+ * carries a progress token. Sending is best effort: a lost notification never fails a call.
+ * @module
+ */
+import type { Server, ServerContext } from "npm:@modelcontextprotocol/server@2.4.0";
+import type { StepProgress, WaymarkError } from "../engine/mod.ts";
+import type { Notifier } from "./connection.ts";
+import { sessionUri } from "./resources.ts";
+
+const HEALTH_CODES: Partial<Record<WaymarkError["code"], "error" | "warning">> = {
+  STORAGE_CORRUPTION_DETECTED: "error",
+  STORAGE_BUSY: "warning",
+};
+
+/** The notifier of one connection. */
+export function createNotifier(
+  server: Server,
+  options: { log?: (line: string) => void },
+): Notifier {
+  const subscriptions = new Set<string>();
+  return {
+    subscriptions,
+    async health(error) {
+      const level = HEALTH_CODES[error.code];
+      if (!level) return;
+      options.log?.(`health ${level}: ${error.code}: ${error.message}`);
+      await server.sendLoggingMessage({
+        level,
+        logger: "waymark.health",
+        data: { code: error.code, message: error.message, details: error.details },
+      }).catch(() => {});
+    },
+    async sessionChanged(sessionLabel) {
+      const uri = sessionUri(sessionLabel);
+      if (subscriptions.has(uri)) await server.sendResourceUpdated({ uri }).catch(() => {});
+    },
+  };
+}
+
+/** Sends a progress notification through the request, when it carries a progress token. */
+export function progressSender(
+  ctx: ServerContext,
+): ((progress: StepProgress) => Promise<void>) | undefined {
+  const progressToken = ctx.mcpReq._meta?.progressToken;
+  if (progressToken === undefined) return undefined;
+  return ({ done, total, stepTitle }) =>
+    ctx.mcpReq.notify({
+      method: "notifications/progress",
+      params: {
+        progressToken,
+        progress: done,
+        total,
+        message: `Completed step ${done} of ${total}${stepTitle ? `: ${stepTitle}` : ""}`,
+      },
+    }).catch(() => {});
+}
