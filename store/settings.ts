@@ -4,7 +4,7 @@
  * never turned into `NaN` or silently ignored.
  * @module
  */
-import { z } from "zod";
+import { z } from "npm:zod@4.6.7";
 
 const port = (name: string) =>
   z.string().regex(/^\d{1,5}$/, `${name} must be a port number from 0 to 65535`)
