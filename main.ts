@@ -47,6 +47,9 @@ Options:
   --workflows-dir DIR   an extra workflow folder (repeatable; lowest precedence)
   --busy-timeout MS     how long to wait for another process's database lock (default 5000)
   --http PORT           (serve) Streamable HTTP on 127.0.0.1:PORT instead of stdio
+  --max-body-bytes N    (serve --http) largest request body (default 4194304, as a stdio line)
+  --max-sessions N      (serve --http) live MCP sessions at most; past it the one idle longest
+                        is closed (default 100)
   --enable-start-session
                         (serve) list the start_session tool (or WAYMARK_ENABLE_START_SESSION=1)
   --port N              viewer port for \`view\` (default 4321; 0 picks a free one)
@@ -94,7 +97,12 @@ async function main(argv: string[]): Promise<number> {
     const enableStartSession = values["enable-start-session"] === true ||
       env.WAYMARK_ENABLE_START_SESSION === true;
     if (values.http !== undefined) {
-      return await serveHttp(options, { port: values.http, enableStartSession });
+      return await serveHttp(options, {
+        port: values.http,
+        enableStartSession,
+        maxBodyBytes: values["max-body-bytes"],
+        maxSessions: values["max-sessions"],
+      });
     }
     return await serve(options, {
       enableStartSession,
@@ -174,7 +182,7 @@ async function view(options: WaymarkOptions, port: number | undefined): Promise<
 
 async function serveHttp(
   options: WaymarkOptions,
-  flags: { port: number; enableStartSession: boolean },
+  flags: { port: number; enableStartSession: boolean; maxBodyBytes?: number; maxSessions?: number },
 ): Promise<number> {
   const waymark = await openWaymark(options);
   log(`database ${waymark.paths.dbUrl}`);
@@ -182,7 +190,7 @@ async function serveHttp(
   const { serveMcpHttp } = await import("./web/mcp_http.ts");
   const handle = await serveMcpHttp(
     () => waymark.mcpServer({ log, enableStartSession: flags.enableStartSession }),
-    { port: flags.port, log },
+    { port: flags.port, log, maxBodyBytes: flags.maxBodyBytes, maxSessions: flags.maxSessions },
   );
   const stop = () => void handle.close();
   process.on("SIGINT", stop);

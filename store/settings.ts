@@ -16,6 +16,16 @@ const milliseconds = (name: string, max: number) =>
     .transform(Number)
     .pipe(z.number().int().max(max, `${name} must be at most ${max} ms`));
 
+const count = (name: string, max: number) =>
+  z.string().regex(/^\d{1,10}$/, `${name} must be a whole number from 1 to ${max}`)
+    .transform(Number)
+    .pipe(
+      z.number().int().min(1, `${name} must be at least 1`).max(
+        max,
+        `${name} must be at most ${max}`,
+      ),
+    );
+
 const text = (name: string) => z.string().min(1, `${name} must not be empty`);
 
 const dbUrl = (name: string) =>
@@ -41,6 +51,8 @@ export const flagsSchema = z.object({
   viewer: z.boolean().optional(),
   "viewer-port": port("--viewer-port").optional(),
   http: port("--http").optional(),
+  "max-body-bytes": count("--max-body-bytes", 1024 * 1024 * 1024).optional(),
+  "max-sessions": count("--max-sessions", 100_000).optional(),
   "enable-start-session": z.boolean().optional(),
   help: z.boolean().optional(),
   version: z.boolean().optional(),

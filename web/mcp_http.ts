@@ -4,10 +4,14 @@
  * the same port: DNS-rebinding and cross-site requests get `403` before MCP sees them. Each
  * MCP session (from `initialize`) gets its own server instance, so roots, subscriptions and
  * server-to-client requests work per client, as over stdio; a session idle for 30 minutes is
- * closed (the client initializes again).
+ * closed (the client initializes again). Every request body is capped (4 MiB by default, the
+ * same cap as a stdio line) before it is read whole, and so is the number of live sessions: a
+ * new one past the cap closes the one idle longest.
  * @module
  */
 import { type Context, Hono } from "npm:hono@4.13.19";
+import { bodyLimit } from "npm:hono@4.13.19/body-limit";
+import { MAX_MESSAGE_BYTES } from "../tools/line_splitter.ts";
 import {
   type Server,
   WebStandardStreamableHTTPServerTransport,
@@ -21,7 +25,14 @@ export interface McpHttpOptions {
   port: () => number;
   /** Close an MCP session after this long without a request (default 30 minutes). */
   idleTimeoutMs?: number;
+  /** The largest request body, in bytes (default 4 MiB). */
+  maxBodyBytes?: number;
+  /** The most live MCP sessions; a new one past it closes the one idle longest (default 100). */
+  maxSessions?: number;
 }
+
+/** Live MCP sessions at most, by default. */
+export const DEFAULT_MAX_SESSIONS = 100;
 
 const LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"];
 
@@ -44,7 +55,10 @@ export function allowedOrigin(origin: string | undefined, port: number): boolean
   }
 }
 
-function rpcError(c: Context, error: { status: 400 | 403 | 404; message: string }): Response {
+function rpcError(
+  c: Context,
+  error: { status: 400 | 403 | 404 | 413; message: string },
+): Response {
   const { status, message } = error;
   return c.json({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }, status);
 }
@@ -57,16 +71,20 @@ export function createMcpHttpApp(
   const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
   const lastSeen = new Map<string, number>();
   const idleMs = options.idleTimeoutMs ?? 30 * 60_000;
+  const maxBytes = options.maxBodyBytes ?? MAX_MESSAGE_BYTES;
+  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  const closeSession = (id: string, why: string) => {
+    const transport = sessions.get(id);
+    sessions.delete(id);
+    lastSeen.delete(id);
+    options.log?.(`MCP session ${id} ${why}; closed`);
+    void transport?.close().catch(() => {});
+  };
   // clients that vanish without DELETE would otherwise keep their server instance forever
   const sweeper = setInterval(() => {
     const now = Date.now();
     for (const [id, at] of lastSeen) {
-      if (now - at < idleMs) continue;
-      const transport = sessions.get(id);
-      sessions.delete(id);
-      lastSeen.delete(id);
-      options.log?.(`MCP session ${id} idle for ${Math.round((now - at) / 1000)} s; closed`);
-      void transport?.close().catch(() => {});
+      if (now - at >= idleMs) closeSession(id, `idle for ${Math.round((now - at) / 1000)} s`);
     }
   }, Math.max(50, Math.min(60_000, idleMs / 2)));
   Deno.unrefTimer(sweeper);
@@ -81,6 +99,17 @@ export function createMcpHttpApp(
     }
     await next();
   });
+  app.use(
+    "/mcp",
+    bodyLimit({
+      maxSize: maxBytes,
+      onError: (c) =>
+        rpcError(c, {
+          status: 413,
+          message: `Request body too large: the limit is ${maxBytes} bytes.`,
+        }),
+    }),
+  );
   app.all("/mcp", async (c) => {
     const id = c.req.header("mcp-session-id");
     if (id) {
@@ -91,6 +120,8 @@ export function createMcpHttpApp(
           message: "Unknown or expired MCP session; initialize again.",
         });
       }
+      lastSeen.delete(id);
+      lastSeen.set(id, Date.now());
       return await transport.handleRequest(c.req.raw);
     }
     if (c.req.method !== "POST") {
@@ -119,6 +150,11 @@ export function createMcpHttpApp(
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       onsessioninitialized: (sessionId) => {
+        // the Map keeps insertion order and a request re-inserts its session: the first key
+        // is the one idle longest
+        while (sessions.size >= maxSessions) {
+          closeSession(lastSeen.keys().next().value!, `was idle longest with ${maxSessions} live`);
+        }
         sessions.set(sessionId, transport);
         lastSeen.set(sessionId, Date.now());
       },
@@ -163,14 +199,10 @@ export interface McpHttpHandle {
 /** Serves MCP over Streamable HTTP on 127.0.0.1:`port` (Deno). */
 export function serveMcpHttp(
   factory: () => Server,
-  options: { port: number; log?: (line: string) => void; idleTimeoutMs?: number },
+  options: { port: number } & Omit<McpHttpOptions, "port">,
 ): Promise<McpHttpHandle> {
   let port = options.port;
-  const { app, close } = createMcpHttpApp(factory, {
-    log: options.log,
-    port: () => port,
-    idleTimeoutMs: options.idleTimeoutMs,
-  });
+  const { app, close } = createMcpHttpApp(factory, { ...options, port: () => port });
   let listening: (port: number) => void = () => {};
   const ready = new Promise<number>((r) => listening = r);
   const server = Deno.serve({

@@ -72,3 +72,86 @@ Deno.test("an MCP session idle past its timeout is closed; the client must initi
     await Deno.remove(home, { recursive: true });
   }
 });
+
+function initialize(id: number) {
+  return {
+    jsonrpc: "2.0",
+    id,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "t", version: "1" },
+    },
+  };
+}
+
+Deno.test("HTTP: a body over the cap is refused before it is read whole; live sessions are capped", async () => {
+  const home = await Deno.makeTempDir({ prefix: "waymark-http-unit-" });
+  const waymark = await openWaymark({ home, dbUrl: ":memory:" });
+  const { app, close } = createMcpHttpApp(() => waymark.mcpServer(), {
+    port: () => 80,
+    maxBodyBytes: 64 * 1024,
+    maxSessions: 2,
+  });
+  const headers = {
+    host: "127.0.0.1",
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+  };
+  try {
+    // a streamed body (no Content-Length): the reader stops at the cap
+    let pulled = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled += 16 * 1024;
+        if (pulled > 100 * 1024 * 1024) controller.close();
+        else controller.enqueue(new Uint8Array(16 * 1024).fill(32));
+      },
+    });
+    const big = await app.fetch(
+      new Request(
+        "http://127.0.0.1/mcp",
+        { method: "POST", headers, body: stream, duplex: "half" } as RequestInit,
+      ),
+    );
+    assert.equal(big.status, 413);
+    const answer = await big.json();
+    assert.match(answer.error.message, /limit is 65536 bytes/);
+    assert.ok(pulled < 1024 * 1024, `read ${pulled} bytes of a 100 MB body`);
+
+    const ids: string[] = [];
+    for (let i = 1; i <= 3; i++) {
+      const init = await app.fetch(
+        new Request("http://127.0.0.1/mcp", {
+          method: "POST",
+          headers,
+          body: JSON.stringify(initialize(i)),
+        }),
+      );
+      assert.equal(init.status, 200);
+      await init.body?.cancel();
+      ids.push(init.headers.get("mcp-session-id")!);
+    }
+    const ping = (session: string) =>
+      app.fetch(
+        new Request("http://127.0.0.1/mcp", {
+          method: "POST",
+          headers: { ...headers, "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "ping" }),
+        }),
+      );
+    const oldest = await ping(ids[0]!);
+    assert.equal(oldest.status, 404, "the session idle longest was closed for the third");
+    await oldest.body?.cancel();
+    for (const id of ids.slice(1)) {
+      const live = await ping(id);
+      assert.equal(live.status, 200);
+      await live.body?.cancel();
+    }
+  } finally {
+    await close();
+    await waymark.close();
+    await Deno.remove(home, { recursive: true });
+  }
+});
