@@ -24,6 +24,7 @@ import {
 } from "./mod.ts";
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
 import { rotateKeyring } from "./store/mod.ts";
+import { parseArgsOptions, parseSettings } from "./store/settings.ts";
 
 const HELP = `waymark ${VERSION}: a rewind-safe workflow runtime for AI coding agents, over MCP.
 
@@ -46,6 +47,9 @@ Options:
   --workflows-dir DIR   an extra workflow folder (repeatable; lowest precedence)
   --busy-timeout MS     how long to wait for another process's database lock (default 5000)
   --http PORT           (serve) Streamable HTTP on 127.0.0.1:PORT instead of stdio
+  --max-body-bytes N    (serve --http) largest request body (default 4194304, as a stdio line)
+  --max-sessions N      (serve --http) live MCP sessions at most; past it the one idle longest
+                        is closed (default 100)
   --enable-start-session
                         (serve) list the start_session tool (or WAYMARK_ENABLE_START_SESSION=1)
   --port N              viewer port for \`view\` (default 4321; 0 picks a free one)
@@ -61,29 +65,18 @@ function log(line: string): void {
 async function main(argv: string[]): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        home: { type: "string" },
-        db: { type: "string" },
-        workspace: { type: "string" },
-        "workflows-dir": { type: "string", multiple: true },
-        "busy-timeout": { type: "string" },
-        port: { type: "string" },
-        viewer: { type: "boolean" },
-        "viewer-port": { type: "string" },
-        http: { type: "string" },
-        "enable-start-session": { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-        version: { type: "boolean", short: "V" },
-      },
-    });
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: parseArgsOptions() });
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n\n${HELP}`);
     return 2;
   }
-  const { values, positionals } = parsed;
+  const settings = parseSettings(parsed.values, process.env);
+  if (!settings.ok) {
+    process.stderr.write(`${settings.message}\n(see waymark --help)\n`);
+    return 2;
+  }
+  const { flags: values, env } = settings;
+  const { positionals } = parsed;
   if (values.help) {
     process.stdout.write(HELP);
     return 0;
@@ -97,26 +90,27 @@ async function main(argv: string[]): Promise<number> {
     dbUrl: values.db,
     workspace: values.workspace,
     extraWorkflowDirs: values["workflows-dir"],
-    busyTimeoutMs: values["busy-timeout"] ? Number(values["busy-timeout"]) : undefined,
+    busyTimeoutMs: values["busy-timeout"],
   };
   const [command = "serve", sub, arg] = positionals;
   if (command === "serve") {
     const enableStartSession = values["enable-start-session"] === true ||
-      /^(1|true|yes)$/i.test(process.env.WAYMARK_ENABLE_START_SESSION ?? "");
+      env.WAYMARK_ENABLE_START_SESSION === true;
     if (values.http !== undefined) {
-      const port = Number(values.http);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) {
-        process.stderr.write(`--http needs a port number, got ${JSON.stringify(values.http)}\n`);
-        return 2;
-      }
-      return await serveHttp(options, { port, enableStartSession });
+      return await serveHttp(options, {
+        port: values.http,
+        enableStartSession,
+        maxBodyBytes: values["max-body-bytes"],
+        maxSessions: values["max-sessions"],
+      });
     }
     return await serve(options, {
       enableStartSession,
-      viewerPort: values.viewer ? values["viewer-port"] ?? "" : undefined,
+      viewer: values.viewer === true,
+      viewerPort: values["viewer-port"],
     });
   }
-  if (command === "view") return await view(options, values.port ?? "");
+  if (command === "view") return await view(options, values.port);
   if (command === "workflows") return await workflows(options, sub, arg);
   if (command === "keys" && sub === "rotate") {
     const { keysFile } = resolvePaths(options);
@@ -132,14 +126,12 @@ async function main(argv: string[]): Promise<number> {
 
 async function serve(
   options: WaymarkOptions,
-  flags: { enableStartSession: boolean; viewerPort?: string },
+  flags: { enableStartSession: boolean; viewer: boolean; viewerPort?: number },
 ): Promise<number> {
   const waymark = await openWaymark(options);
   log(`serving MCP over stdio; database ${waymark.paths.dbUrl}`);
   // the viewer, when asked for, logs its URL to stderr: stdout carries JSON-RPC only
-  const viewer = flags.viewerPort === undefined
-    ? null
-    : await startViewer(waymark, flags.viewerPort);
+  const viewer = flags.viewer ? await startViewer(waymark, flags.viewerPort) : null;
   if (viewer) log(`viewer: ${viewer.url}`);
   await new Promise<void>((resolveClosed) => {
     serveMcpStdio(
@@ -155,14 +147,9 @@ async function serve(
 /** Starts the viewer (loaded on demand, so plain \`serve\` starts as fast as before). */
 async function startViewer(
   waymark: Awaited<ReturnType<typeof openWaymark>>,
-  portText: string,
+  port: number | undefined,
 ): Promise<{ url: string; close(): Promise<void> } | null> {
-  const { DEFAULT_VIEWER_PORT, serveViewer } = await import("./web/mod.ts");
-  const port = portText === "" ? DEFAULT_VIEWER_PORT : Number(portText);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    log(`viewer not started: --port/--viewer-port must be 0..65535, got \`${portText}\``);
-    return null;
-  }
+  const { serveViewer } = await import("./web/mod.ts");
   try {
     return serveViewer({ db: waymark.store.db, port, log });
   } catch (error) {
@@ -175,9 +162,9 @@ async function startViewer(
   }
 }
 
-async function view(options: WaymarkOptions, portText: string): Promise<number> {
+async function view(options: WaymarkOptions, port: number | undefined): Promise<number> {
   const waymark = await openWaymark(options);
-  const viewer = await startViewer(waymark, portText);
+  const viewer = await startViewer(waymark, port);
   if (!viewer) {
     await waymark.close();
     return 1;
@@ -195,7 +182,7 @@ async function view(options: WaymarkOptions, portText: string): Promise<number> 
 
 async function serveHttp(
   options: WaymarkOptions,
-  flags: { port: number; enableStartSession: boolean },
+  flags: { port: number; enableStartSession: boolean; maxBodyBytes?: number; maxSessions?: number },
 ): Promise<number> {
   const waymark = await openWaymark(options);
   log(`database ${waymark.paths.dbUrl}`);
@@ -203,7 +190,7 @@ async function serveHttp(
   const { serveMcpHttp } = await import("./web/mcp_http.ts");
   const handle = await serveMcpHttp(
     () => waymark.mcpServer({ log, enableStartSession: flags.enableStartSession }),
-    { port: flags.port, log },
+    { port: flags.port, log, maxBodyBytes: flags.maxBodyBytes, maxSessions: flags.maxSessions },
   );
   const stop = () => void handle.close();
   process.on("SIGINT", stop);

@@ -5,6 +5,7 @@
  */
 export * from "./result.ts";
 export * from "./hash.ts";
+export * from "./limits.ts";
 export * from "./tokens.ts";
 export * from "./events.ts";
 export * from "./ports.ts";

@@ -80,3 +80,27 @@ export class StorageBusyError extends Error {
     this.name = "StorageBusyError";
   }
 }
+
+/** Why the database cannot take a write: its disk is full, or it may only be read. */
+export type StorageFault = "disk_full" | "read_only";
+
+/**
+ * Thrown by a store adapter when the database refuses a write for a reason that retrying at
+ * once cannot fix. Use-cases turn it into `STORAGE_FULL` (retry later) or `STORAGE_READ_ONLY`
+ * (not retryable), naming the file.
+ */
+export class StorageUnavailableError extends Error {
+  /** What is wrong. */
+  readonly fault: StorageFault;
+  /** The database file (or URL) concerned. */
+  readonly location: string;
+  /** Creates the error for a fault at a location. */
+  constructor(fault: StorageFault, location: string) {
+    super(
+      `${fault === "disk_full" ? "The disk is full" : "The database is read-only"}: ${location}`,
+    );
+    this.name = "StorageUnavailableError";
+    this.fault = fault;
+    this.location = location;
+  }
+}

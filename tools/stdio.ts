@@ -1,7 +1,8 @@
 /**
  * Serving MCP over stdio: stdout carries JSON-RPC only. A line that is not JSON, or not a
  * JSON-RPC 2.0 message, is answered here with the error JSON-RPC prescribes (-32700 parse
- * error, -32600 invalid request) instead of being dropped; every other line goes on to the SDK.
+ * error, -32600 invalid request, or too large) instead of being dropped; every other line goes on
+ * to the SDK.
  * @module
  */
 import {
@@ -14,6 +15,7 @@ import {
 import { serveStdio, StdioServerTransport } from "npm:@modelcontextprotocol/server@2.4.0/stdio";
 import { PassThrough, type Readable, type Writable } from "node:stream";
 import process from "node:process";
+import { LineSplitter, MAX_MESSAGE_BYTES, type OversizeLine } from "./line_splitter.ts";
 
 /** The JSON-RPC error answering a line that is not a valid message, or `null` when it is one. */
 function rejectLine(line: string): Record<string, unknown> | null {
@@ -52,24 +54,34 @@ function errorResponse(
   return { jsonrpc: "2.0", id, error: { code, message } };
 }
 
-/** Splits `input` into lines, answers invalid ones on `output`, and passes the rest on. */
-function screen(input: Readable, output: Writable): Readable {
+/** The JSON-RPC error for a message over the size cap. */
+export function oversizeError(line: OversizeLine, limit: number): Record<string, unknown> {
+  return errorResponse(
+    line.id,
+    -32600,
+    `Invalid Request: message too large (${line.bytes} bytes; the limit is ${limit} bytes). ` +
+      "It was discarded; send smaller notes, artifacts or context, or split the work into checkpoints.",
+  );
+}
+
+/** Splits `input` into lines, answers invalid and oversize ones on `output`, passes the rest on. */
+function screen(input: Readable, output: Writable, limit: number): Readable {
   const valid = new PassThrough();
-  let pending = "";
-  input.setEncoding("utf8");
-  input.on("data", (chunk: string) => {
-    pending += chunk;
-    let newline: number;
-    while ((newline = pending.indexOf("\n")) >= 0) {
-      const line = pending.slice(0, newline).replace(/\r$/, "");
-      pending = pending.slice(newline + 1);
-      if (line.trim() === "") continue;
-      const rejection = rejectLine(line);
-      if (rejection) output.write(`${JSON.stringify(rejection)}\n`);
-      else valid.write(`${line}\n`);
-    }
+  const answer = (message: Record<string, unknown>) => output.write(`${JSON.stringify(message)}\n`);
+  const splitter = new LineSplitter(limit, {
+    line(text) {
+      if (text.trim() === "") return;
+      const rejection = rejectLine(text);
+      if (rejection) answer(rejection);
+      else valid.write(`${text}\n`);
+    },
+    oversize: (line) => answer(oversizeError(line, limit)),
   });
-  input.on("end", () => valid.end());
+  input.on("data", (chunk: Uint8Array) => splitter.push(chunk));
+  input.on("end", () => {
+    splitter.end();
+    valid.end();
+  });
   input.on("close", () => valid.end());
   input.on("error", (error) => valid.destroy(error));
   return valid;
@@ -78,9 +90,9 @@ function screen(input: Readable, output: Writable): Readable {
 /** Serves one MCP connection on this process's stdin/stdout until it closes. */
 export function serveMcpStdio(
   factory: () => Server,
-  options: { log?: (line: string) => void; onClose?: () => void } = {},
+  options: { log?: (line: string) => void; onClose?: () => void; maxMessageBytes?: number } = {},
 ): { close(): Promise<void> } {
-  const stdin = screen(process.stdin, process.stdout);
+  const stdin = screen(process.stdin, process.stdout, options.maxMessageBytes ?? MAX_MESSAGE_BYTES);
   const handle = serveStdio(factory, {
     transport: new StdioServerTransport(stdin, process.stdout),
     onerror: (error) => options.log?.(`stdio: ${error.message}`),

@@ -34,12 +34,12 @@ export interface Viewer {
   close(): void;
 }
 
-/** Builds the viewer: guards first (Host/Origin 403, read-only 405, headers), then the routes. */
+/** Builds the viewer: guards first (headers, Host/Origin 403, read-only 405), then the routes. */
 export function createViewerApp(options: ViewerOptions): Viewer {
   const { db } = options;
   let closing = false;
   const app = new Hono();
-  app.use("*", loopbackOnly(options.allowedHosts), readOnly(), ...hardening());
+  app.use("*", ...hardening(), loopbackOnly(options.allowedHosts), readOnly());
   app.onError(onViewerError(options.log));
   app.notFound((c) => notFound(c, "No such page."));
   app.route("/", assetRoutes());

@@ -1,7 +1,8 @@
 /**
- * The viewer's guards, as Hono middleware, in the order the app applies them: a `Host` and
- * `Origin` allowlist (403; this defeats DNS rebinding and cross-site reads), GET/HEAD only
- * (405), then a strict CSP and the usual hardening headers on every response.
+ * The guards both HTTP servers (the viewer and the MCP endpoint) share, as Hono middleware:
+ * the hardening headers (a strict CSP, `nosniff`, ...) on every response, refusals included;
+ * a `Host` and `Origin` allowlist (403; this defeats DNS rebinding and cross-site reads; a
+ * request without `Host` is refused too); and, for the viewer, GET/HEAD only (405).
  * @module
  */
 import type { MiddlewareHandler } from "npm:hono@4.13.19";
@@ -24,27 +25,37 @@ export const CSP: string = Object.entries(CSP_DIRECTIVES)
   .map((words) => words.join(" "))
   .join("; ");
 
-/** The `Host` values a viewer on `port` answers to. */
+/** The `Host` values a server on loopback `port` answers to (also the bare names on port 80). */
 export function allowedHostsFor(port: number): string[] {
-  return [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`];
+  const names = ["127.0.0.1", "localhost", "[::1]"];
+  return [...names.map((h) => `${h}:${port}`), ...(port === 80 ? names : [])];
+}
+
+/** Whether a `Host` header is one of `allowed` (case-insensitive); a missing one is not. */
+export function allowedHost(host: string | undefined, allowed: readonly string[]): boolean {
+  return host !== undefined && allowed.some((h) => h.toLowerCase() === host.toLowerCase());
+}
+
+/** Whether an `Origin` header, when present, is `http://` one of `allowed`. */
+export function allowedOrigin(origin: string | undefined, allowed: readonly string[]): boolean {
+  return origin === undefined ||
+    allowed.some((h) => origin.toLowerCase() === `http://${h.toLowerCase()}`);
 }
 
 /**
- * Refuses (403) a request whose `Host` is not one of `allowedHosts()` (case-insensitive) or whose
+ * Refuses (403) a request whose `Host` is missing or not one of `allowedHosts()`, or whose
  * `Origin`, when present, is not `http://` one of them.
  */
 export function loopbackOnly(allowedHosts: () => readonly string[]): MiddlewareHandler {
   return async (c, next) => {
-    const allowed = allowedHosts().map((h) => h.toLowerCase());
-    const host = (c.req.header("host") ?? new URL(c.req.url).host).toLowerCase();
-    if (!allowed.includes(host)) {
+    const allowed = allowedHosts();
+    if (!allowedHost(c.req.header("host"), allowed)) {
       return c.text(
-        "403 Forbidden: this viewer answers to 127.0.0.1, localhost and [::1] only.\n",
+        "403 Forbidden: waymark answers requests addressed to 127.0.0.1, localhost or [::1] on its own port only.\n",
         403,
       );
     }
-    const origin = c.req.header("origin");
-    if (origin !== undefined && !allowed.some((h) => origin.toLowerCase() === `http://${h}`)) {
+    if (!allowedOrigin(c.req.header("origin"), allowed)) {
       return c.text("403 Forbidden: cross-origin requests are refused.\n", 403);
     }
     await next();

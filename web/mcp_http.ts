@@ -4,10 +4,16 @@
  * the same port: DNS-rebinding and cross-site requests get `403` before MCP sees them. Each
  * MCP session (from `initialize`) gets its own server instance, so roots, subscriptions and
  * server-to-client requests work per client, as over stdio; a session idle for 30 minutes is
- * closed (the client initializes again).
+ * closed (the client initializes again). Every request body is capped (4 MiB by default, the
+ * same cap as a stdio line) as it streams in, and so is the number of live sessions: a new one
+ * past the cap closes the one idle longest. The guards and headers are the viewer's
+ * (`guard.ts`).
  * @module
  */
 import { type Context, Hono } from "npm:hono@4.13.19";
+import { bodyLimit } from "npm:hono@4.13.19/body-limit";
+import { MAX_MESSAGE_BYTES } from "../tools/line_splitter.ts";
+import { allowedHostsFor, hardening, loopbackOnly } from "./guard.ts";
 import {
   type Server,
   WebStandardStreamableHTTPServerTransport,
@@ -21,59 +27,65 @@ export interface McpHttpOptions {
   port: () => number;
   /** Close an MCP session after this long without a request (default 30 minutes). */
   idleTimeoutMs?: number;
+  /** The largest request body, in bytes (default 4 MiB). */
+  maxBodyBytes?: number;
+  /** The most live MCP sessions; a new one past it closes the one idle longest (default 100). */
+  maxSessions?: number;
 }
 
-const LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"];
+/** Live MCP sessions at most, by default. */
+export const DEFAULT_MAX_SESSIONS = 100;
 
-/** Whether a `Host` header names this loopback server. */
-export function allowedHost(host: string | undefined, port: number): boolean {
-  if (!host) return false;
-  return LOOPBACK_HOSTS.some((h) => host === `${h}:${port}` || (port === 80 && host === h));
-}
-
-/** Whether an `Origin` header (when present) is this loopback server. */
-export function allowedOrigin(origin: string | undefined, port: number): boolean {
-  if (origin === undefined) return true;
-  try {
-    const url = new URL(origin);
-    const originPort = url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
-    return (url.protocol === "http:" || url.protocol === "https:") &&
-      LOOPBACK_HOSTS.includes(url.hostname) && originPort === port;
-  } catch {
-    return false;
-  }
-}
-
-function rpcError(c: Context, error: { status: 400 | 403 | 404; message: string }): Response {
+function rpcError(
+  c: Context,
+  error: { status: 400 | 404 | 413; message: string },
+): Response {
   const { status, message } = error;
   return c.json({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }, status);
 }
 
 /**
  * The open MCP sessions by id. Clients that vanish without DELETE would otherwise keep their
- * server instance forever, so a sweeper closes each session `idleMs` after it was registered.
+ * server instance forever, so a sweeper closes each session `idleMs` after its last request,
+ * and past `max` live sessions a new one closes the one idle longest.
  */
 class McpSessions {
   readonly #transports = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  // insertion order is last-seen order: `get` re-inserts, so the first key is the idlest
   readonly #lastSeen = new Map<string, number>();
   readonly #sweeper: ReturnType<typeof setInterval>;
+  readonly #max: number;
+  readonly #log?: (line: string) => void;
 
-  constructor(idleMs: number, log?: (line: string) => void) {
+  constructor(limits: { idleMs: number; max: number }, log?: (line: string) => void) {
+    this.#max = limits.max;
+    this.#log = log;
     this.#sweeper = setInterval(() => {
       const now = Date.now();
       for (const [id, at] of this.#lastSeen) {
-        if (now - at < idleMs) continue;
-        const transport = this.#transports.get(id);
-        this.delete(id);
-        log?.(`MCP session ${id} idle for ${Math.round((now - at) / 1000)} s; closed`);
-        void transport?.close().catch(() => {});
+        if (now - at >= limits.idleMs) {
+          this.#evict(id, `idle for ${Math.round((now - at) / 1000)} s`);
+        }
       }
-    }, Math.max(50, Math.min(60_000, idleMs / 2)));
+    }, Math.max(50, Math.min(60_000, limits.idleMs / 2)));
     Deno.unrefTimer(this.#sweeper);
   }
 
+  /** The session's transport (and marks it seen now), or `undefined`. */
   get(id: string): WebStandardStreamableHTTPServerTransport | undefined {
-    return this.#transports.get(id);
+    const transport = this.#transports.get(id);
+    if (transport) {
+      this.#lastSeen.delete(id);
+      this.#lastSeen.set(id, Date.now());
+    }
+    return transport;
+  }
+
+  #evict(id: string, why: string): void {
+    const transport = this.#transports.get(id);
+    this.delete(id);
+    this.#log?.(`MCP session ${id} ${why}; closed`);
+    void transport?.close().catch(() => {});
   }
 
   /** A transport whose session registers itself here once `initialize` gives it an id. */
@@ -81,6 +93,9 @@ class McpSessions {
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       onsessioninitialized: (sessionId) => {
+        while (this.#transports.size >= this.#max) {
+          this.#evict(this.#lastSeen.keys().next().value!, `was idle longest of ${this.#max}`);
+        }
         this.#transports.set(sessionId, transport);
         this.#lastSeen.set(sessionId, Date.now());
       },
@@ -139,18 +154,24 @@ export function createMcpHttpApp(
   factory: () => Server,
   options: McpHttpOptions,
 ): { app: Hono; close(): Promise<void> } {
-  const sessions = new McpSessions(options.idleTimeoutMs ?? 30 * 60_000, options.log);
+  const sessions = new McpSessions({
+    idleMs: options.idleTimeoutMs ?? 30 * 60_000,
+    max: options.maxSessions ?? DEFAULT_MAX_SESSIONS,
+  }, options.log);
+  const maxBytes = options.maxBodyBytes ?? MAX_MESSAGE_BYTES;
   const app = new Hono();
-  app.use("*", async (c, next) => {
-    const port = options.port();
-    if (!allowedHost(c.req.header("host"), port)) {
-      return c.text("Forbidden: waymark only answers requests addressed to 127.0.0.1.", 403);
-    }
-    if (!allowedOrigin(c.req.header("origin"), port)) {
-      return c.text("Forbidden: cross-origin requests are refused.", 403);
-    }
-    await next();
-  });
+  app.use("*", ...hardening(), loopbackOnly(() => allowedHostsFor(options.port())));
+  app.use(
+    "/mcp",
+    bodyLimit({
+      maxSize: maxBytes,
+      onError: (c) =>
+        rpcError(c, {
+          status: 413,
+          message: `Request body too large: the limit is ${maxBytes} bytes.`,
+        }),
+    }),
+  );
   app.all("/mcp", async (c) => {
     const id = c.req.header("mcp-session-id");
     if (id) {
@@ -188,14 +209,10 @@ export interface McpHttpHandle {
 /** Serves MCP over Streamable HTTP on 127.0.0.1:`port` (Deno). */
 export function serveMcpHttp(
   factory: () => Server,
-  options: { port: number; log?: (line: string) => void; idleTimeoutMs?: number },
+  options: { port: number } & Omit<McpHttpOptions, "port">,
 ): Promise<McpHttpHandle> {
   let port = options.port;
-  const { app, close } = createMcpHttpApp(factory, {
-    log: options.log,
-    port: () => port,
-    idleTimeoutMs: options.idleTimeoutMs,
-  });
+  const { app, close } = createMcpHttpApp(factory, { ...options, port: () => port });
   let listening: (port: number) => void = () => {};
   const ready = new Promise<number>((r) => listening = r);
   const server = Deno.serve({

@@ -62,16 +62,16 @@ const PLACEHOLDER =
 
 /**
  * Fills `{{var}}` and `{{a.b}}` from context (`{{list.length}}` gives an array's length, and
- * `{{n + 1}}` / `{{n - 1}}` offset a number). A missing variable, or an offset on a value that is
- * not a number, stays as written so the agent sees what was expected; objects render as compact
- * JSON.
+ * `{{n + 1}}` / `{{n - 1}}` offset a number). A missing variable renders as an explicit marker,
+ * `(not provided: name)`, so no raw braces reach the agent; an offset on a value that is not a
+ * number stays as written; objects render as compact JSON.
  */
 export function fillPlaceholders(template: string, context: Record<string, unknown>): string {
   return template.replace(
     PLACEHOLDER,
     (whole, path: string, sign: string | undefined, amount: string | undefined) => {
       const value = readVar(context, path);
-      if (value === undefined || value === null) return whole;
+      if (value === undefined || value === null) return notProvided(path);
       if (sign !== undefined) {
         if (typeof value !== "number") return whole;
         return String(sign === "+" ? value + Number(amount) : value - Number(amount));
@@ -79,4 +79,24 @@ export function fillPlaceholders(template: string, context: Record<string, unkno
       return typeof value === "string" ? value : JSON.stringify(value);
     },
   );
+}
+
+/** The marker a placeholder with no value renders as. */
+export function notProvided(name: string): string {
+  return `(not provided: ${name})`;
+}
+
+/** The placeholders of `template` that `context` has no value for, in order, once each. */
+export function missingPlaceholders(template: string, context: Record<string, unknown>): string[] {
+  const missing = new Set<string>();
+  for (const match of template.matchAll(PLACEHOLDER)) {
+    const value = readVar(context, match[1]!);
+    if (value === undefined || value === null) missing.add(match[1]!);
+  }
+  return [...missing];
+}
+
+/** Every placeholder name in `template`, in order, once each. */
+export function placeholderNames(template: string): string[] {
+  return [...new Set([...template.matchAll(PLACEHOLDER)].map((m) => m[1]!))];
 }

@@ -9,7 +9,6 @@ import {
   type CompiledWorkflow,
   type Condition,
   evaluateCondition,
-  fillPlaceholders,
   loadWorkflowFile,
   loadWorkflowFiles,
 } from "../../engine/mod.ts";
@@ -98,7 +97,7 @@ function branchesOf(nodes: readonly CompiledNode[], enclosing: Condition[], out:
     else {
       (node.fragments ?? []).forEach((f, i) => {
         if (!f.when) return;
-        const probe = fillPlaceholders(f.text, {}).split("{{")[0]!.slice(0, 60);
+        const probe = f.text.split("{{")[0]!.slice(0, 60);
         const id = node.id;
         out.push({
           key: `${node.id} (fragment ${i})`,

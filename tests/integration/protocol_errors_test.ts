@@ -54,6 +54,11 @@ class RawServer {
     await this.#stdin.write(new TextEncoder().encode(`${line}\n`));
   }
 
+  /** Writes raw text, adding no newline. */
+  async write(text: string): Promise<void> {
+    await this.#stdin.write(new TextEncoder().encode(text));
+  }
+
   /** Waits for the answer to request `id`. */
   async answer(id: number | string, timeoutMs = 10_000): Promise<Message> {
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -217,6 +222,42 @@ Deno.test("raw JSON-RPC: malformed and invalid messages are answered where due a
       server.kill();
       await server.close().catch(() => {});
     }
+    await home.cleanup();
+  }
+});
+
+Deno.test("raw JSON-RPC: a message over the size cap gets an error with its id and the server keeps serving", async () => {
+  const home = await tempHome();
+  const server = new RawServer(home.home);
+  try {
+    await server.request(1, "initialize", {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "raw-test", version: "1.0.0" },
+    });
+    await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+
+    // 10.5 MB in one valid line, the id last (as the SDKs serialise it).
+    const query = "x".repeat(10.5 * 1024 * 1024);
+    await server.send(
+      `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"resume_session","arguments":{"query":"${query}"}},"id":20}`,
+    );
+    const big = await server.answer(20);
+    assert.equal(big.error.code, -32600);
+    assert.match(big.error.message, /too large .*limit is 4194304 bytes/);
+    assert.deepEqual((await server.request(21, "ping")).result, {});
+
+    // 20 MB with no newline, in pieces: dropped as it streams, one error when the line ends.
+    const piece = "y".repeat(1024 * 1024);
+    for (let i = 0; i < 20; i++) await server.write(piece);
+    await server.write("\n");
+    assert.deepEqual((await server.request(22, "ping")).result, {});
+    const errors = server.lines.map(tryParse).filter((m) => m?.error?.code === -32600);
+    assert.equal(errors.length, 2, "one error per oversize line");
+    assert.equal(errors[1]!.id, null);
+  } finally {
+    server.kill();
+    await server.close().catch(() => {});
     await home.cleanup();
   }
 });

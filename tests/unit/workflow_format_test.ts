@@ -143,7 +143,10 @@ Deno.test("the interpreter skips steps whose runCondition fails and fills placeh
   const big = stateAfterAck(compiled, first, { ...context, size: "big" });
   assert.equal(pendingStep(compiled, big, context)!.stepId, "two");
   assert.equal(pendingStep(compiled, stateAfterAck(compiled, second, context), context), null);
-  assert.equal(pendingStep(compiled, first, {})!.prompt, "Do {{thing}} for {{who.name}}");
+  assert.equal(
+    pendingStep(compiled, first, {})!.prompt,
+    "Do (not provided: thing) for (not provided: who.name)",
+  );
 });
 
 Deno.test("the committed workflow.schema.json matches the zod schema (run `deno task schema`)", async () => {
