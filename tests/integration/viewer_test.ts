@@ -105,7 +105,9 @@ Deno.test("viewer guards: Host and Origin allowlists (403), read-only (405), str
     assert.equal(page.headers.get("cache-control"), "no-store");
     await page.body?.cancel();
     const forbidden = await t.get("/", { headers: { host: "evil.example" } });
-    assert.equal(forbidden.headers.get("content-security-policy"), null, "403 before any work");
+    assert.equal(forbidden.status, 403);
+    assert.equal(forbidden.headers.get("content-security-policy"), CSP, "refusals carry it too");
+    assert.equal(forbidden.headers.get("x-content-type-options"), "nosniff");
     await forbidden.body?.cancel();
   } finally {
     await t.close();
