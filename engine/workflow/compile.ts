@@ -188,35 +188,6 @@ function confirmation(rule: WorkflowStep["requireConfirmation"]): boolean | Cond
   return rule as Condition;
 }
 
-function checkValidation(ctx: Ctx, criteria: ValidationCriteria, path: string): void {
-  if (Array.isArray(criteria)) {
-    criteria.forEach((c, i) => checkValidation(ctx, c, `${path}[${i}]`));
-    return;
-  }
-  if ("and" in criteria || "or" in criteria) {
-    const list = ("and" in criteria ? criteria.and : criteria.or) as ValidationCriteria[];
-    list.forEach((c, i) => checkValidation(ctx, c, `${path}[${i}]`));
-    return;
-  }
-  if ("not" in criteria) return checkValidation(ctx, criteria.not as ValidationCriteria, path);
-  const rule = criteria as Extract<ValidationCriteria, { type: string }>;
-  const need = { contains: "value", regex: "pattern", schema: "schema" } as const;
-  const field = need[rule.type as keyof typeof need];
-  if (field && rule[field] === undefined) {
-    ctx.issues.push({ path, message: `a \`${rule.type}\` rule needs \`${field}\`` });
-  }
-  if (rule.type === "regex" && rule.pattern !== undefined) {
-    try {
-      new RegExp(rule.pattern, rule.flags);
-    } catch (error) {
-      ctx.issues.push({ path: `${path}.pattern`, message: `invalid regex: ${String(error)}` });
-    }
-  }
-  if (rule.type === "length" && rule.min === undefined && rule.max === undefined) {
-    ctx.issues.push({ path, message: "a `length` rule needs `min` and/or `max`" });
-  }
-}
-
 function functionSection(file: WorkflowFile, refs: readonly string[] | undefined): string {
   if (!refs?.length) return "";
   const defs = new Map((file.functionDefinitions ?? []).map((d) => [d.name, d.definition]));
@@ -322,9 +293,6 @@ function standardStep(ctx: Ctx, step: WorkflowStep, path: string, role?: string)
     ? `\n\n## Guidance\n${step.guidance.map((g) => `- ${g}`).join("\n")}`
     : "";
   const contract = contractOf(ctx, step.outputContract ?? step.output, `${path}.outputContract`);
-  if (step.validationCriteria) {
-    checkValidation(ctx, step.validationCriteria, `${path}.validationCriteria`);
-  }
   const compiled: CompiledStep = {
     kind: "step",
     id: step.id,
@@ -507,7 +475,9 @@ function compileLoop(
     itemVar: cfg.itemVar ?? "currentItem",
     indexVar: cfg.indexVar ?? "currentIndex",
   };
-  if (cfg.type === "while" || cfg.type === "until") {
+  if (cfg.type === "for") loop.count = cfg.count;
+  else if (cfg.type === "forEach") loop.items = cfg.items;
+  else {
     const source = cfg.conditionSource;
     if (source?.kind === "artifact_contract") {
       if (source.contractRef !== "wr.contracts.loop_control") {
@@ -525,20 +495,6 @@ function compileLoop(
         : { contractRef: source.contractRef };
     } else if (source?.kind === "context_variable") loop.condition = source.condition;
     else if (cfg.condition) loop.condition = cfg.condition;
-    else {
-      ctx.issues.push({
-        path: `${path}.loop`,
-        message: `a \`${cfg.type}\` loop needs \`condition\` or \`conditionSource\``,
-      });
-    }
-  } else if (cfg.type === "for") {
-    if (cfg.count === undefined) {
-      ctx.issues.push({ path: `${path}.loop`, message: "a `for` loop needs `count`" });
-    } else loop.count = cfg.count;
-  } else {
-    if (cfg.items === undefined) {
-      ctx.issues.push({ path: `${path}.loop`, message: "a `forEach` loop needs `items`" });
-    } else loop.items = cfg.items;
   }
   let body: CompiledNode[];
   if (typeof step.body === "string") {
