@@ -11,8 +11,8 @@ import type { Artifact } from "./events.ts";
 import { BLOCKER_CODES } from "./responses.ts";
 import type { CompiledStep, CompiledWorkflow } from "./workflow/compile.ts";
 import { evaluateCondition } from "./workflow/conditions.ts";
-import type { CapabilityStatus } from "./workflow/interpreter.ts";
-import type { Capability, ValidationCriteria } from "./workflow/schema.ts";
+import type { ValidationCriteria } from "./workflow/schema.ts";
+import type { Capability, CapabilityStatus } from "./vocabulary.ts";
 
 /** A blocker code. */
 export type BlockerCode = typeof BLOCKER_CODES[number];

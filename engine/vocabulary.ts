@@ -88,3 +88,8 @@ export type RetryKind = typeof RETRY_KINDS[number];
 export const TOKEN_KINDS = ["state", "ack", "checkpoint"] as const;
 /** A token kind. */
 export type TokenKind = typeof TOKEN_KINDS[number];
+
+/** Whether `value` belongs to the closed set `list`; narrows it to the set's type. */
+export function isMember<T extends string>(list: readonly T[], value: unknown): value is T {
+  return (list as readonly unknown[]).includes(value);
+}

@@ -17,6 +17,7 @@ import type {
   WorkflowStep,
 } from "./schema.ts";
 import type { WorkflowIssue } from "./parse.ts";
+import { CAPABILITIES, type CapabilityNeed, isMember, type WorkflowKind } from "../vocabulary.ts";
 import { referencedSnippets, renderPromptBlocks } from "./render.ts";
 import { checkWorkflowId } from "./ids.ts";
 import {
@@ -113,7 +114,7 @@ export interface CompiledWorkflow {
   /** Workflow id. */
   id: string;
   /** Workflow or routine. */
-  kind: "workflow" | "routine";
+  kind: WorkflowKind;
   /** Human name. */
   name: string;
   /** What the workflow is for. */
@@ -125,7 +126,7 @@ export interface CompiledWorkflow {
   /** Most automation the author recommends. */
   recommendedPreferences?: { autonomy?: string; riskPolicy?: string };
   /** Optional capabilities and how much the workflow needs them. */
-  capabilities: Partial<Record<Capability, "required" | "preferred">>;
+  capabilities: Partial<Record<Capability, CapabilityNeed>>;
   /** Features applied. */
   features: string[];
   /** Every contract pack the workflow uses, resolved (schema and example). */
@@ -387,7 +388,7 @@ function expandTemplate(ctx: Ctx, step: WorkflowStep, path: string, role?: strin
   const args = call.args ?? {};
   if (call.templateId === CAPABILITY_PROBE_TEMPLATE) {
     const capability = args.capability;
-    if (capability !== "delegation" && capability !== "web_browsing") {
+    if (!isMember(CAPABILITIES, capability)) {
       ctx.issues.push({
         path: `${path}.templateCall.args.capability`,
         message:
@@ -606,7 +607,8 @@ export function compileWorkflow(
     bodies,
   );
   const probes: CompiledStep[] = [];
-  for (const capability of ["web_browsing", "delegation"] as const) {
+  // Probes run web_browsing first: the order is inside pinned hashes.
+  for (const capability of [...CAPABILITIES].reverse()) {
     if (capabilities[capability] === "required") {
       probes.push(
         probeStep(ctx, `capability-probe-${capability}`, `Check ${capability}`, capability),
