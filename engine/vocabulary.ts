@@ -79,11 +79,6 @@ export const SEARCH_LAYERS = ["id", "title", "tip_notes", "deep", "recent"] as c
 /** A search layer. */
 export type SearchLayer = typeof SEARCH_LAYERS[number];
 
-/** How (and whether) a caller may retry a failed call. */
-export const RETRY_KINDS = ["not_retryable", "retryable_immediate", "retryable_after_ms"] as const;
-/** A retry kind. */
-export type RetryKind = typeof RETRY_KINDS[number];
-
 /** The kinds of signed token. */
 export const TOKEN_KINDS = ["state", "ack", "checkpoint"] as const;
 /** A token kind. */
