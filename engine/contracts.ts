@@ -6,7 +6,9 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
-import { CAPABILITIES } from "./workflow/schema.ts";
+import { CAPABILITIES, CAPABILITY_STATUSES, GAP_SEVERITIES } from "./vocabulary.ts";
+
+export { GAP_SEVERITIES } from "./vocabulary.ts";
 
 /** One contract pack. */
 export interface ContractPack {
@@ -36,9 +38,6 @@ export const DIVERGENCE_REASONS = [
   "safety_concern",
   "other",
 ] as const;
-
-/** The closed set of gap severities. */
-export const GAP_SEVERITIES = ["critical", "major", "minor"] as const;
 
 function pack(
   id: string,
@@ -210,7 +209,7 @@ export const CONTRACT_PACKS: ReadonlyMap<string, ContractPack> = new Map(
       "What the agent observed when it tried an optional capability.",
       {
         capability: z.enum(CAPABILITIES),
-        status: z.enum(["available", "unavailable", "unknown"]),
+        status: z.enum(CAPABILITY_STATUSES),
         remediation: z.string().max(1024).optional(),
       },
       { capability: "web_browsing", status: "available" },

@@ -9,10 +9,11 @@ import type { z } from "npm:zod@4.6.7";
 import { CONTRACT_PACKS, packForArtifactKind } from "./contracts.ts";
 import type { Artifact } from "./events.ts";
 import { BLOCKER_CODES } from "./responses.ts";
-import type { CompiledStep, CompiledWorkflow } from "./workflow/compile.ts";
+import type { CompiledContract, CompiledStep, CompiledWorkflow } from "./workflow/compile.ts";
 import { evaluateCondition } from "./workflow/conditions.ts";
-import type { CapabilityStatus } from "./workflow/interpreter.ts";
-import type { Capability, ValidationCriteria } from "./workflow/schema.ts";
+import type { UserDependency, ValidationCriteria, ValidationRule } from "./workflow/schema.ts";
+import { jsonSchemaProblems } from "./json_schema_check.ts";
+import type { Capability, CapabilityStatus } from "./vocabulary.ts";
 
 /** A blocker code. */
 export type BlockerCode = typeof BLOCKER_CODES[number];
@@ -104,52 +105,47 @@ function describeZod(error: z.ZodError): string {
   ).join("; ");
 }
 
-function ruleHolds(
-  rule: Extract<ValidationCriteria, { type: string }>,
-  notes: string,
-): boolean {
-  switch (rule.type) {
-    case "contains":
-      return notes.toLowerCase().includes((rule.value ?? "").toLowerCase());
-    case "regex":
-      try {
-        return new RegExp(rule.pattern ?? "", rule.flags).test(notes);
-      } catch {
-        return false;
-      }
-    case "length": {
-      const n = [...notes].length;
-      return (rule.min === undefined || n >= rule.min) && (rule.max === undefined || n <= rule.max);
-    }
-    case "schema": {
-      let value: unknown;
-      try {
-        value = JSON.parse(notes);
-      } catch {
-        return false;
-      }
-      const schema = rule.schema ?? {};
-      if (schema.type === "object") {
-        if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
-        const required = Array.isArray(schema.required) ? schema.required : [];
-        return required.every((k) => typeof k === "string" && k in (value as object));
-      }
-      return true;
-    }
+function schemaProblem(schema: Record<string, unknown>, notes: string): string | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(notes);
+  } catch {
+    return "the notes must be JSON matching the step's schema; they are not valid JSON";
   }
+  const problems = jsonSchemaProblems(schema, value);
+  return problems.length === 0
+    ? null
+    : `the notes must be JSON matching the step's schema: ${problems.join("; ")}`;
 }
 
-function ruleMessage(rule: Extract<ValidationCriteria, { type: string }>): string {
-  if (rule.message) return rule.message;
+/** Why a rule fails on the notes, in the rule's own words when it has them; `null` when it holds. */
+function ruleProblem(rule: ValidationRule, notes: string): string | null {
   switch (rule.type) {
     case "contains":
-      return `the notes must mention \`${rule.value}\``;
-    case "regex":
-      return `the notes must match /${rule.pattern}/${rule.flags ?? ""}`;
-    case "length":
-      return `the notes must be ${rule.min ?? 0}..${rule.max ?? "∞"} characters long`;
-    case "schema":
-      return "the notes must be JSON matching the step's schema";
+      return notes.toLowerCase().includes(rule.value.toLowerCase())
+        ? null
+        : rule.message ?? `the notes must mention \`${rule.value}\``;
+    case "regex": {
+      let holds = false;
+      try {
+        holds = new RegExp(rule.pattern, rule.flags).test(notes);
+      } catch { /* an invalid pattern never matches */ }
+      return holds
+        ? null
+        : rule.message ?? `the notes must match /${rule.pattern}/${rule.flags ?? ""}`;
+    }
+    case "length": {
+      const n = [...notes].length;
+      const holds = (rule.min === undefined || n >= rule.min) &&
+        (rule.max === undefined || n <= rule.max);
+      return holds
+        ? null
+        : rule.message ?? `the notes must be ${rule.min ?? 0}..${rule.max ?? "∞"} characters long`;
+    }
+    case "schema": {
+      const problem = schemaProblem(rule.schema, notes);
+      return problem === null ? null : rule.message ?? problem;
+    }
   }
 }
 
@@ -161,20 +157,20 @@ export function failedValidation(
   const { notes, context } = input;
   if (Array.isArray(criteria)) return criteria.flatMap((c) => failedValidation(c, input));
   if ("and" in criteria) {
-    return (criteria.and as ValidationCriteria[]).flatMap((c) => failedValidation(c, input));
+    return criteria.and.flatMap((c) => failedValidation(c, input));
   }
   if ("or" in criteria) {
-    const all = (criteria.or as ValidationCriteria[]).map((c) => failedValidation(c, input));
+    const all = criteria.or.map((c) => failedValidation(c, input));
     return all.some((f) => f.length === 0) ? [] : [`one of: ${all.flat().join(" | ")}`];
   }
   if ("not" in criteria) {
-    return failedValidation(criteria.not as ValidationCriteria, input).length === 0
+    return failedValidation(criteria.not, input).length === 0
       ? ["the notes match a pattern they must not match"]
       : [];
   }
-  const rule = criteria as Extract<ValidationCriteria, { type: string }>;
-  if (rule.condition && !evaluateCondition(rule.condition, context)) return [];
-  return ruleHolds(rule, notes) ? [] : [ruleMessage(rule)];
+  if (criteria.condition && !evaluateCondition(criteria.condition, context)) return [];
+  const problem = ruleProblem(criteria, notes);
+  return problem === null ? [] : [problem];
 }
 
 /** What an acknowledgement brought and what is wrong with it. */
@@ -191,33 +187,52 @@ export interface AckReview {
   warnings: { code: string; message: string }[];
 }
 
-/** Reviews an acknowledgement of `step` against its requirements. */
-export function reviewAck(
-  compiled: CompiledWorkflow,
-  step: CompiledStep,
-  input: {
-    artifacts: readonly Artifact[];
-    notesMarkdown?: string;
-    context: Record<string, unknown>;
-  },
-): AckReview {
-  const review: AckReview = {
-    problems: [],
-    observations: [],
-    divergences: [],
-    agentGaps: [],
-    warnings: [],
-  };
-  const contract = step.outputContract;
-  let contractSatisfied = false;
-  const contractErrors: string[] = [];
-  for (const artifact of input.artifacts) {
+/** What an acknowledgement brings besides notes. */
+interface AckInput {
+  artifacts: readonly Artifact[];
+  notesMarkdown?: string;
+  context: Record<string, unknown>;
+}
+
+/** Records a valid artifact of a pack that carries observations, divergences or gaps. */
+function recordArtifact(review: AckReview, packId: string, value: Record<string, unknown>): void {
+  if (packId === "wr.contracts.capability_observation") {
+    const o: AckReview["observations"][number] = {
+      capability: value.capability as Capability,
+      status: value.status as CapabilityStatus,
+    };
+    if (typeof value.remediation === "string") o.remediation = value.remediation;
+    review.observations.push(o);
+  } else if (packId === "wr.contracts.workflow_divergence") {
+    const d: AckReview["divergences"][number] = {
+      reason: value.reason as string,
+      summary: value.summary as string,
+    };
+    if (typeof value.relatedStepId === "string") d.relatedStepId = value.relatedStepId;
+    review.divergences.push(d);
+  } else if (packId === "wr.contracts.gaps") {
+    for (const g of value.gaps as AckReview["agentGaps"]) review.agentGaps.push(g);
+  }
+}
+
+/**
+ * Reads the artifacts of known kinds into the review; returns whether the step's contract was
+ * met and, when it was not, why its artifacts failed.
+ */
+function reviewArtifacts(
+  review: AckReview,
+  contract: CompiledContract | undefined,
+  artifacts: readonly Artifact[],
+): { satisfied: boolean; errors: string[] } {
+  let satisfied = false;
+  const errors: string[] = [];
+  for (const artifact of artifacts) {
     const p = packForArtifactKind(artifact.kind);
     if (!p) continue;
     const parsed = p.schema.safeParse(artifact);
     const isContract = contract?.artifactKind === artifact.kind;
     if (!parsed.success) {
-      if (isContract) contractErrors.push(describeZod(parsed.error));
+      if (isContract) errors.push(describeZod(parsed.error));
       else {
         review.warnings.push({
           code: "INVALID_ARTIFACT_IGNORED",
@@ -228,108 +243,129 @@ export function reviewAck(
       }
       continue;
     }
-    if (isContract) contractSatisfied = true;
-    const value = parsed.data as Record<string, unknown>;
-    if (p.id === "wr.contracts.capability_observation") {
-      const o: AckReview["observations"][number] = {
-        capability: value.capability as Capability,
-        status: value.status as CapabilityStatus,
-      };
-      if (typeof value.remediation === "string") o.remediation = value.remediation;
-      review.observations.push(o);
-    } else if (p.id === "wr.contracts.workflow_divergence") {
-      const d: AckReview["divergences"][number] = {
-        reason: value.reason as string,
-        summary: value.summary as string,
-      };
-      if (typeof value.relatedStepId === "string") d.relatedStepId = value.relatedStepId;
-      review.divergences.push(d);
-    } else if (p.id === "wr.contracts.gaps") {
-      for (const g of value.gaps as AckReview["agentGaps"]) review.agentGaps.push(g);
-    }
+    if (isContract) satisfied = true;
+    recordArtifact(review, p.id, parsed.data as Record<string, unknown>);
   }
-  if (contract && !contractSatisfied) {
-    const p = CONTRACT_PACKS.get(contract.contractRef)!;
-    const example = JSON.stringify(p.example);
-    const pointer = { kind: "output_contract", contractRef: contract.contractRef } as const;
-    if (contractErrors.length > 0) {
-      if (contract.required) {
-        review.problems.push({
-          code: "INVALID_REQUIRED_OUTPUT",
-          pointer,
-          message: `The \`${p.artifactKind}\` artifact does not match \`${p.id}\`: ${
-            contractErrors[0]
-          }.`,
-          suggestedFix:
-            `Fix the artifact in output.artifacts and acknowledge again with the new ackToken, for example ${example}`,
-        });
-      }
-    } else if (contract.required) {
-      review.problems.push({
-        code: "MISSING_REQUIRED_OUTPUT",
-        pointer,
-        message:
-          `Step \`${step.id}\` requires an artifact of kind \`${p.artifactKind}\` (\`${p.id}\`) in output.artifacts; none was sent.`,
-        suggestedFix:
-          `Add it to output.artifacts and acknowledge again with the new ackToken, for example ${example}`,
-      });
-    }
+  return { satisfied, errors };
+}
+
+function contractProblems(
+  step: CompiledStep,
+  contract: CompiledContract,
+  errors: readonly string[],
+): Blocker[] {
+  if (!contract.required) return [];
+  const p = CONTRACT_PACKS.get(contract.contractRef)!;
+  const example = JSON.stringify(p.example);
+  const pointer = { kind: "output_contract", contractRef: contract.contractRef } as const;
+  if (errors.length > 0) {
+    return [{
+      code: "INVALID_REQUIRED_OUTPUT",
+      pointer,
+      message: `The \`${p.artifactKind}\` artifact does not match \`${p.id}\`: ${errors[0]}.`,
+      suggestedFix:
+        `Fix the artifact in output.artifacts and acknowledge again with the new ackToken, for example ${example}`,
+    }];
+  }
+  return [{
+    code: "MISSING_REQUIRED_OUTPUT",
+    pointer,
+    message:
+      `Step \`${step.id}\` requires an artifact of kind \`${p.artifactKind}\` (\`${p.id}\`) in output.artifacts; none was sent.`,
+    suggestedFix:
+      `Add it to output.artifacts and acknowledge again with the new ackToken, for example ${example}`,
+  }];
+}
+
+function validationProblems(
+  step: CompiledStep,
+  criteria: ValidationCriteria,
+  input: AckInput,
+): Blocker[] {
+  const pointer = { kind: "workflow_step", stepId: step.id } as const;
+  const notes = input.notesMarkdown;
+  if (notes === undefined || notes.trim() === "") {
+    return [{
+      code: "MISSING_REQUIRED_OUTPUT",
+      pointer,
+      message:
+        `Step \`${step.id}\` checks its notes against validation criteria; output.notesMarkdown is missing.`,
+      suggestedFix:
+        "Put the step's result in output.notesMarkdown and acknowledge again with the new ackToken.",
+    }];
+  }
+  return failedValidation(criteria, { notes, context: input.context }).map((failed) => ({
+    code: "INVALID_REQUIRED_OUTPUT",
+    pointer,
+    message: `Step \`${step.id}\`: ${failed}.`,
+    suggestedFix:
+      "Revise output.notesMarkdown so it meets the step's criteria, then acknowledge again with the new ackToken.",
+  }));
+}
+
+function dependencyProblems(
+  deps: readonly UserDependency[],
+  context: Record<string, unknown>,
+): Blocker[] {
+  return deps.filter((dep) => {
+    const value = context[dep.contextKey];
+    return value === undefined || value === null || value === "";
+  }).map((dep) => ({
+    code: "USER_ONLY_DEPENDENCY",
+    pointer: { kind: "context_key", key: dep.contextKey },
+    message: `${dep.message} (${dep.reason}; only the user can provide \`${dep.contextKey}\`).`,
+    suggestedFix:
+      `Ask the user, then acknowledge again with context.${dep.contextKey} set. Under full_auto_never_stop this becomes a recorded gap instead.`,
+  }));
+}
+
+function probeProblems(
+  compiled: CompiledWorkflow,
+  capability: Capability,
+  observations: AckReview["observations"],
+): Blocker[] {
+  const observed = observations.find((o) => o.capability === capability);
+  const required = compiled.capabilities[capability] === "required";
+  if (!observed || !required || observed.status === "available") return [];
+  const unavailable = observed.status === "unavailable";
+  return [{
+    code: unavailable ? "REQUIRED_CAPABILITY_UNAVAILABLE" : "REQUIRED_CAPABILITY_UNKNOWN",
+    pointer: { kind: "capability", capability },
+    message: unavailable
+      ? `This workflow requires \`${capability}\`, and the probe found it unavailable.${
+        observed.remediation ? ` ${observed.remediation}` : ""
+      }`
+      : `This workflow requires \`${capability}\`, and the probe could not tell whether it works.`,
+    suggestedFix: capability === "web_browsing"
+      ? "Install or enable a web-browsing tool (for example a fetch or browser MCP server) and probe again, or provide the needed source material yourself; to go on without it, set preferences.autonomy to full_auto_never_stop (recorded as a critical gap)."
+      : "Enable subagents/delegation in your client and probe again; to go on without it, set preferences.autonomy to full_auto_never_stop (recorded as a critical gap).",
+  }];
+}
+
+/** Reviews an acknowledgement of `step` against its requirements. */
+export function reviewAck(
+  compiled: CompiledWorkflow,
+  step: CompiledStep,
+  input: AckInput,
+): AckReview {
+  const review: AckReview = {
+    problems: [],
+    observations: [],
+    divergences: [],
+    agentGaps: [],
+    warnings: [],
+  };
+  const contract = step.outputContract;
+  const artifacts = reviewArtifacts(review, contract, input.artifacts);
+  if (contract && !artifacts.satisfied) {
+    review.problems.push(...contractProblems(step, contract, artifacts.errors));
   }
   if (step.validation !== undefined) {
-    const pointer = { kind: "workflow_step", stepId: step.id } as const;
-    const notes = input.notesMarkdown;
-    if (notes === undefined || notes.trim() === "") {
-      review.problems.push({
-        code: "MISSING_REQUIRED_OUTPUT",
-        pointer,
-        message:
-          `Step \`${step.id}\` checks its notes against validation criteria; output.notesMarkdown is missing.`,
-        suggestedFix:
-          "Put the step's result in output.notesMarkdown and acknowledge again with the new ackToken.",
-      });
-    } else {
-      for (const failed of failedValidation(step.validation, { notes, context: input.context })) {
-        review.problems.push({
-          code: "INVALID_REQUIRED_OUTPUT",
-          pointer,
-          message: `Step \`${step.id}\`: ${failed}.`,
-          suggestedFix:
-            "Revise output.notesMarkdown so it meets the step's criteria, then acknowledge again with the new ackToken.",
-        });
-      }
-    }
+    review.problems.push(...validationProblems(step, step.validation, input));
   }
-  for (const dep of step.userDependencies ?? []) {
-    const value = input.context[dep.contextKey];
-    if (value === undefined || value === null || value === "") {
-      review.problems.push({
-        code: "USER_ONLY_DEPENDENCY",
-        pointer: { kind: "context_key", key: dep.contextKey },
-        message: `${dep.message} (${dep.reason}; only the user can provide \`${dep.contextKey}\`).`,
-        suggestedFix:
-          `Ask the user, then acknowledge again with context.${dep.contextKey} set. Under full_auto_never_stop this becomes a recorded gap instead.`,
-      });
-    }
-  }
+  review.problems.push(...dependencyProblems(step.userDependencies ?? [], input.context));
   if (step.probe) {
-    const capability = step.probe;
-    const observed = review.observations.find((o) => o.capability === capability);
-    const required = compiled.capabilities[capability] === "required";
-    if (observed && required && observed.status !== "available") {
-      const unavailable = observed.status === "unavailable";
-      review.problems.push({
-        code: unavailable ? "REQUIRED_CAPABILITY_UNAVAILABLE" : "REQUIRED_CAPABILITY_UNKNOWN",
-        pointer: { kind: "capability", capability },
-        message: unavailable
-          ? `This workflow requires \`${capability}\`, and the probe found it unavailable.${
-            observed.remediation ? ` ${observed.remediation}` : ""
-          }`
-          : `This workflow requires \`${capability}\`, and the probe could not tell whether it works.`,
-        suggestedFix: capability === "web_browsing"
-          ? "Install or enable a web-browsing tool (for example a fetch or browser MCP server) and probe again, or provide the needed source material yourself; to go on without it, set preferences.autonomy to full_auto_never_stop (recorded as a critical gap)."
-          : "Enable subagents/delegation in your client and probe again; to go on without it, set preferences.autonomy to full_auto_never_stop (recorded as a critical gap).",
-      });
-    }
+    review.problems.push(...probeProblems(compiled, step.probe, review.observations));
   }
   return review;
 }

@@ -7,11 +7,17 @@ import type { CompiledWorkflow } from "./workflow/compile.ts";
 import type { RunState } from "./workflow/interpreter.ts";
 import type { Preferences } from "./preferences.ts";
 import type { WorkspaceObservation } from "./workspace.ts";
+import type {
+  AdvanceOutcome,
+  Capability,
+  CapabilityStatus,
+  EdgeKind,
+  GapSeverity,
+  NodeKind,
+  SessionKind,
+} from "./vocabulary.ts";
 
-/** The kinds of node in a run graph. */
-export type NodeKind = "step" | "checkpoint" | "blocked_attempt";
-/** The kinds of edge in a run graph. */
-export type EdgeKind = "acked_step" | "checkpoint";
+export type { EdgeKind, NodeKind } from "./vocabulary.ts";
 
 /** An artifact an agent recorded: a small structured payload with a kind. */
 export interface Artifact {
@@ -50,7 +56,7 @@ export type DomainEvent =
     sessionId: string;
     title: string;
     /** `notes` for a checkpoint-only session from `start_session`; absent means `workflow`. */
-    sessionKind?: "workflow" | "notes";
+    sessionKind?: SessionKind;
   }
   | {
     kind: "run_started";
@@ -106,7 +112,7 @@ export type DomainEvent =
     runId: string;
     nodeId: string;
     attemptId: string;
-    outcome: "advanced" | "blocked";
+    outcome: AdvanceOutcome;
     resultNodeId: string;
     /** The exact response returned, replayed byte for byte. */
     response: string;
@@ -117,7 +123,7 @@ export type DomainEvent =
     runId: string;
     nodeId: string;
     stepId: string | null;
-    severity: "critical" | "major" | "minor";
+    severity: GapSeverity;
     /** The blocker code the gap stands for, or `AGENT_DISCLOSED`. */
     code: string;
     pointer: Record<string, string> | null;
@@ -129,8 +135,8 @@ export type DomainEvent =
     runId: string;
     nodeId: string;
     stepId: string | null;
-    capability: "delegation" | "web_browsing";
-    status: "available" | "unavailable" | "unknown";
+    capability: Capability;
+    status: CapabilityStatus;
     remediation: string | null;
   }
   | {

@@ -4,15 +4,12 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
+import { AUTONOMY_LEVELS, RISK_POLICIES } from "./vocabulary.ts";
 
 /** How far the agent may go without the user. */
-export const autonomySchema = z.enum([
-  "guided",
-  "full_auto_stop_on_user_deps",
-  "full_auto_never_stop",
-]);
+export const autonomySchema = z.enum(AUTONOMY_LEVELS);
 /** How much risk the agent may take. */
-export const riskPolicySchema = z.enum(["conservative", "balanced", "aggressive"]);
+export const riskPolicySchema = z.enum(RISK_POLICIES);
 
 /** A full preference snapshot. */
 export const preferencesSchema = z.object({
@@ -44,12 +41,9 @@ export function applyPreferences(
   return next.autonomy === base.autonomy && next.riskPolicy === base.riskPolicy ? base : next;
 }
 
-const AUTONOMY_RANK = {
-  guided: 0,
-  full_auto_stop_on_user_deps: 1,
-  full_auto_never_stop: 2,
-} as const;
-const RISK_RANK = { conservative: 0, balanced: 1, aggressive: 2 } as const;
+// The lists run from least to most automation (or risk), so a position is a rank.
+const above = (list: readonly string[], chosen: string, max: string): boolean =>
+  list.includes(max) && list.indexOf(chosen) > list.indexOf(max);
 
 /** Warnings when the chosen preferences go past what a workflow recommends. Never a refusal. */
 export function recommendationWarnings(
@@ -57,16 +51,16 @@ export function recommendationWarnings(
   recommended: { autonomy?: string; riskPolicy?: string } | undefined,
 ): { code: string; message: string }[] {
   const warnings: { code: string; message: string }[] = [];
-  const maxAutonomy = recommended?.autonomy as keyof typeof AUTONOMY_RANK | undefined;
-  if (maxAutonomy && AUTONOMY_RANK[chosen.autonomy] > AUTONOMY_RANK[maxAutonomy]) {
+  const maxAutonomy = recommended?.autonomy;
+  if (maxAutonomy && above(AUTONOMY_LEVELS, chosen.autonomy, maxAutonomy)) {
     warnings.push({
       code: "PREFERENCE_ABOVE_RECOMMENDED",
       message:
         `autonomy \`${chosen.autonomy}\` is more than this workflow recommends (\`${maxAutonomy}\`); it will run, but consider \`${maxAutonomy}\`.`,
     });
   }
-  const maxRisk = recommended?.riskPolicy as keyof typeof RISK_RANK | undefined;
-  if (maxRisk && RISK_RANK[chosen.riskPolicy] > RISK_RANK[maxRisk]) {
+  const maxRisk = recommended?.riskPolicy;
+  if (maxRisk && above(RISK_POLICIES, chosen.riskPolicy, maxRisk)) {
     warnings.push({
       code: "PREFERENCE_ABOVE_RECOMMENDED",
       message:

@@ -8,13 +8,22 @@ import { dirname } from "node:path";
 import { createHmac, randomBytes } from "node:crypto";
 import { Buffer } from "node:buffer";
 import process from "node:process";
-import type { Keyring, SigningKey } from "../engine/mod.ts";
+import { z } from "npm:zod@4.6.7";
+import { formatPath, type Keyring, type SigningKey } from "../engine/mod.ts";
 
-interface KeyFile {
-  version: 1;
-  current: { id: number; secret: string };
-  previous?: { id: number; secret: string };
-}
+const keyEntrySchema = z.object({
+  id: z.number().int().min(0).max(0xffffffff),
+  secret: z.string().min(43).describe("32 random bytes, base64url."),
+});
+
+/** `keys.json`: the current key and, after a rotation, the previous one. */
+const keyFileSchema = z.object({
+  version: z.literal(1),
+  current: keyEntrySchema,
+  previous: keyEntrySchema.optional(),
+});
+
+type KeyFile = z.infer<typeof keyFileSchema>;
 
 function toKey(entry: { id: number; secret: string }): SigningKey {
   const secret = Buffer.from(entry.secret, "base64url");
@@ -24,28 +33,31 @@ function toKey(entry: { id: number; secret: string }): SigningKey {
   };
 }
 
-function parseKeyFile(text: string, path: string): Keyring {
-  let data: KeyFile;
+function readKeyFile(text: string, path: string): KeyFile {
+  let data: unknown;
   try {
-    data = JSON.parse(text) as KeyFile;
+    data = JSON.parse(text);
   } catch {
     throw new Error(
       `${path} is not valid JSON; move it aside to create a new keyring (existing tokens will stop working)`,
     );
   }
-  const valid = (e: unknown): e is { id: number; secret: string } =>
-    typeof e === "object" && e !== null && Number.isInteger((e as { id: number }).id) &&
-    (e as { id: number }).id >= 0 && (e as { id: number }).id <= 0xffffffff &&
-    typeof (e as { secret: unknown }).secret === "string" &&
-    (e as { secret: string }).secret.length >= 43;
-  if (
-    data?.version !== 1 || !valid(data.current) ||
-    (data.previous !== undefined && !valid(data.previous))
-  ) {
+  const parsed = keyFileSchema.safeParse(data);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) =>
+      `${formatPath(i.path) || "(file)"}: ${i.message}`
+    );
     throw new Error(
-      `${path} is not a waymark keyring (version 1 with a current key); move it aside to create a new one`,
+      `${path} is not a waymark keyring (version 1 with a current key; ${
+        problems.join("; ")
+      }); move it aside to create a new one`,
     );
   }
+  return parsed.data;
+}
+
+function parseKeyFile(text: string, path: string): Keyring {
+  const data = readKeyFile(text, path);
   const keyring: Keyring = { current: toKey(data.current) };
   if (data.previous) keyring.previous = toKey(data.previous);
   return keyring;
@@ -89,9 +101,7 @@ export async function loadOrCreateKeyring(path: string): Promise<Keyring> {
 
 /** Rotates the keyring: a new current key, the old current kept as previous. */
 export async function rotateKeyring(path: string): Promise<Keyring> {
-  const text = await readFile(path, "utf8");
-  const data = JSON.parse(text) as KeyFile;
-  parseKeyFile(text, path);
+  const data = readKeyFile(await readFile(path, "utf8"), path);
   const next: KeyFile = {
     version: 1,
     current: newEntry(data.current.id),

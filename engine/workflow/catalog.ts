@@ -6,8 +6,9 @@
  */
 import { type CompiledWorkflow, compileWorkflow, isRoutineId, workflowHash } from "./compile.ts";
 import type { WorkflowFile } from "./schema.ts";
-import { checkWorkflowId, namespaceOf, type SourceKind, suggestedRename } from "./ids.ts";
+import { checkWorkflowId, namespaceOf, suggestedRename } from "./ids.ts";
 import { parseWorkflowText, type WorkflowLoadError } from "./parse.ts";
+import { type IdStatus, SOURCE_KINDS, type SourceKind, type WorkflowKind } from "../vocabulary.ts";
 
 /** A workflow file's text and where it came from. */
 export interface SourceFile {
@@ -32,9 +33,9 @@ export interface LoadedWorkflow {
   /** Workflow id. */
   id: string;
   /** Whether the id is namespaced or legacy. */
-  idStatus: "namespaced" | "legacy";
+  idStatus: IdStatus;
   /** Workflow or routine. */
-  kind: "workflow" | "routine";
+  kind: WorkflowKind;
   /** Where it came from. */
   source: SourceKind;
   /** Its file. */
@@ -152,7 +153,7 @@ export async function compileAll(
 ): Promise<({ ok: true; workflow: LoadedWorkflow } | { ok: false; error: WorkflowLoadError })[]> {
   const routines = new Map(options.routines ?? []);
   const ordered = parsed.filter((p): p is Extract<ParsedSource, { ok: true }> => p.ok)
-    .sort((a, b) => SOURCE_ORDER.indexOf(a.input.source) - SOURCE_ORDER.indexOf(b.input.source));
+    .sort((a, b) => SOURCE_KINDS.indexOf(a.input.source) - SOURCE_KINDS.indexOf(b.input.source));
   for (const p of ordered) {
     if (isRoutineId(p.file.id) && !routines.has(p.file.id)) routines.set(p.file.id, p.file);
   }
@@ -171,8 +172,6 @@ export async function loadWorkflowFile(
   return await compileParsed(parsed, options.routines ?? new Map());
 }
 
-const SOURCE_ORDER: readonly SourceKind[] = ["bundled", "user", "project", "extra"];
-
 /**
  * Applies precedence (bundled, user, project, extra: the first to define an id wins; the others
  * are reported) and sorts namespace → kind (workflow first) → id.
@@ -182,7 +181,7 @@ export function resolveCatalog(
   errors: readonly WorkflowLoadError[],
 ): LoadedSet {
   const ordered = [...loaded].sort((a, b) =>
-    SOURCE_ORDER.indexOf(a.source) - SOURCE_ORDER.indexOf(b.source) || a.file.localeCompare(b.file)
+    SOURCE_KINDS.indexOf(a.source) - SOURCE_KINDS.indexOf(b.source) || a.file.localeCompare(b.file)
   );
   const byId = new Map<string, LoadedWorkflow>();
   const allErrors = [...errors];

@@ -17,6 +17,7 @@ import type {
   WorkflowStep,
 } from "./schema.ts";
 import type { WorkflowIssue } from "./parse.ts";
+import { CAPABILITIES, type CapabilityNeed, isMember, type WorkflowKind } from "../vocabulary.ts";
 import { referencedSnippets, renderPromptBlocks } from "./render.ts";
 import { checkWorkflowId } from "./ids.ts";
 import {
@@ -113,7 +114,7 @@ export interface CompiledWorkflow {
   /** Workflow id. */
   id: string;
   /** Workflow or routine. */
-  kind: "workflow" | "routine";
+  kind: WorkflowKind;
   /** Human name. */
   name: string;
   /** What the workflow is for. */
@@ -125,7 +126,7 @@ export interface CompiledWorkflow {
   /** Most automation the author recommends. */
   recommendedPreferences?: { autonomy?: string; riskPolicy?: string };
   /** Optional capabilities and how much the workflow needs them. */
-  capabilities: Partial<Record<Capability, "required" | "preferred">>;
+  capabilities: Partial<Record<Capability, CapabilityNeed>>;
   /** Features applied. */
   features: string[];
   /** Every contract pack the workflow uses, resolved (schema and example). */
@@ -186,35 +187,6 @@ function confirmation(rule: WorkflowStep["requireConfirmation"]): boolean | Cond
     return (rule as { condition?: Condition }).condition ?? true;
   }
   return rule as Condition;
-}
-
-function checkValidation(ctx: Ctx, criteria: ValidationCriteria, path: string): void {
-  if (Array.isArray(criteria)) {
-    criteria.forEach((c, i) => checkValidation(ctx, c, `${path}[${i}]`));
-    return;
-  }
-  if ("and" in criteria || "or" in criteria) {
-    const list = ("and" in criteria ? criteria.and : criteria.or) as ValidationCriteria[];
-    list.forEach((c, i) => checkValidation(ctx, c, `${path}[${i}]`));
-    return;
-  }
-  if ("not" in criteria) return checkValidation(ctx, criteria.not as ValidationCriteria, path);
-  const rule = criteria as Extract<ValidationCriteria, { type: string }>;
-  const need = { contains: "value", regex: "pattern", schema: "schema" } as const;
-  const field = need[rule.type as keyof typeof need];
-  if (field && rule[field] === undefined) {
-    ctx.issues.push({ path, message: `a \`${rule.type}\` rule needs \`${field}\`` });
-  }
-  if (rule.type === "regex" && rule.pattern !== undefined) {
-    try {
-      new RegExp(rule.pattern, rule.flags);
-    } catch (error) {
-      ctx.issues.push({ path: `${path}.pattern`, message: `invalid regex: ${String(error)}` });
-    }
-  }
-  if (rule.type === "length" && rule.min === undefined && rule.max === undefined) {
-    ctx.issues.push({ path, message: "a `length` rule needs `min` and/or `max`" });
-  }
 }
 
 function functionSection(file: WorkflowFile, refs: readonly string[] | undefined): string {
@@ -322,9 +294,6 @@ function standardStep(ctx: Ctx, step: WorkflowStep, path: string, role?: string)
     ? `\n\n## Guidance\n${step.guidance.map((g) => `- ${g}`).join("\n")}`
     : "";
   const contract = contractOf(ctx, step.outputContract ?? step.output, `${path}.outputContract`);
-  if (step.validationCriteria) {
-    checkValidation(ctx, step.validationCriteria, `${path}.validationCriteria`);
-  }
   const compiled: CompiledStep = {
     kind: "step",
     id: step.id,
@@ -419,7 +388,7 @@ function expandTemplate(ctx: Ctx, step: WorkflowStep, path: string, role?: strin
   const args = call.args ?? {};
   if (call.templateId === CAPABILITY_PROBE_TEMPLATE) {
     const capability = args.capability;
-    if (capability !== "delegation" && capability !== "web_browsing") {
+    if (!isMember(CAPABILITIES, capability)) {
       ctx.issues.push({
         path: `${path}.templateCall.args.capability`,
         message:
@@ -507,7 +476,9 @@ function compileLoop(
     itemVar: cfg.itemVar ?? "currentItem",
     indexVar: cfg.indexVar ?? "currentIndex",
   };
-  if (cfg.type === "while" || cfg.type === "until") {
+  if (cfg.type === "for") loop.count = cfg.count;
+  else if (cfg.type === "forEach") loop.items = cfg.items;
+  else {
     const source = cfg.conditionSource;
     if (source?.kind === "artifact_contract") {
       if (source.contractRef !== "wr.contracts.loop_control") {
@@ -525,20 +496,6 @@ function compileLoop(
         : { contractRef: source.contractRef };
     } else if (source?.kind === "context_variable") loop.condition = source.condition;
     else if (cfg.condition) loop.condition = cfg.condition;
-    else {
-      ctx.issues.push({
-        path: `${path}.loop`,
-        message: `a \`${cfg.type}\` loop needs \`condition\` or \`conditionSource\``,
-      });
-    }
-  } else if (cfg.type === "for") {
-    if (cfg.count === undefined) {
-      ctx.issues.push({ path: `${path}.loop`, message: "a `for` loop needs `count`" });
-    } else loop.count = cfg.count;
-  } else {
-    if (cfg.items === undefined) {
-      ctx.issues.push({ path: `${path}.loop`, message: "a `forEach` loop needs `items`" });
-    } else loop.items = cfg.items;
   }
   let body: CompiledNode[];
   if (typeof step.body === "string") {
@@ -650,7 +607,8 @@ export function compileWorkflow(
     bodies,
   );
   const probes: CompiledStep[] = [];
-  for (const capability of ["web_browsing", "delegation"] as const) {
+  // Probes run web_browsing first: the order is inside pinned hashes.
+  for (const capability of [...CAPABILITIES].reverse()) {
     if (capabilities[capability] === "required") {
       probes.push(
         probeStep(ctx, `capability-probe-${capability}`, `Check ${capability}`, capability),

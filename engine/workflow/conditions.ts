@@ -3,6 +3,7 @@
  * `undefined`, and comparisons of the wrong types are simply false.
  * @module
  */
+import { canonicalJson } from "../hash.ts";
 import type { Condition } from "./schema.ts";
 
 /** Reads `a.b.c` from a JSON object (`x.length` of an array or string is its length); `undefined` when any part is missing. */
@@ -19,10 +20,15 @@ export function readVar(context: Record<string, unknown>, path: string): unknown
   return value;
 }
 
+/** Equality of JSON values; objects compare by canonical JSON, so key order does not matter. */
 function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  return JSON.stringify(a) === JSON.stringify(b);
+  try {
+    return canonicalJson(a) === canonicalJson(b);
+  } catch {
+    return false; // no JSON form (e.g. a cycle): only identical values are equal
+  }
 }
 
 /** Whether a condition holds for a context. */

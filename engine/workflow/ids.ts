@@ -4,8 +4,9 @@
  * @module
  */
 
-/** Where a workflow file came from, in precedence order. */
-export type SourceKind = "bundled" | "user" | "project" | "extra";
+import type { SourceKind } from "../vocabulary.ts";
+
+export type { SourceKind } from "../vocabulary.ts";
 
 const SEGMENT = /^[a-z][a-z0-9_-]*$/;
 

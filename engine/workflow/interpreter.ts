@@ -7,7 +7,9 @@
 import type { CompiledLoop, CompiledNode, CompiledStep, CompiledWorkflow } from "./compile.ts";
 import { evaluateCondition, readVar } from "./conditions.ts";
 import { fillPlaceholders } from "./render.ts";
-import type { Capability } from "./schema.ts";
+import { CAPABILITIES, type Capability, type CapabilityStatus } from "../vocabulary.ts";
+
+export type { CapabilityStatus } from "../vocabulary.ts";
 
 /** An enclosing loop: where it sits in its parent sequence and which iteration is running. */
 export interface LoopFrame {
@@ -18,9 +20,6 @@ export interface LoopFrame {
   /** The loop-control decision reported so far in this iteration (artifact-driven loops). */
   d?: "continue" | "stop";
 }
-
-/** What a branch has observed about a capability. */
-export type CapabilityStatus = "available" | "unavailable" | "unknown";
 
 /**
  * Where a run stands: `pc` indexes the innermost sequence (the top-level steps, or the body of
@@ -302,7 +301,7 @@ export function pendingStep(
   for (const f of step.fragments ?? []) {
     if (!f.when || evaluateCondition(f.when, ctx)) parts.push(f.text);
   }
-  for (const cap of ["delegation", "web_browsing"] as const) {
+  for (const cap of CAPABILITIES) {
     // A preferred capability degrades; a required one only gets here under never-stop.
     if (compiled.capabilities?.[cap] !== undefined && s.caps?.[cap] === "unavailable") {
       parts.push(`Note: ${FALLBACK[cap]}`);

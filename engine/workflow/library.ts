@@ -37,6 +37,8 @@ export const SNIPPETS: ReadonlyMap<string, string> = new Map([
   ],
 ]);
 
+import type { Capability } from "../vocabulary.ts";
+
 /** A compiler feature: guidance added to the workflow and to each structured step. */
 export interface Feature {
   /** Added to the workflow's metaGuidance. */
@@ -44,7 +46,7 @@ export interface Feature {
   /** Appended as a constraint to every step authored with promptBlocks. */
   stepConstraint?: string;
   /** A capability the feature marks as preferred when the workflow does not declare it. */
-  prefers?: "delegation" | "web_browsing";
+  prefers?: Capability;
 }
 
 /** The closed set of compiler features. */
@@ -85,7 +87,7 @@ export function routineTemplateId(routineId: string): string | null {
 }
 
 /** The prompt of a capability probe step. */
-export function probePrompt(capability: "delegation" | "web_browsing"): string {
+export function probePrompt(capability: Capability): string {
   const attempt = capability === "web_browsing"
     ? "Try one minimal web action with your tools: fetch a short public page (for example https://example.com) or run one web search."
     : "Try one minimal delegation with your tools: start a subagent (or task) that answers a trivial question and returns.";

@@ -48,7 +48,32 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === "invalid_type" && issue.input === undefined) {
     return `missing required ${issue.expected}: add it`;
   }
+  if (issue.code === "invalid_union" && "options" in issue && issue.options?.length) {
+    return `use one of ${issue.options.map((o) => `\`${String(o)}\``).join(", ")}`;
+  }
   return issue.message;
+}
+
+/** Issues of one union branch that say the value has another shape altogether. */
+function shapeMismatches(branch: readonly z.core.$ZodIssue[]): number {
+  return branch.filter((i) =>
+    i.path.length === 0 && (i.code === "invalid_type" || i.code === "unrecognized_keys")
+  ).length;
+}
+
+/**
+ * The issues to show for a zod issue. A union that matched no branch reports the branch the
+ * value was closest to (fewest shape mismatches, then fewest issues), instead of "Invalid input".
+ */
+function explainIssue(issue: z.core.$ZodIssue, prefix: readonly PropertyKey[]): WorkflowIssue[] {
+  const path = [...prefix, ...issue.path];
+  if (issue.code === "invalid_union" && issue.errors.length > 0) {
+    const best = [...issue.errors].sort((a, b) =>
+      shapeMismatches(a) - shapeMismatches(b) || a.length - b.length
+    )[0]!;
+    return best.flatMap((inner) => explainIssue(inner, path));
+  }
+  return [{ path: formatPath(path), message: describeIssue(issue) }];
 }
 
 /** Parses and validates a workflow file's text (JSON or JSONC). */
@@ -78,10 +103,7 @@ export function parseWorkflowText(
       ok: false,
       error: {
         file,
-        issues: parsed.error.issues.map((issue) => ({
-          path: formatPath(issue.path),
-          message: describeIssue(issue),
-        })),
+        issues: parsed.error.issues.flatMap((issue) => explainIssue(issue, [])),
       },
     };
   }

@@ -6,26 +6,13 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
+import { autonomySchema, riskPolicySchema } from "../preferences.ts";
+import { CAPABILITIES, type Capability, CAPABILITY_NEEDS } from "../vocabulary.ts";
+
+export { CAPABILITIES, type Capability } from "../vocabulary.ts";
 
 /** A scalar or JSON value that a condition compares a context variable with. */
-const jsonValue: z.ZodType<unknown> = z.unknown();
-
-/** A condition over context (and loop) variables; see {@linkcode Condition}. */
-export type Condition =
-  | {
-    var: string;
-    equals?: unknown;
-    not_equals?: unknown;
-    gt?: number;
-    gte?: number;
-    lt?: number;
-    lte?: number;
-    in?: unknown[];
-    contains?: unknown;
-  }
-  | { and: Condition[] }
-  | { or: Condition[] }
-  | { not: Condition };
+const jsonValue = z.unknown();
 
 /** The comparison operators a condition may use on a variable. */
 export const OPERATORS = [
@@ -39,7 +26,7 @@ export const OPERATORS = [
   "contains",
 ] as const;
 
-const comparison = z.object({
+const comparison = z.strictObject({
   var: z.string().min(1).describe("Context variable name; `a.b` reads a nested field."),
   equals: jsonValue.optional(),
   not_equals: jsonValue.optional(),
@@ -49,7 +36,7 @@ const comparison = z.object({
   lte: z.number().optional(),
   in: z.array(jsonValue).optional(),
   contains: jsonValue.optional(),
-}).strict().refine(
+}).refine(
   (c) => OPERATORS.filter((op) => op in c).length === 1,
   {
     message:
@@ -58,14 +45,27 @@ const comparison = z.object({
 );
 
 /** Schema of a condition (`runCondition`, loop conditions, fragments, confirmations). */
-export const conditionSchema: z.ZodType<Condition> = z.lazy(() =>
-  z.union([
-    comparison,
-    z.object({ and: z.array(conditionSchema).min(1) }).strict(),
-    z.object({ or: z.array(conditionSchema).min(1) }).strict(),
-    z.object({ not: conditionSchema }).strict(),
-  ])
-).meta({ id: "condition" }) as z.ZodType<Condition>;
+export const conditionSchema = z.union([
+  comparison,
+  z.strictObject({
+    get and(): z.ZodArray<typeof conditionSchema> {
+      return z.array(conditionSchema).min(1);
+    },
+  }),
+  z.strictObject({
+    get or(): z.ZodArray<typeof conditionSchema> {
+      return z.array(conditionSchema).min(1);
+    },
+  }),
+  z.strictObject({
+    get not(): typeof conditionSchema {
+      return conditionSchema;
+    },
+  }),
+]).meta({ id: "condition" });
+
+/** A condition over context (and loop) variables. */
+export type Condition = z.infer<typeof conditionSchema>;
 
 /** One part of a prompt value: literal text, or a reference to one of waymark's snippets. */
 export const promptPartSchema = z.union([
@@ -112,37 +112,73 @@ export const confirmationSchema = z.union([
   conditionSchema,
 ]);
 
-/** One validation rule over a step's notes. */
-export const validationRuleSchema = z.object({
-  type: z.enum(["contains", "regex", "length", "schema"]),
-  value: z.string().optional(),
-  pattern: z.string().optional(),
-  flags: z.string().optional(),
-  min: z.number().optional(),
-  max: z.number().optional(),
-  message: z.string().optional(),
-  schema: z.record(z.string(), z.unknown()).optional(),
-  condition: conditionSchema.optional(),
-}).strict();
+const ruleCommon = {
+  message: z.string().optional().describe("Shown when the rule fails."),
+  condition: conditionSchema.optional().describe("Apply the rule only when this holds."),
+};
 
+function validRegex(rule: { pattern: string; flags?: string }, ctx: z.RefinementCtx): void {
+  try {
+    new RegExp(rule.pattern, rule.flags);
+  } catch (error) {
+    ctx.addIssue({ code: "custom", path: ["pattern"], message: `invalid regex: ${String(error)}` });
+  }
+}
+
+/** One validation rule over a step's notes, by `type`. */
+export const validationRuleSchema = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("contains"), value: z.string(), ...ruleCommon }),
+  z.strictObject({
+    type: z.literal("regex"),
+    pattern: z.string(),
+    flags: z.string().optional(),
+    ...ruleCommon,
+  }).superRefine(validRegex),
+  z.strictObject({
+    type: z.literal("length"),
+    min: z.number().optional(),
+    max: z.number().optional(),
+    ...ruleCommon,
+  }).refine((r) => r.min !== undefined || r.max !== undefined, {
+    message: "a `length` rule needs `min` and/or `max`",
+  }),
+  z.strictObject({
+    type: z.literal("schema"),
+    schema: z.record(z.string(), z.unknown()).describe("A JSON Schema the notes (as JSON) match."),
+    ...ruleCommon,
+  }),
+]);
+
+/** A rule, or an `and`/`or`/`not` composition of criteria. */
+const validationCriterionSchema = z.union([
+  validationRuleSchema,
+  z.strictObject({
+    get and(): z.ZodArray<typeof validationCriteriaSchema> {
+      return z.array(validationCriteriaSchema).min(1);
+    },
+  }),
+  z.strictObject({
+    get or(): z.ZodArray<typeof validationCriteriaSchema> {
+      return z.array(validationCriteriaSchema).min(1);
+    },
+  }),
+  z.strictObject({
+    get not(): typeof validationCriteriaSchema {
+      return validationCriteriaSchema;
+    },
+  }),
+]).meta({ id: "validationCriterion" });
+
+/** Validation criteria: a criterion, or a list of them that must all hold. */
+export const validationCriteriaSchema = z.union([
+  validationCriterionSchema,
+  z.array(validationCriterionSchema),
+]).meta({ id: "validationCriteria" });
+
+/** One validation rule. */
+export type ValidationRule = z.infer<typeof validationRuleSchema>;
 /** Validation criteria: rules, or `and`/`or`/`not` compositions of them. */
-export type ValidationCriteria =
-  | z.infer<typeof validationRuleSchema>
-  | ValidationCriteria[]
-  | { and: ValidationCriteria[] }
-  | { or: ValidationCriteria[] }
-  | { not: ValidationCriteria };
-
-/** Schema of {@linkcode ValidationCriteria}. */
-export const validationCriteriaSchema: z.ZodType<ValidationCriteria> = z.lazy(() =>
-  z.union([
-    validationRuleSchema,
-    z.array(validationCriteriaSchema),
-    z.object({ and: z.array(validationCriteriaSchema).min(1) }).strict(),
-    z.object({ or: z.array(validationCriteriaSchema).min(1) }).strict(),
-    z.object({ not: validationCriteriaSchema }).strict(),
-  ])
-).meta({ id: "validationCriteria" }) as z.ZodType<ValidationCriteria>;
+export type ValidationCriteria = z.infer<typeof validationCriteriaSchema>;
 
 /** Reasons a step can depend on something only the user can provide (a closed set). */
 export const USER_DEPENDENCY_REASONS = [
@@ -161,28 +197,50 @@ export const userDependencySchema = z.object({
   message: z.string().min(1).max(512).describe("What the user must provide, and why."),
 }).strict();
 
-/** Loop settings. */
-export const loopConfigSchema = z.object({
-  type: z.enum(["while", "until", "for", "forEach"]),
-  condition: conditionSchema.optional().describe("For while/until: read from context."),
-  conditionSource: z.union([
-    z.object({
-      kind: z.literal("artifact_contract"),
-      contractRef: z.string().min(1),
-      loopId: z.string().min(1).optional(),
-    }).strict(),
-    z.object({ kind: z.literal("context_variable"), condition: conditionSchema }).strict(),
-  ]).optional().describe("For while/until: where the continue/stop decision comes from."),
-  items: z.string().min(1).optional().describe("forEach: the context variable holding an array."),
-  count: z.union([z.number().int().min(0).max(1000), z.string().min(1)]).optional()
-    .describe("for: a number, or a context variable holding one."),
+const loopVar = z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/).optional();
+const loopCommon = {
   maxIterations: z.number().int().min(1).max(1000).describe(
     "Safety limit (required, at most 1000).",
   ),
-  iterationVar: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/).optional(),
-  itemVar: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/).optional(),
-  indexVar: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/).optional(),
-}).strict();
+  iterationVar: loopVar,
+  itemVar: loopVar,
+  indexVar: loopVar,
+};
+
+/** Loop settings, by `type`. */
+export const loopConfigSchema = z.discriminatedUnion("type", [
+  z.strictObject({
+    type: z.enum(["while", "until"]),
+    condition: conditionSchema.optional().describe("Read from context."),
+    conditionSource: z.discriminatedUnion("kind", [
+      z.strictObject({
+        kind: z.literal("artifact_contract"),
+        contractRef: z.string().min(1),
+        loopId: z.string().min(1).optional(),
+      }),
+      z.strictObject({ kind: z.literal("context_variable"), condition: conditionSchema }),
+    ]).optional().describe("Where the continue/stop decision comes from."),
+    ...loopCommon,
+  }).superRefine((c, ctx) => {
+    if (c.condition === undefined && c.conditionSource === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        message: `a \`${c.type}\` loop needs \`condition\` or \`conditionSource\``,
+      });
+    }
+  }),
+  z.strictObject({
+    type: z.literal("for"),
+    count: z.union([z.number().int().min(0).max(1000), z.string().min(1)])
+      .describe("A number, or a context variable holding one."),
+    ...loopCommon,
+  }),
+  z.strictObject({
+    type: z.literal("forEach"),
+    items: z.string().min(1).describe("The context variable holding an array."),
+    ...loopCommon,
+  }),
+]);
 
 /** A delegation of a parallel step: a routine or workflow an agent runs (ideally in a subagent). */
 export const parallelDelegationSchema = z.object({
@@ -195,146 +253,134 @@ export const parallelDelegationSchema = z.object({
   allowedTools: z.array(z.string()).optional(),
 }).strict();
 
-/** A step as written in a file (standard, loop or parallel). */
-export interface WorkflowStep {
-  /** Step id, `[a-z][a-z0-9_-]*`, unique after templates are expanded. */
-  id: string;
-  /** Human title. */
-  title: string;
-  /** `loop` or `parallel`; absent for a standard step. */
-  type?: "loop" | "parallel";
-  /** The prompt as one string. */
-  prompt?: string;
-  /** The prompt as structured blocks. */
-  promptBlocks?: PromptBlocks;
-  /** Text appended when its `when` holds. */
-  promptFragments?: { id: string; when?: Condition; text: string }[];
-  /** The role for this step (overrides the workflow's). */
-  agentRole?: string;
-  /** Extra bullet points under the prompt. */
-  guidance?: string[];
-  /** Run only when this holds. */
-  runCondition?: Condition;
-  /** Whether (or when) the user must confirm before the step is acknowledged. */
-  requireConfirmation?: z.infer<typeof confirmationSchema>;
-  /** The contract the acknowledgement must meet. */
-  outputContract?: z.infer<typeof outputContractSchema>;
-  /** The seed's spelling of `outputContract`. */
-  output?: z.infer<typeof outputContractSchema>;
-  /** Expands a template (a routine) here at compile time. */
-  templateCall?: { templateId: string; args?: Record<string, unknown> };
-  /** Checks on the step's notes. */
-  validationCriteria?: ValidationCriteria;
-  /** Context keys only the user can supply. */
-  userDependencies?: z.infer<typeof userDependencySchema>[];
-  /** Loop settings (loop steps). */
-  loop?: z.infer<typeof loopConfigSchema>;
-  /** Loop body: inline steps, or the id of a top-level step. */
-  body?: string | WorkflowStep[];
-  /** Delegations (parallel steps). */
-  parallelDelegations?: z.infer<typeof parallelDelegationSchema>[];
-  /** Names of workflow-level function definitions to inline. */
-  functionReferences?: string[];
-  /** WorkRail: notes may be omitted (accepted; waymark never requires notes). */
-  notesOptional?: boolean;
-  /** Descriptive WorkRail fields, accepted and not compiled. */
-  [metadata: string]: unknown;
-}
+/** One rated dimension of an assessment. */
+export const assessmentDimensionSchema = z.strictObject({
+  id: z.string().min(1).max(64),
+  purpose: z.string().min(1).max(256),
+  levels: z.array(z.string().min(1).max(64)).min(2).refine(
+    (levels) => new Set(levels).size === levels.length,
+    { message: "the levels of a dimension must be distinct" },
+  ),
+  required: z.boolean().optional().describe("Whether the dimension must be rated (default true)."),
+});
+
+/** A WorkRail self-assessment a step can ask for (`assessmentRefs`). */
+export const assessmentSchema = z.strictObject({
+  id: z.string().min(1).max(64),
+  purpose: z.string().min(1).max(256),
+  dimensions: z.array(assessmentDimensionSchema).min(1),
+});
+
+/** What a step asks for when an assessment comes out at a given level. */
+export const assessmentConsequenceSchema = z.strictObject({
+  when: z.strictObject({
+    anyEqualsLevel: z.string().min(1).max(64),
+    forAssessment: z.string().min(1).max(128).optional(),
+  }),
+  effect: z.strictObject({
+    kind: z.literal("require_followup"),
+    guidance: z.string().min(1).max(512),
+  }),
+});
 
 const metadata = z.unknown().optional();
 
-/** One step of a workflow. */
-export const stepSchema: z.ZodType<WorkflowStep> = z.lazy(() =>
-  z.object({
-    id: z.string().regex(STEP_ID, "step ids use [a-z][a-z0-9_-]*"),
-    title: z.string().min(1),
-    type: z.enum(["loop", "parallel"]).optional(),
-    prompt: z.string().min(1).optional(),
-    promptBlocks: promptBlocksSchema.optional(),
-    promptFragments: z.array(
-      z.object({
-        id: z.string().regex(STEP_ID),
-        when: conditionSchema.optional(),
-        text: z.string().min(1),
-      }).strict(),
-    ).optional(),
-    agentRole: z.string().min(1).optional(),
-    guidance: z.array(z.string()).optional(),
-    runCondition: conditionSchema.optional(),
-    requireConfirmation: confirmationSchema.optional(),
-    outputContract: outputContractSchema.optional(),
-    output: outputContractSchema.optional().describe("Same as `outputContract` (seed form)."),
-    templateCall: z.object({
-      templateId: z.string().min(1).max(128),
-      args: z.record(z.string(), z.unknown()).optional(),
-    }).strict().optional(),
-    validationCriteria: validationCriteriaSchema.optional(),
-    userDependencies: z.array(userDependencySchema).max(10).optional(),
-    loop: loopConfigSchema.optional(),
-    body: z.union([z.string().regex(STEP_ID), z.array(stepSchema).min(1)]).optional(),
-    parallelDelegations: z.array(parallelDelegationSchema).min(1).optional(),
-    synthesis: metadata,
-    functionReferences: z.array(z.string()).optional(),
-    notesOptional: z.boolean().optional(),
-    assessmentRefs: metadata,
-    assessmentConsequences: metadata,
-    functionDefinitions: metadata,
-    functionCalls: metadata,
-    askForFiles: metadata,
-    hasValidation: metadata,
-    modelTier: metadata,
-    audit: metadata,
-    verification: metadata,
-    expectedOutput: metadata,
-  }).strict().superRefine((s, ctx) => {
-    const has = (k: keyof typeof s) => s[k] !== undefined;
-    if (s.type === "loop") {
-      if (!has("loop") || !has("body")) {
-        ctx.addIssue({ code: "custom", message: "a loop step needs `loop` and `body`" });
-      }
-      for (const k of ["prompt", "promptBlocks", "templateCall"] as const) {
-        if (has(k)) ctx.addIssue({ code: "custom", message: `a loop step has no \`${k}\`` });
-      }
-      return;
+/** The fields of a step as written, before the rules that tie them together. */
+const stepFields = z.strictObject({
+  id: z.string().regex(STEP_ID, "step ids use [a-z][a-z0-9_-]*"),
+  title: z.string().min(1),
+  type: z.enum(["loop", "parallel"]).optional().describe("Absent for a standard step."),
+  prompt: z.string().min(1).optional(),
+  promptBlocks: promptBlocksSchema.optional(),
+  promptFragments: z.array(
+    z.strictObject({
+      id: z.string().regex(STEP_ID),
+      when: conditionSchema.optional(),
+      text: z.string().min(1),
+    }),
+  ).optional().describe("Text appended to the prompt when its `when` holds."),
+  agentRole: z.string().min(1).optional().describe("Overrides the workflow's role."),
+  guidance: z.array(z.string()).optional(),
+  runCondition: conditionSchema.optional(),
+  requireConfirmation: confirmationSchema.optional(),
+  outputContract: outputContractSchema.optional(),
+  output: outputContractSchema.optional().describe("Same as `outputContract` (seed form)."),
+  templateCall: z.strictObject({
+    templateId: z.string().min(1).max(128),
+    args: z.record(z.string(), z.unknown()).optional(),
+  }).optional().describe("Expands a template (a routine) here at compile time."),
+  validationCriteria: validationCriteriaSchema.optional(),
+  userDependencies: z.array(userDependencySchema).max(10).optional(),
+  loop: loopConfigSchema.optional(),
+  get body(): z.ZodOptional<z.ZodUnion<readonly [z.ZodString, z.ZodArray<typeof stepSchema>]>> {
+    return z.union([z.string().regex(STEP_ID), z.array(stepSchema).min(1)]).optional()
+      .describe("Loop body: inline steps, or the id of a top-level step.");
+  },
+  parallelDelegations: z.array(parallelDelegationSchema).min(1).optional(),
+  synthesis: metadata,
+  functionReferences: z.array(z.string()).optional(),
+  notesOptional: z.boolean().optional().describe("Accepted; waymark never requires notes."),
+  assessmentRefs: z.array(z.string().min(1).max(64)).min(1).optional(),
+  assessmentConsequences: z.array(assessmentConsequenceSchema).min(1).max(10).optional(),
+  functionDefinitions: metadata,
+  functionCalls: metadata,
+  askForFiles: metadata,
+  hasValidation: metadata,
+  modelTier: metadata,
+  audit: metadata,
+  verification: metadata,
+  expectedOutput: metadata,
+});
+
+function stepRules(s: z.infer<typeof stepFields>, ctx: z.RefinementCtx): void {
+  const has = (k: keyof typeof s) => s[k] !== undefined;
+  const issue = (message: string) => ctx.addIssue({ code: "custom", message });
+  if (s.type === "loop") {
+    if (!has("loop") || !has("body")) issue("a loop step needs `loop` and `body`");
+    for (const k of ["prompt", "promptBlocks", "templateCall"] as const) {
+      if (has(k)) issue(`a loop step has no \`${k}\``);
     }
-    if (has("loop") || has("body")) {
-      ctx.addIssue({
-        code: "custom",
-        message: '`loop` and `body` belong to a loop step: add `"type": "loop"`',
-      });
-    }
-    if (s.type === "parallel") {
-      if (!has("parallelDelegations")) {
-        ctx.addIssue({ code: "custom", message: "a parallel step needs `parallelDelegations`" });
-      }
-      return;
-    }
-    const sources = ["prompt", "promptBlocks", "templateCall"].filter((k) =>
-      has(k as keyof typeof s)
-    );
-    if (sources.length !== 1) {
-      ctx.addIssue({
-        code: "custom",
-        message: "a step needs exactly one of `prompt`, `promptBlocks` or `templateCall`",
-      });
-    }
-  })
-).meta({ id: "step" }) as unknown as z.ZodType<WorkflowStep>;
+    return;
+  }
+  if (has("loop") || has("body")) {
+    issue('`loop` and `body` belong to a loop step: add `"type": "loop"`');
+  }
+  if (s.type === "parallel") {
+    if (!has("parallelDelegations")) issue("a parallel step needs `parallelDelegations`");
+    return;
+  }
+  const sources = (["prompt", "promptBlocks", "templateCall"] as const).filter(has);
+  if (sources.length !== 1) {
+    issue("a step needs exactly one of `prompt`, `promptBlocks` or `templateCall`");
+  }
+}
+
+/** One step of a workflow: standard, loop or parallel. */
+export const stepSchema: typeof stepFields = stepFields.superRefine(stepRules).meta({
+  id: "step",
+});
+
+/** A step as written in a file (standard, loop or parallel). */
+export type WorkflowStep = z.infer<typeof stepSchema>;
 
 /** The preference values a workflow may recommend as its maximum automation. */
 export const recommendedPreferencesSchema = z.object({
-  autonomy: z.enum(["guided", "full_auto_stop_on_user_deps", "full_auto_never_stop"]).optional(),
-  riskPolicy: z.enum(["conservative", "balanced", "aggressive"]).optional(),
-  recommendedAutonomy: z.enum(["guided", "full_auto_stop_on_user_deps", "full_auto_never_stop"])
-    .optional().describe("WorkRail spelling of `autonomy`."),
-  recommendedRiskPolicy: z.enum(["conservative", "balanced", "aggressive"]).optional()
-    .describe("WorkRail spelling of `riskPolicy`."),
+  autonomy: autonomySchema.optional(),
+  riskPolicy: riskPolicySchema.optional(),
+  recommendedAutonomy: autonomySchema.optional().describe("WorkRail spelling of `autonomy`."),
+  recommendedRiskPolicy: riskPolicySchema.optional().describe(
+    "WorkRail spelling of `riskPolicy`.",
+  ),
 }).strict();
 
-/** The closed set of capabilities a workflow can ask for. */
-export const CAPABILITIES = ["delegation", "web_browsing"] as const;
-/** A capability. */
-export type Capability = typeof CAPABILITIES[number];
+const capabilityNeed = z.enum(CAPABILITY_NEEDS).optional();
+/** How much a workflow needs each optional capability. */
+const capabilityNeedsSchema = z.strictObject(
+  Object.fromEntries(CAPABILITIES.map((c) => [c, capabilityNeed])) as Record<
+    Capability,
+    typeof capabilityNeed
+  >,
+);
 
 /** A whole workflow file. */
 export const workflowFileSchema = z.object({
@@ -346,10 +392,9 @@ export const workflowFileSchema = z.object({
   agentRole: z.string().min(1).optional(),
   metaGuidance: z.array(z.string()).optional(),
   recommendedPreferences: recommendedPreferencesSchema.optional(),
-  capabilities: z.object({
-    delegation: z.enum(["required", "preferred"]).optional(),
-    web_browsing: z.enum(["required", "preferred"]).optional(),
-  }).strict().optional().describe("Optional agent capabilities: required or preferred."),
+  capabilities: capabilityNeedsSchema.optional().describe(
+    "Optional agent capabilities: required or preferred.",
+  ),
   features: z.array(z.string().min(1).max(128)).optional().describe(
     "Compiler features (`wr.features.*`) applied at compile time.",
   ),
@@ -370,7 +415,7 @@ export const workflowFileSchema = z.object({
   validatedAgainstSpecVersion: metadata,
   references: metadata,
   extensionPoints: metadata,
-  assessments: metadata,
+  assessments: z.array(assessmentSchema).optional(),
   modelTier: metadata,
   tags: metadata,
   tips: metadata,
@@ -385,5 +430,9 @@ export type PromptBlocks = z.infer<typeof promptBlocksSchema>;
 export type PromptValue = z.infer<typeof promptValueSchema>;
 /** A loop's settings as written. */
 export type LoopConfig = z.infer<typeof loopConfigSchema>;
+/** A WorkRail self-assessment as written. */
+export type Assessment = z.infer<typeof assessmentSchema>;
+/** A step's assessment consequence as written. */
+export type AssessmentConsequence = z.infer<typeof assessmentConsequenceSchema>;
 /** A user-only dependency as written. */
 export type UserDependency = z.infer<typeof userDependencySchema>;

@@ -15,10 +15,10 @@ import {
   startWorkflow,
   type StepResponse,
 } from "../../engine/mod.ts";
+import type { Autonomy } from "../../engine/vocabulary.ts";
 import { openWaymark, type Waymark } from "../../mod.ts";
 import { connect, ok, tempHome } from "../helpers/server.ts";
 
-type Autonomy = "guided" | "full_auto_stop_on_user_deps" | "full_auto_never_stop";
 const BLOCKING: Autonomy[] = ["guided", "full_auto_stop_on_user_deps"];
 
 const GATES = JSON.stringify({

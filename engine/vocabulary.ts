@@ -1,0 +1,90 @@
+/**
+ * Every closed set of names the engine, the store, the tools and the viewer share, written once.
+ * Types, zod enums (`z.enum(NODE_KINDS)`) and lookup sets derive from these lists. The order of
+ * a list is part of published schemas and pinned hashes: append, never reorder.
+ * @module
+ */
+
+/** The optional agent capabilities a workflow can ask for. */
+export const CAPABILITIES = ["delegation", "web_browsing"] as const;
+/** A capability. */
+export type Capability = typeof CAPABILITIES[number];
+
+/** How much a workflow needs a capability. */
+export const CAPABILITY_NEEDS = ["required", "preferred"] as const;
+/** How much a workflow needs a capability. */
+export type CapabilityNeed = typeof CAPABILITY_NEEDS[number];
+
+/** What a branch has observed about a capability. */
+export const CAPABILITY_STATUSES = ["available", "unavailable", "unknown"] as const;
+/** What a branch has observed about a capability. */
+export type CapabilityStatus = typeof CAPABILITY_STATUSES[number];
+
+/** How far the agent may go without the user, least autonomous first. */
+export const AUTONOMY_LEVELS = [
+  "guided",
+  "full_auto_stop_on_user_deps",
+  "full_auto_never_stop",
+] as const;
+/** An autonomy level. */
+export type Autonomy = typeof AUTONOMY_LEVELS[number];
+
+/** How much risk the agent may take, most careful first. */
+export const RISK_POLICIES = ["conservative", "balanced", "aggressive"] as const;
+/** A risk policy. */
+export type RiskPolicy = typeof RISK_POLICIES[number];
+
+/** The kinds of node in a run graph. */
+export const NODE_KINDS = ["step", "checkpoint", "blocked_attempt"] as const;
+/** A node kind. */
+export type NodeKind = typeof NODE_KINDS[number];
+
+/** The kinds of edge in a run graph. */
+export const EDGE_KINDS = ["acked_step", "checkpoint"] as const;
+/** An edge kind. */
+export type EdgeKind = typeof EDGE_KINDS[number];
+
+/** What a session holds: workflow runs, or only checkpoints (`start_session`). */
+export const SESSION_KINDS = ["workflow", "notes"] as const;
+/** A session kind. */
+export type SessionKind = typeof SESSION_KINDS[number];
+
+/** The outcomes of an acknowledgement. */
+export const ADVANCE_OUTCOMES = ["advanced", "blocked"] as const;
+/** An acknowledgement's outcome. */
+export type AdvanceOutcome = typeof ADVANCE_OUTCOMES[number];
+
+/** Severities of a recorded gap, most severe first. */
+export const GAP_SEVERITIES = ["critical", "major", "minor"] as const;
+/** A gap severity. */
+export type GapSeverity = typeof GAP_SEVERITIES[number];
+
+/** Where a workflow file came from, in precedence order (the first to define an id wins). */
+export const SOURCE_KINDS = ["bundled", "user", "project", "extra"] as const;
+/** A source kind. */
+export type SourceKind = typeof SOURCE_KINDS[number];
+
+/** What a loaded file defines. */
+export const WORKFLOW_KINDS = ["workflow", "routine"] as const;
+/** A workflow kind. */
+export type WorkflowKind = typeof WORKFLOW_KINDS[number];
+
+/** Whether a workflow id has a namespace (`ns.name`) or is a legacy id. */
+export const ID_STATUSES = ["namespaced", "legacy"] as const;
+/** A workflow id's status. */
+export type IdStatus = typeof ID_STATUSES[number];
+
+/** The search layers of `resume_session`, most precise first, then the no-query listing. */
+export const SEARCH_LAYERS = ["id", "title", "tip_notes", "deep", "recent"] as const;
+/** A search layer. */
+export type SearchLayer = typeof SEARCH_LAYERS[number];
+
+/** The kinds of signed token. */
+export const TOKEN_KINDS = ["state", "ack", "checkpoint"] as const;
+/** A token kind. */
+export type TokenKind = typeof TOKEN_KINDS[number];
+
+/** Whether `value` belongs to the closed set `list`; narrows it to the set's type. */
+export function isMember<T extends string>(list: readonly T[], value: unknown): value is T {
+  return (list as readonly unknown[]).includes(value);
+}
