@@ -18,7 +18,7 @@ export const LIMITS = {
   /** One artifact, as canonical JSON. */
   artifactBytes: 64 * 1024,
   /** Artifacts in one output. */
-  artifactCount: 20,
+  artifactCount: 32,
 } as const;
 
 const encoder = new TextEncoder();

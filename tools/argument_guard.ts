@@ -6,6 +6,8 @@
  * - no `__proto__` key outside the free-form JSON fields (`context`, artifacts), where it is
  *   kept as an ordinary key; elsewhere it is refused like any other unknown key;
  * - nothing is nested deeper than `LIMITS.depth` (for `context`, that is its budget).
+ * After validation, {@linkcode keepFreeForm} puts the free-form values back exactly as sent,
+ * since a schema's copy would drop a `__proto__` key.
  * @module
  */
 import { LIMITS, type WaymarkError } from "../engine/mod.ts";
@@ -65,4 +67,24 @@ export function screenArguments(tool: string, args: unknown): WaymarkError | nul
     }
   }
   return null;
+}
+
+/**
+ * Puts the free-form JSON values of `raw` (the arguments as sent) back into `parsed` (their
+ * validated copy) unchanged, so keys such as `__proto__` survive validation.
+ */
+export function keepFreeForm(parsed: unknown, raw: unknown): void {
+  const from = raw as Record<string, unknown> | null;
+  const into = parsed as Record<string, unknown> | null;
+  if (!isObject(from) || !isObject(into)) return;
+  if (isObject(from.context) && "context" in into) into.context = from.context;
+  const rawOutput = from.output as Record<string, unknown> | undefined;
+  const output = into.output as Record<string, unknown> | undefined;
+  if (isObject(rawOutput) && isObject(output) && Array.isArray(rawOutput.artifacts)) {
+    output.artifacts = rawOutput.artifacts;
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
 }

@@ -8,6 +8,7 @@
 import type { z } from "npm:zod@4.6.7";
 import type { CallOptions, EngineDeps, Result } from "../engine/mod.ts";
 import { invalidArguments } from "./errors.ts";
+import { keepFreeForm, screenArguments } from "./argument_guard.ts";
 
 /** What a tool call knows besides its arguments: the engine's call options. */
 export type ToolContext = CallOptions;
@@ -46,7 +47,7 @@ export interface ToolSuccess {
   text(): string;
 }
 
-/** A call whose arguments passed the input schema, ready to run. */
+/** A call whose arguments passed the argument rules and the input schema, ready to run. */
 export interface ToolCall {
   /** Whether this call needs the client's workspace. */
   usesWorkspace: boolean;
@@ -93,9 +94,12 @@ export function defineTool<In, Out extends Record<string, unknown>>(
     idempotent,
     flag,
     parse(args) {
+      const refused = screenArguments(name, args);
+      if (refused) return { ok: false, error: refused };
       const parsed = input.safeParse(args);
       if (!parsed.success) return { ok: false, error: invalidArguments(name, parsed.error.issues) };
       const data = parsed.data;
+      keepFreeForm(data, args);
       return {
         ok: true,
         value: {

@@ -3,18 +3,16 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
-import { preferencesPatchSchema } from "../engine/mod.ts";
-
-const MAX_NOTES = 64 * 1024;
+import { LIMITS, preferencesPatchSchema } from "../engine/mod.ts";
 
 /** Durable output an agent attaches to an ack or a checkpoint. */
 const outputInputSchema = z.object({
-  notesMarkdown: z.string().max(MAX_NOTES).optional().describe(
+  notesMarkdown: z.string().max(LIMITS.notesBytes).optional().describe(
     "A short recap (up to about 10 lines): what you did, what you found, what is next.",
   ),
   artifacts: z.array(
     z.object({ kind: z.string().min(1).max(100) }).catchall(z.unknown()),
-  ).max(32).optional().describe("Small structured results, each with a `kind`."),
+  ).max(LIMITS.artifactCount).optional().describe("Small structured results, each with a `kind`."),
 }).strict();
 
 const contextSchema = z.record(z.string(), z.unknown()).describe(
