@@ -176,6 +176,18 @@ export type Branch = z.infer<typeof branchSchema>;
 /** A gap in a response. */
 export type Gap = z.infer<typeof gapSchema>;
 
+/** How far a branch is, told after an acknowledgement advanced (MCP progress notifications). */
+export const stepProgressSchema = z.object({
+  done: z.number().int().describe("Step nodes acknowledged on this branch (the root excluded)."),
+  total: z.number().int().describe(
+    "done plus the steps still ahead (loop bodies once: conditions and loop exits may skip some).",
+  ),
+  stepTitle: z.string().nullable().describe("The title of the step just completed."),
+});
+
+/** How far a branch is after an advance. */
+export type StepProgress = z.infer<typeof stepProgressSchema>;
+
 /** One workflow in a listing. */
 export const workflowSummarySchema = z.object({
   id: z.string(),

@@ -10,7 +10,16 @@ import type { EngineDeps, RunHit, SearchLayer } from "../ports.ts";
 import { ok, type Result } from "../result.ts";
 import type { ResumeCandidate, ResumeResponse } from "../responses.ts";
 import { matchScore, matchWorkspace, type WorkspaceObservation } from "../workspace.ts";
-import { guard, runLabel, sessionLabel, tokensFor } from "./shared.ts";
+import {
+  idsInText,
+  RUN_PREFIX,
+  runLabel,
+  SESSION_PREFIX,
+  sessionLabel,
+  stripLabel,
+} from "../ids.ts";
+import { guard } from "./guard.ts";
+import { tokensFor } from "./node_response.ts";
 
 /** Input of {@linkcode resumeSession}. */
 export interface ResumeInput {
@@ -37,16 +46,14 @@ const LAYER_ORDER: Record<SearchLayer, number> = {
 
 /** Splits a query into hex ids and lower-case words (deduplicated, at most 12). */
 export function parseQuery(query: string): { ids: string[]; terms: string[] } {
-  const ids = new Set<string>();
-  for (const m of query.matchAll(/\b(?:ses_|run_)?([0-9a-f]{16})\b/gi)) {
-    ids.add(m[1]!.toLowerCase());
-  }
   const terms = new Set<string>();
   for (const m of query.toLowerCase().matchAll(/[\p{L}\p{N}_]+/gu)) {
-    const word = m[0].replace(/^(?:ses|run)_/, "");
+    const word = m[0].startsWith(SESSION_PREFIX)
+      ? stripLabel(m[0], SESSION_PREFIX)
+      : stripLabel(m[0], RUN_PREFIX);
     if (word.length >= 2 && terms.size < MAX_TERMS) terms.add(word);
   }
-  return { ids: [...ids], terms: [...terms] };
+  return { ids: idsInText(query), terms: [...terms] };
 }
 
 interface Ranked {

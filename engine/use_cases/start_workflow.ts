@@ -18,7 +18,10 @@ import type { CompiledWorkflow } from "../workflow/compile.ts";
 import { currentStep, initialState } from "../workflow/interpreter.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
 import { findWorkflow } from "./inspect_workflow.ts";
-import { deriveNodeId, guard, randomHex, responseFor } from "./shared.ts";
+import { deriveNodeId, randomHex } from "../ids.ts";
+import { guard } from "./guard.ts";
+import { nodeCreated } from "./node_events.ts";
+import { responseFor } from "./node_response.ts";
 
 /** Input of {@linkcode startWorkflow}. */
 export interface StartInput {
@@ -122,7 +125,6 @@ export async function beginRun(
   if (compiled.metaGuidance.length > 0) response.metaGuidance = compiled.metaGuidance;
   await deps.store.write(async (tx) => {
     const known = await tx.getSnapshot(hash);
-    const { edgeKind: _e, notesMarkdown: _n, notesStepId: _s, ...facts } = root;
     const events: DomainEvent[] = [
       {
         kind: "session_created",
@@ -145,7 +147,7 @@ export async function beginRun(
         workflowHash: hash,
         compiled: known ? null : compiled,
       },
-      { kind: "node_created", ...facts },
+      ...nodeCreated(root),
     ];
     if (options.workspace) {
       events.push({
