@@ -18,6 +18,18 @@ import type {
 } from "./schema.ts";
 import type { WorkflowIssue } from "./parse.ts";
 import { referencedSnippets, renderPromptBlocks } from "./render.ts";
+import {
+  assessmentSection,
+  contractSection,
+  DELEGATION_PREAMBLE,
+  delegationLine,
+  dependencySection,
+  functionSection,
+  guidanceSection,
+  knownIds,
+  routineHeader,
+  substituteArgs,
+} from "./prompt_sections.ts";
 import { checkWorkflowId } from "./ids.ts";
 import {
   CAPABILITY_PROBE_TEMPLATE,
@@ -148,8 +160,6 @@ export function isRoutineId(id: string): boolean {
   return /^[a-z][a-z0-9_-]*\.routine-/.test(id);
 }
 
-const known = (ids: Iterable<string>) => [...ids].sort().map((id) => `\`${id}\``).join(", ");
-
 interface Ctx {
   file: WorkflowFile;
   options: CompileOptions;
@@ -170,7 +180,7 @@ function contractOf(
     ctx.issues.push({
       path: `${path}.contractRef`,
       message: `unknown contract \`${declared.contractRef}\`; known contracts: ${
-        known(CONTRACT_PACKS.keys())
+        knownIds(CONTRACT_PACKS.keys())
       }`,
     });
     return undefined;
@@ -217,91 +227,6 @@ function checkValidation(ctx: Ctx, criteria: ValidationCriteria, path: string): 
   }
 }
 
-function functionSection(file: WorkflowFile, refs: readonly string[] | undefined): string {
-  if (!refs?.length) return "";
-  const defs = new Map((file.functionDefinitions ?? []).map((d) => [d.name, d.definition]));
-  const lines = refs.map((r) => {
-    const name = r.replace(/\(\)$/, "");
-    return `- \`${r}\`: ${defs.get(name) ?? "(no definition in this workflow)"}`;
-  });
-  return `\n\n## Functions\n${lines.join("\n")}`;
-}
-
-interface AssessmentDef {
-  id: string;
-  purpose?: string;
-  dimensions?: { id: string; purpose?: string; levels?: string[] }[];
-}
-
-/**
- * WorkRail self-assessments, rendered into the prompt (guidance for the agent; waymark does not
- * enforce their consequences). Unknown assessment ids are compile errors.
- */
-function assessmentSection(ctx: Ctx, step: WorkflowStep, path: string): string {
-  const refs = step.assessmentRefs;
-  if (!Array.isArray(refs) || refs.length === 0) return "";
-  const defs = Array.isArray(ctx.file.assessments)
-    ? (ctx.file.assessments as AssessmentDef[]).filter((a) => a && typeof a.id === "string")
-    : [];
-  const byId = new Map(defs.map((a) => [a.id, a]));
-  const lines = [
-    "## Self-assessment",
-    "Before acknowledging, rate each dimension and give the ratings in output.notesMarkdown:",
-  ];
-  for (const ref of refs) {
-    const def = typeof ref === "string" ? byId.get(ref) : undefined;
-    if (!def) {
-      ctx.issues.push({
-        path: `${path}.assessmentRefs`,
-        message: `unknown assessment \`${String(ref)}\`; this workflow's assessments: ${
-          known(byId.keys()) || "(none)"
-        }`,
-      });
-      continue;
-    }
-    lines.push(`- \`${def.id}\`${def.purpose ? `: ${def.purpose}` : ""}`);
-    for (const d of def.dimensions ?? []) {
-      lines.push(
-        `  - \`${d.id}\` (${(d.levels ?? []).join(" | ")})${d.purpose ? `: ${d.purpose}` : ""}`,
-      );
-    }
-  }
-  const consequences = Array.isArray(step.assessmentConsequences)
-    ? step.assessmentConsequences as {
-      when?: { anyEqualsLevel?: string; forAssessment?: string };
-      effect?: { guidance?: string };
-    }[]
-    : [];
-  for (const c of consequences) {
-    if (!c?.when?.anyEqualsLevel || !c.effect?.guidance) continue;
-    lines.push(
-      `If any dimension${
-        c.when.forAssessment ? ` of \`${c.when.forAssessment}\`` : ""
-      } is \`${c.when.anyEqualsLevel}\`, follow up before acknowledging: ${c.effect.guidance}`,
-    );
-  }
-  return `\n\n${lines.join("\n")}`;
-}
-
-function contractSection(c: CompiledContract | undefined): string {
-  if (!c) return "";
-  const p = CONTRACT_PACKS.get(c.contractRef)!;
-  return `\n\n## Output contract\n\`${c.contractRef}\`${
-    c.required ? " (required)" : " (optional)"
-  }: ${p.summary} Put one artifact of kind \`${p.artifactKind}\` in output.artifacts, for example:\n\`\`\`json\n${
-    JSON.stringify(p.example)
-  }\n\`\`\``;
-}
-
-function dependencySection(deps: readonly UserDependency[] | undefined): string {
-  if (!deps?.length) return "";
-  return `\n\n## Needs from the user\n${
-    deps.map((d) =>
-      `- \`${d.contextKey}\` (${d.reason}): ${d.message} Set it in \`context\` when acknowledging.`
-    ).join("\n")
-  }`;
-}
-
 function standardStep(ctx: Ctx, step: WorkflowStep, path: string, role?: string): CompiledStep {
   const blocks = step.promptBlocks;
   if (blocks) {
@@ -309,7 +234,7 @@ function standardStep(ctx: Ctx, step: WorkflowStep, path: string, role?: string)
       if (!SNIPPETS.has(ref)) {
         ctx.issues.push({
           path: `${path}.promptBlocks`,
-          message: `unknown snippet ref \`${ref}\`; known refs: ${known(SNIPPETS.keys())}`,
+          message: `unknown snippet ref \`${ref}\`; known refs: ${knownIds(SNIPPETS.keys())}`,
         });
       }
     }
@@ -318,20 +243,26 @@ function standardStep(ctx: Ctx, step: WorkflowStep, path: string, role?: string)
     ? { ...blocks, constraints: [...(blocks.constraints ?? []), ...ctx.stepConstraints] }
     : blocks;
   const base = step.prompt ?? renderPromptBlocks(withFeatures ?? {});
-  const guidance = step.guidance?.length
-    ? `\n\n## Guidance\n${step.guidance.map((g) => `- ${g}`).join("\n")}`
-    : "";
   const contract = contractOf(ctx, step.outputContract ?? step.output, `${path}.outputContract`);
   if (step.validationCriteria) {
     checkValidation(ctx, step.validationCriteria, `${path}.validationCriteria`);
+  }
+  const assessments = assessmentSection(ctx.file, step);
+  for (const ref of assessments.unknown) {
+    ctx.issues.push({
+      path: `${path}.assessmentRefs`,
+      message: `unknown assessment \`${String(ref)}\`; this workflow's assessments: ${
+        knownIds(assessments.known) || "(none)"
+      }`,
+    });
   }
   const compiled: CompiledStep = {
     kind: "step",
     id: step.id,
     title: step.title,
-    promptTemplate: base + guidance + functionSection(ctx.file, step.functionReferences) +
-      assessmentSection(ctx, step, path) + dependencySection(step.userDependencies) +
-      contractSection(contract),
+    promptTemplate: base + guidanceSection(step.guidance) +
+      functionSection(ctx.file, step.functionReferences) + assessments.text +
+      dependencySection(step.userDependencies) + contractSection(contract),
     requireConfirmation: confirmation(step.requireConfirmation),
   };
   const effectiveRole = step.agentRole ?? role;
@@ -349,29 +280,13 @@ function standardStep(ctx: Ctx, step: WorkflowStep, path: string, role?: string)
 }
 
 function parallelStep(ctx: Ctx, step: WorkflowStep, path: string, role?: string): CompiledStep {
-  const describe = (d: NonNullable<WorkflowStep["parallelDelegations"]>[number]) => {
-    const args = Object.entries(d.args ?? {}).map(([k, v]) =>
-      `${k} = ${typeof v === "string" ? v : JSON.stringify(v)}`
-    );
-    const mapping = Object.entries(d.contextMapping ?? {}).map(([k, v]) => `${v} ← ${k}`);
-    const extras = [
-      d.goal ? `goal: ${d.goal}` : "",
-      args.length ? `args: ${args.join(", ")}` : "",
-      mapping.length ? `context: ${mapping.join(", ")}` : "",
-      d.modelTier ? `model tier: ${d.modelTier}` : "",
-    ].filter(Boolean);
-    return `- \`${d.workflowId}\`${extras.length ? ` (${extras.join("; ")})` : ""}`;
-  };
   const delegations = step.parallelDelegations ?? [];
   const always = delegations.filter((d) => d.runCondition === undefined);
-  const base = [
-    "Run these delegations. Use parallel subagents if your environment supports delegation; otherwise run each one yourself, one after another. Then synthesize their results yourself.",
-    ...always.map(describe),
-  ].join("\n");
+  const base = [DELEGATION_PREAMBLE, ...always.map(delegationLine)].join("\n");
   const compiled = standardStep(ctx, { ...step, prompt: base }, path, role);
   const conditional = delegations.filter((d) => d.runCondition !== undefined).map((d) => ({
     when: d.runCondition as Condition,
-    text: describe(d),
+    text: delegationLine(d),
   }));
   if (conditional.length) compiled.fragments = [...(compiled.fragments ?? []), ...conditional];
   return compiled;
@@ -400,14 +315,6 @@ function probeStep(
   };
   if (runCondition) step.runCondition = runCondition;
   return step;
-}
-
-function substituteArgs(text: string, args: Record<string, unknown>): string {
-  return text.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (whole, name: string) => {
-    if (!(name in args)) return whole;
-    const v = args[name];
-    return typeof v === "string" ? v : JSON.stringify(v);
-  });
 }
 
 function mapSteps(nodes: CompiledNode[], fn: (s: CompiledStep) => CompiledStep): CompiledNode[] {
@@ -440,7 +347,7 @@ function expandTemplate(ctx: Ctx, step: WorkflowStep, path: string, role?: strin
     ctx.issues.push({
       path: `${path}.templateCall.templateId`,
       message: `unknown template \`${call.templateId}\`; known templates: ${
-        known([CAPABILITY_PROBE_TEMPLATE, ...byTemplate.keys()])
+        knownIds([CAPABILITY_PROBE_TEMPLATE, ...byTemplate.keys()])
       }`,
     });
     return [];
@@ -460,17 +367,7 @@ function expandTemplate(ctx: Ctx, step: WorkflowStep, path: string, role?: strin
     routine.agentRole ?? role,
   );
   ctx.routineStack.pop();
-  const argText = Object.entries(args).map(([k, v]) =>
-    `${k} = ${typeof v === "string" ? v : JSON.stringify(v)}`
-  );
-  const header = [
-    `This step runs the routine \`${routine.id}\` (${routine.name})${
-      argText.length ? ` with ${argText.join(", ")}` : ""
-    }.`,
-    ...(routine.metaGuidance?.length
-      ? ["", "## Routine guidance", ...routine.metaGuidance.map((g) => `- ${g}`)]
-      : []),
-  ].join("\n") + "\n\n";
+  const header = routineHeader(routine, args);
   let first = true;
   return mapSteps(inner, (s) => {
     const out: CompiledStep = {
@@ -516,7 +413,7 @@ function compileLoop(
           message: CONTRACT_PACKS.has(source.contractRef)
             ? `a loop decision comes from \`wr.contracts.loop_control\`, not \`${source.contractRef}\``
             : `unknown contract \`${source.contractRef}\`; known contracts: ${
-              known(CONTRACT_PACKS.keys())
+              knownIds(CONTRACT_PACKS.keys())
             }`,
         });
       } else ctx.contracts.add(source.contractRef);
@@ -615,7 +512,7 @@ export function compileWorkflow(
     if (!feature) {
       issues.push({
         path: `features[${i}]`,
-        message: `unknown feature \`${id}\`; known features: ${known(FEATURES.keys())}`,
+        message: `unknown feature \`${id}\`; known features: ${knownIds(FEATURES.keys())}`,
       });
       return;
     }
