@@ -5,18 +5,23 @@
  * behaviour exactly.
  * @module
  */
-import { hashJson } from "../hash.ts";
 import { CONTRACT_PACKS, packJsonSchema } from "../contracts.ts";
 import type {
   Capability,
   Condition,
-  LoopConfig,
-  UserDependency,
   ValidationCriteria,
   WorkflowFile,
   WorkflowStep,
 } from "./schema.ts";
 import type { WorkflowIssue } from "./parse.ts";
+import {
+  COMPILED_FORMAT,
+  type CompiledContract,
+  type CompiledLoop,
+  type CompiledNode,
+  type CompiledStep,
+  type CompiledWorkflow,
+} from "./compiled.ts";
 import { referencedSnippets, renderPromptBlocks } from "./render.ts";
 import {
   assessmentSection,
@@ -30,7 +35,7 @@ import {
   routineHeader,
   substituteArgs,
 } from "./prompt_sections.ts";
-import { checkWorkflowId } from "./ids.ts";
+import { headerIssues, loopBodies, treeIssues } from "./workflow_checks.ts";
 import {
   CAPABILITY_PROBE_TEMPLATE,
   FEATURES,
@@ -39,115 +44,17 @@ import {
   SNIPPETS,
 } from "./library.ts";
 
-/** Version of the compiled form; part of the hash so a format change never aliases. */
-export const COMPILED_FORMAT = 2;
-
-/** A step's output contract, resolved. */
-export interface CompiledContract {
-  /** The `wr.contracts.*` id. */
-  contractRef: string;
-  /** Whether a missing or invalid artifact blocks (or is a gap under never-stop). */
-  required: boolean;
-  /** The artifact kind that fulfils it. */
-  artifactKind: string;
-}
-
-/** A step as runs see it. */
-export interface CompiledStep {
-  /** Node kind. */
-  kind: "step";
-  /** Step id, unique within the workflow. */
-  id: string;
-  /** Human title. */
-  title: string;
-  /** Prompt text with `{{var}}` placeholders still in it. */
-  promptTemplate: string;
-  /** The effective role: the step's own, else the workflow's. */
-  agentRole?: string;
-  /** Whether the agent must check with the user before acknowledging (or when, as a condition). */
-  requireConfirmation: boolean | Condition;
-  /** Run only when this holds for the context at the time the step comes up. */
-  runCondition?: Condition;
-  /** Text appended to the prompt when its condition holds. */
-  fragments?: { when?: Condition; text: string }[];
-  /** The output the step must produce. */
-  outputContract?: CompiledContract;
-  /** Checks on the step's notes. */
-  validation?: ValidationCriteria;
-  /** Context keys only the user can supply. */
-  userDependencies?: UserDependency[];
-  /** Set on an injected capability probe: the capability it observes. */
-  probe?: Capability;
-}
-
-/** A loop as runs see it. */
-export interface CompiledLoop {
-  /** Node kind. */
-  kind: "loop";
-  /** Loop id. */
-  id: string;
-  /** Human title. */
-  title: string;
-  /** Enter only when this holds. */
-  runCondition?: Condition;
-  /** Loop settings, defaults filled in. */
-  loop: {
-    /** Loop kind. */
-    type: LoopConfig["type"];
-    /** while/until over context (and loop variables). */
-    condition?: Condition;
-    /** while/until decided by the last loop-control artifact reported in an iteration. */
-    artifact?: { contractRef: string; loopId?: string };
-    /** forEach: the context variable holding the array. */
-    items?: string;
-    /** for: the count, or the context variable holding it. */
-    count?: number | string;
-    /** Safety limit. */
-    maxIterations: number;
-    /** The iteration counter's name (from 1). */
-    iterationVar: string;
-    /** forEach: the current item's name. */
-    itemVar: string;
-    /** for/forEach: the current index's name (from 0). */
-    indexVar: string;
-  };
-  /** The body, in order. */
-  body: CompiledNode[];
-}
-
-/** A node of the compiled step tree. */
-export type CompiledNode = CompiledStep | CompiledLoop;
-
-/** A compiled workflow: the unit that is hashed, pinned and stored. */
-export interface CompiledWorkflow {
-  /** Compiled format version. */
-  format: typeof COMPILED_FORMAT;
-  /** Workflow id. */
-  id: string;
-  /** Workflow or routine. */
-  kind: "workflow" | "routine";
-  /** Human name. */
-  name: string;
-  /** What the workflow is for. */
-  description: string;
-  /** The author's version string. */
-  version: string;
-  /** Guidance shown once, at start (features' guidance included). */
-  metaGuidance: string[];
-  /** Most automation the author recommends. */
-  recommendedPreferences?: { autonomy?: string; riskPolicy?: string };
-  /** Optional capabilities and how much the workflow needs them. */
-  capabilities: Partial<Record<Capability, "required" | "preferred">>;
-  /** Features applied. */
-  features: string[];
-  /** Every contract pack the workflow uses, resolved (schema and example). */
-  contracts: Record<
-    string,
-    { artifactKind: string; schema: Record<string, unknown>; example: Record<string, unknown> }
-  >;
-  /** Steps and loops in order. */
-  steps: CompiledNode[];
-}
+// The compiled form's names stay importable from the compiler, where callers first looked.
+export {
+  COMPILED_FORMAT,
+  type CompiledContract,
+  type CompiledLoop,
+  type CompiledNode,
+  type CompiledStep,
+  type CompiledWorkflow,
+  normalizeCompiled,
+  workflowHash,
+} from "./compiled.ts";
 
 /** What the compiler may reference besides the file itself. */
 export interface CompileOptions {
@@ -474,35 +381,8 @@ function compileSequence(
   return out;
 }
 
-function collectIds(nodes: readonly CompiledNode[], out: string[]): string[] {
-  for (const n of nodes) {
-    out.push(n.id);
-    if (n.kind === "loop") collectIds(n.body, out);
-  }
-  return out;
-}
-
-/** Compiles a validated workflow file; fails with issues for problems the schema cannot see. */
-export function compileWorkflow(
-  file: WorkflowFile,
-  options: CompileOptions = {},
-): { ok: true; compiled: CompiledWorkflow } | { ok: false; issues: WorkflowIssue[] } {
-  const issues: WorkflowIssue[] = [];
-  const idCheck = checkWorkflowId(file.id);
-  if (idCheck.status === "invalid") issues.push({ path: "id", message: idCheck.reason });
-  const seen = new Map<string, number>();
-  file.steps.forEach((step, i) => {
-    const first = seen.get(step.id);
-    if (first !== undefined) {
-      issues.push({
-        path: `steps[${i}].id`,
-        message:
-          `duplicate step id \`${step.id}\` (first at steps[${first}]): give each step its own id`,
-      });
-    } else seen.set(step.id, i);
-  });
-  if (issues.length > 0) return { ok: false, issues };
-
+/** The file's features applied: guidance, step constraints and preferred capabilities. */
+function applyFeatures(file: WorkflowFile, issues: WorkflowIssue[]) {
   const metaGuidance = [...(file.metaGuidance ?? [])];
   const capabilities: CompiledWorkflow["capabilities"] = { ...(file.capabilities ?? {}) };
   const stepConstraints: string[] = [];
@@ -520,17 +400,40 @@ export function compileWorkflow(
     if (feature.stepConstraint) stepConstraints.push(feature.stepConstraint);
     if (feature.prefers) capabilities[feature.prefers] ??= "preferred";
   });
+  return { metaGuidance, capabilities, stepConstraints, features };
+}
 
-  // Top-level steps named as a loop's `body` run only inside that loop.
-  const bodyRefs = new Set<string>();
-  const scan = (steps: readonly WorkflowStep[]) => {
-    for (const s of steps) {
-      if (typeof s.body === "string") bodyRefs.add(s.body);
-      else if (Array.isArray(s.body)) scan(s.body);
-    }
-  };
-  scan(file.steps);
-  const bodies = new Map(file.steps.filter((s) => bodyRefs.has(s.id)).map((s) => [s.id, s]));
+/** The contract packs a workflow uses, resolved, in id order. */
+function resolveContracts(refs: ReadonlySet<string>): CompiledWorkflow["contracts"] {
+  const contracts: CompiledWorkflow["contracts"] = {};
+  for (const ref of [...refs].sort()) {
+    const p = CONTRACT_PACKS.get(ref)!;
+    contracts[ref] = {
+      artifactKind: p.artifactKind,
+      schema: packJsonSchema(p),
+      example: p.example,
+    };
+  }
+  return contracts;
+}
+
+function recommendedOf(file: WorkflowFile): CompiledWorkflow["recommendedPreferences"] {
+  const rec = file.recommendedPreferences;
+  if (!rec) return undefined;
+  const autonomy = rec.autonomy ?? rec.recommendedAutonomy;
+  const riskPolicy = rec.riskPolicy ?? rec.recommendedRiskPolicy;
+  return { ...(autonomy ? { autonomy } : {}), ...(riskPolicy ? { riskPolicy } : {}) };
+}
+
+/** Compiles a validated workflow file; fails with issues for problems the schema cannot see. */
+export function compileWorkflow(
+  file: WorkflowFile,
+  options: CompileOptions = {},
+): { ok: true; compiled: CompiledWorkflow } | { ok: false; issues: WorkflowIssue[] } {
+  const issues = headerIssues(file);
+  if (issues.length > 0) return { ok: false, issues };
+  const { metaGuidance, capabilities, stepConstraints, features } = applyFeatures(file, issues);
+  const bodies = loopBodies(file);
   const ctx: Ctx = {
     file,
     options,
@@ -541,7 +444,7 @@ export function compileWorkflow(
   };
   const steps = compileSequence(
     ctx,
-    file.steps.filter((s) => !bodyRefs.has(s.id)),
+    file.steps.filter((s) => !bodies.has(s.id)),
     "steps",
     file.agentRole,
     bodies,
@@ -555,28 +458,8 @@ export function compileWorkflow(
     }
   }
   const all = [...probes, ...steps];
-  const ids = collectIds(all, []);
-  const dupes = [...new Set(ids.filter((id, i) => ids.indexOf(id) !== i))];
-  for (const id of dupes) {
-    issues.push({
-      path: "steps",
-      message:
-        `step id \`${id}\` is used more than once after loops and templates are expanded: rename one`,
-    });
-  }
-  if (all.length === 0) {
-    issues.push({ path: "steps", message: "the workflow has no runnable step" });
-  }
+  issues.push(...treeIssues(all));
   if (issues.length > 0) return { ok: false, issues };
-  const contracts: CompiledWorkflow["contracts"] = {};
-  for (const ref of [...ctx.contracts].sort()) {
-    const p = CONTRACT_PACKS.get(ref)!;
-    contracts[ref] = {
-      artifactKind: p.artifactKind,
-      schema: packJsonSchema(p),
-      example: p.example,
-    };
-  }
   const compiled: CompiledWorkflow = {
     format: COMPILED_FORMAT,
     id: file.id,
@@ -587,42 +470,10 @@ export function compileWorkflow(
     metaGuidance,
     capabilities,
     features,
-    contracts,
+    contracts: resolveContracts(ctx.contracts),
     steps: all,
   };
-  const rec = file.recommendedPreferences;
-  if (rec) {
-    const autonomy = rec.autonomy ?? rec.recommendedAutonomy;
-    const riskPolicy = rec.riskPolicy ?? rec.recommendedRiskPolicy;
-    compiled.recommendedPreferences = {
-      ...(autonomy ? { autonomy } : {}),
-      ...(riskPolicy ? { riskPolicy } : {}),
-    };
-  }
+  const recommended = recommendedOf(file);
+  if (recommended) compiled.recommendedPreferences = recommended;
   return { ok: true, compiled };
-}
-
-/**
- * Reads a stored compiled workflow of any format as the current one: format-1 snapshots (flat
- * steps, no kinds) still run.
- */
-export function normalizeCompiled(stored: CompiledWorkflow): CompiledWorkflow {
-  if ((stored as { format: number }).format !== 1) return stored;
-  const old = stored as unknown as Omit<CompiledWorkflow, "steps"> & {
-    steps: Omit<CompiledStep, "kind">[];
-  };
-  return {
-    ...old,
-    format: COMPILED_FORMAT,
-    kind: "workflow",
-    capabilities: {},
-    features: [],
-    contracts: {},
-    steps: old.steps.map((s) => ({ kind: "step", ...s })),
-  };
-}
-
-/** The `workflowHash` of a compiled workflow. */
-export function workflowHash(compiled: CompiledWorkflow): Promise<string> {
-  return hashJson(compiled);
 }
