@@ -15,7 +15,7 @@ import {
 } from "../preferences.ts";
 import type { Gap, StepProgress, StepResponse } from "../responses.ts";
 import type { Warning } from "../workflow/catalog.ts";
-import type { CompiledStep, CompiledWorkflow } from "../workflow/compile.ts";
+import type { CompiledStep, CompiledWorkflow } from "../workflow/compiled.ts";
 import {
   currentStep,
   effectiveContext,

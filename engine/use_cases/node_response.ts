@@ -8,7 +8,7 @@ import type { AttemptRecord, EngineDeps, NodeRecord } from "../ports.ts";
 import { ok, type Result, StorageCorruptionError } from "../result.ts";
 import type { StepResponse } from "../responses.ts";
 import { mintToken } from "../tokens.ts";
-import type { CompiledWorkflow } from "../workflow/compile.ts";
+import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import type { Warning } from "../workflow/catalog.ts";
 import { isComplete, pendingStep, readState } from "../workflow/interpreter.ts";
 

@@ -103,36 +103,7 @@ export function resumeSession(
       }
     }
     const ranked = [...found.values()].sort(compareRanked).slice(0, limit);
-    const candidates: ResumeCandidate[] = [];
-    for (const [i, { hit, layer }] of ranked.entries()) {
-      const isComplete = hit.tipPendingStepId === null;
-      const tokens = tokensFor(deps, { runId: hit.runId, nodeId: hit.tipNodeId }, isComplete);
-      candidates.push({
-        rank: i + 1,
-        sessionId: sessionLabel(hit.sessionId),
-        runId: runLabel(hit.runId),
-        title: hit.title,
-        sessionKind: hit.sessionKind,
-        workflowId: hit.workflowId,
-        status: hit.status,
-        updatedAt: hit.updatedAt,
-        match: layer,
-        snippet: hit.snippet,
-        workspace: {
-          workspace: hit.workspace,
-          gitBranch: hit.gitBranch,
-          gitHeadSha: hit.gitHeadSha,
-          ...matchWorkspace(hit, current),
-        },
-        tip: {
-          nodeId: hit.tipNodeId,
-          pendingStepId: hit.tipPendingStepId,
-          isComplete,
-          ...tokens,
-        },
-        corrupt: hit.corrupt,
-      });
-    }
+    const candidates = ranked.map((r, i) => candidate(deps, { ...r, rank: i + 1, current }));
     return ok({
       query,
       workspace: current
@@ -147,4 +118,34 @@ export function resumeSession(
       policy: "workspace_then_layer_then_relevance_then_recency",
     });
   });
+}
+
+/** A ranked hit as a candidate: the run's tip with fresh tokens and how its workspace matches. */
+function candidate(
+  deps: EngineDeps,
+  at: Ranked & { rank: number; current: WorkspaceObservation | null },
+): ResumeCandidate {
+  const { hit, layer } = at;
+  const isComplete = hit.tipPendingStepId === null;
+  const tokens = tokensFor(deps, { runId: hit.runId, nodeId: hit.tipNodeId }, isComplete);
+  return {
+    rank: at.rank,
+    sessionId: sessionLabel(hit.sessionId),
+    runId: runLabel(hit.runId),
+    title: hit.title,
+    sessionKind: hit.sessionKind,
+    workflowId: hit.workflowId,
+    status: hit.status,
+    updatedAt: hit.updatedAt,
+    match: layer,
+    snippet: hit.snippet,
+    workspace: {
+      workspace: hit.workspace,
+      gitBranch: hit.gitBranch,
+      gitHeadSha: hit.gitHeadSha,
+      ...matchWorkspace(hit, at.current),
+    },
+    tip: { nodeId: hit.tipNodeId, pendingStepId: hit.tipPendingStepId, isComplete, ...tokens },
+    corrupt: hit.corrupt,
+  };
 }

@@ -7,7 +7,7 @@ import { runLabel, sessionLabel } from "../ids.ts";
 import type { EngineDeps, NodeRecord, RunRecord, StoreReader } from "../ports.ts";
 import { fail, ok, type Result, StorageCorruptionError } from "../result.ts";
 import { TOKEN_FIELD, type TokenClaims, type TokenKind, verifyToken } from "../tokens.ts";
-import { type CompiledWorkflow, normalizeCompiled } from "../workflow/compile.ts";
+import { type CompiledWorkflow, normalizeCompiled } from "../workflow/compiled.ts";
 
 /** A node with its run and pinned workflow. */
 export interface NodeContext {

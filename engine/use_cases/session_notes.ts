@@ -3,7 +3,7 @@
  * file, so the drift check skips it.
  * @module
  */
-import { COMPILED_FORMAT, type CompiledWorkflow } from "../workflow/compile.ts";
+import { COMPILED_FORMAT, type CompiledWorkflow } from "../workflow/compiled.ts";
 
 /** The id of the built-in workflow behind checkpoint-only sessions. */
 export const SESSION_NOTES_ID = "waymark.session";
