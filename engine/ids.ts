@@ -1,8 +1,11 @@
 /**
- * The ids agents see. Sessions and runs are stored as bare hex and shown as `ses_<hex>` and
- * `run_<hex>`; this module is the one place that adds or strips those prefixes.
+ * Ids: how they are made and how agents see them. Sessions and runs are stored as bare hex and
+ * shown as `ses_<hex>` and `run_<hex>`; this module is the one place that adds or strips those
+ * prefixes. Node ids are derived from their origin, so racing writers agree on them.
  * @module
  */
+import { sha256Hex, toHex } from "./hash.ts";
+import type { Random } from "./ports.ts";
 
 /** Stored session and run ids: 8 random bytes as lowercase hex. */
 export const ID_HEX = /^[0-9a-f]{16}$/;
@@ -45,6 +48,21 @@ function parseLabel(text: string, prefix: string): string | null {
 /** Every `ses_…`/`run_…`/bare 16-hex id named in free text, lowercased, in order, deduplicated. */
 export function idsInText(text: string): string[] {
   const found = new Set<string>();
-  for (const m of text.matchAll(/\b(?:ses_|run_)?([0-9a-f]{16})\b/gi)) found.add(m[1].toLowerCase());
+  for (const m of text.matchAll(/\b(?:ses_|run_)?([0-9a-f]{16})\b/gi)) {
+    found.add(m[1].toLowerCase());
+  }
   return [...found];
+}
+
+/** Random lowercase hex of `bytes` bytes (8 for session and run ids, 6 for attempt ids). */
+export function randomHex(deps: { random: Random }, bytes: number): string {
+  return toHex(deps.random.bytes(bytes));
+}
+
+/**
+ * A node id derived from its origin (`["ack", runId, nodeId, attemptId]` and the like), so racing
+ * writers compute the same id for the same attempt.
+ */
+export async function deriveNodeId(origin: readonly string[]): Promise<string> {
+  return (await sha256Hex(origin.join(":"))).slice(0, 16);
 }

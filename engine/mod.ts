@@ -27,12 +27,9 @@ export * from "./enforce.ts";
 export { listWorkflows } from "./use_cases/list_workflows.ts";
 export { inspectWorkflow } from "./use_cases/inspect_workflow.ts";
 export { type StartInput, type StartOptions, startWorkflow } from "./use_cases/start_workflow.ts";
-export {
-  type CallOptions,
-  type ContinueInput,
-  continueWorkflow,
-  type StepOutput,
-} from "./use_cases/continue_workflow.ts";
+export { type ContinueInput, continueWorkflow } from "./use_cases/continue_workflow.ts";
+export { type CallOptions } from "./use_cases/record_attempt.ts";
+export { type StepOutput } from "./use_cases/node_events.ts";
 export { type CheckpointInput, checkpointWorkflow } from "./use_cases/checkpoint_workflow.ts";
 export {
   parseQuery,
@@ -41,10 +38,7 @@ export {
   type ResumeInput,
   resumeSession,
 } from "./use_cases/resume_session.ts";
-export {
-  SESSION_NOTES_WORKFLOW,
-  startSession,
-  type StartSessionInput,
-} from "./use_cases/start_session.ts";
-export { buildRecap, RECAP_BUDGET_BYTES, type RecapOptions } from "./use_cases/shared.ts";
+export { startSession, type StartSessionInput } from "./use_cases/start_session.ts";
+export { SESSION_NOTES_WORKFLOW } from "./use_cases/session_notes.ts";
+export { buildRecap, RECAP_BUDGET_BYTES, type RecapOptions } from "./use_cases/recap.ts";
 export { workflowJsonSchema } from "./workflow/json_schema.ts";

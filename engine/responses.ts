@@ -165,16 +165,6 @@ export const stepResponseSchema = z.object({
   ).optional().describe("The workflow's optional capabilities and what this branch observed."),
 });
 
-/** How far a run is after an advance, for progress notifications. */
-export interface StepProgress {
-  /** Step nodes acknowledged on this branch (the root excluded). */
-  done: number;
-  /** `done` plus the steps still ahead (an estimate: conditions and loops may skip some). */
-  total: number;
-  /** The title of the step just completed. */
-  stepTitle: string | null;
-}
-
 /** The response of every execution tool. */
 export type StepResponse = z.infer<typeof stepResponseSchema>;
 /** A pending step. */
@@ -185,6 +175,18 @@ export type Recap = z.infer<typeof recapSchema>;
 export type Branch = z.infer<typeof branchSchema>;
 /** A gap in a response. */
 export type Gap = z.infer<typeof gapSchema>;
+
+/** How far a branch is, told after an acknowledgement advanced (MCP progress notifications). */
+export const stepProgressSchema = z.object({
+  done: z.number().int().describe("Step nodes acknowledged on this branch (the root excluded)."),
+  total: z.number().int().describe(
+    "done plus the steps still ahead (loop bodies once: conditions and loop exits may skip some).",
+  ),
+  stepTitle: z.string().nullable().describe("The title of the step just completed."),
+});
+
+/** How far a branch is after an advance. */
+export type StepProgress = z.infer<typeof stepProgressSchema>;
 
 /** One workflow in a listing. */
 export const workflowSummarySchema = z.object({

@@ -15,6 +15,15 @@ import type {
 /** Renders an execution response (start, continue, checkpoint). */
 export function renderStepResponse(r: StepResponse): string {
   const lines: string[] = [];
+  outcomeLines(lines, r);
+  pendingLines(lines, r);
+  recapLines(lines, r);
+  footerLines(lines, r);
+  return lines.join("\n");
+}
+
+/** What this call did: a checkpoint, a blocked acknowledgement, gaps, a new branch. */
+function outcomeLines(lines: string[], r: StepResponse): void {
   if (r.checkpoint) lines.push(`Checkpoint recorded (node ${r.checkpoint.nodeId}).`, "");
   if (r.kind === "blocked" && r.blockers) {
     lines.push(
@@ -49,6 +58,10 @@ export function renderStepResponse(r: StepResponse): string {
     }
     lines.push("");
   }
+}
+
+/** The step to do now (or that the run is complete), and the workflow-wide guidance. */
+function pendingLines(lines: string[], r: StepResponse): void {
   if (r.pending) {
     lines.push(
       `# ${r.pending.title}`,
@@ -70,6 +83,10 @@ export function renderStepResponse(r: StepResponse): string {
   if (r.metaGuidance?.length) {
     lines.push("## Guidance for the whole workflow", ...r.metaGuidance.map((g) => `- ${g}`), "");
   }
+}
+
+/** The recaps, and the tip's tokens when this node already has later progress. */
+function recapLines(lines: string[], r: StepResponse): void {
   if (r.forked?.downstreamRecap) {
     renderRecap(lines, {
       heading: "Recap of the preferred branch below this step (most recent first)",
@@ -85,6 +102,10 @@ export function renderStepResponse(r: StepResponse): string {
     if (r.tip.ackToken) lines.push(`  ackToken: ${r.tip.ackToken}`);
     lines.push("To redo this step on a new branch instead, use the tokens below.", "");
   }
+}
+
+/** The tokens for the next call, the session facts, capabilities and warnings. */
+function footerLines(lines: string[], r: StepResponse): void {
   lines.push("---");
   if (r.pending && r.ackToken) {
     lines.push(
@@ -119,7 +140,6 @@ export function renderStepResponse(r: StepResponse): string {
     );
   }
   for (const w of r.warnings) lines.push(`Warning [${w.code}]: ${w.message}`);
-  return lines.join("\n");
 }
 
 /** The explicit truncation marker, identical wherever a recap is cut. */

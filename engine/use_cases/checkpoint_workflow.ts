@@ -3,25 +3,20 @@
  * token; never forks (it attaches after the node's last checkpoint).
  * @module
  */
-import type { DomainEvent } from "../events.ts";
-import type { EngineDeps, NodeRecord } from "../ports.ts";
-import { fail, ok, type Result } from "../result.ts";
+import type { EngineDeps, StoreWriter } from "../ports.ts";
+import { fail, type Result } from "../result.ts";
 import type { StepResponse } from "../responses.ts";
+import { checkpointChain } from "./branches.ts";
+import { guard } from "./guard.ts";
 import {
-  type CallOptions,
-  checkpointChain,
+  childNode,
+  nodeCreated,
   observationEvent,
+  outputRecorded,
   type StepOutput,
-} from "./continue_workflow.ts";
-import { loadNode, verifyPair } from "./run_context.ts";
-import {
-  deriveNodeId,
-  driftWarnings,
-  guard,
-  replayRecorded,
-  responseFor,
-  sessionLabel,
-} from "./shared.ts";
+} from "./node_events.ts";
+import { responseFor } from "./node_response.ts";
+import { type Attempt, type CallOptions, recordAttempt, type Recorded } from "./record_attempt.ts";
 
 /** Input of {@linkcode checkpointWorkflow}. */
 export interface CheckpointInput {
@@ -39,89 +34,61 @@ export function checkpointWorkflow(
   input: CheckpointInput,
   options: CallOptions = {},
 ): Promise<Result<StepResponse>> {
-  return guard(async () => {
+  return guard(() => {
     if (!input.output.notesMarkdown && !input.output.artifacts?.length) {
-      return fail(
+      return Promise.resolve(fail(
         "INVALID_ARGUMENTS",
         "A checkpoint needs output.notesMarkdown or at least one output.artifacts entry: say what was done and what is next.",
         { details: { path: "output" } },
-      );
+      ));
     }
-    const verified = verifyPair(deps, input.stateToken, {
+    return recordAttempt(deps, {
+      stateToken: input.stateToken,
       token: input.checkpointToken,
       kind: "checkpoint",
-    });
-    if (!verified.ok) return verified;
-    const claims = verified.value.attempt!;
-    const attemptId = claims.attemptId!;
-    const recorded = await deps.store.getAttempt(
-      claims.runId,
-      claims.nodeId,
-      attemptId,
-      "checkpoint",
-    );
-    if (recorded) return replayRecorded(recorded);
-    const loaded = await loadNode(deps.store, verified.value.state);
-    if (!loaded.ok) return loaded;
-    const { node, run, compiled } = loaded.value;
-    const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
-    let appended = false;
-    const result = await deps.store.write(async (tx) => {
-      const raced = await tx.getAttempt(claims.runId, claims.nodeId, attemptId, "checkpoint");
-      if (raced) return replayRecorded(raced);
-      const { end: anchor } = await checkpointChain(tx, node);
-      const checkpoint: NodeRecord = {
-        ...node,
-        nodeId: await deriveNodeId(["checkpoint", node.runId, node.nodeId, attemptId]),
-        parentId: anchor.nodeId,
-        nodeKind: "checkpoint",
-        depth: anchor.depth + 1,
-        edgeKind: "checkpoint",
-        notesMarkdown: input.output.notesMarkdown ?? null,
-        notesStepId: null,
-      };
-      const response = responseFor(deps, checkpoint, compiled, {
-        workflowHash: run.workflowHash,
-        warnings,
-      });
-      response.checkpoint = { nodeId: checkpoint.nodeId };
-      const { sessionId, runId } = node;
-      const { edgeKind: _e, notesMarkdown: _n, notesStepId: _s, ...facts } = checkpoint;
-      const events: DomainEvent[] = [
-        { kind: "node_created", ...facts },
-        {
-          kind: "edge_created",
-          sessionId,
-          runId,
-          fromId: anchor.nodeId,
-          toId: checkpoint.nodeId,
-          edgeKind: "checkpoint",
-        },
-        {
-          kind: "output_recorded",
-          sessionId,
-          runId,
-          nodeId: checkpoint.nodeId,
-          stepId: null,
-          notesMarkdown: input.output.notesMarkdown ?? null,
-          artifacts: input.output.artifacts ?? [],
-        },
-        ...observationEvent(run, { nodeId: checkpoint.nodeId, workspace: options.workspace }),
-        {
-          kind: "checkpoint_recorded",
-          sessionId,
-          runId,
-          nodeId: node.nodeId,
-          attemptId,
-          resultNodeId: checkpoint.nodeId,
-          response: JSON.stringify(response),
-        },
-      ];
-      await tx.append(events);
-      appended = true;
-      return ok(response);
-    });
-    if (appended) options.onAppend?.(sessionLabel(node.sessionId));
-    return result;
+      decide: (tx, attempt) => recordCheckpoint(deps, tx, { attempt, input, options }),
+    }, options);
   });
+}
+
+async function recordCheckpoint(
+  deps: EngineDeps,
+  tx: StoreWriter,
+  at: { attempt: Attempt; input: CheckpointInput; options: CallOptions },
+): Promise<Recorded> {
+  const { node, run, compiled, attemptId, warnings } = at.attempt;
+  const { output } = at.input;
+  const { end: anchor } = await checkpointChain(tx, node);
+  const created = await childNode(anchor, {
+    origin: ["checkpoint", node.runId, node.nodeId, attemptId],
+    nodeKind: "checkpoint",
+    state: node.state,
+    context: node.context,
+    preferences: node.preferences,
+    pendingStepId: node.pendingStepId,
+    edgeKind: "checkpoint",
+    notesMarkdown: output.notesMarkdown ?? null,
+    notesStepId: null,
+  });
+  const response = responseFor(deps, created, compiled, {
+    workflowHash: run.workflowHash,
+    warnings,
+  });
+  response.checkpoint = { nodeId: created.nodeId };
+  const { sessionId, runId } = node;
+  const events = [
+    ...nodeCreated(created),
+    ...outputRecorded({ sessionId, runId, nodeId: created.nodeId, stepId: null }, output),
+    ...observationEvent(run, { nodeId: created.nodeId, workspace: at.options.workspace }),
+    {
+      kind: "checkpoint_recorded" as const,
+      sessionId,
+      runId,
+      nodeId: node.nodeId,
+      attemptId,
+      resultNodeId: created.nodeId,
+      response: JSON.stringify(response),
+    },
+  ];
+  return { response, events };
 }

@@ -10,7 +10,16 @@ import type { EngineDeps, RunHit, SearchLayer } from "../ports.ts";
 import { ok, type Result } from "../result.ts";
 import type { ResumeCandidate, ResumeResponse } from "../responses.ts";
 import { matchScore, matchWorkspace, type WorkspaceObservation } from "../workspace.ts";
-import { guard, runLabel, sessionLabel, tokensFor } from "./shared.ts";
+import {
+  idsInText,
+  RUN_PREFIX,
+  runLabel,
+  SESSION_PREFIX,
+  sessionLabel,
+  stripLabel,
+} from "../ids.ts";
+import { guard } from "./guard.ts";
+import { tokensFor } from "./node_response.ts";
 
 /** Input of {@linkcode resumeSession}. */
 export interface ResumeInput {
@@ -37,16 +46,14 @@ const LAYER_ORDER: Record<SearchLayer, number> = {
 
 /** Splits a query into hex ids and lower-case words (deduplicated, at most 12). */
 export function parseQuery(query: string): { ids: string[]; terms: string[] } {
-  const ids = new Set<string>();
-  for (const m of query.matchAll(/\b(?:ses_|run_)?([0-9a-f]{16})\b/gi)) {
-    ids.add(m[1]!.toLowerCase());
-  }
   const terms = new Set<string>();
   for (const m of query.toLowerCase().matchAll(/[\p{L}\p{N}_]+/gu)) {
-    const word = m[0].replace(/^(?:ses|run)_/, "");
+    const word = m[0].startsWith(SESSION_PREFIX)
+      ? stripLabel(m[0], SESSION_PREFIX)
+      : stripLabel(m[0], RUN_PREFIX);
     if (word.length >= 2 && terms.size < MAX_TERMS) terms.add(word);
   }
-  return { ids: [...ids], terms: [...terms] };
+  return { ids: idsInText(query), terms: [...terms] };
 }
 
 interface Ranked {
@@ -96,36 +103,7 @@ export function resumeSession(
       }
     }
     const ranked = [...found.values()].sort(compareRanked).slice(0, limit);
-    const candidates: ResumeCandidate[] = [];
-    for (const [i, { hit, layer }] of ranked.entries()) {
-      const isComplete = hit.tipPendingStepId === null;
-      const tokens = tokensFor(deps, { runId: hit.runId, nodeId: hit.tipNodeId }, isComplete);
-      candidates.push({
-        rank: i + 1,
-        sessionId: sessionLabel(hit.sessionId),
-        runId: runLabel(hit.runId),
-        title: hit.title,
-        sessionKind: hit.sessionKind,
-        workflowId: hit.workflowId,
-        status: hit.status,
-        updatedAt: hit.updatedAt,
-        match: layer,
-        snippet: hit.snippet,
-        workspace: {
-          workspace: hit.workspace,
-          gitBranch: hit.gitBranch,
-          gitHeadSha: hit.gitHeadSha,
-          ...matchWorkspace(hit, current),
-        },
-        tip: {
-          nodeId: hit.tipNodeId,
-          pendingStepId: hit.tipPendingStepId,
-          isComplete,
-          ...tokens,
-        },
-        corrupt: hit.corrupt,
-      });
-    }
+    const candidates = ranked.map((r, i) => candidate(deps, { ...r, rank: i + 1, current }));
     return ok({
       query,
       workspace: current
@@ -140,4 +118,34 @@ export function resumeSession(
       policy: "workspace_then_layer_then_relevance_then_recency",
     });
   });
+}
+
+/** A ranked hit as a candidate: the run's tip with fresh tokens and how its workspace matches. */
+function candidate(
+  deps: EngineDeps,
+  at: Ranked & { rank: number; current: WorkspaceObservation | null },
+): ResumeCandidate {
+  const { hit, layer } = at;
+  const isComplete = hit.tipPendingStepId === null;
+  const tokens = tokensFor(deps, { runId: hit.runId, nodeId: hit.tipNodeId }, isComplete);
+  return {
+    rank: at.rank,
+    sessionId: sessionLabel(hit.sessionId),
+    runId: runLabel(hit.runId),
+    title: hit.title,
+    sessionKind: hit.sessionKind,
+    workflowId: hit.workflowId,
+    status: hit.status,
+    updatedAt: hit.updatedAt,
+    match: layer,
+    snippet: hit.snippet,
+    workspace: {
+      workspace: hit.workspace,
+      gitBranch: hit.gitBranch,
+      gitHeadSha: hit.gitHeadSha,
+      ...matchWorkspace(hit, at.current),
+    },
+    tip: { nodeId: hit.tipNodeId, pendingStepId: hit.tipPendingStepId, isComplete, ...tokens },
+    corrupt: hit.corrupt,
+  };
 }

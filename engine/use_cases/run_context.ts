@@ -3,10 +3,11 @@
  * call makes: scope, existence, session health, pinned snapshot.
  * @module
  */
+import { runLabel, sessionLabel } from "../ids.ts";
 import type { EngineDeps, NodeRecord, RunRecord, StoreReader } from "../ports.ts";
 import { fail, ok, type Result, StorageCorruptionError } from "../result.ts";
 import { TOKEN_FIELD, type TokenClaims, type TokenKind, verifyToken } from "../tokens.ts";
-import { type CompiledWorkflow, normalizeCompiled } from "../workflow/compile.ts";
+import { type CompiledWorkflow, normalizeCompiled } from "../workflow/compiled.ts";
 
 /** A node with its run and pinned workflow. */
 export interface NodeContext {
@@ -63,19 +64,19 @@ export async function loadNode(
     return fail(
       "NODE_NOT_FOUND",
       "stateToken is genuine but its run is not in this database (a different WAYMARK_HOME or database, or a deleted session). Point waymark at the database the run was started in, or start the workflow again.",
-      { details: { token: "stateToken", runId: `run_${claims.runId}` } },
+      { details: { token: "stateToken", runId: runLabel(claims.runId) } },
     );
   }
   if (run.corrupt) {
     throw new StorageCorruptionError(
-      `Session ses_${run.sessionId} failed an integrity check`,
+      `Session ${sessionLabel(run.sessionId)} failed an integrity check`,
       run.sessionId,
     );
   }
   const compiled = await store.getSnapshot(run.workflowHash);
   if (!compiled) {
     throw new StorageCorruptionError(
-      `The pinned workflow ${run.workflowHash} of run run_${run.runId} is missing`,
+      `The pinned workflow ${run.workflowHash} of run ${runLabel(run.runId)} is missing`,
       run.sessionId,
     );
   }

@@ -10,31 +10,9 @@ import type { EngineDeps } from "../ports.ts";
 import type { PreferencesPatch } from "../preferences.ts";
 import { ok, type Result } from "../result.ts";
 import type { StepResponse } from "../responses.ts";
-import { COMPILED_FORMAT, type CompiledWorkflow } from "../workflow/compile.ts";
 import { beginRun, type StartOptions } from "./start_workflow.ts";
-import { guard, SESSION_NOTES_ID } from "./shared.ts";
-
-/** The built-in workflow behind checkpoint-only sessions. */
-export const SESSION_NOTES_WORKFLOW: CompiledWorkflow = {
-  format: COMPILED_FORMAT,
-  id: SESSION_NOTES_ID,
-  kind: "workflow",
-  name: "Session notes",
-  description: "A checkpoint-only session: durable notes for work outside any workflow.",
-  version: "1.0.0",
-  metaGuidance: [],
-  capabilities: {},
-  features: [],
-  contracts: {},
-  steps: [{
-    kind: "step",
-    id: "work",
-    title: "Work, and keep durable notes",
-    promptTemplate:
-      "Work with the user as usual. After substantial progress, call checkpoint_workflow with the stateToken and checkpointToken and a short output.notesMarkdown (what was done, what is next). Start a workflow whenever one fits; acknowledge this step only to close the session.",
-    requireConfirmation: false,
-  }],
-};
+import { guard } from "./guard.ts";
+import { SESSION_NOTES_WORKFLOW } from "./session_notes.ts";
 
 /** Input of {@linkcode startSession}. */
 export interface StartSessionInput {

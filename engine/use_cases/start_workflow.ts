@@ -14,11 +14,14 @@ import {
 import { ok, type Result } from "../result.ts";
 import type { StepResponse } from "../responses.ts";
 import type { Warning } from "../workflow/catalog.ts";
-import type { CompiledWorkflow } from "../workflow/compile.ts";
+import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import { currentStep, initialState } from "../workflow/interpreter.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
 import { findWorkflow } from "./inspect_workflow.ts";
-import { deriveNodeId, guard, randomHex, responseFor } from "./shared.ts";
+import { deriveNodeId, randomHex } from "../ids.ts";
+import { guard } from "./guard.ts";
+import { nodeCreated } from "./node_events.ts";
+import { responseFor } from "./node_response.ts";
 
 /** Input of {@linkcode startWorkflow}. */
 export interface StartInput {
@@ -121,43 +124,44 @@ export async function beginRun(
   const response = responseFor(deps, root, compiled, { workflowHash: hash, warnings });
   if (compiled.metaGuidance.length > 0) response.metaGuidance = compiled.metaGuidance;
   await deps.store.write(async (tx) => {
-    const known = await tx.getSnapshot(hash);
-    const { edgeKind: _e, notesMarkdown: _n, notesStepId: _s, ...facts } = root;
-    const events: DomainEvent[] = [
-      {
-        kind: "session_created",
-        sessionId,
-        title: run.title,
-        ...(run.sessionKind === "notes" ? { sessionKind: "notes" as const } : {}),
-      },
-      {
-        kind: "run_started",
-        sessionId,
-        runId,
-        workflowId: compiled.id,
-        workflowHash: hash,
-        goal: run.goal,
-      },
-      {
-        kind: "workflow_pinned",
-        sessionId,
-        runId,
-        workflowHash: hash,
-        compiled: known ? null : compiled,
-      },
-      { kind: "node_created", ...facts },
-    ];
-    if (options.workspace) {
-      events.push({
-        kind: "observation_recorded",
-        sessionId,
-        runId,
-        nodeId: root.nodeId,
-        ...options.workspace,
-      });
-    }
-    await tx.append(events);
+    const pinned = Boolean(await tx.getSnapshot(hash));
+    await tx.append(runEvents(run, { root, pinned, workspace: options.workspace }));
   });
   options.onAppend?.(response.session.sessionId);
   return response;
+}
+
+/** The events that open a run: session, run, pinned snapshot (once per hash), root, workspace. */
+function runEvents(
+  run: NewRun,
+  at: { root: NodeRecord; pinned: boolean; workspace?: WorkspaceObservation },
+): DomainEvent[] {
+  const { sessionId, runId, nodeId } = at.root;
+  return [
+    {
+      kind: "session_created",
+      sessionId,
+      title: run.title,
+      ...(run.sessionKind === "notes" ? { sessionKind: "notes" as const } : {}),
+    },
+    {
+      kind: "run_started",
+      sessionId,
+      runId,
+      workflowId: run.compiled.id,
+      workflowHash: run.hash,
+      goal: run.goal,
+    },
+    {
+      kind: "workflow_pinned",
+      sessionId,
+      runId,
+      workflowHash: run.hash,
+      compiled: at.pinned ? null : run.compiled,
+    },
+    ...nodeCreated(at.root),
+    ...(at.workspace
+      ? [{ kind: "observation_recorded" as const, sessionId, runId, nodeId, ...at.workspace }]
+      : []),
+  ];
 }

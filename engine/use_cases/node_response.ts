@@ -1,0 +1,86 @@
+/**
+ * What an execution call returns about a node: fresh tokens, the pending step and session
+ * facts, or the recorded response of an attempt that was already made.
+ * @module
+ */
+import { randomHex, runLabel, sessionLabel } from "../ids.ts";
+import type { AttemptRecord, EngineDeps, NodeRecord } from "../ports.ts";
+import { ok, type Result, StorageCorruptionError } from "../result.ts";
+import type { StepResponse } from "../responses.ts";
+import { mintToken } from "../tokens.ts";
+import type { CompiledWorkflow } from "../workflow/compiled.ts";
+import type { Warning } from "../workflow/catalog.ts";
+import { isComplete, pendingStep, readState } from "../workflow/interpreter.ts";
+
+/** Fresh tokens for a node: a state token and new ack/checkpoint attempts. */
+export function tokensFor(
+  deps: Pick<EngineDeps, "keyring" | "random">,
+  node: Pick<NodeRecord, "runId" | "nodeId">,
+  complete: boolean,
+): { stateToken: string; ackToken?: string; checkpointToken: string } {
+  const { keyring } = deps;
+  const base = { runId: node.runId, nodeId: node.nodeId };
+  const stateToken = mintToken(keyring, { kind: "state", ...base });
+  const checkpointToken = mintToken(keyring, {
+    kind: "checkpoint",
+    ...base,
+    attemptId: randomHex(deps, 6),
+  });
+  if (complete) return { stateToken, checkpointToken };
+  const ackToken = mintToken(keyring, {
+    kind: "ack",
+    ...base,
+    attemptId: randomHex(deps, 6),
+  });
+  return { stateToken, ackToken, checkpointToken };
+}
+
+/** Builds the response for a node: fresh tokens, the pending step, session facts. */
+export function responseFor(
+  deps: Pick<EngineDeps, "keyring" | "random">,
+  node: Pick<NodeRecord, "runId" | "nodeId" | "sessionId" | "state" | "context" | "preferences">,
+  compiled: CompiledWorkflow,
+  extra: { workflowHash: string; warnings: Warning[] },
+): StepResponse {
+  const complete = isComplete(compiled, node.state);
+  const tokens = tokensFor(deps, node, complete);
+  const response: StepResponse = {
+    kind: "ok",
+    ...tokens,
+    pending: pendingStep(compiled, node.state, node.context),
+    isComplete: complete,
+    session: {
+      sessionId: sessionLabel(node.sessionId),
+      runId: runLabel(node.runId),
+      nodeId: node.nodeId,
+    },
+    workflow: { id: compiled.id, name: compiled.name, hash: extra.workflowHash },
+    preferences: node.preferences,
+    warnings: extra.warnings,
+  };
+  const declared = Object.entries(compiled.capabilities ?? {});
+  if (declared.length > 0) {
+    const observed = readState(node.state).caps ?? {};
+    response.capabilities = Object.fromEntries(
+      declared.sort(([a], [b]) => a < b ? -1 : 1).map(([cap, requested]) => [cap, {
+        requested: requested as "required" | "preferred",
+        observed: observed[cap as keyof typeof observed] ?? "unknown",
+      }]),
+    );
+  }
+  return response;
+}
+
+/**
+ * The recorded response of an attempt, returned as is (never recomputed). A session that failed
+ * an integrity check is refused even for replays: execution tools do not serve it.
+ */
+export function replayRecorded(recorded: AttemptRecord): Result<StepResponse> {
+  if (recorded.corrupt) {
+    throw new StorageCorruptionError(
+      `Session ${sessionLabel(recorded.sessionId)} failed an integrity check`,
+      recorded.sessionId,
+    );
+  }
+  return ok(JSON.parse(recorded.response) as StepResponse);
+}

@@ -1,0 +1,101 @@
+/**
+ * The one write path of an attempt (an ack or a checkpoint): verify the tokens, replay an
+ * attempt already recorded, load the node, check for drift, then decide and append in one
+ * transaction, replaying instead when another writer recorded the same attempt first.
+ * @module
+ */
+import type { DomainEvent } from "../events.ts";
+import { sessionLabel } from "../ids.ts";
+import type { EngineDeps, StoreWriter } from "../ports.ts";
+import { ok, type Result } from "../result.ts";
+import type { StepProgress, StepResponse } from "../responses.ts";
+import type { Warning } from "../workflow/catalog.ts";
+import type { WorkspaceObservation } from "../workspace.ts";
+import { driftWarnings } from "./drift.ts";
+import { replayRecorded } from "./node_response.ts";
+import { loadNode, type NodeContext, verifyPair } from "./run_context.ts";
+
+/** Options of the execution use-cases. */
+export interface CallOptions {
+  /** The caller's workspace, recorded as an observation when it differs from the run's last. */
+  workspace?: WorkspaceObservation;
+  /**
+   * Told the session (`ses_…`) after this call's events committed; not called for a replay or
+   * a rehydrate, which append nothing.
+   */
+  onAppend?: (sessionId: string) => void;
+  /**
+   * Told how far the branch is after this call advanced it (after the commit); not called for
+   * a blocked acknowledgement, a replay, a rehydrate or a checkpoint.
+   */
+  onProgress?: (progress: StepProgress) => void;
+}
+
+/** A loaded attempt: the node with its run and workflow, the attempt id, the drift warnings. */
+export interface Attempt extends NodeContext {
+  /** The attempt id of the ack or checkpoint token. */
+  attemptId: string;
+  /** Drift warnings, for the response. */
+  warnings: Warning[];
+}
+
+/** What an attempt decided: the response to return (and record), and the events to append. */
+export interface Recorded {
+  /** The response; the events carry it verbatim for replays. */
+  response: StepResponse;
+  /** Everything the attempt appends, in order. */
+  events: DomainEvent[];
+  /** How far the branch is, when the attempt advanced it. */
+  progress?: StepProgress;
+}
+
+/** One attempt: its tokens and what to make of it. */
+export interface AttemptSpec {
+  /** The snapshot the attempt is made at. */
+  stateToken: string;
+  /** The ack or checkpoint token. */
+  token: string;
+  /** Which kind `token` is. */
+  kind: "ack" | "checkpoint";
+  /** A refusal decided from the loaded node before anything is written, or `null`. */
+  refuse?: (attempt: Attempt) => Result<never> | null;
+  /** Decides inside the write transaction (children and tips read through `tx`). */
+  decide: (tx: StoreWriter, attempt: Attempt) => Promise<Recorded>;
+}
+
+/** Records an attempt once; a repeat of the same attempt returns the recorded response. */
+export async function recordAttempt(
+  deps: EngineDeps,
+  spec: AttemptSpec,
+  options: CallOptions = {},
+): Promise<Result<StepResponse>> {
+  const verified = verifyPair(deps, spec.stateToken, { token: spec.token, kind: spec.kind });
+  if (!verified.ok) return verified;
+  const claims = verified.value.attempt!;
+  const attemptId = claims.attemptId!;
+  const recorded = await deps.store.getAttempt(claims.runId, claims.nodeId, attemptId, spec.kind);
+  if (recorded) return replayRecorded(recorded);
+  const loaded = await loadNode(deps.store, verified.value.state);
+  if (!loaded.ok) return loaded;
+  // Nodes are immutable, so the node read above is still right inside the transaction; only
+  // its children (and the attempt, for a racing writer) must be read under the lock.
+  const { node, run } = loaded.value;
+  const refused = spec.refuse?.({ ...loaded.value, attemptId, warnings: [] });
+  if (refused) return refused;
+  const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
+  let committed: Recorded | null = null;
+  const result = await deps.store.write(async (tx) => {
+    const raced = await tx.getAttempt(claims.runId, claims.nodeId, attemptId, spec.kind);
+    if (raced) return replayRecorded(raced);
+    const decided = await spec.decide(tx, { ...loaded.value, attemptId, warnings });
+    await tx.append(decided.events);
+    committed = decided;
+    return ok(decided.response);
+  });
+  const done = committed as Recorded | null;
+  if (done) {
+    options.onAppend?.(sessionLabel(node.sessionId));
+    if (done.progress) options.onProgress?.(done.progress);
+  }
+  return result;
+}

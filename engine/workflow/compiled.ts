@@ -1,0 +1,149 @@
+/**
+ * The compiled form: what runs are pinned to, hashed and stored. Its format version is part of
+ * the hash, and older stored formats are read as the current one here.
+ * @module
+ */
+import { hashJson } from "../hash.ts";
+import type { CapabilityNeed, WorkflowKind } from "../vocabulary.ts";
+import type {
+  Capability,
+  Condition,
+  LoopConfig,
+  UserDependency,
+  ValidationCriteria,
+} from "./schema.ts";
+
+/** Version of the compiled form; part of the hash so a format change never aliases. */
+export const COMPILED_FORMAT = 2;
+
+/** A step's output contract, resolved. */
+export interface CompiledContract {
+  /** The `wr.contracts.*` id. */
+  contractRef: string;
+  /** Whether a missing or invalid artifact blocks (or is a gap under never-stop). */
+  required: boolean;
+  /** The artifact kind that fulfils it. */
+  artifactKind: string;
+}
+
+/** A step as runs see it. */
+export interface CompiledStep {
+  /** Node kind. */
+  kind: "step";
+  /** Step id, unique within the workflow. */
+  id: string;
+  /** Human title. */
+  title: string;
+  /** Prompt text with `{{var}}` placeholders still in it. */
+  promptTemplate: string;
+  /** The effective role: the step's own, else the workflow's. */
+  agentRole?: string;
+  /** Whether the agent must check with the user before acknowledging (or when, as a condition). */
+  requireConfirmation: boolean | Condition;
+  /** Run only when this holds for the context at the time the step comes up. */
+  runCondition?: Condition;
+  /** Text appended to the prompt when its condition holds. */
+  fragments?: { when?: Condition; text: string }[];
+  /** The output the step must produce. */
+  outputContract?: CompiledContract;
+  /** Checks on the step's notes. */
+  validation?: ValidationCriteria;
+  /** Context keys only the user can supply. */
+  userDependencies?: UserDependency[];
+  /** Set on an injected capability probe: the capability it observes. */
+  probe?: Capability;
+}
+
+/** A loop as runs see it. */
+export interface CompiledLoop {
+  /** Node kind. */
+  kind: "loop";
+  /** Loop id. */
+  id: string;
+  /** Human title. */
+  title: string;
+  /** Enter only when this holds. */
+  runCondition?: Condition;
+  /** Loop settings, defaults filled in. */
+  loop: {
+    /** Loop kind. */
+    type: LoopConfig["type"];
+    /** while/until over context (and loop variables). */
+    condition?: Condition;
+    /** while/until decided by the last loop-control artifact reported in an iteration. */
+    artifact?: { contractRef: string; loopId?: string };
+    /** forEach: the context variable holding the array. */
+    items?: string;
+    /** for: the count, or the context variable holding it. */
+    count?: number | string;
+    /** Safety limit. */
+    maxIterations: number;
+    /** The iteration counter's name (from 1). */
+    iterationVar: string;
+    /** forEach: the current item's name. */
+    itemVar: string;
+    /** for/forEach: the current index's name (from 0). */
+    indexVar: string;
+  };
+  /** The body, in order. */
+  body: CompiledNode[];
+}
+
+/** A node of the compiled step tree. */
+export type CompiledNode = CompiledStep | CompiledLoop;
+
+/** A compiled workflow: the unit that is hashed, pinned and stored. */
+export interface CompiledWorkflow {
+  /** Compiled format version. */
+  format: typeof COMPILED_FORMAT;
+  /** Workflow id. */
+  id: string;
+  /** Workflow or routine. */
+  kind: WorkflowKind;
+  /** Human name. */
+  name: string;
+  /** What the workflow is for. */
+  description: string;
+  /** The author's version string. */
+  version: string;
+  /** Guidance shown once, at start (features' guidance included). */
+  metaGuidance: string[];
+  /** Most automation the author recommends. */
+  recommendedPreferences?: { autonomy?: string; riskPolicy?: string };
+  /** Optional capabilities and how much the workflow needs them. */
+  capabilities: Partial<Record<Capability, CapabilityNeed>>;
+  /** Features applied. */
+  features: string[];
+  /** Every contract pack the workflow uses, resolved (schema and example). */
+  contracts: Record<
+    string,
+    { artifactKind: string; schema: Record<string, unknown>; example: Record<string, unknown> }
+  >;
+  /** Steps and loops in order. */
+  steps: CompiledNode[];
+}
+
+/**
+ * Reads a stored compiled workflow of any format as the current one: format-1 snapshots (flat
+ * steps, no kinds) still run.
+ */
+export function normalizeCompiled(stored: CompiledWorkflow): CompiledWorkflow {
+  if ((stored as { format: number }).format !== 1) return stored;
+  const old = stored as unknown as Omit<CompiledWorkflow, "steps"> & {
+    steps: Omit<CompiledStep, "kind">[];
+  };
+  return {
+    ...old,
+    format: COMPILED_FORMAT,
+    kind: "workflow",
+    capabilities: {},
+    features: [],
+    contracts: {},
+    steps: old.steps.map((s) => ({ kind: "step", ...s })),
+  };
+}
+
+/** The `workflowHash` of a compiled workflow. */
+export function workflowHash(compiled: CompiledWorkflow): Promise<string> {
+  return hashJson(compiled);
+}
