@@ -6,7 +6,7 @@
  */
 import { type ExpressionBuilder, type Kysely, sql } from "npm:kysely@0.29.9";
 import type { CompiledWorkflow } from "../engine/mod.ts";
-import type { Database, SessionsTable } from "../store/schema.ts";
+import type { Database, SessionsTable } from "../store/sql/schema.ts";
 
 /** The typed database the viewer reads. */
 export type ViewerDb = Kysely<Database>;
