@@ -10,28 +10,35 @@ import type { Database } from "./schema.ts";
 /** A connection or a transaction: reads run on either. */
 export type Executor = Kysely<Database>;
 
-/** Nodes (`n`) with the output recorded on arrival at each (`o`, left joined). */
-export function nodesWithOutputs(ex: Executor) {
-  return ex.selectFrom("nodes as n").leftJoin(
+const withOutputs = (ex: Executor) =>
+  ex.selectFrom("nodes as n").leftJoin(
     "outputs as o",
     (j) => j.onRef("o.run_id", "=", "n.run_id").onRef("o.node_id", "=", "n.node_id"),
   );
-}
-
-/** {@linkcode nodesWithOutputs} with each node's parent (`p`, left joined). */
-export function nodesWithParent(ex: Executor) {
-  return nodesWithOutputs(ex).leftJoin(
+const withParent = (ex: Executor) =>
+  withOutputs(ex).leftJoin(
     "nodes as p",
     (j) => j.onRef("p.run_id", "=", "n.run_id").onRef("p.node_id", "=", "n.parent_id"),
   );
-}
-
-/** {@linkcode nodesWithOutputs} with the edge from each node's parent (`e`, left joined). */
-export function nodesWithEdges(ex: Executor) {
-  return nodesWithOutputs(ex).leftJoin(
+const withEdges = (ex: Executor) =>
+  withOutputs(ex).leftJoin(
     "edges as e",
     (j) => j.onRef("e.run_id", "=", "n.run_id").onRef("e.to_id", "=", "n.node_id"),
   );
+
+/** Nodes (`n`) with the output recorded on arrival at each (`o`, left joined). */
+export function nodesWithOutputs(ex: Executor): ReturnType<typeof withOutputs> {
+  return withOutputs(ex);
+}
+
+/** {@linkcode nodesWithOutputs} with each node's parent (`p`, left joined). */
+export function nodesWithParent(ex: Executor): ReturnType<typeof withParent> {
+  return withParent(ex);
+}
+
+/** {@linkcode nodesWithOutputs} with the edge from each node's parent (`e`, left joined). */
+export function nodesWithEdges(ex: Executor): ReturnType<typeof withEdges> {
+  return withEdges(ex);
 }
 
 /**
