@@ -115,7 +115,7 @@ export function decodeNode(row: NodeRow): NodeRecord {
 }
 
 /** An attempt row with its session's id and health. */
-export interface AttemptRow {
+export interface StoredAttemptRow {
   /** `attempts.node_id`. */
   node_id: string;
   /** `attempts.attempt_id`. */
@@ -138,7 +138,7 @@ const outcomeSchema = z.enum(["advanced", "blocked", "checkpointed"]);
  * An attempt record from its row, once its response matches its digest and its outcome is
  * one the engine knows; otherwise storage corruption.
  */
-export function decodeAttempt(row: AttemptRow): AttemptRecord {
+export function decodeAttempt(row: StoredAttemptRow): AttemptRecord {
   const what = `attempt ${row.attempt_id} on node ${row.node_id}`;
   if (digest(row.response) !== row.response_digest) {
     throw new StorageCorruptionError(
@@ -176,11 +176,11 @@ export function decodeSnapshot(text: string, hash: string): CompiledWorkflow {
 }
 
 /** A JSON column decoded by `schema`, or `fallback` when it is absent, not JSON or off-schema. */
-export function decodeJsonOr<T extends z.ZodType>(
+export function decodeJsonOr<T extends z.ZodType, F>(
   schema: T,
   text: string | null | undefined,
-  fallback: z.output<T>,
-): z.output<T> {
+  fallback: F,
+): z.output<T> | F {
   if (text === null || text === undefined) return fallback;
   const parsed = jsonText(schema).safeParse(text);
   return parsed.success ? parsed.data : fallback;
