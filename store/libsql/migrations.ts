@@ -13,94 +13,104 @@ export interface Migration {
   up(db: Kysely<unknown>): Promise<void>;
 }
 
+/** The log, sessions, runs and snapshots. */
+async function createLogTables(db: Kysely<unknown>): Promise<void> {
+  await db.schema.createTable("events")
+    .addColumn("seq", "integer", (c) => c.primaryKey().autoIncrement())
+    .addColumn("session_id", "text", (c) => c.notNull())
+    .addColumn("run_id", "text")
+    .addColumn("kind", "text", (c) => c.notNull())
+    .addColumn("payload", "text", (c) => c.notNull())
+    .addColumn("digest", "text", (c) => c.notNull())
+    .addColumn("at", "text", (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex("events_by_session").on("events").columns(["session_id", "seq"])
+    .execute();
+  await db.schema.createTable("sessions")
+    .addColumn("session_id", "text", (c) => c.primaryKey())
+    .addColumn("title", "text", (c) => c.notNull())
+    .addColumn("created_at", "text", (c) => c.notNull())
+    .addColumn("updated_at", "text", (c) => c.notNull())
+    .addColumn("health", "text", (c) => c.notNull().defaultTo("healthy"))
+    .addColumn("event_count", "integer", (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema.createTable("runs")
+    .addColumn("run_id", "text", (c) => c.primaryKey())
+    .addColumn("session_id", "text", (c) => c.notNull())
+    .addColumn("workflow_id", "text", (c) => c.notNull())
+    .addColumn("workflow_hash", "text", (c) => c.notNull())
+    .addColumn("goal", "text")
+    .addColumn("created_at", "text", (c) => c.notNull())
+    .addColumn("updated_at", "text", (c) => c.notNull())
+    .addColumn("last_node_id", "text")
+    .addColumn("status", "text", (c) => c.notNull().defaultTo("running"))
+    .addColumn("node_count", "integer", (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema.createIndex("runs_by_session").on("runs").columns(["session_id", "created_at"])
+    .execute();
+  await db.schema.createTable("workflow_snapshots")
+    .addColumn("workflow_hash", "text", (c) => c.primaryKey())
+    .addColumn("workflow_id", "text", (c) => c.notNull())
+    .addColumn("compiled", "text", (c) => c.notNull())
+    .addColumn("created_at", "text", (c) => c.notNull())
+    .execute();
+}
+
+/** The run graph: nodes, edges, attempts and outputs. */
+async function createGraphTables(db: Kysely<unknown>): Promise<void> {
+  await db.schema.createTable("nodes")
+    .addColumn("run_id", "text", (c) => c.notNull())
+    .addColumn("node_id", "text", (c) => c.notNull())
+    .addColumn("session_id", "text", (c) => c.notNull())
+    .addColumn("parent_id", "text")
+    .addColumn("node_kind", "text", (c) => c.notNull())
+    .addColumn("depth", "integer", (c) => c.notNull())
+    .addColumn("state", "text", (c) => c.notNull())
+    .addColumn("context", "text", (c) => c.notNull())
+    .addColumn("preferences", "text", (c) => c.notNull())
+    .addColumn("pending_step_id", "text")
+    .addColumn("is_complete", "integer", (c) => c.notNull())
+    .addColumn("created_seq", "integer", (c) => c.notNull())
+    .addColumn("created_at", "text", (c) => c.notNull())
+    .addPrimaryKeyConstraint("nodes_pk", ["run_id", "node_id"])
+    .execute();
+  await db.schema.createIndex("nodes_by_parent").on("nodes")
+    .columns(["run_id", "parent_id", "created_seq"]).execute();
+  await db.schema.createTable("edges")
+    .addColumn("run_id", "text", (c) => c.notNull())
+    .addColumn("from_id", "text", (c) => c.notNull())
+    .addColumn("to_id", "text", (c) => c.notNull())
+    .addColumn("edge_kind", "text", (c) => c.notNull())
+    .addColumn("created_seq", "integer", (c) => c.notNull())
+    .addPrimaryKeyConstraint("edges_pk", ["run_id", "to_id"])
+    .execute();
+  await db.schema.createTable("attempts")
+    .addColumn("run_id", "text", (c) => c.notNull())
+    .addColumn("node_id", "text", (c) => c.notNull())
+    .addColumn("attempt_id", "text", (c) => c.notNull())
+    .addColumn("attempt_kind", "text", (c) => c.notNull())
+    .addColumn("outcome", "text", (c) => c.notNull())
+    .addColumn("result_node_id", "text", (c) => c.notNull())
+    .addColumn("response", "text", (c) => c.notNull())
+    .addColumn("response_digest", "text", (c) => c.notNull())
+    .addColumn("created_seq", "integer", (c) => c.notNull())
+    .addPrimaryKeyConstraint("attempts_pk", ["run_id", "node_id", "attempt_id", "attempt_kind"])
+    .execute();
+  await db.schema.createTable("outputs")
+    .addColumn("run_id", "text", (c) => c.notNull())
+    .addColumn("node_id", "text", (c) => c.notNull())
+    .addColumn("step_id", "text")
+    .addColumn("notes_markdown", "text")
+    .addColumn("artifacts", "text", (c) => c.notNull())
+    .addColumn("created_seq", "integer", (c) => c.notNull())
+    .addPrimaryKeyConstraint("outputs_pk", ["run_id", "node_id"])
+    .execute();
+}
+
 const initial: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
-    await db.schema.createTable("events")
-      .addColumn("seq", "integer", (c) => c.primaryKey().autoIncrement())
-      .addColumn("session_id", "text", (c) => c.notNull())
-      .addColumn("run_id", "text")
-      .addColumn("kind", "text", (c) => c.notNull())
-      .addColumn("payload", "text", (c) => c.notNull())
-      .addColumn("digest", "text", (c) => c.notNull())
-      .addColumn("at", "text", (c) => c.notNull())
-      .execute();
-    await db.schema.createIndex("events_by_session").on("events").columns(["session_id", "seq"])
-      .execute();
-    await db.schema.createTable("sessions")
-      .addColumn("session_id", "text", (c) => c.primaryKey())
-      .addColumn("title", "text", (c) => c.notNull())
-      .addColumn("created_at", "text", (c) => c.notNull())
-      .addColumn("updated_at", "text", (c) => c.notNull())
-      .addColumn("health", "text", (c) => c.notNull().defaultTo("healthy"))
-      .addColumn("event_count", "integer", (c) => c.notNull().defaultTo(0))
-      .execute();
-    await db.schema.createTable("runs")
-      .addColumn("run_id", "text", (c) => c.primaryKey())
-      .addColumn("session_id", "text", (c) => c.notNull())
-      .addColumn("workflow_id", "text", (c) => c.notNull())
-      .addColumn("workflow_hash", "text", (c) => c.notNull())
-      .addColumn("goal", "text")
-      .addColumn("created_at", "text", (c) => c.notNull())
-      .addColumn("updated_at", "text", (c) => c.notNull())
-      .addColumn("last_node_id", "text")
-      .addColumn("status", "text", (c) => c.notNull().defaultTo("running"))
-      .addColumn("node_count", "integer", (c) => c.notNull().defaultTo(0))
-      .execute();
-    await db.schema.createIndex("runs_by_session").on("runs").columns(["session_id", "created_at"])
-      .execute();
-    await db.schema.createTable("workflow_snapshots")
-      .addColumn("workflow_hash", "text", (c) => c.primaryKey())
-      .addColumn("workflow_id", "text", (c) => c.notNull())
-      .addColumn("compiled", "text", (c) => c.notNull())
-      .addColumn("created_at", "text", (c) => c.notNull())
-      .execute();
-    await db.schema.createTable("nodes")
-      .addColumn("run_id", "text", (c) => c.notNull())
-      .addColumn("node_id", "text", (c) => c.notNull())
-      .addColumn("session_id", "text", (c) => c.notNull())
-      .addColumn("parent_id", "text")
-      .addColumn("node_kind", "text", (c) => c.notNull())
-      .addColumn("depth", "integer", (c) => c.notNull())
-      .addColumn("state", "text", (c) => c.notNull())
-      .addColumn("context", "text", (c) => c.notNull())
-      .addColumn("preferences", "text", (c) => c.notNull())
-      .addColumn("pending_step_id", "text")
-      .addColumn("is_complete", "integer", (c) => c.notNull())
-      .addColumn("created_seq", "integer", (c) => c.notNull())
-      .addColumn("created_at", "text", (c) => c.notNull())
-      .addPrimaryKeyConstraint("nodes_pk", ["run_id", "node_id"])
-      .execute();
-    await db.schema.createIndex("nodes_by_parent").on("nodes")
-      .columns(["run_id", "parent_id", "created_seq"]).execute();
-    await db.schema.createTable("edges")
-      .addColumn("run_id", "text", (c) => c.notNull())
-      .addColumn("from_id", "text", (c) => c.notNull())
-      .addColumn("to_id", "text", (c) => c.notNull())
-      .addColumn("edge_kind", "text", (c) => c.notNull())
-      .addColumn("created_seq", "integer", (c) => c.notNull())
-      .addPrimaryKeyConstraint("edges_pk", ["run_id", "to_id"])
-      .execute();
-    await db.schema.createTable("attempts")
-      .addColumn("run_id", "text", (c) => c.notNull())
-      .addColumn("node_id", "text", (c) => c.notNull())
-      .addColumn("attempt_id", "text", (c) => c.notNull())
-      .addColumn("attempt_kind", "text", (c) => c.notNull())
-      .addColumn("outcome", "text", (c) => c.notNull())
-      .addColumn("result_node_id", "text", (c) => c.notNull())
-      .addColumn("response", "text", (c) => c.notNull())
-      .addColumn("response_digest", "text", (c) => c.notNull())
-      .addColumn("created_seq", "integer", (c) => c.notNull())
-      .addPrimaryKeyConstraint("attempts_pk", ["run_id", "node_id", "attempt_id", "attempt_kind"])
-      .execute();
-    await db.schema.createTable("outputs")
-      .addColumn("run_id", "text", (c) => c.notNull())
-      .addColumn("node_id", "text", (c) => c.notNull())
-      .addColumn("step_id", "text")
-      .addColumn("notes_markdown", "text")
-      .addColumn("artifacts", "text", (c) => c.notNull())
-      .addColumn("created_seq", "integer", (c) => c.notNull())
-      .addPrimaryKeyConstraint("outputs_pk", ["run_id", "node_id"])
-      .execute();
+    await createLogTables(db);
+    await createGraphTables(db);
   },
 };
 
