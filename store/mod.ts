@@ -1,12 +1,13 @@
 /**
- * The store adapters: the libSQL event store, the keyring file, workflow files on disk, and the
- * runtime clock and randomness.
+ * The store adapters: the SQL event store (shared Kysely code in `sql/`, the libSQL dialect in
+ * `libsql/`), the keyring file, workflow files on disk, and the runtime clock and randomness.
  * @module
  */
-export { openStore, type OpenStoreOptions, type SqliteStore } from "./sqlite_store.ts";
+export { openStore, type OpenStoreOptions, type SqliteStore } from "./libsql/mod.ts";
+export type { SqlStore } from "./sql/store.ts";
 export { loadOrCreateKeyring, rotateKeyring } from "./keyring.ts";
 export { createWorkflowSource, type SourceDir } from "./workflow_files.ts";
 export { cryptoRandom, systemClock } from "./system.ts";
 export { loadConfig, type WaymarkConfig } from "./config_file.ts";
-export type { Database } from "./schema.ts";
-export { migrateToLatest, MIGRATIONS } from "./migrations.ts";
+export type { Database } from "./sql/schema.ts";
+export { migrateToLatest, MIGRATIONS } from "./libsql/migrations.ts";

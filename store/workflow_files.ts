@@ -31,6 +31,36 @@ export interface SourceDir {
 
 type Loaded = ParsedSource;
 
+// Listing and stat-ing run on every call (the drift check needs the files' current state);
+// the synchronous calls cost microseconds where their async forms cost a scheduler hop each.
+function listDir({ source, dir }: SourceDir): { file: string; version: string }[] | Loaded {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return [];
+    return {
+      ok: false,
+      error: {
+        file: dir,
+        issues: [{ path: "", message: `cannot read directory: ${String(error)}` }],
+      },
+    };
+  }
+  return names.filter((n) => /\.jsonc?$/.test(n) && !n.endsWith(".schema.json")).sort().map(
+    (name) => {
+      const file = join(dir, name);
+      try {
+        const info = statSync(file);
+        return { file, version: `${source}:${info.mtimeMs}:${info.size}` };
+      } catch {
+        return { file, version: `${source}:missing` };
+      }
+    },
+  );
+}
+
 /** Creates a workflow source over bundled files and directories, in precedence order. */
 export function createWorkflowSource(
   bundled: readonly SourceFile[],
@@ -39,36 +69,6 @@ export function createWorkflowSource(
   const cache = new Map<string, { version: string; loaded: Loaded }>();
   let bundledLoaded: Promise<Loaded[]> | null = null;
   let last: { key: string; set: LoadedSet } | null = null;
-
-  // Listing and stat-ing run on every call (the drift check needs the files' current state);
-  // the synchronous calls cost microseconds where their async forms cost a scheduler hop each.
-  function listDir({ source, dir }: SourceDir): { file: string; version: string }[] | Loaded {
-    let names: string[];
-    try {
-      names = readdirSync(dir);
-    } catch (error) {
-      const code = (error as { code?: string }).code;
-      if (code === "ENOENT" || code === "ENOTDIR") return [];
-      return {
-        ok: false,
-        error: {
-          file: dir,
-          issues: [{ path: "", message: `cannot read directory: ${String(error)}` }],
-        },
-      };
-    }
-    return names.filter((n) => /\.jsonc?$/.test(n) && !n.endsWith(".schema.json")).sort().map(
-      (name) => {
-        const file = join(dir, name);
-        try {
-          const info = statSync(file);
-          return { file, version: `${source}:${info.mtimeMs}:${info.size}` };
-        } catch {
-          return { file, version: `${source}:missing` };
-        }
-      },
-    );
-  }
 
   async function loadFile(
     source: SourceDir["source"],

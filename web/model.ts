@@ -12,6 +12,7 @@ import {
   pendingStep,
   type RunState,
 } from "../engine/mod.ts";
+import { parseRunLabel, parseSessionLabel, runLabel, sessionLabel } from "../engine/ids.ts";
 import { type Layout, layoutRun } from "./layout.ts";
 import {
   type BranchEntry,
@@ -56,7 +57,7 @@ export async function loadPinned(db: ViewerDb, hash: string): Promise<Pinned | n
     return cached;
   }
   const compiled = await getCompiled(db, hash);
-  if (!compiled || !Array.isArray(compiled.steps)) return null;
+  if (!compiled) return null;
   const list = allSteps(compiled);
   const pinned = { compiled, list, steps: new Map(list.map((s) => [s.id, s])) };
   pinnedCache.set(hash, pinned);
@@ -66,16 +67,14 @@ export async function loadPinned(db: ViewerDb, hash: string): Promise<Pinned | n
   return pinned;
 }
 
-/** Session ids appear as `ses_<hex>` to agents; URLs accept either form. */
+/** A session id from a URL: `ses_<hex>` or bare hex (anything else names no session). */
 export function parseSessionId(text: string): string | null {
-  const hex = text.startsWith("ses_") ? text.slice(4) : text;
-  return /^[0-9a-f]{1,64}$/.test(hex) ? hex : null;
+  return parseSessionLabel(text);
 }
 
-/** Run ids appear as `run_<hex>`; URLs accept either form. */
+/** A run id from a URL: `run_<hex>` or bare hex (anything else names no run). */
 export function parseRunId(text: string): string | null {
-  const hex = text.startsWith("run_") ? text.slice(4) : text;
-  return /^[0-9a-f]{1,64}$/.test(hex) ? hex : null;
+  return parseRunLabel(text);
 }
 
 /** Node ids are hex. */
@@ -86,12 +85,13 @@ export function parseNodeId(text: string): string | null {
 /** Paths of the viewer's pages. */
 export const paths = {
   sessions: (): string => "/",
-  session: (sessionId: string): string => `/sessions/ses_${sessionId}`,
-  run: (sessionId: string, runId: string): string => `/sessions/ses_${sessionId}/runs/run_${runId}`,
+  session: (sessionId: string): string => `/sessions/${sessionLabel(sessionId)}`,
+  run: (sessionId: string, runId: string): string =>
+    `/sessions/${sessionLabel(sessionId)}/runs/${runLabel(runId)}`,
   node: (sessionId: string, runId: string, nodeId: string): string =>
-    `/sessions/ses_${sessionId}/runs/run_${runId}/nodes/${nodeId}`,
-  exportMd: (sessionId: string): string => `/sessions/ses_${sessionId}/export.md`,
-  sessionEvents: (sessionId: string): string => `/api/sessions/ses_${sessionId}/events`,
+    `/sessions/${sessionLabel(sessionId)}/runs/${runLabel(runId)}/nodes/${nodeId}`,
+  exportMd: (sessionId: string): string => `/sessions/${sessionLabel(sessionId)}/export.md`,
+  sessionEvents: (sessionId: string): string => `/api/sessions/${sessionLabel(sessionId)}/events`,
 };
 
 /** How a node reads in the graph and lists. */
@@ -233,14 +233,13 @@ export async function loadNode(
   nodeId: string,
 ): Promise<NodeView | null> {
   const [detail, pinned] = await Promise.all([
-    getNodeDetail(db, run.runId, nodeId),
+    getNodeDetail(db, { runId: run.runId, nodeId }),
     loadPinned(db, run.workflowHash),
   ]);
   if (!detail) return null;
   let pending: PendingView | null = null;
-  const state = detail.state as RunState | null;
-  if (pinned && state && typeof state.pc === "number") {
-    pending = pendingStep(pinned.compiled, state, detail.context);
+  if (pinned && detail.state) {
+    pending = pendingStep(pinned.compiled, detail.state as RunState, detail.context);
   }
   const childLabels: Record<string, NodeLabel> = {};
   for (const child of detail.children) {
@@ -275,7 +274,7 @@ export async function loadBranch(
   nodeId: string,
 ): Promise<BranchView> {
   const [branch, pinned] = await Promise.all([
-    getBranch(db, run.runId, nodeId),
+    getBranch(db, { runId: run.runId, nodeId }),
     loadPinned(db, run.workflowHash),
   ]);
   return {

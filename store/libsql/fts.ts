@@ -1,0 +1,78 @@
+/**
+ * Full-text search on libSQL: three FTS5 tables whose rowids tie each row to its source row
+ * (`search_titles` and `search_tips` to `runs.rowid`, `search_outputs` to `outputs.rowid`),
+ * matched with `MATCH` and ranked by `bm25`.
+ * @module
+ */
+import { sql } from "npm:kysely@0.29.9";
+import type { SearchQuery } from "../../engine/mod.ts";
+import type { FullTextSearch, TextLayer, TextMatch } from "../sql/dialect.ts";
+import type { Executor } from "../sql/graph_sql.ts";
+
+/** An FTS5 query that matches any of the words, each quoted (so no word is FTS syntax). */
+export function ftsQuery(terms: readonly string[]): string {
+  return terms.map((t) => `"${t.replaceAll('"', '""')}"`).join(" OR ");
+}
+
+type MatchRow = { run_id: string; relevance: number; snip: string };
+
+function matchRows(ex: Executor, layer: TextLayer, query: SearchQuery) {
+  const match = ftsQuery(query.terms);
+  if (layer === "title") {
+    return sql<MatchRow>`
+      SELECT r.run_id, bm25(search_titles) AS relevance,
+        snippet(search_titles, 0, '«', '»', '…', 12) AS snip
+      FROM search_titles JOIN runs r ON r.rowid = search_titles.rowid
+      WHERE search_titles MATCH ${match} ORDER BY relevance LIMIT ${query.limit}`.execute(ex);
+  }
+  if (layer === "tip_notes") {
+    return sql<MatchRow>`
+      SELECT r.run_id, bm25(search_tips) AS relevance,
+        snippet(search_tips, 0, '«', '»', '…', 12) AS snip
+      FROM search_tips JOIN runs r ON r.rowid = search_tips.rowid
+      WHERE search_tips MATCH ${match} ORDER BY relevance LIMIT ${query.limit}`.execute(ex);
+  }
+  // Several outputs of one run may match: read more, keep each run's best.
+  return sql<MatchRow>`
+    SELECT o.run_id, bm25(search_outputs) AS relevance,
+      snippet(search_outputs, 0, '«', '»', '…', 12) AS snip
+    FROM search_outputs JOIN outputs o ON o.rowid = search_outputs.rowid
+    WHERE search_outputs MATCH ${match} ORDER BY relevance LIMIT ${query.limit * 4}`.execute(ex);
+}
+
+/** FTS5 search over the three tables. */
+export const fts5Search: FullTextSearch = {
+  async indexRun(tx, runId) {
+    await sql`INSERT INTO search_titles(rowid, text)
+      SELECT r.rowid, s.title || ' ' || CASE WHEN r.goal = s.title THEN '' ELSE coalesce(r.goal, '') END
+        || ' ' || r.workflow_id
+      FROM runs r JOIN sessions s ON s.session_id = r.session_id
+      WHERE r.run_id = ${runId}`.execute(tx);
+  },
+  async indexOutput(tx, { runId, nodeId, text }) {
+    await sql`INSERT INTO search_outputs (rowid, text)
+      SELECT rowid, ${text} FROM outputs WHERE run_id = ${runId} AND node_id = ${nodeId}`
+      .execute(tx);
+    // The run's tip text, keyed by the run's rowid: one statement (FTS5 honours REPLACE).
+    await sql`INSERT OR REPLACE INTO search_tips (rowid, text)
+      SELECT rowid, ${text} FROM runs WHERE run_id = ${runId}`.execute(tx);
+  },
+  async match(ex, layer, query): Promise<TextMatch[]> {
+    const rows = await matchRows(ex, layer, query);
+    const found: TextMatch[] = [];
+    const seen = new Set<string>();
+    for (const r of rows.rows) {
+      if (seen.has(r.run_id)) continue;
+      seen.add(r.run_id);
+      found.push({ runId: r.run_id, relevance: Number(r.relevance), snippet: r.snip });
+      if (found.length >= query.limit) break;
+    }
+    return found;
+  },
+  async tipTexts(ex, runIds) {
+    const rows = await sql<{ run_id: string; text: string }>`
+      SELECT r.run_id, t.text FROM runs r JOIN search_tips t ON t.rowid = r.rowid
+      WHERE r.run_id IN (${sql.join(runIds)})`.execute(ex);
+    return new Map(rows.rows.map((r) => [r.run_id, r.text]));
+  },
+};

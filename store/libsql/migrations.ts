@@ -1,0 +1,210 @@
+/**
+ * Migrations as plain code, applied in order inside one write transaction. Never edit a
+ * shipped migration; add the next one.
+ * @module
+ */
+import type { Client } from "npm:@libsql/client@0.18.0";
+import { LibsqlDialect } from "npm:@libsql/kysely-libsql@0.4.1";
+import { Kysely, sql } from "npm:kysely@0.29.9";
+
+/** One migration: a function that brings the schema one step forward. */
+export interface Migration {
+  /** Applies the migration; runs inside the migrating transaction. */
+  up(db: Kysely<unknown>): Promise<void>;
+}
+
+/** The log, sessions, runs and snapshots. */
+async function createLogTables(db: Kysely<unknown>): Promise<void> {
+  await db.schema.createTable("events")
+    .addColumn("seq", "integer", (c) => c.primaryKey().autoIncrement())
+    .addColumn("session_id", "text", (c) => c.notNull())
+    .addColumn("run_id", "text")
+    .addColumn("kind", "text", (c) => c.notNull())
+    .addColumn("payload", "text", (c) => c.notNull())
+    .addColumn("digest", "text", (c) => c.notNull())
+    .addColumn("at", "text", (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex("events_by_session").on("events").columns(["session_id", "seq"])
+    .execute();
+  await db.schema.createTable("sessions")
+    .addColumn("session_id", "text", (c) => c.primaryKey())
+    .addColumn("title", "text", (c) => c.notNull())
+    .addColumn("created_at", "text", (c) => c.notNull())
+    .addColumn("updated_at", "text", (c) => c.notNull())
+    .addColumn("health", "text", (c) => c.notNull().defaultTo("healthy"))
+    .addColumn("event_count", "integer", (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema.createTable("runs")
+    .addColumn("run_id", "text", (c) => c.primaryKey())
+    .addColumn("session_id", "text", (c) => c.notNull())
+    .addColumn("workflow_id", "text", (c) => c.notNull())
+    .addColumn("workflow_hash", "text", (c) => c.notNull())
+    .addColumn("goal", "text")
+    .addColumn("created_at", "text", (c) => c.notNull())
+    .addColumn("updated_at", "text", (c) => c.notNull())
+    .addColumn("last_node_id", "text")
+    .addColumn("status", "text", (c) => c.notNull().defaultTo("running"))
+    .addColumn("node_count", "integer", (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema.createIndex("runs_by_session").on("runs").columns(["session_id", "created_at"])
+    .execute();
+  await db.schema.createTable("workflow_snapshots")
+    .addColumn("workflow_hash", "text", (c) => c.primaryKey())
+    .addColumn("workflow_id", "text", (c) => c.notNull())
+    .addColumn("compiled", "text", (c) => c.notNull())
+    .addColumn("created_at", "text", (c) => c.notNull())
+    .execute();
+}
+
+/** The run graph: nodes, edges, attempts and outputs. */
+async function createGraphTables(db: Kysely<unknown>): Promise<void> {
+  await db.schema.createTable("nodes")
+    .addColumn("run_id", "text", (c) => c.notNull())
+    .addColumn("node_id", "text", (c) => c.notNull())
+    .addColumn("session_id", "text", (c) => c.notNull())
+    .addColumn("parent_id", "text")
+    .addColumn("node_kind", "text", (c) => c.notNull())
+    .addColumn("depth", "integer", (c) => c.notNull())
+    .addColumn("state", "text", (c) => c.notNull())
+    .addColumn("context", "text", (c) => c.notNull())
+    .addColumn("preferences", "text", (c) => c.notNull())
+    .addColumn("pending_step_id", "text")
+    .addColumn("is_complete", "integer", (c) => c.notNull())
+    .addColumn("created_seq", "integer", (c) => c.notNull())
+    .addColumn("created_at", "text", (c) => c.notNull())
+    .addPrimaryKeyConstraint("nodes_pk", ["run_id", "node_id"])
+    .execute();
+  await db.schema.createIndex("nodes_by_parent").on("nodes")
+    .columns(["run_id", "parent_id", "created_seq"]).execute();
+  await db.schema.createTable("edges")
+    .addColumn("run_id", "text", (c) => c.notNull())
+    .addColumn("from_id", "text", (c) => c.notNull())
+    .addColumn("to_id", "text", (c) => c.notNull())
+    .addColumn("edge_kind", "text", (c) => c.notNull())
+    .addColumn("created_seq", "integer", (c) => c.notNull())
+    .addPrimaryKeyConstraint("edges_pk", ["run_id", "to_id"])
+    .execute();
+  await db.schema.createTable("attempts")
+    .addColumn("run_id", "text", (c) => c.notNull())
+    .addColumn("node_id", "text", (c) => c.notNull())
+    .addColumn("attempt_id", "text", (c) => c.notNull())
+    .addColumn("attempt_kind", "text", (c) => c.notNull())
+    .addColumn("outcome", "text", (c) => c.notNull())
+    .addColumn("result_node_id", "text", (c) => c.notNull())
+    .addColumn("response", "text", (c) => c.notNull())
+    .addColumn("response_digest", "text", (c) => c.notNull())
+    .addColumn("created_seq", "integer", (c) => c.notNull())
+    .addPrimaryKeyConstraint("attempts_pk", ["run_id", "node_id", "attempt_id", "attempt_kind"])
+    .execute();
+  await db.schema.createTable("outputs")
+    .addColumn("run_id", "text", (c) => c.notNull())
+    .addColumn("node_id", "text", (c) => c.notNull())
+    .addColumn("step_id", "text")
+    .addColumn("notes_markdown", "text")
+    .addColumn("artifacts", "text", (c) => c.notNull())
+    .addColumn("created_seq", "integer", (c) => c.notNull())
+    .addPrimaryKeyConstraint("outputs_pk", ["run_id", "node_id"])
+    .execute();
+}
+
+const initial: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await createLogTables(db);
+    await createGraphTables(db);
+  },
+};
+
+/**
+ * Workspace observations, step counts, and full-text search for `resume_session`:
+ * - `observations` (the projection of `observation_recorded` events) and the latest observation
+ *   of each run on its row, indexed for ranking by workspace;
+ * - `nodes.step_count`, the number of step nodes from the root to a node (progress);
+ * - three FTS5 tables, one per search layer: titles, goals and workflow ids of each run; the
+ *   latest output of each run (its tip's notes and artifact previews); every output (deep search).
+ */
+const resume: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable("runs").addColumn("workspace", "text").execute();
+    await db.schema.alterTable("runs").addColumn("git_branch", "text").execute();
+    await db.schema.alterTable("runs").addColumn("git_head_sha", "text").execute();
+    await db.schema.createIndex("runs_by_updated").on("runs").columns(["updated_at", "run_id"])
+      .execute();
+    await db.schema.createIndex("runs_by_workspace").on("runs")
+      .columns(["workspace", "updated_at"]).execute();
+    await db.schema.createIndex("sessions_by_updated").on("sessions")
+      .columns(["updated_at", "session_id"]).execute();
+    await db.schema.alterTable("sessions").addColumn(
+      "kind",
+      "text",
+      (c) => c.notNull().defaultTo("workflow"),
+    ).execute();
+    await db.schema.alterTable("nodes").addColumn(
+      "step_count",
+      "integer",
+      (c) => c.notNull().defaultTo(0),
+    ).execute();
+    await db.schema.createTable("observations")
+      .addColumn("seq", "integer", (c) => c.primaryKey())
+      .addColumn("session_id", "text", (c) => c.notNull())
+      .addColumn("run_id", "text", (c) => c.notNull())
+      .addColumn("node_id", "text", (c) => c.notNull())
+      .addColumn("workspace", "text")
+      .addColumn("git_branch", "text")
+      .addColumn("git_head_sha", "text")
+      .addColumn("at", "text", (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex("observations_by_run").on("observations").columns(["run_id", "seq"])
+      .execute();
+    // rowids tie each FTS row to its source row: search_titles and search_tips to `runs.rowid`,
+    // search_outputs to `outputs.rowid`, so updates and joins are rowid lookups, not scans.
+    for (const table of ["search_titles", "search_tips", "search_outputs"]) {
+      await sql`CREATE VIRTUAL TABLE ${
+        sql.table(table)
+      } USING fts5(text, tokenize = 'unicode61 remove_diacritics 2')`.execute(db);
+    }
+  },
+};
+
+/** Every migration, by name; names sort in application order. */
+export const MIGRATIONS: Record<string, Migration> = {
+  "0001_initial": initial,
+  "0002_resume": resume,
+};
+
+/**
+ * Brings a database to the latest schema. Everything happens in one `BEGIN IMMEDIATE`
+ * transaction: processes starting together on a new database queue on the write lock, the
+ * second finds the work done, and a process killed half-way leaves nothing behind (SQLite
+ * rolls back DDL with the rest).
+ */
+export async function migrateToLatest(client: Client): Promise<void> {
+  const tx = await client.transaction("write");
+  try {
+    await tx.execute(
+      "CREATE TABLE IF NOT EXISTS waymark_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)",
+    );
+    const applied = new Set(
+      (await tx.execute("SELECT name FROM waymark_migrations")).rows.map((r) => r.name),
+    );
+    const db = new Kysely<unknown>({ dialect: new LibsqlDialect({ client: tx as never }) });
+    for (const name of Object.keys(MIGRATIONS).sort()) {
+      if (applied.has(name)) continue;
+      try {
+        await MIGRATIONS[name]!.up(db);
+      } catch (error) {
+        throw new Error(
+          `database migration ${name} failed: ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+        );
+      }
+      await tx.execute({
+        sql: "INSERT INTO waymark_migrations (name, applied_at) VALUES (?, ?)",
+        args: [name, new Date().toISOString()],
+      });
+    }
+    await tx.commit();
+  } finally {
+    tx.close();
+  }
+}

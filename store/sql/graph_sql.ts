@@ -1,0 +1,85 @@
+/**
+ * The joins and walks over a run graph that the store's reader and the viewer's reads share,
+ * and the preferred-tip rule, written once.
+ * @module
+ */
+import { type Kysely, type RawBuilder, sql } from "npm:kysely@0.29.9";
+import type { NodeKind } from "../../engine/mod.ts";
+import type { Database } from "./schema.ts";
+
+/** A connection or a transaction: reads run on either. */
+export type Executor = Kysely<Database>;
+
+const withOutputs = (ex: Executor) =>
+  ex.selectFrom("nodes as n").leftJoin(
+    "outputs as o",
+    (j) => j.onRef("o.run_id", "=", "n.run_id").onRef("o.node_id", "=", "n.node_id"),
+  );
+const withParent = (ex: Executor) =>
+  withOutputs(ex).leftJoin(
+    "nodes as p",
+    (j) => j.onRef("p.run_id", "=", "n.run_id").onRef("p.node_id", "=", "n.parent_id"),
+  );
+const withEdges = (ex: Executor) =>
+  withOutputs(ex).leftJoin(
+    "edges as e",
+    (j) => j.onRef("e.run_id", "=", "n.run_id").onRef("e.to_id", "=", "n.node_id"),
+  );
+
+/** Nodes (`n`) with the output recorded on arrival at each (`o`, left joined). */
+export function nodesWithOutputs(ex: Executor): ReturnType<typeof withOutputs> {
+  return withOutputs(ex);
+}
+
+/** {@linkcode nodesWithOutputs} with each node's parent (`p`, left joined). */
+export function nodesWithParent(ex: Executor): ReturnType<typeof withParent> {
+  return withParent(ex);
+}
+
+/** {@linkcode nodesWithOutputs} with the edge from each node's parent (`e`, left joined). */
+export function nodesWithEdges(ex: Executor): ReturnType<typeof withEdges> {
+  return withEdges(ex);
+}
+
+/**
+ * `WITH RECURSIVE up(node_id, parent_id, hop)`: a node (hop 0) and its ancestors, nearest
+ * first, `limit` rows at most. Follow it with a `SELECT` that joins `up`.
+ */
+export function ancestorsCte(runId: string, nodeId: string, limit: number): RawBuilder<unknown> {
+  return sql`WITH RECURSIVE up(node_id, parent_id, hop) AS (
+      SELECT node_id, parent_id, 0 FROM nodes WHERE run_id = ${runId} AND node_id = ${nodeId}
+      UNION ALL
+      SELECT p.node_id, p.parent_id, up.hop + 1 FROM nodes p JOIN up
+        ON p.run_id = ${runId} AND p.node_id = up.parent_id
+      WHERE up.hop + 1 < ${limit}
+    )`;
+}
+
+/**
+ * The kind of node that is never a branch nor a tip: a blocked attempt records a refusal and
+ * leads nowhere.
+ */
+export const NOT_A_BRANCH: NodeKind = "blocked_attempt";
+
+/**
+ * The preferred-tip rule: the preferred tip under a node is its most recently created
+ * descendant that is not a blocked attempt (itself if none). `runs.last_node_id` keeps the
+ * rule's answer for the whole run as nodes are projected; this is the rule for any subtree.
+ */
+export function isTipCandidate(kind: NodeKind): boolean {
+  return kind !== NOT_A_BRANCH;
+}
+
+/** The preferred tip's id under a node (see {@linkcode isTipCandidate}). */
+export async function preferredTipId(ex: Executor, runId: string, nodeId: string): Promise<string> {
+  const result = await sql<{ node_id: string }>`
+    WITH RECURSIVE sub(node_id) AS (
+      SELECT ${nodeId}
+      UNION ALL
+      SELECT c.node_id FROM nodes c JOIN sub ON c.run_id = ${runId} AND c.parent_id = sub.node_id
+    )
+    SELECT n.node_id FROM sub JOIN nodes n ON n.run_id = ${runId} AND n.node_id = sub.node_id
+    WHERE n.node_kind != ${NOT_A_BRANCH}
+    ORDER BY n.created_seq DESC LIMIT 1`.execute(ex);
+  return result.rows[0]?.node_id ?? nodeId;
+}

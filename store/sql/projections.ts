@@ -1,0 +1,177 @@
+/**
+ * How each event updates the projection rows (every table but `events`), inside the
+ * transaction that appends it. Full-text index writes go through the dialect.
+ * @module
+ */
+import { sql } from "npm:kysely@0.29.9";
+import type { DomainEvent } from "../../engine/mod.ts";
+import type { FullTextSearch } from "./dialect.ts";
+import { type Executor, isTipCandidate } from "./graph_sql.ts";
+import { digest } from "./rows.ts";
+import { searchText } from "./search.ts";
+
+/** Where an event lands: its transaction, its log sequence and time, the dialect's index. */
+export interface ProjectionScope {
+  /** The appending transaction. */
+  tx: Executor;
+  /** The dialect's full-text search. */
+  search: FullTextSearch;
+  /** The event's log sequence. */
+  seq: number;
+  /** The append time. */
+  at: string;
+}
+
+type EventOf<K extends DomainEvent["kind"]> = Extract<DomainEvent, { kind: K }>;
+
+async function sessionCreated(s: ProjectionScope, event: EventOf<"session_created">) {
+  await s.tx.insertInto("sessions").values({
+    session_id: event.sessionId,
+    title: event.title,
+    created_at: s.at,
+    updated_at: s.at,
+    health: "healthy",
+    event_count: 0,
+    kind: event.sessionKind ?? "workflow",
+  }).execute();
+}
+
+async function runStarted(s: ProjectionScope, event: EventOf<"run_started">) {
+  await s.tx.insertInto("runs").values({
+    run_id: event.runId,
+    session_id: event.sessionId,
+    workflow_id: event.workflowId,
+    workflow_hash: event.workflowHash,
+    goal: event.goal,
+    created_at: s.at,
+    updated_at: s.at,
+    last_node_id: null,
+    status: "running",
+    node_count: 0,
+  }).execute();
+  await s.search.indexRun(s.tx, event.runId);
+}
+
+async function workflowPinned(s: ProjectionScope, event: EventOf<"workflow_pinned">) {
+  if (!event.compiled) return;
+  await s.tx.insertInto("workflow_snapshots").values({
+    workflow_hash: event.workflowHash,
+    workflow_id: event.compiled.id,
+    compiled: JSON.stringify(event.compiled),
+    created_at: s.at,
+  }).onConflict((oc) => oc.doNothing()).execute();
+}
+
+async function nodeCreated(s: ProjectionScope, event: EventOf<"node_created">) {
+  await s.tx.insertInto("nodes").values({
+    run_id: event.runId,
+    node_id: event.nodeId,
+    session_id: event.sessionId,
+    parent_id: event.parentId,
+    node_kind: event.nodeKind,
+    depth: event.depth,
+    state: JSON.stringify(event.state),
+    context: JSON.stringify(event.context),
+    preferences: JSON.stringify(event.preferences),
+    pending_step_id: event.pendingStepId,
+    is_complete: event.pendingStepId === null ? 1 : 0,
+    created_seq: s.seq,
+    created_at: s.at,
+    // step nodes from the root: the parent's count, plus one for a step node
+    step_count: sql<number>`coalesce((SELECT p.step_count FROM nodes p
+      WHERE p.run_id = ${event.runId} AND p.node_id = ${event.parentId}), 0)
+      + ${event.nodeKind === "step" ? 1 : 0}`,
+  }).execute();
+  await s.tx.updateTable("runs").set((eb) => ({
+    updated_at: s.at,
+    // the newest tip candidate is the run's preferred tip
+    ...(isTipCandidate(event.nodeKind) ? { last_node_id: event.nodeId } : {}),
+    node_count: eb("node_count", "+", 1),
+    ...(event.pendingStepId === null ? { status: "complete" } : {}),
+  })).where("run_id", "=", event.runId).execute();
+}
+
+async function outputRecorded(s: ProjectionScope, event: EventOf<"output_recorded">) {
+  await s.tx.insertInto("outputs").values({
+    run_id: event.runId,
+    node_id: event.nodeId,
+    step_id: event.stepId,
+    notes_markdown: event.notesMarkdown,
+    artifacts: JSON.stringify(event.artifacts),
+    created_seq: s.seq,
+  }).execute();
+  const text = searchText(event.notesMarkdown, event.artifacts);
+  await s.search.indexOutput(s.tx, { runId: event.runId, nodeId: event.nodeId, text });
+}
+
+async function observationRecorded(s: ProjectionScope, event: EventOf<"observation_recorded">) {
+  await s.tx.insertInto("observations").values({
+    seq: s.seq,
+    session_id: event.sessionId,
+    run_id: event.runId,
+    node_id: event.nodeId,
+    workspace: event.workspace,
+    git_branch: event.gitBranch,
+    git_head_sha: event.gitHeadSha,
+    at: s.at,
+  }).execute();
+  await s.tx.updateTable("runs").set({
+    workspace: event.workspace,
+    git_branch: event.gitBranch,
+    git_head_sha: event.gitHeadSha,
+  }).where("run_id", "=", event.runId).execute();
+}
+
+async function attemptRecorded(
+  s: ProjectionScope,
+  event: EventOf<"advance_recorded" | "checkpoint_recorded">,
+) {
+  const advance = event.kind === "advance_recorded";
+  await s.tx.insertInto("attempts").values({
+    run_id: event.runId,
+    node_id: event.nodeId,
+    attempt_id: event.attemptId,
+    attempt_kind: advance ? "ack" : "checkpoint",
+    outcome: advance ? event.outcome : "checkpointed",
+    result_node_id: event.resultNodeId,
+    response: event.response,
+    response_digest: digest(event.response),
+    created_seq: s.seq,
+  }).execute();
+}
+
+/** Updates the projections for one event just appended. */
+export async function project(scope: ProjectionScope, event: DomainEvent): Promise<void> {
+  switch (event.kind) {
+    case "session_created":
+      return await sessionCreated(scope, event);
+    case "run_started":
+      return await runStarted(scope, event);
+    case "workflow_pinned":
+      return await workflowPinned(scope, event);
+    case "node_created":
+      return await nodeCreated(scope, event);
+    case "edge_created":
+      await scope.tx.insertInto("edges").values({
+        run_id: event.runId,
+        from_id: event.fromId,
+        to_id: event.toId,
+        edge_kind: event.edgeKind,
+        created_seq: scope.seq,
+      }).execute();
+      return;
+    case "output_recorded":
+      return await outputRecorded(scope, event);
+    case "observation_recorded":
+      return await observationRecorded(scope, event);
+    case "advance_recorded":
+    case "checkpoint_recorded":
+      return await attemptRecorded(scope, event);
+    case "preference_changed":
+    case "gap_recorded":
+    case "capability_observed":
+    case "divergence_recorded":
+      // The log is their record; the viewer's projections of them come with the viewer.
+      return;
+  }
+}

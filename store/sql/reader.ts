@@ -1,0 +1,193 @@
+/**
+ * The store port's reads, over any SQL dialect: queries that return engine records, decoded by
+ * `rows.ts`. The same reader runs on the connection and inside a write transaction.
+ * @module
+ */
+import { sql } from "npm:kysely@0.29.9";
+import {
+  type AncestorNotes,
+  type AttemptRecord,
+  type CompiledWorkflow,
+  type NodeKind,
+  type RunRecord,
+  StorageCorruptionError,
+  type StoreReader,
+} from "../../engine/mod.ts";
+import type { ReadScope } from "./dialect.ts";
+import {
+  ancestorsCte,
+  type Executor,
+  nodesWithEdges,
+  NOT_A_BRANCH,
+  preferredTipId,
+} from "./graph_sql.ts";
+import { decodeAttempt, decodeNode, decodeSnapshot } from "./rows.ts";
+import { getSession, listSessions } from "./sessions.ts";
+import { searchRuns } from "./search.ts";
+
+/** What readers on one database share. */
+export interface ReaderShared {
+  /** The connection: reads outside a transaction may record what they find on it. */
+  db: Executor;
+  /** Pinned snapshots already read (content-addressed and immutable, so kept for the process). */
+  snapshots: Map<string, CompiledWorkflow>;
+}
+
+/** Nodes with their edge kind and the notes recorded on arrival: what node reads select. */
+function nodeQuery(ex: Executor) {
+  return nodesWithEdges(ex).select([
+    "n.run_id",
+    "n.node_id",
+    "n.session_id",
+    "n.parent_id",
+    "n.node_kind",
+    "n.depth",
+    "n.state",
+    "n.context",
+    "n.preferences",
+    "n.pending_step_id",
+    "e.edge_kind",
+    "o.notes_markdown",
+    "o.step_id as notes_step_id",
+    "n.step_count",
+  ]);
+}
+
+async function getRun(ex: Executor, runId: string): Promise<RunRecord | null> {
+  const row = await ex.selectFrom("runs as r")
+    .innerJoin("sessions as s", "s.session_id", "r.session_id")
+    .select([
+      "r.run_id",
+      "r.session_id",
+      "r.workflow_id",
+      "r.workflow_hash",
+      "s.health",
+      "r.workspace",
+      "r.git_branch",
+      "r.git_head_sha",
+    ])
+    .where("r.run_id", "=", runId).executeTakeFirst();
+  if (!row) return null;
+  const observed = row.workspace !== null || row.git_branch !== null || row.git_head_sha !== null;
+  return {
+    runId: row.run_id,
+    sessionId: row.session_id,
+    workflowId: row.workflow_id,
+    workflowHash: row.workflow_hash,
+    corrupt: row.health === "corrupt",
+    observed: observed
+      ? { workspace: row.workspace, gitBranch: row.git_branch, gitHeadSha: row.git_head_sha }
+      : null,
+  };
+}
+
+async function getAttempt(
+  ex: Executor,
+  shared: ReaderShared,
+  key: { runId: string; nodeId: string; attemptId: string; kind: "ack" | "checkpoint" },
+): Promise<AttemptRecord | null> {
+  const row = await ex.selectFrom("attempts as a")
+    .innerJoin("runs as r", "r.run_id", "a.run_id")
+    .innerJoin("sessions as s", "s.session_id", "r.session_id")
+    .select([
+      "a.node_id",
+      "a.attempt_id",
+      "a.outcome",
+      "a.response",
+      "a.response_digest",
+      "s.session_id",
+      "s.health",
+    ])
+    .where("a.run_id", "=", key.runId).where("a.node_id", "=", key.nodeId)
+    .where("a.attempt_id", "=", key.attemptId).where("a.attempt_kind", "=", key.kind)
+    .executeTakeFirst();
+  if (!row) return null;
+  try {
+    return decodeAttempt(row);
+  } catch (error) {
+    // Outside a transaction, record the finding; inside one it would roll back with the error.
+    if (error instanceof StorageCorruptionError && ex === shared.db) {
+      await shared.db.updateTable("sessions").set({ health: "corrupt" })
+        .where("session_id", "=", row.session_id).execute().catch(() => {});
+    }
+    throw error;
+  }
+}
+
+async function getAncestorNotes(
+  ex: Executor,
+  at: { runId: string; nodeId: string },
+  limit: number,
+): Promise<AncestorNotes[]> {
+  const { runId, nodeId } = at;
+  const result = await sql<{
+    node_id: string;
+    node_kind: NodeKind;
+    notes_markdown: string | null;
+    step_id: string | null;
+  }>`
+    ${ancestorsCte(runId, nodeId, limit)}
+    SELECT n.node_id, n.node_kind, o.notes_markdown, o.step_id
+    FROM up CROSS JOIN nodes n ON n.run_id = ${runId} AND n.node_id = up.node_id
+    LEFT JOIN outputs o ON o.run_id = n.run_id AND o.node_id = n.node_id
+    ORDER BY up.hop`.execute(ex);
+  return result.rows.map((r) => ({
+    nodeId: r.node_id,
+    nodeKind: r.node_kind,
+    notesMarkdown: r.notes_markdown,
+    notesStepId: r.step_id,
+  }));
+}
+
+/** A pinned snapshot by hash, normalised to the current compiled format, or `null`. */
+export async function readSnapshot(ex: Executor, hash: string): Promise<CompiledWorkflow | null> {
+  const row = await ex.selectFrom("workflow_snapshots").select("compiled")
+    .where("workflow_hash", "=", hash).executeTakeFirst();
+  return row ? decodeSnapshot(row.compiled, hash) : null;
+}
+
+async function getSnapshot(
+  ex: Executor,
+  shared: ReaderShared,
+  hash: string,
+): Promise<CompiledWorkflow | null> {
+  const cached = shared.snapshots.get(hash);
+  if (cached) return cached;
+  const compiled = await readSnapshot(ex, hash);
+  if (compiled) shared.snapshots.set(hash, compiled);
+  return compiled;
+}
+
+/** The store port's reads on `scope.ex` (the connection, or a write transaction). */
+export function createReader(scope: ReadScope, shared: ReaderShared): StoreReader {
+  const { ex } = scope;
+  const node = (runId: string, nodeId: string) =>
+    nodeQuery(ex).where("n.run_id", "=", runId).where("n.node_id", "=", nodeId)
+      .executeTakeFirst();
+  return {
+    getRun: (runId) => getRun(ex, runId),
+    getNode: async (runId, nodeId) => {
+      const row = await node(runId, nodeId);
+      return row ? decodeNode(row) : null;
+    },
+    getAttempt: (runId, nodeId, attemptId, kind) =>
+      getAttempt(ex, shared, { runId, nodeId, attemptId, kind }),
+    getChildren: async (runId, nodeId) => {
+      const rows = await nodeQuery(ex).where("n.run_id", "=", runId)
+        .where("n.parent_id", "=", nodeId).where("n.node_kind", "!=", NOT_A_BRANCH)
+        .orderBy("n.created_seq").execute();
+      return rows.map(decodeNode);
+    },
+    getAncestorNotes: (runId, nodeId, limit) => getAncestorNotes(ex, { runId, nodeId }, limit),
+    getPreferredTip: async (runId, nodeId) => {
+      // Only rehydrates of a node that is not a tip come here; it reads that node's subtree.
+      const row = await node(runId, await preferredTipId(ex, runId, nodeId));
+      if (!row) throw new Error(`node ${nodeId} of run ${runId} is not stored`);
+      return decodeNode(row);
+    },
+    getSnapshot: (hash) => getSnapshot(ex, shared, hash),
+    searchRuns: (layer, query) => searchRuns(scope, { layer, query }),
+    listSessions: (options) => listSessions(ex, options),
+    getSession: (sessionId) => getSession(scope, sessionId),
+  };
+}

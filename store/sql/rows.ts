@@ -1,0 +1,187 @@
+/**
+ * Decoding stored rows into engine records: the one read path for JSON columns, nodes,
+ * attempts and pinned snapshots, used by the store's reader and by the viewer's reads alike.
+ * A row that fails its schema is storage corruption, never a crash; the viewer, which only
+ * shows data, asks for a fallback instead.
+ * @module
+ */
+import { z } from "npm:zod@4.6.7";
+import { createHash } from "node:crypto";
+import {
+  type AttemptRecord,
+  autonomySchema,
+  type CompiledWorkflow,
+  type NodeRecord,
+  normalizeCompiled,
+  riskPolicySchema,
+  type RunState,
+  StorageCorruptionError,
+} from "../../engine/mod.ts";
+import { runLabel } from "../../engine/ids.ts";
+
+/** SHA-256 hex, synchronously: digests are computed on every append and replay. */
+export function digest(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+/** A text column holding JSON that must match `schema`. */
+function jsonText<T extends z.ZodType>(schema: T) {
+  return z.string().transform((text, ctx) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({ code: "custom", message: "is not valid JSON" });
+      return z.NEVER;
+    }
+  }).pipe(schema);
+}
+
+/** `nodes.state`: a v1 (`{v: 1, pc}`) or v2 interpreter state; the interpreter reads both. */
+export const stateColumn = z.looseObject({ pc: z.number() });
+/** `nodes.context`: an object of context variables. */
+export const contextColumn = z.record(z.string(), z.unknown());
+/** `nodes.preferences`: the preferences in effect (unknown keys are dropped). */
+export const preferencesColumn = z.object({
+  autonomy: autonomySchema,
+  riskPolicy: riskPolicySchema,
+});
+/** `outputs.artifacts`: the artifacts recorded with an output. */
+export const artifactsColumn = z.array(z.unknown());
+/** What the viewer reads of `attempts.response`: its blockers and gaps. */
+export const responseColumn = z.looseObject({
+  blockers: z.array(z.unknown()).optional(),
+  gaps: z.array(z.unknown()).optional(),
+});
+/** `workflow_snapshots.compiled`, before normalisation to the current compiled format. */
+const snapshotColumn = z.looseObject({ id: z.string(), steps: z.array(z.unknown()) });
+
+/** A node row as the reader selects it: the node, its edge kind, the notes recorded on arrival. */
+const nodeRowSchema = z.object({
+  run_id: z.string(),
+  node_id: z.string(),
+  session_id: z.string(),
+  parent_id: z.string().nullable(),
+  node_kind: z.enum(["step", "checkpoint", "blocked_attempt"]),
+  depth: z.number(),
+  state: jsonText(stateColumn),
+  context: jsonText(contextColumn),
+  preferences: jsonText(preferencesColumn),
+  pending_step_id: z.string().nullable(),
+  edge_kind: z.enum(["acked_step", "checkpoint"]).nullable(),
+  notes_markdown: z.string().nullable(),
+  notes_step_id: z.string().nullable(),
+  step_count: z.number(),
+});
+
+/** The columns of a node row as selected, before they are checked. */
+export type NodeRow =
+  & Record<keyof z.input<typeof nodeRowSchema>, unknown>
+  & { run_id: string; node_id: string; session_id: string };
+
+/** Where an issue was found, for the corruption message. */
+function issuePath(error: z.ZodError): string {
+  const issue = error.issues[0];
+  return issue ? `${issue.path.join(".") || "row"} ${issue.message}` : "row";
+}
+
+/** A node record from its row; a row that fails its schema is storage corruption. */
+export function decodeNode(row: NodeRow): NodeRecord {
+  const parsed = nodeRowSchema.safeParse(row);
+  if (!parsed.success) {
+    throw new StorageCorruptionError(
+      `Stored node ${row.node_id} of run ${runLabel(row.run_id)} fails its shape check (${
+        issuePath(parsed.error)
+      })`,
+      row.session_id,
+    );
+  }
+  const r = parsed.data;
+  return {
+    sessionId: r.session_id,
+    runId: r.run_id,
+    nodeId: r.node_id,
+    parentId: r.parent_id,
+    nodeKind: r.node_kind,
+    depth: r.depth,
+    state: r.state as unknown as RunState,
+    context: r.context,
+    preferences: r.preferences,
+    pendingStepId: r.pending_step_id,
+    edgeKind: r.edge_kind,
+    notesMarkdown: r.notes_markdown,
+    notesStepId: r.notes_step_id,
+    stepCount: r.step_count,
+  };
+}
+
+/** An attempt row with its session's id and health. */
+export interface StoredAttemptRow {
+  /** `attempts.node_id`. */
+  node_id: string;
+  /** `attempts.attempt_id`. */
+  attempt_id: string;
+  /** `attempts.outcome`. */
+  outcome: string;
+  /** `attempts.response`. */
+  response: string;
+  /** `attempts.response_digest`. */
+  response_digest: string;
+  /** The run's session. */
+  session_id: string;
+  /** `sessions.health`. */
+  health: string;
+}
+
+const outcomeSchema = z.enum(["advanced", "blocked", "checkpointed"]);
+
+/**
+ * An attempt record from its row, once its response matches its digest and its outcome is
+ * one the engine knows; otherwise storage corruption.
+ */
+export function decodeAttempt(row: StoredAttemptRow): AttemptRecord {
+  const what = `attempt ${row.attempt_id} on node ${row.node_id}`;
+  if (digest(row.response) !== row.response_digest) {
+    throw new StorageCorruptionError(
+      `The recorded response of ${what} fails its digest check`,
+      row.session_id,
+    );
+  }
+  const outcome = outcomeSchema.safeParse(row.outcome);
+  if (!outcome.success) {
+    throw new StorageCorruptionError(`The recorded outcome of ${what} is unknown`, row.session_id);
+  }
+  return {
+    nodeId: row.node_id,
+    attemptId: row.attempt_id,
+    outcome: outcome.data,
+    response: row.response,
+    sessionId: row.session_id,
+    corrupt: row.health === "corrupt",
+  };
+}
+
+/**
+ * A pinned snapshot read as the current compiled format (format-1 snapshots still run and
+ * still show); one that is not JSON or not a workflow is storage corruption.
+ */
+export function decodeSnapshot(text: string, hash: string): CompiledWorkflow {
+  const parsed = jsonText(snapshotColumn).safeParse(text);
+  if (!parsed.success) {
+    throw new StorageCorruptionError(
+      `The pinned workflow ${hash} is not a stored workflow (${issuePath(parsed.error)})`,
+      null,
+    );
+  }
+  return normalizeCompiled(parsed.data as unknown as CompiledWorkflow);
+}
+
+/** A JSON column decoded by `schema`, or `fallback` when it is absent, not JSON or off-schema. */
+export function decodeJsonOr<T extends z.ZodType, F>(
+  schema: T,
+  text: string | null | undefined,
+  fallback: F,
+): z.output<T> | F {
+  if (text === null || text === undefined) return fallback;
+  const parsed = jsonText(schema).safeParse(text);
+  return parsed.success ? parsed.data : fallback;
+}

@@ -1,0 +1,56 @@
+/**
+ * A waymark store over any SQL dialect: the reader, the writer and diagnostics assembled on
+ * one Kysely database. A dialect's `open` (e.g. `store/libsql/`) creates the database and
+ * hands it here.
+ * @module
+ */
+import { type Kysely, sql } from "npm:kysely@0.29.9";
+import type { CompiledWorkflow, Store } from "../../engine/mod.ts";
+import type { SqlDialect } from "./dialect.ts";
+import { createReader } from "./reader.ts";
+import type { Database } from "./schema.ts";
+import { createWrite } from "./writer.ts";
+
+/** A SQL store: the port plus what adapters (viewer, CLI) need besides. */
+export interface SqlStore extends Store {
+  /** The typed query builder, for read-only adapters. */
+  readonly db: Kysely<Database>;
+  /** Row counts of the main tables (diagnostics and tests). */
+  counts(): Promise<Record<keyof Database, number>>;
+}
+
+const COUNTED = [
+  "events",
+  "sessions",
+  "runs",
+  "workflow_snapshots",
+  "nodes",
+  "edges",
+  "attempts",
+  "outputs",
+] as const;
+
+async function counts(db: Kysely<Database>): Promise<Record<keyof Database, number>> {
+  const out = {} as Record<keyof Database, number>;
+  for (const table of COUNTED) {
+    const row = await sql<{ n: number }>`SELECT count(*) AS n FROM ${sql.table(table)}`
+      .execute(db);
+    out[table] = Number(row.rows[0]?.n ?? 0);
+  }
+  return out;
+}
+
+/** The store on an opened, migrated database. */
+export function createSqlStore(
+  db: Kysely<Database>,
+  options: { dialect: SqlDialect; now: () => string },
+): SqlStore {
+  const shared = { db, snapshots: new Map<string, CompiledWorkflow>() };
+  const { dialect, now } = options;
+  return {
+    ...createReader({ ex: db, search: dialect.search }, shared),
+    db,
+    write: createWrite(db, { dialect, now, shared }),
+    counts: () => counts(db),
+  };
+}

@@ -1,0 +1,197 @@
+/**
+ * A session page's session-wide reads: the session with its runs, its timeline, its
+ * checkpoint notes, and the versions the live updates compare.
+ * @module
+ */
+import { sql } from "npm:kysely@0.29.9";
+import { deriveStatus, type SessionSummary, type ViewerDb } from "./sessions_list.ts";
+
+/** Most runs listed in a session's sidebar. */
+export const MAX_RUNS = 100;
+/** Most nodes on the session timeline (the newest are kept). */
+export const MAX_TIMELINE_NODES = 2_000;
+/** Most session notes (checkpoint notes) shown. */
+export const MAX_SESSION_NOTES = 20;
+
+/** A run in a session's sidebar. */
+export interface RunSummary {
+  /** Run id (hex). */
+  runId: string;
+  /** Workflow id. */
+  workflowId: string;
+  /** Pinned workflow hash. */
+  workflowHash: string;
+  /** Human title: the goal, else the workflow's name. */
+  title: string;
+  /** The goal the run was started with. */
+  goal: string | null;
+  /** `running` or `complete`. */
+  status: string;
+  /** Nodes in the run. */
+  nodeCount: number;
+  /** Branch tips (nodes without children). */
+  branchCount: number;
+  /** The preferred tip: the newest node that is not a blocked attempt. */
+  lastNodeId: string | null;
+  /** ISO time. */
+  createdAt: string;
+  /** ISO time. */
+  updatedAt: string;
+}
+
+/** A session with its runs. */
+export interface SessionDetail {
+  /** The session's list row. */
+  session: SessionSummary;
+  /** Its runs, oldest first (at most {@linkcode MAX_RUNS}). */
+  runs: RunSummary[];
+  /** Whether runs were left out. */
+  runsTruncated: boolean;
+}
+
+/** A session and its runs, or `null`. */
+export async function getSession(db: ViewerDb, sessionId: string): Promise<SessionDetail | null> {
+  const row = await db.selectFrom("sessions").selectAll().where("session_id", "=", sessionId)
+    .executeTakeFirst();
+  if (!row) return null;
+  const runs = await db.selectFrom("runs as r")
+    .leftJoin("workflow_snapshots as w", "w.workflow_hash", "r.workflow_hash")
+    .select([
+      "r.run_id",
+      "r.workflow_id",
+      "r.workflow_hash",
+      "r.goal",
+      "r.status",
+      "r.node_count",
+      "r.last_node_id",
+      "r.created_at",
+      "r.updated_at",
+      sql<string | null>`json_extract(w.compiled, '$.name')`.as("workflow_name"),
+      (eb) =>
+        eb.selectFrom("nodes as n").select(sql<number>`count(*)`.as("tips"))
+          .whereRef("n.run_id", "=", "r.run_id")
+          .where((nb) =>
+            nb.not(nb.exists(
+              nb.selectFrom("nodes as c").select(sql`1`.as("one"))
+                .whereRef("c.run_id", "=", "n.run_id").whereRef("c.parent_id", "=", "n.node_id"),
+            ))
+          ).as("branch_count"),
+    ])
+    .where("r.session_id", "=", sessionId).orderBy("r.created_at").orderBy("r.run_id")
+    .limit(MAX_RUNS + 1).execute();
+  const list = runs.slice(0, MAX_RUNS).map((r): RunSummary => ({
+    runId: r.run_id,
+    workflowId: r.workflow_id,
+    workflowHash: r.workflow_hash,
+    title: r.goal ?? r.workflow_name ?? r.workflow_id,
+    goal: r.goal,
+    status: r.status,
+    nodeCount: Number(r.node_count),
+    branchCount: Number(r.branch_count ?? 0),
+    lastNodeId: r.last_node_id,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  }));
+  return {
+    session: {
+      sessionId: row.session_id,
+      title: row.title,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      health: row.health,
+      eventCount: Number(row.event_count),
+      status: deriveStatus(row.health, list.map((r) => r.status)),
+      runCount: list.length,
+      workflows: [...new Set(list.map((r) => r.workflowId))],
+    },
+    runs: list,
+    runsTruncated: runs.length > MAX_RUNS,
+  };
+}
+
+/** What changes when an agent writes to a session: compared by the live-update poller. */
+export async function sessionVersion(db: ViewerDb, sessionId: string): Promise<string | null> {
+  const row = await db.selectFrom("sessions").select(["updated_at", "event_count"])
+    .where("session_id", "=", sessionId).executeTakeFirst();
+  return row ? `${row.event_count}@${row.updated_at}` : null;
+}
+
+/** What changes when any session changes: compared by the sessions list's poller. */
+export async function globalVersion(db: ViewerDb): Promise<string> {
+  const row = await db.selectFrom("sessions").select([
+    sql<number>`count(*)`.as("n"),
+    sql<number>`coalesce(sum(event_count), 0)`.as("events"),
+    sql<string | null>`max(updated_at)`.as("latest"),
+  ]).executeTakeFirst();
+  return `${row?.n ?? 0}/${row?.events ?? 0}@${row?.latest ?? ""}`;
+}
+
+/** One dot of the session timeline. */
+export interface TimelineNode {
+  /** Run id. */
+  runId: string;
+  /** Node id. */
+  nodeId: string;
+  /** Node kind. */
+  kind: string;
+  /** ISO time. */
+  createdAt: string;
+}
+
+/** The session's nodes for its timeline, oldest first; the newest {@linkcode MAX_TIMELINE_NODES}. */
+export async function getTimeline(
+  db: ViewerDb,
+  sessionId: string,
+): Promise<{ nodes: TimelineNode[]; truncated: boolean }> {
+  const rows = await db.selectFrom("nodes").select(["run_id", "node_id", "node_kind", "created_at"])
+    .where(
+      "run_id",
+      "in",
+      db.selectFrom("runs").select("run_id").where("session_id", "=", sessionId),
+    )
+    .orderBy("created_seq", "desc").limit(MAX_TIMELINE_NODES + 1).execute();
+  return {
+    truncated: rows.length > MAX_TIMELINE_NODES,
+    nodes: rows.slice(0, MAX_TIMELINE_NODES).reverse().map((r) => ({
+      runId: r.run_id,
+      nodeId: r.node_id,
+      kind: r.node_kind,
+      createdAt: r.created_at,
+    })),
+  };
+}
+
+/** A note saved with a checkpoint, for the session notes. */
+export interface SessionNote {
+  /** Run id. */
+  runId: string;
+  /** Checkpoint node id. */
+  nodeId: string;
+  /** Notes. */
+  notesMarkdown: string;
+  /** ISO time. */
+  createdAt: string;
+}
+
+/** The newest checkpoint notes of a session (at most {@linkcode MAX_SESSION_NOTES}). */
+export async function getSessionNotes(db: ViewerDb, sessionId: string): Promise<SessionNote[]> {
+  const rows = await db.selectFrom("nodes as n")
+    .innerJoin(
+      "outputs as o",
+      (j) => j.onRef("o.run_id", "=", "n.run_id").onRef("o.node_id", "=", "n.node_id"),
+    )
+    .select(["n.run_id", "n.node_id", "o.notes_markdown", "n.created_at"])
+    .where(
+      "n.run_id",
+      "in",
+      db.selectFrom("runs").select("run_id").where("session_id", "=", sessionId),
+    )
+    .where("n.node_kind", "=", "checkpoint").where("o.notes_markdown", "is not", null)
+    .orderBy("n.created_seq", "desc").limit(MAX_SESSION_NOTES).execute();
+  return rows.map((r) => ({
+    runId: r.run_id,
+    nodeId: r.node_id,
+    notesMarkdown: r.notes_markdown ?? "",
+    createdAt: r.created_at,
+  }));
+}

@@ -1,0 +1,81 @@
+/**
+ * The store's writes: events appended with their digests and projected in the same
+ * transaction, one transaction per `write` call, and a locked database reported as
+ * `StorageBusyError`.
+ * @module
+ */
+import type { Kysely } from "npm:kysely@0.29.9";
+import {
+  type DomainEvent,
+  StorageBusyError,
+  type Store,
+  type StoreWriter,
+} from "../../engine/mod.ts";
+import type { SqlDialect } from "./dialect.ts";
+import type { Executor } from "./graph_sql.ts";
+import { project } from "./projections.ts";
+import { createReader, type ReaderShared } from "./reader.ts";
+import { digest } from "./rows.ts";
+import type { Database } from "./schema.ts";
+
+/** What the writer needs besides the database: the dialect and the clock. */
+export interface WriterOptions {
+  /** The dialect's parts. */
+  dialect: SqlDialect;
+  /** Current time, for event timestamps. */
+  now: () => string;
+  /** What readers on this database share. */
+  shared: ReaderShared;
+}
+
+/** Appends events and updates projections, all inside `tx`. */
+async function append(
+  tx: Executor,
+  events: readonly DomainEvent[],
+  options: WriterOptions,
+): Promise<void> {
+  if (events.length === 0) return;
+  const at = options.now();
+  const rows = events.map((event) => {
+    const payload = JSON.stringify(event);
+    return {
+      session_id: event.sessionId,
+      run_id: "runId" in event ? event.runId : null,
+      kind: event.kind,
+      payload,
+      digest: digest(`${event.kind}\n${payload}`),
+      at,
+    };
+  });
+  // One statement for the whole batch: inside the write lock the sequence numbers are
+  // consecutive in row order, so the sorted numbers follow the events.
+  const inserted = await tx.insertInto("events").values(rows).returning("seq").execute();
+  const seqs = inserted.map((r) => Number(r.seq)).sort((a, b) => a - b);
+  const search = options.dialect.search;
+  for (const [i, event] of events.entries()) {
+    await project({ tx, search, seq: seqs[i]!, at }, event);
+  }
+  await tx.updateTable("sessions")
+    .set((eb) => ({ updated_at: at, event_count: eb("event_count", "+", events.length) }))
+    .where("session_id", "=", events[0]!.sessionId).execute();
+}
+
+/** The store port's `write`: `fn` runs in one transaction with reads and `append`. */
+export function createWrite(db: Kysely<Database>, options: WriterOptions): Store["write"] {
+  const search = options.dialect.search;
+  return async <T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T> => {
+    try {
+      return await db.transaction().execute((tx) =>
+        fn({
+          ...createReader({ ex: tx, search }, options.shared),
+          append: (events) => append(tx, events, options),
+        })
+      );
+    } catch (error) {
+      if (options.dialect.isBusy(error)) {
+        throw new StorageBusyError(String((error as Error).message));
+      }
+      throw error;
+    }
+  };
+}
