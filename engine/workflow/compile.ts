@@ -6,13 +6,7 @@
  * @module
  */
 import { CONTRACT_PACKS, packJsonSchema } from "../contracts.ts";
-import type {
-  Capability,
-  Condition,
-  ValidationCriteria,
-  WorkflowFile,
-  WorkflowStep,
-} from "./schema.ts";
+import type { Capability, Condition, WorkflowFile, WorkflowStep } from "./schema.ts";
 import type { WorkflowIssue } from "./parse.ts";
 import { CAPABILITIES, isMember } from "../vocabulary.ts";
 import {
