@@ -7,21 +7,17 @@ import { parseArgs } from "node:util";
 import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import process from "node:process";
+import { openWaymark, resolvePaths, serveMcpStdio, VERSION, type WaymarkOptions } from "./mod.ts";
 import {
   formatLoadError,
   isRoutineId,
   loadWorkflowFile,
-  openWaymark,
   parseSourceFile,
   renderInspect,
   renderList,
-  resolvePaths,
-  serveMcpStdio,
   stepCount,
-  VERSION,
-  type WaymarkOptions,
   type WorkflowFile,
-} from "./mod.ts";
+} from "./engine/mod.ts";
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
 import { rotateKeyring } from "./store/mod.ts";
 import { parseArgsOptions, parseSettings } from "./store/settings.ts";

@@ -1,6 +1,9 @@
 /**
  * waymark as a library: open a store, run workflows through the engine's use-cases, or serve
- * them over MCP, from Deno or Node.
+ * them over MCP, from Deno or Node. The root holds what a program needs; the rest lives at
+ * subpaths: `waymark/engine` (the workflow format, compiler, interpreter, tokens, renderers),
+ * `waymark/store` (store adapters, keyring, workflow files) and `waymark/tools` (the MCP
+ * adapter's parts and tool profiles).
  *
  * ```ts
  * import { openWaymark } from "./mod.ts";
@@ -44,8 +47,35 @@ import {
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
 import { createMcpServer } from "./tools/mod.ts";
 
-export * from "./engine/mod.ts";
-export { createMcpServer, serveMcpStdio, TOOLS } from "./tools/mod.ts";
+export {
+  type CallOptions,
+  type CheckpointInput,
+  checkpointWorkflow,
+  type ContinueInput,
+  continueWorkflow,
+  type EngineDeps,
+  type ErrorCode,
+  type InspectResponse,
+  inspectWorkflow,
+  type ListResponse,
+  listWorkflows,
+  type Preferences,
+  type PreferencesPatch,
+  type Result,
+  type ResumeInput,
+  type ResumeResponse,
+  resumeSession,
+  type Retry,
+  type StartInput,
+  startSession,
+  type StartSessionInput,
+  startWorkflow,
+  type StepOutput,
+  type StepResponse,
+  type Store,
+  type WaymarkError,
+} from "./engine/mod.ts";
+export { createMcpServer, type McpServerOptions, serveMcpStdio } from "./tools/mod.ts";
 export { openStore, type SqliteStore } from "./store/mod.ts";
 
 /** waymark's version. */

@@ -1,15 +1,18 @@
 /**
  * `deno task build:npm`: builds `mod.ts` into an npm package in `dist/` for Node >= 20.
  *
- * - `dist/mod.js`: one ES module from `deno bundle`. waymark's own code (and the bundled
- *   workflows, which are `with { type: "text" }` imports) is inlined; npm packages stay external
- *   and their pinned `npm:name@version` specifiers become bare imports (`name`), so Node resolves
- *   them from `node_modules` and they dedupe with the user's own copies.
+ * - `dist/mod.js` and the subpath entries `dist/{engine,store,tools}/mod.js`: ES modules from one
+ *   `deno bundle --code-splitting` run, so code they share lives in shared chunks once (a class
+ *   such as `StorageCorruptionError` is the same class from every entry). waymark's own code
+ *   (and the bundled workflows, which are `with { type: "text" }` imports) is inlined; npm
+ *   packages stay external and their pinned `npm:name@version` specifiers become bare imports
+ *   (`name`), so Node resolves them from `node_modules` and they dedupe with the user's copies.
  * - `dist/**.d.ts`: declarations emitted by `tsc` (a pinned `typescript`, installed with npm into
  *   `node_modules/.cache/waymark-build-npm/`) from a copy of `mod.ts`'s local module graph in
  *   which the same specifiers are rewritten, so the declarations import the same bare names.
- * - `dist/package.json`: name `waymark`, the version from `mod.ts`, `exports` with `types` and
- *   `import`, and the npm packages the bundle imports as exact-version dependencies.
+ * - `dist/package.json`: name `waymark`, the version from `mod.ts`, `exports` (`.` and one subpath
+ *   per entry) with `types` and `import`, and the npm packages the bundle imports as exact-version
+ *   dependencies.
  *
  * Only the npm registry is needed (for the toolchain, once; later builds reuse the cache).
  * Other files in `dist/` (such as `deno task compile`'s binary) are left alone.
@@ -27,6 +30,14 @@ const DIST = join(ROOT, "dist");
 const CACHE = join(ROOT, "node_modules", ".cache", "waymark-build-npm");
 const NPM = Deno.build.os === "windows" ? "npm.cmd" : "npm";
 const NODE = Deno.build.os === "windows" ? "node.exe" : "node";
+
+/** The package's entry points: `.` is the root, the others are subpaths (`waymark/engine`). */
+const ENTRIES: Record<string, string> = {
+  ".": "mod.ts",
+  "./engine": "engine/mod.ts",
+  "./store": "store/mod.ts",
+  "./tools": "tools/mod.ts",
+};
 
 /** A `npm:name@version/sub` specifier in an import position, in bundled or source code. */
 const NPM_IMPORT =
@@ -97,7 +108,7 @@ async function moduleVersion(): Promise<string> {
 /** Removes this build's earlier outputs from dist/ (and nothing else). */
 async function cleanDist(): Promise<void> {
   await Deno.mkdir(DIST, { recursive: true });
-  for (const name of ["mod.js", "package.json", "README.md"]) {
+  for (const name of ["package.json", "README.md"]) {
     await Deno.remove(join(DIST, name)).catch(() => {});
   }
   async function sweep(dir: string): Promise<boolean> {
@@ -107,7 +118,7 @@ async function cleanDist(): Promise<void> {
       if (entry.isDirectory && entry.name !== "node_modules") {
         if (await sweep(path)) await Deno.remove(path);
         else empty = false;
-      } else if (entry.isFile && entry.name.endsWith(".d.ts")) {
+      } else if (entry.isFile && /\.(d\.ts|js)$/.test(entry.name)) {
         await Deno.remove(path);
       } else {
         empty = false;
@@ -118,10 +129,10 @@ async function cleanDist(): Promise<void> {
   await sweep(DIST);
 }
 
-/** `deno bundle` with npm packages external, then bare specifiers. */
+/** `deno bundle` of every entry with npm packages external, then bare specifiers. */
 async function bundle(deps: Map<string, string>): Promise<number> {
-  const raw = join(CACHE, "mod.bundle.js");
-  await Deno.mkdir(CACHE, { recursive: true });
+  const raw = join(CACHE, "bundle");
+  await Deno.remove(raw, { recursive: true }).catch(() => {});
   await run(Deno.execPath(), [
     "bundle",
     "--quiet",
@@ -131,17 +142,26 @@ async function bundle(deps: Map<string, string>): Promise<number> {
     "esm",
     "--external",
     "npm:*",
-    "--output",
+    "--code-splitting",
+    "--outdir",
     raw,
-    join(ROOT, "mod.ts"),
+    ...Object.values(ENTRIES).map((entry) => join(ROOT, entry)),
   ]);
-  const code = rewriteNpmImports(await Deno.readTextFile(raw), deps);
-  if (/\bDeno\.[A-Za-z]/.test(code)) {
-    throw new BuildError("the bundle of mod.ts uses the Deno namespace, which Node does not have");
+  const header = "// waymark: built by `deno task build:npm`; do not edit.\n";
+  let size = 0;
+  for await (const file of walkFiles(raw, ".js")) {
+    const code = rewriteNpmImports(await Deno.readTextFile(file), deps);
+    if (/\bDeno\.[A-Za-z]/.test(code)) {
+      throw new BuildError(
+        `the bundle uses the Deno namespace, which Node does not have (${file})`,
+      );
+    }
+    const target = join(DIST, relative(raw, file));
+    await Deno.mkdir(dirname(target), { recursive: true });
+    await Deno.writeTextFile(target, header + code);
+    size += header.length + code.length;
   }
-  const header = "// waymark: built from mod.ts by `deno task build:npm`; do not edit.\n";
-  await Deno.writeTextFile(join(DIST, "mod.js"), header + code);
-  return header.length + code.length;
+  return size;
 }
 
 /** The local files of mod.ts's module graph (TypeScript only; text imports are ambient). */
@@ -236,7 +256,7 @@ async function emitDeclarations(src: string, deps: Map<string, string>): Promise
       rootDir: ".",
       outDir: DIST,
     },
-    files: ["mod.ts", "text_imports.d.ts"],
+    files: [...Object.values(ENTRIES), "text_imports.d.ts"],
   };
   await Deno.writeTextFile(join(src, "tsconfig.json"), JSON.stringify(tsconfig, null, 2));
   await run(NODE, [join(CACHE, "node_modules", "typescript", "bin", "tsc"), "-p", src], {
@@ -244,7 +264,7 @@ async function emitDeclarations(src: string, deps: Map<string, string>): Promise
   });
   await Deno.remove(join(DIST, "text_imports.d.ts")).catch(() => {});
   // Relative imports in declarations must name the emitted files.
-  for await (const file of walkDeclarations(DIST)) {
+  for await (const file of walkFiles(DIST, ".d.ts")) {
     const text = await Deno.readTextFile(file);
     const fixed = text.replace(
       /((?:\bfrom\s*|\bimport\s*\(\s*)["'])(\.{1,2}\/[^"']*?)\.ts(["'])/g,
@@ -254,11 +274,11 @@ async function emitDeclarations(src: string, deps: Map<string, string>): Promise
   }
 }
 
-async function* walkDeclarations(dir: string): AsyncGenerator<string> {
+async function* walkFiles(dir: string, suffix: string): AsyncGenerator<string> {
   for await (const entry of Deno.readDir(dir)) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory && entry.name !== "node_modules") yield* walkDeclarations(path);
-    else if (entry.isFile && entry.name.endsWith(".d.ts")) yield path;
+    if (entry.isDirectory && entry.name !== "node_modules") yield* walkFiles(path, suffix);
+    else if (entry.isFile && entry.name.endsWith(suffix)) yield path;
   }
 }
 
@@ -272,8 +292,13 @@ async function packageJson(version: string, deps: Map<string, string>): Promise<
     type: "module",
     main: "./mod.js",
     types: "./mod.d.ts",
-    exports: { ".": { types: "./mod.d.ts", import: "./mod.js" } },
-    files: ["mod.js", "**/*.d.ts", "README.md"],
+    exports: Object.fromEntries(
+      Object.entries(ENTRIES).map(([path, entry]) => {
+        const base = `./${entry.replace(/\.ts$/, "")}`;
+        return [path, { types: `${base}.d.ts`, import: `${base}.js` }];
+      }),
+    ),
+    files: ["**/*.js", "**/*.d.ts", "README.md"],
     engines: { node: ">=20" },
     sideEffects: false,
     dependencies: Object.fromEntries([...deps].sort(([a], [b]) => a.localeCompare(b))),

@@ -13,7 +13,8 @@
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
-import { openWaymark, TOOLS } from "../../mod.ts";
+import { openWaymark } from "../../mod.ts";
+import { TOOLS } from "../../tools/mod.ts";
 import { LONG_ID, longWorkflow, r3, stats } from "./common.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));

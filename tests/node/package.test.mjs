@@ -34,6 +34,7 @@ let project = "";
 // Untyped on purpose: dist/ does not exist until the build runs, and Deno's type check of the
 // test tree must not depend on it.
 let waymark;
+let engine;
 let libsql;
 
 async function npm(args, cwd) {
@@ -69,9 +70,10 @@ before(async () => {
   // Imported from inside the project, so "waymark" resolves as it would for a user.
   await writeFile(
     join(project, "entry.mjs"),
-    'export * as waymark from "waymark";\nexport * as libsql from "@libsql/client";\n',
+    'export * as waymark from "waymark";\nexport * as engine from "waymark/engine";\n' +
+      'export * as libsql from "@libsql/client";\n',
   );
-  ({ waymark, libsql } = await import(pathToFileURL(join(project, "entry.mjs")).href));
+  ({ waymark, engine, libsql } = await import(pathToFileURL(join(project, "entry.mjs")).href));
 });
 
 after(async () => {
@@ -94,6 +96,14 @@ test("the installed package exposes mod.js and mod.d.ts through exports", async 
   assert.doesNotMatch(js, /["']npm:|\bDeno\.[A-Za-z]/);
   assert.equal(typeof waymark.openWaymark, "function");
   assert.equal(typeof waymark.createMcpServer, "function");
+  // The root is small; the rest is at subpaths, sharing one copy of each class.
+  assert.equal(waymark.compileWorkflow, undefined);
+  assert.deepEqual(pkg.exports["./engine"], {
+    types: "./engine/mod.d.ts",
+    import: "./engine/mod.js",
+  });
+  assert.equal(typeof engine.compileWorkflow, "function");
+  assert.equal(engine.startWorkflow, waymark.startWorkflow, "one module instance per function");
 });
 
 test("a bundled workflow runs to completion on a libSQL file; a replay is identical", async () => {
