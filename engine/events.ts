@@ -17,8 +17,6 @@ import type {
   SessionKind,
 } from "./vocabulary.ts";
 
-export type { EdgeKind, NodeKind } from "./vocabulary.ts";
-
 /** An artifact an agent recorded: a small structured payload with a kind. */
 export interface Artifact {
   /** Artifact kind (free-form until contracts say otherwise). */

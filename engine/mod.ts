@@ -3,6 +3,8 @@
  * written against the ports in `ports.ts`. Pure: no runtime APIs, no I/O it was not handed.
  * @module
  */
+export * from "./vocabulary.ts";
+export * from "./ids.ts";
 export * from "./result.ts";
 export * from "./hash.ts";
 export * from "./limits.ts";

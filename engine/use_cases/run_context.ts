@@ -6,7 +6,8 @@
 import { runLabel, sessionLabel } from "../ids.ts";
 import type { EngineDeps, NodeRecord, RunRecord, StoreReader } from "../ports.ts";
 import { fail, ok, type Result, StorageCorruptionError } from "../result.ts";
-import { TOKEN_FIELD, type TokenClaims, type TokenKind, verifyToken } from "../tokens.ts";
+import { TOKEN_FIELD, type TokenClaims, verifyToken } from "../tokens.ts";
+import type { TokenKind } from "../vocabulary.ts";
 import { type CompiledWorkflow, normalizeCompiled } from "../workflow/compiled.ts";
 
 /** A node with its run and pinned workflow. */

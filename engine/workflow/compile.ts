@@ -6,9 +6,9 @@
  * @module
  */
 import { CONTRACT_PACKS, packJsonSchema } from "../contracts.ts";
-import type { Capability, Condition, WorkflowFile, WorkflowStep } from "./schema.ts";
+import type { Condition, WorkflowFile, WorkflowStep } from "./schema.ts";
 import type { WorkflowIssue } from "./parse.ts";
-import { CAPABILITIES, isMember } from "../vocabulary.ts";
+import { CAPABILITIES, type Capability, isMember } from "../vocabulary.ts";
 import {
   COMPILED_FORMAT,
   type CompiledContract,

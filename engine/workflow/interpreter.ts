@@ -9,8 +9,6 @@ import { evaluateCondition, readVar } from "./conditions.ts";
 import { fillPlaceholders } from "./render.ts";
 import { CAPABILITIES, type Capability, type CapabilityStatus } from "../vocabulary.ts";
 
-export type { CapabilityStatus } from "../vocabulary.ts";
-
 /** An enclosing loop: where it sits in its parent sequence and which iteration is running. */
 export interface LoopFrame {
   /** Index of the loop node in its parent sequence. */
