@@ -10,11 +10,11 @@ import type { Keyring } from "./tokens.ts";
 import type { Preferences } from "./preferences.ts";
 import type { WorkspaceObservation } from "./workspace.ts";
 import type {
-  AdvanceOutcome,
+  AttemptKind,
+  AttemptOutcome,
   EdgeKind,
   SearchLayer,
   SessionKind,
-  TokenKind,
 } from "./vocabulary.ts";
 
 /** Wall-clock time, handed in. */
@@ -72,7 +72,7 @@ export interface AttemptRecord {
   /** Attempt id (hex). */
   attemptId: string;
   /** What the attempt produced. */
-  outcome: AdvanceOutcome | "checkpointed";
+  outcome: AttemptOutcome;
   /** The exact response, as first returned. */
   response: string;
   /** The attempt's session. */
@@ -176,7 +176,7 @@ export interface StoreReader {
     runId: string,
     nodeId: string,
     attemptId: string,
-    kind: Exclude<TokenKind, "state">,
+    kind: AttemptKind,
   ): Promise<AttemptRecord | null>;
   /**
    * Direct children of a node that are steps or checkpoints (blocked attempts are not branches),
@@ -187,7 +187,7 @@ export interface StoreReader {
   getAncestorNotes(runId: string, nodeId: string, limit: number): Promise<AncestorNotes[]>;
   /** The preferred tip under a node: its most recently created descendant (itself if none). */
   getPreferredTip(runId: string, nodeId: string): Promise<NodeRecord>;
-  /** A pinned compiled workflow, or `null`. */
+  /** A pinned compiled workflow in the current format (older formats normalised), or `null`. */
   getSnapshot(workflowHash: string): Promise<CompiledWorkflow | null>;
   /** Runs matching one search layer, best first by that layer's own order. */
   searchRuns(layer: SearchLayer, query: SearchQuery): Promise<RunHit[]>;

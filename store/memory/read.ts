@@ -5,14 +5,15 @@
  */
 import type {
   AncestorNotes,
+  AttemptKind,
   AttemptRecord,
-  CompiledWorkflow,
   NodeRecord,
   RunRecord,
   StoreReader,
 } from "../../engine/mod.ts";
 import { key, type NodeRow, type Tables } from "./tables.ts";
 import { getSession, listSessions, searchRuns } from "./search.ts";
+import { decodeSnapshot } from "../sql/rows.ts";
 
 function toNode(tables: Tables, row: NodeRow): NodeRecord {
   const edge = tables.edges.get(key(row.runId, row.nodeId));
@@ -55,7 +56,7 @@ function getRun(tables: Tables, runId: string): RunRecord | null {
 
 function getAttempt(
   tables: Tables,
-  id: { runId: string; nodeId: string; attemptId: string; kind: "ack" | "checkpoint" },
+  id: { runId: string; nodeId: string; attemptId: string; kind: AttemptKind },
 ): AttemptRecord | null {
   const row = tables.attempts.get(key(id.runId, id.nodeId, id.attemptId, id.kind));
   const run = row && tables.runs.get(row.runId);
@@ -132,7 +133,8 @@ export function reader(current: () => Tables): StoreReader {
       Promise.resolve().then(() => getPreferredTip(current(), runId, nodeId)),
     getSnapshot(hash) {
       const row = current().snapshots.get(hash);
-      return Promise.resolve(row ? JSON.parse(row.compiled) as CompiledWorkflow : null);
+      // The SQL store's decoder: format-1 snapshots read back in the current format.
+      return Promise.resolve().then(() => row ? decodeSnapshot(row.compiled, hash) : null);
     },
     searchRuns: (layer, query) => Promise.resolve(searchRuns(current(), { layer, query })),
     listSessions: (options) => Promise.resolve(listSessions(current(), options)),

@@ -4,7 +4,13 @@
  * shallow copy of the maps and commit by swapping it in.
  * @module
  */
-import type { EdgeKind, NodeKind } from "../../engine/mod.ts";
+import type {
+  AttemptKind,
+  AttemptOutcome,
+  EdgeKind,
+  NodeKind,
+  SessionKind,
+} from "../../engine/mod.ts";
 
 /** A logged event (the `events` table). */
 export interface EventRow {
@@ -24,7 +30,7 @@ export interface SessionRow {
   updatedAt: string;
   health: "healthy" | "corrupt";
   eventCount: number;
-  kind: "workflow" | "notes";
+  kind: SessionKind;
 }
 
 /** A run, with the texts the libSQL store keeps in its `search_titles` and `search_tips`. */
@@ -79,8 +85,8 @@ export interface AttemptRow {
   runId: string;
   nodeId: string;
   attemptId: string;
-  attemptKind: "ack" | "checkpoint";
-  outcome: "advanced" | "blocked" | "checkpointed";
+  attemptKind: AttemptKind;
+  outcome: AttemptOutcome;
   resultNodeId: string;
   response: string;
   createdSeq: number;

@@ -21,8 +21,8 @@ import {
   type StepResponse,
   type Store,
 } from "../../engine/mod.ts";
-import { cryptoRandom, openStore, systemClock } from "../../store/mod.ts";
-import { openMemoryStore, type TableCounts } from "../../store/memory/mod.ts";
+import { cryptoRandom, openMemoryStore, openStore, systemClock } from "../../store/mod.ts";
+import type { TableCounts } from "../../store/memory/mod.ts";
 
 /** A store under test with what the cases need besides the port. */
 export interface Subject {
