@@ -19,6 +19,7 @@ export * from "./workflow/schema.ts";
 export * from "./workflow/ids.ts";
 export * from "./workflow/parse.ts";
 export * from "./workflow/compile.ts";
+export * from "./workflow/compiled.ts";
 export * from "./workflow/catalog.ts";
 export * from "./workflow/interpreter.ts";
 export { evaluateCondition, readVar } from "./workflow/conditions.ts";

@@ -4,7 +4,7 @@
  * @module
  */
 import type { DomainEvent, NodeFacts } from "./events.ts";
-import type { CompiledWorkflow } from "./workflow/compile.ts";
+import type { CompiledWorkflow } from "./workflow/compiled.ts";
 import type { LoadedSet } from "./workflow/catalog.ts";
 import type { Keyring } from "./tokens.ts";
 import type { Preferences } from "./preferences.ts";

@@ -39,18 +39,6 @@ import {
   SNIPPETS,
 } from "./library.ts";
 
-// The compiled form's names stay importable from the compiler, where callers first looked.
-export {
-  COMPILED_FORMAT,
-  type CompiledContract,
-  type CompiledLoop,
-  type CompiledNode,
-  type CompiledStep,
-  type CompiledWorkflow,
-  normalizeCompiled,
-  workflowHash,
-} from "./compiled.ts";
-
 /** What the compiler may reference besides the file itself. */
 export interface CompileOptions {
   /** Routines by id, for `templateCall`. */

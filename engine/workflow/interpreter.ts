@@ -4,7 +4,7 @@
  * loop), so every decision is local to one node and never needs the run's history.
  * @module
  */
-import type { CompiledLoop, CompiledNode, CompiledStep, CompiledWorkflow } from "./compile.ts";
+import type { CompiledLoop, CompiledNode, CompiledStep, CompiledWorkflow } from "./compiled.ts";
 import { evaluateCondition, readVar } from "./conditions.ts";
 import { fillPlaceholders } from "./render.ts";
 import { CAPABILITIES, type Capability, type CapabilityStatus } from "../vocabulary.ts";
