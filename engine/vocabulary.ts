@@ -49,6 +49,16 @@ export const SESSION_KINDS = ["workflow", "notes"] as const;
 /** A session kind. */
 export type SessionKind = typeof SESSION_KINDS[number];
 
+/** Whether a session passed every integrity check (a corrupt one is read-only). */
+export const SESSION_HEALTHS = ["healthy", "corrupt"] as const;
+/** A session's health. */
+export type SessionHealth = typeof SESSION_HEALTHS[number];
+
+/** Whether a run still has a pending step. */
+export const RUN_STATUSES = ["running", "complete"] as const;
+/** A run's status. */
+export type RunStatus = typeof RUN_STATUSES[number];
+
 /** The outcomes of an acknowledgement. */
 export const ADVANCE_OUTCOMES = ["advanced", "blocked"] as const;
 /** An acknowledgement's outcome. */

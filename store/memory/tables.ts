@@ -9,6 +9,8 @@ import type {
   AttemptOutcome,
   EdgeKind,
   NodeKind,
+  RunStatus,
+  SessionHealth,
   SessionKind,
 } from "../../engine/mod.ts";
 
@@ -28,7 +30,7 @@ export interface SessionRow {
   title: string;
   createdAt: string;
   updatedAt: string;
-  health: "healthy" | "corrupt";
+  health: SessionHealth;
   eventCount: number;
   kind: SessionKind;
 }
@@ -43,7 +45,7 @@ export interface RunRow {
   createdAt: string;
   updatedAt: string;
   lastNodeId: string | null;
-  status: "running" | "complete";
+  status: RunStatus;
   nodeCount: number;
   workspace: string | null;
   gitBranch: string | null;
