@@ -8,8 +8,6 @@
 import { z } from "npm:zod@4.6.7";
 import { CAPABILITIES, CAPABILITY_STATUSES, GAP_SEVERITIES } from "./vocabulary.ts";
 
-export { GAP_SEVERITIES } from "./vocabulary.ts";
-
 /** One contract pack. */
 export interface ContractPack {
   /** The contract id (`wr.contracts.*`). */

@@ -9,7 +9,7 @@ import type { z } from "npm:zod@4.6.7";
 import { CONTRACT_PACKS, packForArtifactKind } from "./contracts.ts";
 import type { Artifact } from "./events.ts";
 import { BLOCKER_CODES } from "./responses.ts";
-import type { CompiledContract, CompiledStep, CompiledWorkflow } from "./workflow/compile.ts";
+import type { CompiledContract, CompiledStep, CompiledWorkflow } from "./workflow/compiled.ts";
 import { evaluateCondition } from "./workflow/conditions.ts";
 import type { UserDependency, ValidationCriteria, ValidationRule } from "./workflow/schema.ts";
 import { jsonSchemaProblems } from "./json_schema_check.ts";

@@ -3,7 +3,7 @@
  * appends them and updates its projections in the same transaction.
  * @module
  */
-import type { CompiledWorkflow } from "./workflow/compile.ts";
+import type { CompiledWorkflow } from "./workflow/compiled.ts";
 import type { RunState } from "./workflow/interpreter.ts";
 import type { Preferences } from "./preferences.ts";
 import type { WorkspaceObservation } from "./workspace.ts";
@@ -16,8 +16,6 @@ import type {
   NodeKind,
   SessionKind,
 } from "./vocabulary.ts";
-
-export type { EdgeKind, NodeKind } from "./vocabulary.ts";
 
 /** An artifact an agent recorded: a small structured payload with a kind. */
 export interface Artifact {

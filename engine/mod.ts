@@ -3,6 +3,8 @@
  * written against the ports in `ports.ts`. Pure: no runtime APIs, no I/O it was not handed.
  * @module
  */
+export * from "./vocabulary.ts";
+export * from "./ids.ts";
 export * from "./result.ts";
 export * from "./hash.ts";
 export * from "./limits.ts";
@@ -17,6 +19,7 @@ export * from "./workflow/schema.ts";
 export * from "./workflow/ids.ts";
 export * from "./workflow/parse.ts";
 export * from "./workflow/compile.ts";
+export * from "./workflow/compiled.ts";
 export * from "./workflow/catalog.ts";
 export * from "./workflow/interpreter.ts";
 export { evaluateCondition, readVar } from "./workflow/conditions.ts";

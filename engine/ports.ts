@@ -3,12 +3,19 @@
  * adapters implement. The engine never reaches past them.
  * @module
  */
-import type { DomainEvent, EdgeKind, NodeFacts } from "./events.ts";
-import type { CompiledWorkflow } from "./workflow/compile.ts";
+import type { DomainEvent, NodeFacts } from "./events.ts";
+import type { CompiledWorkflow } from "./workflow/compiled.ts";
 import type { LoadedSet } from "./workflow/catalog.ts";
 import type { Keyring } from "./tokens.ts";
 import type { Preferences } from "./preferences.ts";
 import type { WorkspaceObservation } from "./workspace.ts";
+import type {
+  AttemptKind,
+  AttemptOutcome,
+  EdgeKind,
+  SearchLayer,
+  SessionKind,
+} from "./vocabulary.ts";
 
 /** Wall-clock time, handed in. */
 export interface Clock {
@@ -65,7 +72,7 @@ export interface AttemptRecord {
   /** Attempt id (hex). */
   attemptId: string;
   /** What the attempt produced. */
-  outcome: "advanced" | "blocked" | "checkpointed";
+  outcome: AttemptOutcome;
   /** The exact response, as first returned. */
   response: string;
   /** The attempt's session. */
@@ -73,9 +80,6 @@ export interface AttemptRecord {
   /** Whether that session failed an integrity check (execution tools refuse it, replays too). */
   corrupt: boolean;
 }
-
-/** The search layers of `resume_session`, most precise first, and the no-query listing. */
-export type SearchLayer = "id" | "title" | "tip_notes" | "deep" | "recent";
 
 /** What one search layer looks for. */
 export interface SearchQuery {
@@ -98,7 +102,7 @@ export interface RunHit extends WorkspaceObservation {
   /** Session title. */
   title: string;
   /** `workflow`, or `notes` for a checkpoint-only session. */
-  sessionKind: "workflow" | "notes";
+  sessionKind: SessionKind;
   /** Whether the session failed an integrity check. */
   corrupt: boolean;
   /** Workflow id. */
@@ -148,7 +152,7 @@ export interface SessionSummary {
   /** Title. */
   title: string;
   /** `workflow` or `notes`. */
-  sessionKind: "workflow" | "notes";
+  sessionKind: SessionKind;
   /** `healthy` or `corrupt`. */
   health: string;
   /** Events appended to the session. */
@@ -172,7 +176,7 @@ export interface StoreReader {
     runId: string,
     nodeId: string,
     attemptId: string,
-    kind: "ack" | "checkpoint",
+    kind: AttemptKind,
   ): Promise<AttemptRecord | null>;
   /**
    * Direct children of a node that are steps or checkpoints (blocked attempts are not branches),
@@ -183,7 +187,7 @@ export interface StoreReader {
   getAncestorNotes(runId: string, nodeId: string, limit: number): Promise<AncestorNotes[]>;
   /** The preferred tip under a node: its most recently created descendant (itself if none). */
   getPreferredTip(runId: string, nodeId: string): Promise<NodeRecord>;
-  /** A pinned compiled workflow, or `null`. */
+  /** A pinned compiled workflow in the current format (older formats normalised), or `null`. */
   getSnapshot(workflowHash: string): Promise<CompiledWorkflow | null>;
   /** Runs matching one search layer, best first by that layer's own order. */
   searchRuns(layer: SearchLayer, query: SearchQuery): Promise<RunHit[]>;

@@ -5,6 +5,18 @@
  */
 import { z } from "npm:zod@4.6.7";
 import { preferencesSchema } from "./preferences.ts";
+import {
+  CAPABILITIES,
+  CAPABILITY_NEEDS,
+  CAPABILITY_STATUSES,
+  GAP_SEVERITIES,
+  ID_STATUSES,
+  NODE_KINDS,
+  SEARCH_LAYERS,
+  SESSION_KINDS,
+  SOURCE_KINDS,
+  WORKFLOW_KINDS,
+} from "./vocabulary.ts";
 
 /** A structured warning. */
 export const warningSchema = z.object({
@@ -35,7 +47,7 @@ export const pendingSchema = z.object({
 export const blockerPointerSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("context_key"), key: z.string() }),
   z.object({ kind: z.literal("output_contract"), contractRef: z.string() }),
-  z.object({ kind: z.literal("capability"), capability: z.enum(["delegation", "web_browsing"]) }),
+  z.object({ kind: z.literal("capability"), capability: z.enum(CAPABILITIES) }),
   z.object({ kind: z.literal("workflow_step"), stepId: z.string() }),
 ]);
 
@@ -60,7 +72,7 @@ export const blockerSchema = z.object({
 
 /** A gap recorded instead of blocking (full_auto_never_stop), or disclosed by the agent. */
 export const gapSchema = z.object({
-  severity: z.enum(["critical", "major", "minor"]),
+  severity: z.enum(GAP_SEVERITIES),
   code: z.string().describe("The blocker code it stands for, or AGENT_DISCLOSED."),
   pointer: blockerPointerSchema.optional(),
   message: z.string(),
@@ -69,7 +81,7 @@ export const gapSchema = z.object({
 /** One entry of a recap: the notes a completed step or checkpoint left. */
 export const recapEntrySchema = z.object({
   nodeId: z.string(),
-  kind: z.enum(["step", "checkpoint"]),
+  kind: z.enum(NODE_KINDS).exclude(["blocked_attempt"]),
   stepId: z.string().nullable(),
   notesMarkdown: z.string(),
 });
@@ -94,7 +106,7 @@ export const recapSchema = z.object({
 /** A summary of an existing child branch of a node. */
 export const branchSchema = z.object({
   nodeId: z.string(),
-  kind: z.enum(["step", "checkpoint", "blocked_attempt"]),
+  kind: z.enum(NODE_KINDS),
   pendingStepId: z.string().nullable(),
   notesPreview: z.string().nullable(),
 });
@@ -159,8 +171,8 @@ export const stepResponseSchema = z.object({
   capabilities: z.record(
     z.string(),
     z.object({
-      requested: z.enum(["required", "preferred"]),
-      observed: z.enum(["unknown", "available", "unavailable"]),
+      requested: z.enum(CAPABILITY_NEEDS),
+      observed: z.enum(CAPABILITY_STATUSES),
     }),
   ).optional().describe("The workflow's optional capabilities and what this branch observed."),
 });
@@ -193,9 +205,9 @@ export const workflowSummarySchema = z.object({
   id: z.string(),
   name: z.string(),
   summary: z.string(),
-  kind: z.enum(["workflow", "routine"]),
-  idStatus: z.enum(["namespaced", "legacy"]),
-  source: z.enum(["bundled", "user", "project", "extra"]),
+  kind: z.enum(WORKFLOW_KINDS),
+  idStatus: z.enum(ID_STATUSES),
+  source: z.enum(SOURCE_KINDS),
   version: z.string(),
   stepCount: z.number().int(),
   workflowHash: z.string(),
@@ -223,7 +235,7 @@ export const inspectResponseSchema = z.object({
       autonomy: z.string().optional(),
       riskPolicy: z.string().optional(),
     }).optional(),
-    capabilities: z.record(z.string(), z.enum(["required", "preferred"])).optional().describe(
+    capabilities: z.record(z.string(), z.enum(CAPABILITY_NEEDS)).optional().describe(
       "Optional agent capabilities the workflow uses; a required one is probed first.",
     ),
     features: z.array(z.string()).optional().describe("Compiler features applied."),
@@ -264,11 +276,11 @@ export const resumeCandidateSchema = z.object({
   sessionId: z.string(),
   runId: z.string(),
   title: z.string(),
-  sessionKind: z.enum(["workflow", "notes"]),
+  sessionKind: z.enum(SESSION_KINDS),
   workflowId: z.string(),
   status: z.string().describe("`running` or `complete`."),
   updatedAt: z.string(),
-  match: z.enum(["id", "title", "tip_notes", "deep", "recent"]).describe(
+  match: z.enum(SEARCH_LAYERS).describe(
     "Which search layer found it: id, title, tip_notes (the run's latest notes), deep (any output), recent (no query).",
   ),
   snippet: z.string().nullable().describe("A short excerpt to tell candidates apart."),
@@ -292,7 +304,7 @@ export const resumeResponseSchema = z.object({
     gitBranch: z.string().nullable(),
     gitHeadSha: z.string().nullable(),
   }).nullable().describe("The caller's workspace as observed for this call."),
-  searched: z.array(z.enum(["id", "title", "tip_notes", "deep", "recent"])).describe(
+  searched: z.array(z.enum(SEARCH_LAYERS)).describe(
     "The layers consulted, in order; deeper layers run only while fewer than `limit` runs matched.",
   ),
   candidates: z.array(resumeCandidateSchema),

@@ -3,37 +3,44 @@
  * failure carries a closed `retry` union so callers never parse prose to decide what to do.
  * @module
  */
+import { z } from "npm:zod@4.6.7";
 
-/** How (and whether) a caller may retry a failed call. A closed set. */
-export type Retry =
-  | { kind: "not_retryable" }
-  | { kind: "retryable_immediate" }
-  | { kind: "retryable_after_ms"; afterMs: number };
+/** How (and whether) a caller may retry a failed call. */
+export const retrySchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("not_retryable") }),
+  z.object({ kind: z.literal("retryable_immediate") }),
+  z.object({ kind: z.literal("retryable_after_ms"), afterMs: z.number().int().nonnegative() }),
+]);
+/** How (and whether) a caller may retry a failed call. */
+export type Retry = z.infer<typeof retrySchema>;
 
-/** The closed set of error codes a waymark call can fail with. */
-export type ErrorCode =
-  | "INVALID_ARGUMENTS"
-  | "TOKEN_INVALID"
-  | "TOKEN_SCOPE_MISMATCH"
-  | "NODE_NOT_FOUND"
-  | "WORKFLOW_NOT_FOUND"
-  | "WORKFLOW_INVALID"
-  | "RUN_COMPLETE"
-  | "STORAGE_BUSY"
-  | "STORAGE_CORRUPTION_DETECTED"
-  | "INTERNAL_ERROR";
+/** The error codes a waymark call can fail with (published order). */
+export const ERROR_CODES = [
+  "INVALID_ARGUMENTS",
+  "TOKEN_INVALID",
+  "TOKEN_SCOPE_MISMATCH",
+  "NODE_NOT_FOUND",
+  "WORKFLOW_NOT_FOUND",
+  "RUN_COMPLETE",
+  "STORAGE_BUSY",
+  "STORAGE_CORRUPTION_DETECTED",
+  "INTERNAL_ERROR",
+] as const;
+/** An error code. */
+export type ErrorCode = typeof ERROR_CODES[number];
 
-/** A structured error: what is wrong, how to recover, and whether a retry can help. */
-export interface WaymarkError {
-  /** Machine-readable code from a closed set. */
-  code: ErrorCode;
-  /** What went wrong and how to recover, in one or two sentences. */
-  message: string;
-  /** Whether a retry can succeed. */
-  retry: Retry;
-  /** Extra structured facts (which token, which path, ...). */
-  details?: Record<string, unknown>;
-}
+/**
+ * A structured error: what is wrong (`message`: one or two sentences, with how to recover),
+ * whether a retry can help, and extra structured facts (which token, which path, ...).
+ */
+export const waymarkErrorSchema = z.object({
+  code: z.enum(ERROR_CODES),
+  message: z.string(),
+  retry: retrySchema,
+  details: z.record(z.string(), z.unknown()).optional(),
+});
+/** A structured error. */
+export type WaymarkError = z.infer<typeof waymarkErrorSchema>;
 
 /** Success or a structured error. */
 export type Result<T> = { ok: true; value: T } | { ok: false; error: WaymarkError };

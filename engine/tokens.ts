@@ -11,8 +11,7 @@
 import { fail, ok, type Result } from "./result.ts";
 import { toHex } from "./hash.ts";
 
-/** The three kinds of token. */
-export type TokenKind = "state" | "ack" | "checkpoint";
+import type { TokenKind } from "./vocabulary.ts";
 
 /** The argument names agents see, used in error messages. */
 export const TOKEN_FIELD: Record<TokenKind, string> = {

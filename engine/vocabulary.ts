@@ -49,10 +49,25 @@ export const SESSION_KINDS = ["workflow", "notes"] as const;
 /** A session kind. */
 export type SessionKind = typeof SESSION_KINDS[number];
 
+/** Whether a session passed every integrity check (a corrupt one is read-only). */
+export const SESSION_HEALTHS = ["healthy", "corrupt"] as const;
+/** A session's health. */
+export type SessionHealth = typeof SESSION_HEALTHS[number];
+
+/** Whether a run still has a pending step. */
+export const RUN_STATUSES = ["running", "complete"] as const;
+/** A run's status. */
+export type RunStatus = typeof RUN_STATUSES[number];
+
 /** The outcomes of an acknowledgement. */
 export const ADVANCE_OUTCOMES = ["advanced", "blocked"] as const;
 /** An acknowledgement's outcome. */
 export type AdvanceOutcome = typeof ADVANCE_OUTCOMES[number];
+
+/** What a recorded attempt produced: an acknowledgement's outcome, or a checkpoint recorded. */
+export const ATTEMPT_OUTCOMES = [...ADVANCE_OUTCOMES, "checkpointed"] as const;
+/** An attempt's outcome. */
+export type AttemptOutcome = typeof ATTEMPT_OUTCOMES[number];
 
 /** Severities of a recorded gap, most severe first. */
 export const GAP_SEVERITIES = ["critical", "major", "minor"] as const;
@@ -83,6 +98,8 @@ export type SearchLayer = typeof SEARCH_LAYERS[number];
 export const TOKEN_KINDS = ["state", "ack", "checkpoint"] as const;
 /** A token kind. */
 export type TokenKind = typeof TOKEN_KINDS[number];
+/** The kinds of attempt: those of the tokens that name one. */
+export type AttemptKind = Exclude<TokenKind, "state">;
 
 /** Whether `value` belongs to the closed set `list`; narrows it to the set's type. */
 export function isMember<T extends string>(list: readonly T[], value: unknown): value is T {

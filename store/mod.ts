@@ -1,10 +1,12 @@
 /**
  * The store adapters: the SQL event store (shared Kysely code in `sql/`, the libSQL dialect in
- * `libsql/`), the keyring file, workflow files on disk, and the runtime clock and randomness.
+ * `libsql/`), the in-memory store for tests (`memory/`), the keyring file, workflow files on
+ * disk, and the runtime clock and randomness.
  * @module
  */
 export { openStore, type OpenStoreOptions, type SqliteStore } from "./libsql/mod.ts";
 export type { SqlStore } from "./sql/store.ts";
+export { type MemoryStore, openMemoryStore } from "./memory/mod.ts";
 export { loadOrCreateKeyring, rotateKeyring } from "./keyring.ts";
 export { createWorkflowSource, type SourceDir } from "./workflow_files.ts";
 export { cryptoRandom, systemClock } from "./system.ts";

@@ -4,22 +4,10 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
-import { renderError, type WaymarkError } from "../engine/mod.ts";
-import { formatPath } from "../engine/mod.ts";
+import { formatPath, renderError, type WaymarkError, waymarkErrorSchema } from "../engine/mod.ts";
 
 /** Schema of the error envelope, published inside every tool's output schema. */
-export const errorEnvelopeSchema = z.object({
-  error: z.object({
-    code: z.string(),
-    message: z.string(),
-    retry: z.discriminatedUnion("kind", [
-      z.object({ kind: z.literal("not_retryable") }),
-      z.object({ kind: z.literal("retryable_immediate") }),
-      z.object({ kind: z.literal("retryable_after_ms"), afterMs: z.number().int().nonnegative() }),
-    ]),
-    details: z.record(z.string(), z.unknown()).optional(),
-  }),
-});
+export const errorEnvelopeSchema = z.object({ error: waymarkErrorSchema });
 
 /** A tool result carrying an error. */
 export interface ErrorResult {

@@ -24,6 +24,7 @@ import {
   type RunState,
 } from "../workflow/interpreter.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
+import type { AdvanceOutcome } from "../vocabulary.ts";
 import { nodeCreated, observationEvent, outputRecorded, type StepOutput } from "./node_events.ts";
 
 /** What an acknowledgement brings besides its tokens. */
@@ -141,7 +142,7 @@ export interface OutcomeAt {
   response: StepResponse;
 }
 
-function advanceRecorded(at: OutcomeAt, outcome: "advanced" | "blocked"): DomainEvent {
+function advanceRecorded(at: OutcomeAt, outcome: AdvanceOutcome): DomainEvent {
   return {
     kind: "advance_recorded",
     sessionId: at.node.sessionId,

@@ -11,6 +11,7 @@ import { mintToken } from "../tokens.ts";
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import type { Warning } from "../workflow/catalog.ts";
 import { isComplete, pendingStep, readState } from "../workflow/interpreter.ts";
+import { CAPABILITIES } from "../vocabulary.ts";
 
 /** Fresh tokens for a node: a state token and new ack/checkpoint attempts. */
 export function tokensFor(
@@ -58,16 +59,12 @@ export function responseFor(
     preferences: node.preferences,
     warnings: extra.warnings,
   };
-  const declared = Object.entries(compiled.capabilities ?? {});
-  if (declared.length > 0) {
-    const observed = readState(node.state).caps ?? {};
-    response.capabilities = Object.fromEntries(
-      declared.sort(([a], [b]) => a < b ? -1 : 1).map(([cap, requested]) => [cap, {
-        requested: requested as "required" | "preferred",
-        observed: observed[cap as keyof typeof observed] ?? "unknown",
-      }]),
-    );
-  }
+  const observed = readState(node.state).caps ?? {};
+  const declared = CAPABILITIES.toSorted().flatMap((cap) => {
+    const requested = compiled.capabilities?.[cap];
+    return requested ? [[cap, { requested, observed: observed[cap] ?? "unknown" }] as const] : [];
+  });
+  if (declared.length > 0) response.capabilities = Object.fromEntries(declared);
   return response;
 }
 

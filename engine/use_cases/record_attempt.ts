@@ -11,6 +11,7 @@ import { ok, type Result } from "../result.ts";
 import type { StepProgress, StepResponse } from "../responses.ts";
 import type { Warning } from "../workflow/catalog.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
+import type { AttemptKind } from "../vocabulary.ts";
 import { driftWarnings } from "./drift.ts";
 import { replayRecorded } from "./node_response.ts";
 import { loadNode, type NodeContext, verifyPair } from "./run_context.ts";
@@ -56,7 +57,7 @@ export interface AttemptSpec {
   /** The ack or checkpoint token. */
   token: string;
   /** Which kind `token` is. */
-  kind: "ack" | "checkpoint";
+  kind: AttemptKind;
   /** A refusal decided from the loaded node before anything is written, or `null`. */
   refuse?: (attempt: Attempt) => Result<never> | null;
   /** Decides inside the write transaction (children and tips read through `tx`). */

@@ -6,7 +6,8 @@
  * tokens. Writes nothing.
  * @module
  */
-import type { EngineDeps, RunHit, SearchLayer } from "../ports.ts";
+import type { EngineDeps, RunHit } from "../ports.ts";
+import { SEARCH_LAYERS, type SearchLayer } from "../vocabulary.ts";
 import { ok, type Result } from "../result.ts";
 import type { ResumeCandidate, ResumeResponse } from "../responses.ts";
 import { matchScore, matchWorkspace, type WorkspaceObservation } from "../workspace.ts";
@@ -36,13 +37,6 @@ export const RESUME_MAX_LIMIT = 20;
 /** Runs read per layer: enough to re-rank by workspace, bounded whatever the store holds. */
 const LAYER_READ = 50;
 const MAX_TERMS = 12;
-const LAYER_ORDER: Record<SearchLayer, number> = {
-  id: 0,
-  title: 1,
-  tip_notes: 2,
-  deep: 3,
-  recent: 4,
-};
 
 /** Splits a query into hex ids and lower-case words (deduplicated, at most 12). */
 export function parseQuery(query: string): { ids: string[]; terms: string[] } {
@@ -65,7 +59,7 @@ interface Ranked {
 /** The deterministic order of candidates. */
 export function compareRanked(a: Ranked, b: Ranked): number {
   return b.score - a.score ||
-    LAYER_ORDER[a.layer] - LAYER_ORDER[b.layer] ||
+    SEARCH_LAYERS.indexOf(a.layer) - SEARCH_LAYERS.indexOf(b.layer) ||
     Math.round((a.hit.relevance - b.hit.relevance) * 1e6) ||
     (a.hit.updatedAt < b.hit.updatedAt ? 1 : a.hit.updatedAt > b.hit.updatedAt ? -1 : 0) ||
     (a.hit.runId < b.hit.runId ? -1 : a.hit.runId > b.hit.runId ? 1 : 0);

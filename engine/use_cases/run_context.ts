@@ -6,8 +6,9 @@
 import { runLabel, sessionLabel } from "../ids.ts";
 import type { EngineDeps, NodeRecord, RunRecord, StoreReader } from "../ports.ts";
 import { fail, ok, type Result, StorageCorruptionError } from "../result.ts";
-import { TOKEN_FIELD, type TokenClaims, type TokenKind, verifyToken } from "../tokens.ts";
-import { type CompiledWorkflow, normalizeCompiled } from "../workflow/compiled.ts";
+import { TOKEN_FIELD, type TokenClaims, verifyToken } from "../tokens.ts";
+import type { TokenKind } from "../vocabulary.ts";
+import type { CompiledWorkflow } from "../workflow/compiled.ts";
 
 /** A node with its run and pinned workflow. */
 export interface NodeContext {
@@ -80,5 +81,5 @@ export async function loadNode(
       run.sessionId,
     );
   }
-  return ok({ node, run, compiled: normalizeCompiled(compiled) });
+  return ok({ node, run, compiled });
 }

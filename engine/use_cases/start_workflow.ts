@@ -17,6 +17,7 @@ import type { Warning } from "../workflow/catalog.ts";
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import { currentStep, initialState } from "../workflow/interpreter.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
+import type { SessionKind } from "../vocabulary.ts";
 import { findWorkflow } from "./inspect_workflow.ts";
 import { deriveNodeId, randomHex } from "../ids.ts";
 import { guard } from "./guard.ts";
@@ -85,7 +86,7 @@ export interface NewRun {
   /** Preference changes over the defaults. */
   preferences?: PreferencesPatch;
   /** Session kind. */
-  sessionKind: "workflow" | "notes";
+  sessionKind: SessionKind;
 }
 
 /** Opens a session with one run of a compiled workflow, in one write transaction. */

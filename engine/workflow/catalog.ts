@@ -4,7 +4,8 @@
  * adapters hand in file text and keep the results cached by file version.
  * @module
  */
-import { type CompiledWorkflow, compileWorkflow, isRoutineId, workflowHash } from "./compile.ts";
+import { compileWorkflow, isRoutineId } from "./compile.ts";
+import { type CompiledWorkflow, workflowHash } from "./compiled.ts";
 import type { WorkflowFile } from "./schema.ts";
 import { checkWorkflowId, namespaceOf, suggestedRename } from "./ids.ts";
 import { parseWorkflowText, type WorkflowLoadError } from "./parse.ts";

@@ -6,9 +6,9 @@
  * @module
  */
 import { CONTRACT_PACKS, packJsonSchema } from "../contracts.ts";
-import type { Capability, Condition, WorkflowFile, WorkflowStep } from "./schema.ts";
+import type { Condition, WorkflowFile, WorkflowStep } from "./schema.ts";
 import type { WorkflowIssue } from "./parse.ts";
-import { CAPABILITIES, isMember } from "../vocabulary.ts";
+import { CAPABILITIES, type Capability, isMember } from "../vocabulary.ts";
 import {
   COMPILED_FORMAT,
   type CompiledContract,
@@ -38,18 +38,6 @@ import {
   routineTemplateId,
   SNIPPETS,
 } from "./library.ts";
-
-// The compiled form's names stay importable from the compiler, where callers first looked.
-export {
-  COMPILED_FORMAT,
-  type CompiledContract,
-  type CompiledLoop,
-  type CompiledNode,
-  type CompiledStep,
-  type CompiledWorkflow,
-  normalizeCompiled,
-  workflowHash,
-} from "./compiled.ts";
 
 /** What the compiler may reference besides the file itself. */
 export interface CompileOptions {

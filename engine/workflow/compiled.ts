@@ -4,14 +4,8 @@
  * @module
  */
 import { hashJson } from "../hash.ts";
-import type { CapabilityNeed, WorkflowKind } from "../vocabulary.ts";
-import type {
-  Capability,
-  Condition,
-  LoopConfig,
-  UserDependency,
-  ValidationCriteria,
-} from "./schema.ts";
+import type { Capability, CapabilityNeed, WorkflowKind } from "../vocabulary.ts";
+import type { Condition, LoopConfig, UserDependency, ValidationCriteria } from "./schema.ts";
 
 /** Version of the compiled form; part of the hash so a format change never aliases. */
 export const COMPILED_FORMAT = 2;

@@ -6,8 +6,6 @@
 
 import type { SourceKind } from "../vocabulary.ts";
 
-export type { SourceKind } from "../vocabulary.ts";
-
 const SEGMENT = /^[a-z][a-z0-9_-]*$/;
 
 /** What an id is: a namespaced id, a legacy id, or not an id at all. */

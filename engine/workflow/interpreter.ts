@@ -4,12 +4,10 @@
  * loop), so every decision is local to one node and never needs the run's history.
  * @module
  */
-import type { CompiledLoop, CompiledNode, CompiledStep, CompiledWorkflow } from "./compile.ts";
+import type { CompiledLoop, CompiledNode, CompiledStep, CompiledWorkflow } from "./compiled.ts";
 import { evaluateCondition, readVar } from "./conditions.ts";
 import { fillPlaceholders } from "./render.ts";
 import { CAPABILITIES, type Capability, type CapabilityStatus } from "../vocabulary.ts";
-
-export type { CapabilityStatus } from "../vocabulary.ts";
 
 /** An enclosing loop: where it sits in its parent sequence and which iteration is running. */
 export interface LoopFrame {

@@ -4,6 +4,18 @@
  * copied into the compiled workflow, so it is inside the pinned hash.
  * @module
  */
+import {
+  CAPABILITIES,
+  type Capability,
+  CAPABILITY_STATUSES,
+  GAP_SEVERITIES,
+} from "../vocabulary.ts";
+import { DIVERGENCE_REASONS } from "../contracts.ts";
+
+/** A closed set as prompts spell it: `"a" | "b"`. */
+function oneOf(list: readonly string[]): string {
+  return list.map((v) => JSON.stringify(v)).join(" | ");
+}
 
 /** Reusable prompt snippets, referenced from promptBlocks as `{kind: "ref", refId}`. */
 export const SNIPPETS: ReadonlyMap<string, string> = new Map([
@@ -25,19 +37,23 @@ export const SNIPPETS: ReadonlyMap<string, string> = new Map([
   ],
   [
     "wr.refs.capability_observation",
-    'Report what you observed about an optional capability as an artifact: {"kind": "wr.capability_observation", "capability": "delegation" | "web_browsing", "status": "available" | "unavailable" | "unknown"}.',
+    `Report what you observed about an optional capability as an artifact: {"kind": "wr.capability_observation", "capability": ${
+      oneOf(CAPABILITIES)
+    }, "status": ${oneOf(CAPABILITY_STATUSES)}}.`,
   ],
   [
     "wr.refs.divergence_reporting",
-    'If you deliberately deviate from these instructions, say so with an artifact: {"kind": "wr.workflow_divergence", "reason": "user_instruction" | "missing_information" | "capability_unavailable" | "better_approach_found" | "out_of_scope" | "safety_concern" | "other", "summary": "..."}.',
+    `If you deliberately deviate from these instructions, say so with an artifact: {"kind": "wr.workflow_divergence", "reason": ${
+      oneOf(DIVERGENCE_REASONS)
+    }, "summary": "..."}.`,
   ],
   [
     "wr.refs.gaps_disclosure",
-    'Disclose anything you could not do or verify instead of skipping it silently: {"kind": "wr.gaps", "gaps": [{"severity": "critical" | "major" | "minor", "summary": "..."}]}.',
+    `Disclose anything you could not do or verify instead of skipping it silently: {"kind": "wr.gaps", "gaps": [{"severity": ${
+      oneOf(GAP_SEVERITIES)
+    }, "summary": "..."}]}.`,
   ],
 ]);
-
-import type { Capability } from "../vocabulary.ts";
 
 /** A compiler feature: guidance added to the workflow and to each structured step. */
 export interface Feature {
@@ -98,7 +114,9 @@ export function probePrompt(capability: Capability): string {
     "",
     'Then acknowledge this step with an artifact in output.artifacts: {"kind": "wr.capability_observation", "capability": "' +
     capability +
-    '", "status": "available" | "unavailable" | "unknown", "remediation": "optional: what would make it available"}.',
+    `", "status": ${
+      oneOf(CAPABILITY_STATUSES)
+    }, "remediation": "optional: what would make it available"}.`,
     "Report only what you observed; do not guess.",
   ].join("\n");
 }

@@ -9,8 +9,6 @@ import { z } from "npm:zod@4.6.7";
 import { autonomySchema, riskPolicySchema } from "../preferences.ts";
 import { CAPABILITIES, type Capability, CAPABILITY_NEEDS } from "../vocabulary.ts";
 
-export { CAPABILITIES, type Capability } from "../vocabulary.ts";
-
 /** A scalar or JSON value that a condition compares a context variable with. */
 const jsonValue = z.unknown();
 

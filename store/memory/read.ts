@@ -5,35 +5,36 @@
  */
 import type {
   AncestorNotes,
+  AttemptKind,
   AttemptRecord,
-  CompiledWorkflow,
   NodeRecord,
   RunRecord,
   StoreReader,
 } from "../../engine/mod.ts";
 import { key, type NodeRow, type Tables } from "./tables.ts";
 import { getSession, listSessions, searchRuns } from "./search.ts";
+import { decodeNode, decodeSnapshot } from "../sql/rows.ts";
 
+/** A node record, decoded from the row the SQL reader would select (one read path). */
 function toNode(tables: Tables, row: NodeRow): NodeRecord {
   const edge = tables.edges.get(key(row.runId, row.nodeId));
   const output = tables.outputs.get(key(row.runId, row.nodeId));
-  const preferences = JSON.parse(row.preferences);
-  return {
-    sessionId: row.sessionId,
-    runId: row.runId,
-    nodeId: row.nodeId,
-    parentId: row.parentId,
-    nodeKind: row.nodeKind,
+  return decodeNode({
+    run_id: row.runId,
+    node_id: row.nodeId,
+    session_id: row.sessionId,
+    parent_id: row.parentId,
+    node_kind: row.nodeKind,
     depth: row.depth,
-    state: JSON.parse(row.state),
-    context: JSON.parse(row.context),
-    preferences: { autonomy: preferences.autonomy, riskPolicy: preferences.riskPolicy },
-    pendingStepId: row.pendingStepId,
-    edgeKind: edge?.edgeKind ?? null,
-    notesMarkdown: output?.notesMarkdown ?? null,
-    notesStepId: output?.stepId ?? null,
-    stepCount: row.stepCount,
-  };
+    state: row.state,
+    context: row.context,
+    preferences: row.preferences,
+    pending_step_id: row.pendingStepId,
+    edge_kind: edge?.edgeKind ?? null,
+    notes_markdown: output?.notesMarkdown ?? null,
+    notes_step_id: output?.stepId ?? null,
+    step_count: row.stepCount,
+  });
 }
 
 function getRun(tables: Tables, runId: string): RunRecord | null {
@@ -55,7 +56,7 @@ function getRun(tables: Tables, runId: string): RunRecord | null {
 
 function getAttempt(
   tables: Tables,
-  id: { runId: string; nodeId: string; attemptId: string; kind: "ack" | "checkpoint" },
+  id: { runId: string; nodeId: string; attemptId: string; kind: AttemptKind },
 ): AttemptRecord | null {
   const row = tables.attempts.get(key(id.runId, id.nodeId, id.attemptId, id.kind));
   const run = row && tables.runs.get(row.runId);
@@ -117,14 +118,14 @@ export function reader(current: () => Tables): StoreReader {
     getNode(runId, nodeId) {
       const tables = current();
       const row = tables.nodes.get(key(runId, nodeId));
-      return Promise.resolve(row ? toNode(tables, row) : null);
+      return Promise.resolve().then(() => row ? toNode(tables, row) : null);
     },
     getAttempt: (runId, nodeId, attemptId, kind) =>
       Promise.resolve(getAttempt(current(), { runId, nodeId, attemptId, kind })),
     getChildren(runId, nodeId) {
       const tables = current();
       const rows = childRows(tables, runId, nodeId).filter((r) => r.nodeKind !== "blocked_attempt");
-      return Promise.resolve(rows.map((r) => toNode(tables, r)));
+      return Promise.resolve().then(() => rows.map((r) => toNode(tables, r)));
     },
     getAncestorNotes: (runId, nodeId, limit) =>
       Promise.resolve(getAncestorNotes(current(), { runId, nodeId, limit })),
@@ -132,7 +133,8 @@ export function reader(current: () => Tables): StoreReader {
       Promise.resolve().then(() => getPreferredTip(current(), runId, nodeId)),
     getSnapshot(hash) {
       const row = current().snapshots.get(hash);
-      return Promise.resolve(row ? JSON.parse(row.compiled) as CompiledWorkflow : null);
+      // The SQL store's decoder: format-1 snapshots read back in the current format.
+      return Promise.resolve().then(() => row ? decodeSnapshot(row.compiled, hash) : null);
     },
     searchRuns: (layer, query) => Promise.resolve(searchRuns(current(), { layer, query })),
     listSessions: (options) => Promise.resolve(listSessions(current(), options)),

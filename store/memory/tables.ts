@@ -4,7 +4,15 @@
  * shallow copy of the maps and commit by swapping it in.
  * @module
  */
-import type { EdgeKind, NodeKind } from "../../engine/mod.ts";
+import type {
+  AttemptKind,
+  AttemptOutcome,
+  EdgeKind,
+  NodeKind,
+  RunStatus,
+  SessionHealth,
+  SessionKind,
+} from "../../engine/mod.ts";
 
 /** A logged event (the `events` table). */
 export interface EventRow {
@@ -22,9 +30,9 @@ export interface SessionRow {
   title: string;
   createdAt: string;
   updatedAt: string;
-  health: "healthy" | "corrupt";
+  health: SessionHealth;
   eventCount: number;
-  kind: "workflow" | "notes";
+  kind: SessionKind;
 }
 
 /** A run, with the texts the libSQL store keeps in its `search_titles` and `search_tips`. */
@@ -37,7 +45,7 @@ export interface RunRow {
   createdAt: string;
   updatedAt: string;
   lastNodeId: string | null;
-  status: "running" | "complete";
+  status: RunStatus;
   nodeCount: number;
   workspace: string | null;
   gitBranch: string | null;
@@ -79,8 +87,8 @@ export interface AttemptRow {
   runId: string;
   nodeId: string;
   attemptId: string;
-  attemptKind: "ack" | "checkpoint";
-  outcome: "advanced" | "blocked" | "checkpointed";
+  attemptKind: AttemptKind;
+  outcome: AttemptOutcome;
   resultNodeId: string;
   response: string;
   createdSeq: number;

@@ -6,6 +6,7 @@
 import { sql } from "npm:kysely@0.29.9";
 import {
   type AncestorNotes,
+  type AttemptKind,
   type AttemptRecord,
   type CompiledWorkflow,
   type NodeKind,
@@ -84,7 +85,7 @@ async function getRun(ex: Executor, runId: string): Promise<RunRecord | null> {
 async function getAttempt(
   ex: Executor,
   shared: ReaderShared,
-  key: { runId: string; nodeId: string; attemptId: string; kind: "ack" | "checkpoint" },
+  key: { runId: string; nodeId: string; attemptId: string; kind: AttemptKind },
 ): Promise<AttemptRecord | null> {
   const row = await ex.selectFrom("attempts as a")
     .innerJoin("runs as r", "r.run_id", "a.run_id")

@@ -8,16 +8,22 @@
 import { z } from "npm:zod@4.6.7";
 import { createHash } from "node:crypto";
 import {
+  ATTEMPT_OUTCOMES,
   type AttemptRecord,
   autonomySchema,
   type CompiledWorkflow,
+  EDGE_KINDS,
+  isMember,
+  NODE_KINDS,
   type NodeRecord,
   normalizeCompiled,
   riskPolicySchema,
+  runLabel,
   type RunState,
+  SESSION_KINDS,
+  type SessionKind,
   StorageCorruptionError,
 } from "../../engine/mod.ts";
-import { runLabel } from "../../engine/ids.ts";
 
 /** SHA-256 hex, synchronously: digests are computed on every append and replay. */
 export function digest(text: string): string {
@@ -61,13 +67,13 @@ const nodeRowSchema = z.object({
   node_id: z.string(),
   session_id: z.string(),
   parent_id: z.string().nullable(),
-  node_kind: z.enum(["step", "checkpoint", "blocked_attempt"]),
+  node_kind: z.enum(NODE_KINDS),
   depth: z.number(),
   state: jsonText(stateColumn),
   context: jsonText(contextColumn),
   preferences: jsonText(preferencesColumn),
   pending_step_id: z.string().nullable(),
-  edge_kind: z.enum(["acked_step", "checkpoint"]).nullable(),
+  edge_kind: z.enum(EDGE_KINDS).nullable(),
   notes_markdown: z.string().nullable(),
   notes_step_id: z.string().nullable(),
   step_count: z.number(),
@@ -132,7 +138,7 @@ export interface StoredAttemptRow {
   health: string;
 }
 
-const outcomeSchema = z.enum(["advanced", "blocked", "checkpointed"]);
+const outcomeSchema = z.enum(ATTEMPT_OUTCOMES);
 
 /**
  * An attempt record from its row, once its response matches its digest and its outcome is
@@ -158,6 +164,11 @@ export function decodeAttempt(row: StoredAttemptRow): AttemptRecord {
     sessionId: row.session_id,
     corrupt: row.health === "corrupt",
   };
+}
+
+/** `sessions.kind` as a session kind: anything but a notes session holds workflow runs. */
+export function decodeSessionKind(kind: string): SessionKind {
+  return isMember(SESSION_KINDS, kind) ? kind : "workflow";
 }
 
 /**

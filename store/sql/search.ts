@@ -7,6 +7,7 @@ import { sql } from "npm:kysely@0.29.9";
 import type { RunHit, SearchLayer, SearchQuery } from "../../engine/mod.ts";
 import type { ReadScope, TextMatch } from "./dialect.ts";
 import type { Executor } from "./graph_sql.ts";
+import { decodeSessionKind } from "./rows.ts";
 
 /** Characters of an artifact preview in the search index. */
 const ARTIFACT_PREVIEW_CHARS = 600;
@@ -75,7 +76,7 @@ function toHit(row: HitRow, match: TextMatch, tipText: string | undefined): RunH
     runId: row.run_id,
     sessionId: row.session_id,
     title: row.title,
-    sessionKind: row.kind === "notes" ? "notes" : "workflow",
+    sessionKind: decodeSessionKind(row.kind),
     corrupt: row.health === "corrupt",
     workflowId: row.workflow_id,
     status: row.pending_step_id === null ? "complete" : "running",

@@ -7,6 +7,7 @@ import type { SessionRunSummary, SessionSummary } from "../../engine/mod.ts";
 import type { FullTextSearch, ReadScope } from "./dialect.ts";
 import type { Executor } from "./graph_sql.ts";
 import { preview } from "./search.ts";
+import { decodeSessionKind } from "./rows.ts";
 
 /** Most runs listed with a session. */
 const MAX_SESSION_RUNS = 50;
@@ -81,7 +82,7 @@ function toSession(row: SessionRow, runs: SessionRunSummary[]): SessionSummary {
   return {
     sessionId: row.session_id,
     title: row.title,
-    sessionKind: row.kind === "notes" ? "notes" : "workflow",
+    sessionKind: decodeSessionKind(row.kind),
     health: row.health,
     eventCount: row.event_count,
     createdAt: row.created_at,

@@ -10,6 +10,7 @@
  */
 import assert from "node:assert/strict";
 import {
+  type CompiledWorkflow,
   continueWorkflow,
   type EngineDeps,
   resumeSession,
@@ -436,6 +437,41 @@ const CASES: Record<string, Case> = {
     assert.deepEqual([again.context, again.preferences.autonomy], [{}, "guided"]);
     assert.equal((await store.getSession(sessionId))!.runs.length, 1);
     assert.equal((await store.getRun(runId))!.observed!.workspace, "/w");
+  },
+
+  async "a format-1 snapshot reads back in the current compiled format"({ store }) {
+    const [sessionId, runId, workflowHash] = ["5e55000000000001", "a000000000000001", "format-1"];
+    const formatOne = {
+      format: 1,
+      id: "user.old",
+      name: "Old",
+      description: "Flat steps, no kinds.",
+      version: "1",
+      metaGuidance: [],
+      steps: [{ id: "a", title: "A", promptTemplate: "Do it.", requireConfirmation: false }],
+    };
+    await store.write((tx) =>
+      tx.append([
+        { kind: "session_created", sessionId, title: "Old" },
+        { kind: "run_started", sessionId, runId, workflowId: "user.old", workflowHash, goal: null },
+        {
+          kind: "workflow_pinned",
+          sessionId,
+          runId,
+          workflowHash,
+          compiled: formatOne as unknown as CompiledWorkflow,
+        },
+      ])
+    );
+    assert.deepEqual(await store.getSnapshot(workflowHash), {
+      ...formatOne,
+      format: 2,
+      kind: "workflow",
+      capabilities: {},
+      features: [],
+      contracts: {},
+      steps: [{ kind: "step", ...formatOne.steps[0] }],
+    });
   },
 };
 

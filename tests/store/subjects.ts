@@ -5,14 +5,12 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { createHmac } from "node:crypto";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import {
   checkpointWorkflow,
   continueWorkflow,
   type EngineDeps,
-  type Keyring,
   type LoadedSet,
   loadWorkflowFiles,
   resolveCatalog,
@@ -21,8 +19,9 @@ import {
   type StepResponse,
   type Store,
 } from "../../engine/mod.ts";
-import { cryptoRandom, openStore, systemClock } from "../../store/mod.ts";
-import { openMemoryStore, type TableCounts } from "../../store/memory/mod.ts";
+import { cryptoRandom, openMemoryStore, openStore, systemClock } from "../../store/mod.ts";
+import type { TableCounts } from "../../store/memory/mod.ts";
+import { testKeyring } from "../helpers/memory.ts";
 
 /** A store under test with what the cases need besides the port. */
 export interface Subject {
@@ -71,17 +70,6 @@ export const SUBJECTS: Record<string, () => Promise<Subject>> = {
     };
   },
 };
-
-/** A keyring whose one key signs with real HMAC-SHA-256 under a fresh secret. */
-function testKeyring(): Keyring {
-  const secret = cryptoRandom.bytes(32);
-  return {
-    current: {
-      id: 1,
-      sign: (data) => new Uint8Array(createHmac("sha256", secret).update(data).digest()),
-    },
-  };
-}
 
 function plain(id: string, steps: number): unknown {
   return {

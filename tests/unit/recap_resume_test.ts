@@ -1,28 +1,30 @@
 /**
- * Recap budgets at their edges and resume's query parsing and ranking, in-process on an
- * in-memory store.
+ * Recap budgets at their edges (on the in-memory store) and resume's query parsing and ranking
+ * (on both stores: FTS syntax in a query must reach libSQL's FTS as plain words).
  */
 import assert from "node:assert/strict";
 import {
   buildRecap,
   continueWorkflow,
+  type EngineDeps,
   parseQuery,
   recapMarker,
   resumeSession,
   startWorkflow,
 } from "../../engine/mod.ts";
+import { parseRunLabel } from "../../engine/ids.ts";
 import { openWaymark } from "../../mod.ts";
+import { memoryDeps } from "../helpers/memory.ts";
 
 Deno.test("a recap keeps whole entries up to the byte budget exactly, most recent first", async () => {
-  const home = await Deno.makeTempDir({ prefix: "waymark-unit-" });
-  const waymark = await openWaymark({ home, dbUrl: ":memory:" });
+  const { store, deps } = memoryDeps();
   try {
-    const started = await startWorkflow(waymark.deps, { workflowId: "wr.feature_planning" });
+    const started = await startWorkflow(deps, { workflowId: "wr.feature_planning" });
     assert.ok(started.ok);
     let at = started.value;
     // three notes of 100, 200 and 300 bytes (multi-byte characters count in bytes)
     for (const notes of ["é".repeat(50), "b".repeat(200), "c".repeat(300)]) {
-      const next = await continueWorkflow(waymark.deps, {
+      const next = await continueWorkflow(deps, {
         stateToken: at.stateToken,
         ackToken: at.ackToken,
         output: { notesMarkdown: notes },
@@ -30,14 +32,14 @@ Deno.test("a recap keeps whole entries up to the byte budget exactly, most recen
       assert.ok(next.ok);
       at = next.value;
     }
-    const tip = await waymark.store.getNode(at.session.runId.slice(4), at.session.nodeId);
+    const tip = await store.getNode(parseRunLabel(at.session.runId)!, at.session.nodeId);
     assert.ok(tip);
-    const whole = await buildRecap(waymark.store, tip, { budgetBytes: 600 });
+    const whole = await buildRecap(store, tip, { budgetBytes: 600 });
     assert.deepEqual(
       [whole.entries.length, whole.truncated, whole.omitted, whole.usedBytes],
       [3, false, 0, 600],
     );
-    const cut = await buildRecap(waymark.store, tip, { budgetBytes: 599 });
+    const cut = await buildRecap(store, tip, { budgetBytes: 599 });
     assert.deepEqual(
       [cut.entries.length, cut.truncated, cut.omitted, cut.usedBytes],
       [2, true, 1, 500],
@@ -48,11 +50,10 @@ Deno.test("a recap keeps whole entries up to the byte budget exactly, most recen
       "[recap truncated: policy most_recent_first kept the 2 most recent entries (500 of 599 bytes); 1 earlier entries omitted]",
     );
     // a budget smaller than the newest entry keeps nothing and says so
-    const none = await buildRecap(waymark.store, tip, { budgetBytes: 10 });
+    const none = await buildRecap(store, tip, { budgetBytes: 10 });
     assert.deepEqual([none.entries.length, none.truncated, none.omitted], [0, true, 3]);
   } finally {
-    await waymark.close();
-    await Deno.remove(home, { recursive: true });
+    await store.close();
   }
 });
 
@@ -67,46 +68,65 @@ Deno.test("resume queries split into ids and words", () => {
   });
 });
 
-Deno.test("FTS syntax in a query is matched as words, and ties rank by recency then run id", async () => {
-  const home = await Deno.makeTempDir({ prefix: "waymark-unit-" });
-  const waymark = await openWaymark({ home, dbUrl: ":memory:" });
-  try {
-    const ws = { workspace: "/w", gitBranch: "main", gitHeadSha: "a".repeat(40) };
-    const ids: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      const r = await startWorkflow(waymark.deps, { workflowId: "wr.code_review", goal: "same" }, {
-        workspace: ws,
+/** Engine deps over each store, and how to close it. */
+const STORES: Record<string, () => Promise<{ deps: EngineDeps; close(): Promise<void> }>> = {
+  memory() {
+    const { store, deps } = memoryDeps();
+    return Promise.resolve({ deps, close: () => store.close() });
+  },
+  async libsql() {
+    const home = await Deno.makeTempDir({ prefix: "waymark-unit-" });
+    const waymark = await openWaymark({ home, dbUrl: ":memory:" });
+    return {
+      deps: waymark.deps,
+      async close() {
+        await waymark.close();
+        await Deno.remove(home, { recursive: true });
+      },
+    };
+  },
+};
+
+for (const [storeName, open] of Object.entries(STORES)) {
+  Deno.test(`${storeName}: FTS syntax in a query is matched as words, and ties rank by recency then run id`, async () => {
+    const { deps, close } = await open();
+    try {
+      const ws = { workspace: "/w", gitBranch: "main", gitHeadSha: "a".repeat(40) };
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const r = await startWorkflow(deps, { workflowId: "wr.code_review", goal: "same" }, {
+          workspace: ws,
+        });
+        assert.ok(r.ok);
+        ids.push(r.value.session.runId);
+      }
+      const found = await resumeSession(deps, { query: 'same" OR "*' }, { workspace: ws });
+      assert.ok(found.ok);
+      assert.equal(found.value.candidates.length, 3);
+      const expected = [...found.value.candidates].sort((a, b) =>
+        a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : a.runId < b.runId ? -1 : 1
+      );
+      assert.deepEqual(found.value.candidates.map((c) => c.runId), expected.map((c) => c.runId));
+      assert.deepEqual(new Set(ids), new Set(expected.map((c) => c.runId)));
+      const again = await resumeSession(deps, { query: 'same" OR "*' }, { workspace: ws });
+      assert.ok(again.ok);
+      assert.deepEqual(
+        again.value.candidates.map((c) => c.runId),
+        found.value.candidates.map((c) => c.runId),
+      );
+      const other = await resumeSession(deps, { query: "same", limit: 2 }, {
+        workspace: { workspace: "/elsewhere", gitBranch: null, gitHeadSha: null },
       });
-      assert.ok(r.ok);
-      ids.push(r.value.session.runId);
+      assert.ok(other.ok);
+      assert.equal(other.value.candidates.length, 2);
+      assert.equal(other.value.candidates[0]!.workspace.sameWorkspace, false);
+      assert.deepEqual(
+        other.value.searched,
+        ["title"],
+        "deeper layers are skipped once enough matched",
+      );
+    } finally {
+      await close();
     }
-    const found = await resumeSession(waymark.deps, { query: 'same" OR "*' }, { workspace: ws });
-    assert.ok(found.ok);
-    assert.equal(found.value.candidates.length, 3);
-    const expected = [...found.value.candidates].sort((a, b) =>
-      a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : a.runId < b.runId ? -1 : 1
-    );
-    assert.deepEqual(found.value.candidates.map((c) => c.runId), expected.map((c) => c.runId));
-    assert.deepEqual(new Set(ids), new Set(expected.map((c) => c.runId)));
-    const again = await resumeSession(waymark.deps, { query: 'same" OR "*' }, { workspace: ws });
-    assert.ok(again.ok);
-    assert.deepEqual(
-      again.value.candidates.map((c) => c.runId),
-      found.value.candidates.map((c) => c.runId),
-    );
-    const other = await resumeSession(waymark.deps, { query: "same", limit: 2 }, {
-      workspace: { workspace: "/elsewhere", gitBranch: null, gitHeadSha: null },
-    });
-    assert.ok(other.ok);
-    assert.equal(other.value.candidates.length, 2);
-    assert.equal(other.value.candidates[0]!.workspace.sameWorkspace, false);
-    assert.deepEqual(
-      other.value.searched,
-      ["title"],
-      "deeper layers are skipped once enough matched",
-    );
-  } finally {
-    await waymark.close();
-    await Deno.remove(home, { recursive: true });
-  }
-});
+  });
+}

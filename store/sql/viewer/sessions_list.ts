@@ -11,7 +11,7 @@ import {
   sql,
   type SqlBool,
 } from "npm:kysely@0.29.9";
-import { SESSION_PREFIX, stripLabel } from "../../../engine/ids.ts";
+import { RUN_STATUSES, SESSION_PREFIX, stripLabel } from "../../../engine/mod.ts";
 import type { Database, SessionsTable } from "../schema.ts";
 
 /** The typed database the viewer reads. */
@@ -20,8 +20,10 @@ export type ViewerDb = Kysely<Database>;
 /** Sessions per page in the list. */
 export const SESSIONS_PAGE_SIZE = 50;
 
-/** Session status as the list shows it. */
-export type SessionStatus = "running" | "complete" | "corrupt" | "empty";
+/** Every status filter value: a run status, or a corrupt session whatever its runs. */
+export const STATUS_FILTERS = [...RUN_STATUSES, "corrupt"] as const;
+/** Session status as the list shows it: a status filter value, or `empty` (no runs yet). */
+export type SessionStatus = typeof STATUS_FILTERS[number] | "empty";
 
 /** Filters of the sessions list. Every field is optional; each adds one `WHERE` clause. */
 export interface SessionFilters {
@@ -37,17 +39,10 @@ export interface SessionFilters {
   age?: AgeFilter;
 }
 
-/** The age filter's values. */
-export type AgeFilter = "1d" | "7d" | "30d" | "older30d";
-
 /** Every age filter value, in the order the form offers them. */
-export const AGE_FILTERS: readonly AgeFilter[] = ["1d", "7d", "30d", "older30d"];
-/** Every status filter value. */
-export const STATUS_FILTERS: readonly Exclude<SessionStatus, "empty">[] = [
-  "running",
-  "complete",
-  "corrupt",
-];
+export const AGE_FILTERS = ["1d", "7d", "30d", "older30d"] as const;
+/** The age filter's values. */
+export type AgeFilter = typeof AGE_FILTERS[number];
 
 /** One row of the sessions list. */
 export interface SessionSummary {
