@@ -25,6 +25,8 @@ export const ERROR_CODES = [
   "STORAGE_BUSY",
   "STORAGE_CORRUPTION_DETECTED",
   "INTERNAL_ERROR",
+  "STORAGE_FULL",
+  "STORAGE_READ_ONLY",
 ] as const;
 /** An error code. */
 export type ErrorCode = typeof ERROR_CODES[number];

@@ -1,35 +1,28 @@
 /**
- * The boundary of every use-case: adapter failures (a corrupt or busy store, anything thrown)
- * become structured errors, so nothing throws across it.
+ * The boundary of every use-case: adapter failures (a corrupt, busy, full or read-only store,
+ * anything thrown) become structured errors, so nothing throws across it. Each says whether a
+ * retry can help: a busy database soon, a full disk once space is freed, a read-only or damaged
+ * file never.
  * @module
  */
 import { sessionLabel } from "../ids.ts";
-import { fail, type Result, StorageBusyError, StorageCorruptionError } from "../result.ts";
+import {
+  fail,
+  type Result,
+  StorageBusyError,
+  StorageCorruptionError,
+  StorageUnavailableError,
+} from "../result.ts";
+
+/** How long a client should wait before retrying on a full disk. */
+const DISK_FULL_RETRY_MS = 30_000;
 
 /** Runs a use-case body and returns what it throws as a structured error. */
 export async function guard<T>(body: () => Promise<Result<T>>): Promise<Result<T>> {
   try {
     return await body();
   } catch (error) {
-    if (error instanceof StorageCorruptionError) {
-      return fail(
-        "STORAGE_CORRUPTION_DETECTED",
-        `${error.message}. Read-only tools and the viewer still work; start a new run to carry on.`,
-        {
-          details: error.sessionId ? { sessionId: sessionLabel(error.sessionId) } : undefined,
-        },
-      );
-    }
-    if (error instanceof StorageBusyError) {
-      return fail(
-        "STORAGE_BUSY",
-        "The database is busy with another waymark process; retry shortly.",
-        {
-          retry: { kind: "retryable_after_ms", afterMs: 250 },
-        },
-      );
-    }
-    return fail(
+    return storageFailure(error) ?? fail(
       "INTERNAL_ERROR",
       `waymark failed unexpectedly: ${
         error instanceof Error ? error.message : String(error)
@@ -39,4 +32,40 @@ export async function guard<T>(body: () => Promise<Result<T>>): Promise<Result<T
       },
     );
   }
+}
+
+/** The structured error for a storage fault, or `null` when `error` is none. */
+function storageFailure(error: unknown): Result<never> | null {
+  if (error instanceof StorageCorruptionError) {
+    return fail(
+      "STORAGE_CORRUPTION_DETECTED",
+      `${error.message}. Read-only tools and the viewer still work; run \`waymark doctor\` to look further, and start a new run to carry on.`,
+      {
+        details: error.sessionId ? { sessionId: sessionLabel(error.sessionId) } : undefined,
+      },
+    );
+  }
+  if (error instanceof StorageBusyError) {
+    return fail(
+      "STORAGE_BUSY",
+      "The database is busy with another waymark process; retry shortly.",
+      {
+        retry: { kind: "retryable_after_ms", afterMs: 250 },
+      },
+    );
+  }
+  if (!(error instanceof StorageUnavailableError)) return null;
+  const details = { file: error.location, fault: error.fault };
+  if (error.fault === "disk_full") {
+    return fail(
+      "STORAGE_FULL",
+      `The disk holding the database ${error.location} is full. Free space on that disk (or point WAYMARK_HOME elsewhere), then retry; nothing was recorded by this call.`,
+      { retry: { kind: "retryable_after_ms", afterMs: DISK_FULL_RETRY_MS }, details },
+    );
+  }
+  return fail(
+    "STORAGE_READ_ONLY",
+    `The database ${error.location} is read-only: waymark needs write permission on that file and on its folder (for the -wal and -shm files beside it). Fix the permission and restart waymark; nothing was recorded by this call.`,
+    { details },
+  );
 }

@@ -1,6 +1,6 @@
 /**
  * The store on libSQL (a file by default, `:memory:`, or a libSQL server): the client with a
- * busy timeout, WAL for files, migrations, and the libSQL dialect (SQLite's busy errors, FTS5)
+ * busy timeout, WAL for files, migrations, and the libSQL dialect (SQLite's fault codes, FTS5)
  * for the shared SQL store. Writes run in `BEGIN IMMEDIATE` transactions (the Kysely dialect's
  * default), so writers in different processes queue on the busy timeout.
  * @module
@@ -11,6 +11,7 @@ import { Kysely } from "npm:kysely@0.29.9";
 import type { SqlDialect } from "../sql/dialect.ts";
 import type { Database } from "../sql/schema.ts";
 import { createSqlStore, type SqlStore } from "../sql/store.ts";
+import { isBusy, storageError } from "../storage_errors.ts";
 import { fts5Search } from "./fts.ts";
 import { migrateToLatest } from "./migrations.ts";
 
@@ -30,14 +31,8 @@ export interface SqliteStore extends SqlStore {
   close(): Promise<void>;
 }
 
-function isBusy(error: unknown): boolean {
-  const text = String((error as { code?: string })?.code ?? "") +
-    String((error as Error)?.message ?? "");
-  return /SQLITE_BUSY|database is locked/i.test(text);
-}
-
 /** libSQL's parts of the SQL store. */
-export const libsqlDialect: SqlDialect = { isBusy, search: fts5Search };
+export const libsqlDialect: SqlDialect = { storageError, search: fts5Search };
 
 /**
  * Runs `fn`, retrying while the database is locked by another process, for up to `timeoutMs`.
@@ -71,7 +66,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   const db = new Kysely<Database>({ dialect: new LibsqlDialect({ client: client as never }) });
   const now = options.now ?? (() => new Date().toISOString());
   return {
-    ...createSqlStore(db, { dialect: libsqlDialect, now }),
+    ...createSqlStore(db, { dialect: libsqlDialect, now, location: url.replace(/^file:/, "") }),
     client,
     async close() {
       await db.destroy();

@@ -1,6 +1,6 @@
 /**
- * What a SQL dialect supplies beside the shared Kysely code: how it recognises a locked
- * database, and its full-text search (the index writes and the matching reads). Each dialect
+ * What a SQL dialect supplies beside the shared Kysely code: how it names its driver's storage
+ * faults (locked, full, read-only, damaged), and its full-text search (the index writes and the matching reads). Each dialect
  * (`store/libsql/`, later PostgreSQL) implements this once; shared code never asks which
  * dialect it runs on.
  * @module
@@ -38,8 +38,11 @@ export interface FullTextSearch {
 
 /** The dialect-specific parts of a SQL store. */
 export interface SqlDialect {
-  /** Whether an error means another writer held the database past the busy timeout. */
-  isBusy(error: unknown): boolean;
+  /**
+   * The engine's storage error a driver error stands for (busy, full, read-only, damaged), or
+   * the error itself when it is none of those; `location` names the database in messages.
+   */
+  storageError(error: unknown, context: { location: string }): unknown;
   /** Full-text search. */
   search: FullTextSearch;
 }

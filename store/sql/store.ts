@@ -7,6 +7,7 @@
 import { type Kysely, sql } from "npm:kysely@0.29.9";
 import type { CompiledWorkflow, Store } from "../../engine/mod.ts";
 import type { SqlDialect } from "./dialect.ts";
+import { withStorageFaults } from "./faults.ts";
 import { createReader } from "./reader.ts";
 import type { Database } from "./schema.ts";
 import { createWrite } from "./writer.ts";
@@ -40,17 +41,20 @@ async function counts(db: Kysely<Database>): Promise<Record<keyof Database, numb
   return out;
 }
 
-/** The store on an opened, migrated database. */
+/**
+ * The store on an opened, migrated database; `location` (the file or URL) names it in storage
+ * errors.
+ */
 export function createSqlStore(
   db: Kysely<Database>,
-  options: { dialect: SqlDialect; now: () => string },
+  options: { dialect: SqlDialect; now: () => string; location: string },
 ): SqlStore {
   const shared = { db, snapshots: new Map<string, CompiledWorkflow>() };
-  const { dialect, now } = options;
-  return {
+  const { dialect, now, location } = options;
+  return withStorageFaults({
     ...createReader({ ex: db, search: dialect.search }, shared),
     db,
     write: createWrite(db, { dialect, now, shared }),
     counts: () => counts(db),
-  };
+  }, { dialect, location, db });
 }

@@ -1,16 +1,10 @@
 /**
  * The store's writes: events appended with their digests and projected in the same
- * transaction, one transaction per `write` call, and a locked database reported as
- * `StorageBusyError`.
+ * transaction, one transaction per `write` call (storage faults are mapped in `faults.ts`).
  * @module
  */
 import type { Kysely } from "npm:kysely@0.29.9";
-import {
-  type DomainEvent,
-  StorageBusyError,
-  type Store,
-  type StoreWriter,
-} from "../../engine/mod.ts";
+import type { DomainEvent, Store, StoreWriter } from "../../engine/mod.ts";
 import type { SqlDialect } from "./dialect.ts";
 import type { Executor } from "./graph_sql.ts";
 import { project } from "./projections.ts";
@@ -63,19 +57,11 @@ async function append(
 /** The store port's `write`: `fn` runs in one transaction with reads and `append`. */
 export function createWrite(db: Kysely<Database>, options: WriterOptions): Store["write"] {
   const search = options.dialect.search;
-  return async <T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T> => {
-    try {
-      return await db.transaction().execute((tx) =>
-        fn({
-          ...createReader({ ex: tx, search }, options.shared),
-          append: (events) => append(tx, events, options),
-        })
-      );
-    } catch (error) {
-      if (options.dialect.isBusy(error)) {
-        throw new StorageBusyError(String((error as Error).message));
-      }
-      throw error;
-    }
-  };
+  return <T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T> =>
+    db.transaction().execute((tx) =>
+      fn({
+        ...createReader({ ex: tx, search }, options.shared),
+        append: (events) => append(tx, events, options),
+      })
+    );
 }
