@@ -49,6 +49,7 @@ export function registerTools(
   server.setRequestHandler("tools/list", () => ({ tools: listed }));
   server.setRequestHandler("tools/call", (request, ctx) => {
     const { name, arguments: args } = request.params;
+    const raw = connection.rawArguments?.(ctx.mcpReq.id);
     const tool = byName.get(name);
     if (!tool) {
       return errorResult({
@@ -60,7 +61,7 @@ export function registerTools(
         details: { tool: name },
       });
     }
-    const call = tool.parse(args ?? {});
+    const call = tool.parse((raw !== null && typeof raw === "object" ? raw : args) ?? {});
     if (!call.ok) return errorResult(call.error);
     return runCall(connection, { name, call: call.value, ctx });
   });

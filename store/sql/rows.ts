@@ -44,8 +44,14 @@ function jsonText<T extends z.ZodType>(schema: T) {
 
 /** `nodes.state`: a v1 (`{v: 1, pc}`) or v2 interpreter state; the interpreter reads both. */
 export const stateColumn = z.looseObject({ pc: z.number() });
-/** `nodes.context`: an object of context variables. */
-export const contextColumn = z.record(z.string(), z.unknown());
+/**
+ * `nodes.context`: an object of context variables, kept exactly as parsed (a schema's copy would
+ * drop a `__proto__` key, which is data here).
+ */
+export const contextColumn = z.custom<Record<string, unknown>>(
+  (value) => value !== null && typeof value === "object" && !Array.isArray(value),
+  { message: "is not an object" },
+);
 /** `nodes.preferences`: the preferences in effect (unknown keys are dropped). */
 export const preferencesColumn = z.object({
   autonomy: autonomySchema,
