@@ -165,10 +165,28 @@ const resume: Migration = {
   },
 };
 
+/**
+ * Context stored once per change: `contexts` holds each distinct context of a run, and a node
+ * points at its row by `context_id` instead of carrying a copy. Rows written before keep their
+ * context inline and are read as they are.
+ */
+const contextRefs: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.createTable("contexts")
+      .addColumn("run_id", "text", (c) => c.notNull())
+      .addColumn("context_id", "text", (c) => c.notNull())
+      .addColumn("context", "text", (c) => c.notNull())
+      .addPrimaryKeyConstraint("contexts_pk", ["run_id", "context_id"])
+      .execute();
+    await db.schema.alterTable("nodes").addColumn("context_id", "text").execute();
+  },
+};
+
 /** Every migration, by name; names sort in application order. */
 export const MIGRATIONS: Record<string, Migration> = {
   "0001_initial": initial,
   "0002_resume": resume,
+  "0003_context_refs": contextRefs,
 };
 
 /**

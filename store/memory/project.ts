@@ -6,6 +6,7 @@
  * @module
  */
 import type { DomainEvent } from "../../engine/mod.ts";
+import { type LoggedEvent, loggedEvents, type LoggedNodeCreated } from "../sql/context_refs.ts";
 import { key, type NodeRow, type Tables } from "./tables.ts";
 import { searchText } from "./text.ts";
 
@@ -28,7 +29,8 @@ function insert<T>(table: Map<string, T>, name: string, id: string, row: T): voi
 /** Appends `events` to `tables` and updates every projection, all stamped `at`. */
 export function appendEvents(tables: Tables, events: readonly DomainEvent[], at: string): void {
   if (events.length === 0) return;
-  for (const event of events) {
+  const logged = loggedEvents(events, (runId, id) => tables.contexts.has(key(runId, id)));
+  for (const event of logged) {
     const seq = ++tables.seq;
     tables.events.push({
       seq,
@@ -51,7 +53,7 @@ export function appendEvents(tables: Tables, events: readonly DomainEvent[], at:
   }
 }
 
-function project(tables: Tables, event: DomainEvent, stamp: { seq: number; at: string }): void {
+function project(tables: Tables, event: LoggedEvent, stamp: { seq: number; at: string }): void {
   const { seq, at } = stamp;
   switch (event.kind) {
     case "session_created":
@@ -145,9 +147,13 @@ function startRun(
 
 function createNode(
   tables: Tables,
-  event: Extract<DomainEvent, { kind: "node_created" }>,
+  event: LoggedNodeCreated,
   stamp: { seq: number; at: string },
 ): void {
+  const contextId = event.contextId!;
+  if (event.context) {
+    tables.contexts.set(key(event.runId, contextId), JSON.stringify(event.context));
+  }
   const parent = event.parentId === null
     ? undefined
     : tables.nodes.get(key(event.runId, event.parentId));
@@ -159,7 +165,7 @@ function createNode(
     nodeKind: event.nodeKind,
     depth: event.depth,
     state: JSON.stringify(event.state),
-    context: JSON.stringify(event.context),
+    contextId,
     preferences: JSON.stringify(event.preferences),
     pendingStepId: event.pendingStepId,
     createdSeq: stamp.seq,

@@ -27,7 +27,7 @@ function toNode(tables: Tables, row: NodeRow): NodeRecord {
     node_kind: row.nodeKind,
     depth: row.depth,
     state: row.state,
-    context: row.context,
+    context: tables.contexts.get(key(row.runId, row.contextId)),
     preferences: row.preferences,
     pending_step_id: row.pendingStepId,
     edge_kind: edge?.edgeKind ?? null,

@@ -65,7 +65,8 @@ export interface NodeRow {
   nodeKind: NodeKind;
   depth: number;
   state: string;
-  context: string;
+  /** The node's context in {@linkcode Tables.contexts} (stored once per change, as in libSQL). */
+  contextId: string;
   preferences: string;
   pendingStepId: string | null;
   createdSeq: number;
@@ -134,6 +135,8 @@ export interface Tables {
   runs: Map<string, RunRow>;
   snapshots: Map<string, SnapshotRow>;
   nodes: Map<string, NodeRow>;
+  /** Each distinct context of a run, as JSON text, by `run:contextId`. */
+  contexts: Map<string, string>;
   /** Child node ids by `run:parent`, oldest first (the `nodes_by_parent` index). */
   children: Map<string, readonly string[]>;
   edges: Map<string, EdgeRow>;
@@ -163,6 +166,7 @@ export function emptyTables(): Tables {
     runs: new Map(),
     snapshots: new Map(),
     nodes: new Map(),
+    contexts: new Map(),
     children: new Map(),
     edges: new Map(),
     attempts: new Map(),
@@ -180,6 +184,7 @@ export function copyTables(tables: Tables): Tables {
     runs: new Map(tables.runs),
     snapshots: new Map(tables.snapshots),
     nodes: new Map(tables.nodes),
+    contexts: new Map(tables.contexts),
     children: new Map(tables.children),
     edges: new Map(tables.edges),
     attempts: new Map(tables.attempts),

@@ -4,7 +4,7 @@
  * @module
  */
 import { sql } from "npm:kysely@0.29.9";
-import type { DomainEvent } from "../../engine/mod.ts";
+import type { LoggedEvent } from "./context_refs.ts";
 import type { FullTextSearch } from "./dialect.ts";
 import { type Executor, isTipCandidate } from "./graph_sql.ts";
 import { digest } from "./rows.ts";
@@ -22,7 +22,7 @@ export interface ProjectionScope {
   at: string;
 }
 
-type EventOf<K extends DomainEvent["kind"]> = Extract<DomainEvent, { kind: K }>;
+type EventOf<K extends LoggedEvent["kind"]> = Extract<LoggedEvent, { kind: K }>;
 
 async function sessionCreated(s: ProjectionScope, event: EventOf<"session_created">) {
   await s.tx.insertInto("sessions").values({
@@ -63,6 +63,14 @@ async function workflowPinned(s: ProjectionScope, event: EventOf<"workflow_pinne
 }
 
 async function nodeCreated(s: ProjectionScope, event: EventOf<"node_created">) {
+  const { contextId } = event;
+  if (contextId && event.context) {
+    await s.tx.insertInto("contexts").values({
+      run_id: event.runId,
+      context_id: contextId,
+      context: JSON.stringify(event.context),
+    }).onConflict((oc) => oc.doNothing()).execute();
+  }
   await s.tx.insertInto("nodes").values({
     run_id: event.runId,
     node_id: event.nodeId,
@@ -71,7 +79,9 @@ async function nodeCreated(s: ProjectionScope, event: EventOf<"node_created">) {
     node_kind: event.nodeKind,
     depth: event.depth,
     state: JSON.stringify(event.state),
-    context: JSON.stringify(event.context),
+    // by reference, or inline as logged before context ids
+    context: contextId ? "" : JSON.stringify(event.context),
+    context_id: contextId ?? null,
     preferences: JSON.stringify(event.preferences),
     pending_step_id: event.pendingStepId,
     is_complete: event.pendingStepId === null ? 1 : 0,
@@ -140,8 +150,8 @@ async function attemptRecorded(
   }).execute();
 }
 
-/** Updates the projections for one event just appended. */
-export async function project(scope: ProjectionScope, event: DomainEvent): Promise<void> {
+/** Updates the projections for one event just appended (as logged). */
+export async function project(scope: ProjectionScope, event: LoggedEvent): Promise<void> {
   switch (event.kind) {
     case "session_created":
       return await sessionCreated(scope, event);

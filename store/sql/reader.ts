@@ -18,6 +18,7 @@ import type { ReadScope } from "./dialect.ts";
 import {
   ancestorsCte,
   type Executor,
+  NODE_CONTEXT,
   nodesWithEdges,
   NOT_A_BRANCH,
   preferredTipId,
@@ -44,7 +45,7 @@ function nodeQuery(ex: Executor) {
     "n.node_kind",
     "n.depth",
     "n.state",
-    "n.context",
+    NODE_CONTEXT,
     "n.preferences",
     "n.pending_step_id",
     "e.edge_kind",

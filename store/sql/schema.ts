@@ -67,7 +67,10 @@ export interface NodesTable {
   node_kind: string;
   depth: number;
   state: string;
+  /** The context inline (rows written before `0003_context_refs`), or `''` with `context_id`. */
   context: string;
+  /** The node's context in `contexts`, or `null` for a row that keeps it inline. */
+  context_id: string | null;
   preferences: string;
   pending_step_id: string | null;
   is_complete: number;
@@ -75,6 +78,14 @@ export interface NodesTable {
   created_at: string;
   /** Step nodes from the root to this node, itself included. */
   step_count: Generated<number>;
+}
+
+/** Each distinct context of a run, once: nodes point at it by `context_id`. */
+export interface ContextsTable {
+  run_id: string;
+  /** `sha256` of `context`. */
+  context_id: string;
+  context: string;
 }
 
 /** Run graph edges. */
@@ -134,6 +145,7 @@ export interface Database {
   runs: RunsTable;
   workflow_snapshots: WorkflowSnapshotsTable;
   nodes: NodesTable;
+  contexts: ContextsTable;
   edges: EdgesTable;
   attempts: AttemptsTable;
   outputs: OutputsTable;

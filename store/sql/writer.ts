@@ -5,6 +5,7 @@
  */
 import type { Kysely } from "npm:kysely@0.29.9";
 import type { DomainEvent, Store, StoreWriter } from "../../engine/mod.ts";
+import { contextId, loggedEvents } from "./context_refs.ts";
 import type { SqlDialect } from "./dialect.ts";
 import type { Executor } from "./graph_sql.ts";
 import { project } from "./projections.ts";
@@ -22,6 +23,19 @@ export interface WriterOptions {
   shared: ReaderShared;
 }
 
+/** Which contexts of the nodes `events` create are already stored, as `run:id` (key lookups). */
+async function knownContexts(tx: Executor, events: readonly DomainEvent[]): Promise<Set<string>> {
+  const known = new Set<string>();
+  for (const event of events) {
+    if (event.kind !== "node_created") continue;
+    const id = contextId(event.context);
+    const row = await tx.selectFrom("contexts").select("context_id")
+      .where("run_id", "=", event.runId).where("context_id", "=", id).executeTakeFirst();
+    if (row) known.add(`${event.runId}:${id}`);
+  }
+  return known;
+}
+
 /** Appends events and updates projections, all inside `tx`. */
 async function append(
   tx: Executor,
@@ -30,7 +44,9 @@ async function append(
 ): Promise<void> {
   if (events.length === 0) return;
   const at = options.now();
-  const rows = events.map((event) => {
+  const known = await knownContexts(tx, events);
+  const logged = loggedEvents(events, (runId, id) => known.has(`${runId}:${id}`));
+  const rows = logged.map((event) => {
     const payload = JSON.stringify(event);
     return {
       session_id: event.sessionId,
@@ -46,7 +62,7 @@ async function append(
   const inserted = await tx.insertInto("events").values(rows).returning("seq").execute();
   const seqs = inserted.map((r) => Number(r.seq)).sort((a, b) => a - b);
   const search = options.dialect.search;
-  for (const [i, event] of events.entries()) {
+  for (const [i, event] of logged.entries()) {
     await project({ tx, search, seq: seqs[i]!, at }, event);
   }
   await tx.updateTable("sessions")

@@ -6,7 +6,7 @@
  */
 import { sql } from "npm:kysely@0.29.9";
 import { type CompiledWorkflow, StorageCorruptionError } from "../../../engine/mod.ts";
-import { ancestorsCte, nodesWithOutputs, nodesWithParent } from "../graph_sql.ts";
+import { ancestorsCte, NODE_CONTEXT, nodesWithOutputs, nodesWithParent } from "../graph_sql.ts";
 import { readSnapshot } from "../reader.ts";
 import {
   artifactsColumn,
@@ -164,7 +164,7 @@ function nodeDetailRow(db: ViewerDb, { runId, nodeId }: NodeAt) {
       "n.node_kind",
       "n.depth",
       "n.state",
-      "n.context",
+      NODE_CONTEXT,
       "n.preferences",
       "n.pending_step_id",
       "n.is_complete",
