@@ -114,6 +114,8 @@ export type DomainEvent =
     resultNodeId: string;
     /** The exact response returned, replayed byte for byte. */
     response: string;
+    /** SHA-256 of the call's payload (see `payloadDigest`), to tell a replay that differs. */
+    payloadDigest?: string;
   }
   | {
     kind: "gap_recorded";
@@ -156,6 +158,8 @@ export type DomainEvent =
     resultNodeId: string;
     /** The exact response returned, replayed byte for byte. */
     response: string;
+    /** SHA-256 of the call's payload (see `payloadDigest`), to tell a replay that differs. */
+    payloadDigest?: string;
   };
 
 /** The kind names of {@linkcode DomainEvent}. */

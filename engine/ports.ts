@@ -79,6 +79,8 @@ export interface AttemptRecord {
   sessionId: string;
   /** Whether that session failed an integrity check (execution tools refuse it, replays too). */
   corrupt: boolean;
+  /** The digest of the payload the attempt was first made with; `null` if made before digests. */
+  payloadDigest: string | null;
 }
 
 /** What one search layer looks for. */

@@ -49,6 +49,7 @@ export function checkpointWorkflow(
       stateToken: input.stateToken,
       token: input.checkpointToken,
       kind: "checkpoint",
+      payload: { output: input.output },
       decide: (tx, attempt) => recordCheckpoint(deps, tx, { attempt, input, options }),
     }, options);
   });

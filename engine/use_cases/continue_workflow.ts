@@ -53,6 +53,7 @@ export function continueWorkflow(
       stateToken: input.stateToken,
       token: input.ackToken,
       kind: "ack",
+      payload: { context: input.context, output: input.output, preferences: input.preferences },
       refuse: refuseComplete,
       decide: (tx, attempt) => {
         const assessment = assessAck(attempt.node, {

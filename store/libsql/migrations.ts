@@ -182,11 +182,22 @@ const contextRefs: Migration = {
   },
 };
 
+/**
+ * Replays that differ: each attempt keeps the digest of the payload it was made with, so a
+ * replay carrying other notes can say so. Attempts recorded before have none.
+ */
+const payloadDigests: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable("attempts").addColumn("payload_digest", "text").execute();
+  },
+};
+
 /** Every migration, by name; names sort in application order. */
 export const MIGRATIONS: Record<string, Migration> = {
   "0001_initial": initial,
   "0002_resume": resume,
   "0003_context_refs": contextRefs,
+  "0004_payload_digests": payloadDigests,
 };
 
 /**

@@ -110,6 +110,7 @@ function project(tables: Tables, event: LoggedEvent, stamp: { seq: number; at: s
         outcome: event.kind === "advance_recorded" ? event.outcome : "checkpointed",
         resultNodeId: event.resultNodeId,
         response: event.response,
+        payloadDigest: event.payloadDigest ?? null,
         createdSeq: seq,
       });
     }

@@ -69,6 +69,7 @@ function getAttempt(
     response: row.response,
     sessionId: session.sessionId,
     corrupt: session.health === "corrupt",
+    payloadDigest: row.payloadDigest,
   };
 }
 

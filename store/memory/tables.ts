@@ -92,6 +92,8 @@ export interface AttemptRow {
   outcome: AttemptOutcome;
   resultNodeId: string;
   response: string;
+  /** The digest of the payload the attempt was made with. */
+  payloadDigest: string | null;
   createdSeq: number;
 }
 

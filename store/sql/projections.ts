@@ -147,6 +147,7 @@ async function attemptRecorded(
     response: event.response,
     response_digest: digest(event.response),
     created_seq: s.seq,
+    payload_digest: event.payloadDigest ?? null,
   }).execute();
 }
 

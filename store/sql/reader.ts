@@ -97,6 +97,7 @@ async function getAttempt(
       "a.outcome",
       "a.response",
       "a.response_digest",
+      "a.payload_digest",
       "s.session_id",
       "s.health",
     ])

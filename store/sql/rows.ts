@@ -138,6 +138,8 @@ export interface StoredAttemptRow {
   response: string;
   /** `attempts.response_digest`. */
   response_digest: string;
+  /** `attempts.payload_digest`. */
+  payload_digest: string | null;
   /** The run's session. */
   session_id: string;
   /** `sessions.health`. */
@@ -169,6 +171,7 @@ export function decodeAttempt(row: StoredAttemptRow): AttemptRecord {
     response: row.response,
     sessionId: row.session_id,
     corrupt: row.health === "corrupt",
+    payloadDigest: row.payload_digest,
   };
 }
 

@@ -108,6 +108,8 @@ export interface AttemptsTable {
   response: string;
   response_digest: string;
   created_seq: number;
+  /** The digest of the payload the attempt was made with (`null` before `0004`). */
+  payload_digest: string | null;
 }
 
 /** Durable outputs, attached to the node they led to. */

@@ -1,11 +1,16 @@
 /**
- * The store contract for contexts stored once per change: on both stores, every node reads back
- * the context in effect at it, across changes, forks and checkpoints, though unchanged contexts
- * are not copied.
+ * The store contract for what a call carries: on both stores, every node reads back the context
+ * in effect at it, across changes, forks and checkpoints, though unchanged contexts are not
+ * copied; and a replay tells whether its payload differs from the one recorded.
  * @module
  */
 import assert from "node:assert/strict";
-import { continueWorkflow, type EngineDeps, type StepResponse } from "../../engine/mod.ts";
+import {
+  checkpointWorkflow,
+  continueWorkflow,
+  type EngineDeps,
+  type StepResponse,
+} from "../../engine/mod.ts";
 import { parseRunLabel } from "../../engine/ids.ts";
 import { ack, checkpoint, engineDeps, start, type Subject, SUBJECTS, value } from "./subjects.ts";
 
@@ -56,6 +61,45 @@ for (const [storeName, open] of Object.entries(SUBJECTS)) {
       for (const [at, context] of expected) {
         assert.deepEqual(await contextAt(subject, at), context, at.session.nodeId);
       }
+    } finally {
+      await subject.cleanup();
+    }
+  });
+}
+
+for (const [storeName, open] of Object.entries(SUBJECTS)) {
+  Deno.test(`${storeName}: a replay reports whether its payload differs from the recorded one`, async () => {
+    const subject = await open();
+    try {
+      const deps = await engineDeps(subject.store);
+      const root = await start(deps, "project.plain");
+      const seen: boolean[] = [];
+      const onReplay = (r: { payloadDiffers: boolean }) => seen.push(r.payloadDiffers);
+      const call = (notes: string, context?: Record<string, unknown>) =>
+        continueWorkflow(deps, {
+          stateToken: root.stateToken,
+          ackToken: root.ackToken!,
+          output: { notesMarkdown: notes },
+          ...(context ? { context } : {}),
+        }, { onReplay });
+      const first = value(await call("first", { a: 1 }));
+      assert.deepEqual(seen, [], "the first call is no replay");
+      assert.deepEqual(value(await call("first", { a: 1 })), first);
+      assert.deepEqual(value(await call("other", { a: 1 })), first);
+      assert.deepEqual(value(await call("first", { a: 2 })), first);
+      assert.deepEqual(value(await call("first")), first);
+      assert.deepEqual(seen, [false, true, true, true]);
+
+      const cp = (notes: string) =>
+        checkpointWorkflow(deps, {
+          stateToken: first.stateToken,
+          checkpointToken: first.checkpointToken,
+          output: { notesMarkdown: notes },
+        }, { onReplay });
+      value(await cp("kept"));
+      value(await cp("kept"));
+      value(await cp("dropped"));
+      assert.deepEqual(seen.slice(4), [false, true]);
     } finally {
       await subject.cleanup();
     }
