@@ -16,6 +16,7 @@ import {
   renderInspect,
   renderList,
   stepCount,
+  unfillablePlaceholders,
   type WorkflowFile,
 } from "./engine/mod.ts";
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
@@ -249,7 +250,8 @@ async function workflows(
         stepCount(loaded.workflow.compiled)
       } steps, ${loaded.workflow.hash})\n`,
     );
-    for (const w of loaded.workflow.warnings) {
+    const checks = unfillablePlaceholders(loaded.workflow.compiled);
+    for (const w of [...loaded.workflow.warnings, ...checks]) {
       process.stdout.write(`warning [${w.code}]: ${w.message}\n`);
     }
     return 0;

@@ -45,3 +45,4 @@ export { startSession, type StartSessionInput } from "./use_cases/start_session.
 export { SESSION_NOTES_WORKFLOW } from "./use_cases/session_notes.ts";
 export { buildRecap, RECAP_BUDGET_BYTES, type RecapOptions } from "./use_cases/recap.ts";
 export { workflowJsonSchema } from "./workflow/json_schema.ts";
+export { unfillablePlaceholders } from "./workflow/placeholder_check.ts";

@@ -6,7 +6,7 @@
  */
 import type { CompiledLoop, CompiledNode, CompiledStep, CompiledWorkflow } from "./compiled.ts";
 import { evaluateCondition, readVar } from "./conditions.ts";
-import { fillPlaceholders } from "./render.ts";
+import { fillPlaceholders, missingPlaceholders } from "./render.ts";
 import { CAPABILITIES, type Capability, type CapabilityStatus } from "../vocabulary.ts";
 
 /** An enclosing loop: where it sits in its parent sequence and which iteration is running. */
@@ -291,6 +291,18 @@ export function pendingStep(
   state: RunState,
   context: Record<string, unknown>,
 ): PendingStep | null {
+  return renderPending(compiled, state, context)?.pending ?? null;
+}
+
+/**
+ * {@linkcode pendingStep} with the placeholders its prompt had no value for (each rendered as
+ * `(not provided: name)`), in order, once each.
+ */
+export function renderPending(
+  compiled: CompiledWorkflow,
+  state: RunState,
+  context: Record<string, unknown>,
+): { pending: PendingStep; missing: string[] } | null {
   const s = readState(state);
   const step = currentStep(compiled, s);
   if (!step) return null;
@@ -306,10 +318,11 @@ export function pendingStep(
     }
   }
   const confirm = step.requireConfirmation;
+  const template = parts.join("\n\n");
   const pending: PendingStep = {
     stepId: step.id,
     title: step.title,
-    prompt: fillPlaceholders(parts.join("\n\n"), ctx),
+    prompt: fillPlaceholders(template, ctx),
     requireConfirmation: typeof confirm === "boolean" ? confirm : evaluateCondition(confirm, ctx),
   };
   if (step.agentRole !== undefined) pending.agentRole = step.agentRole;
@@ -328,7 +341,7 @@ export function pendingStep(
       maxIterations: loop.loop.maxIterations,
     };
   }
-  return pending;
+  return { pending, missing: missingPlaceholders(template, ctx) };
 }
 
 function countSteps(nodes: readonly CompiledNode[]): number {
