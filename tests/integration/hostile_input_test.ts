@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { LIMITS } from "../../engine/mod.ts";
 import { openStore } from "../../store/mod.ts";
+import { openWaymark } from "../../mod.ts";
 import { type Message, RawServer } from "../helpers/raw_server.ts";
 import { tempHome } from "../helpers/server.ts";
 
@@ -175,5 +176,31 @@ Deno.test("hostile input over MCP: NUL, __proto__ and the caps refuse up front; 
     server.kill();
     await server.close().catch(() => {});
     await cleanup();
+  }
+});
+
+Deno.test("library callers get the same caps: a context 6,000 levels deep is refused up front, not a stack overflow", async () => {
+  const home = await Deno.makeTempDir({ prefix: "waymark-deep-" });
+  const wm = await openWaymark({ home, dbUrl: ":memory:" });
+  try {
+    let context: Record<string, unknown> = { leaf: 1 };
+    for (let i = 0; i < 6000; i++) context = { a: context };
+    const started = await wm.start({ workflowId: "wr.code_review", context });
+    assert.equal(started.ok, false);
+    if (started.ok) return;
+    assert.equal(started.error.code, "INVALID_ARGUMENTS");
+    assert.equal(started.error.details?.reason, "context_budget_exceeded");
+    assert.equal(started.error.details?.maxDepth, LIMITS.depth);
+    const ok = await wm.start({ workflowId: "wr.code_review" });
+    assert.ok(ok.ok);
+    const acked = await wm.continue({
+      stateToken: ok.value.stateToken,
+      ackToken: ok.value.ackToken,
+      context,
+    });
+    assert.equal(acked.ok ? "ok" : acked.error.details?.reason, "context_budget_exceeded");
+  } finally {
+    await wm.close();
+    await Deno.remove(home, { recursive: true });
   }
 });
