@@ -7,6 +7,7 @@
 import type { Kysely } from "npm:kysely@0.29.9";
 import {
   type DomainEvent,
+  sessionLabel,
   StorageBusyError,
   type Store,
   type StoreWriter,
@@ -55,9 +56,14 @@ async function append(
   for (const [i, event] of events.entries()) {
     await project({ tx, search, seq: seqs[i]!, at }, event);
   }
-  await tx.updateTable("sessions")
+  const updated = await tx.updateTable("sessions")
     .set((eb) => ({ updated_at: at, event_count: eb("event_count", "+", events.length) }))
-    .where("session_id", "=", events[0]!.sessionId).execute();
+    .where("session_id", "=", events[0]!.sessionId).executeTakeFirst();
+  // A session removed (by `waymark gc`) after the call read its node: roll back, never leave
+  // half a session behind.
+  if (Number(updated.numUpdatedRows) === 0) {
+    throw new Error(`session ${sessionLabel(events[0]!.sessionId)} is no longer stored`);
+  }
 }
 
 /** The store port's `write`: `fn` runs in one transaction with reads and `append`. */
