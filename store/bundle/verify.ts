@@ -38,7 +38,9 @@ function checkManifest(bundle: Bundle): string | null {
   for (const part of ["session", "events", "snapshots"] as const) {
     const actual = canonicalDigest(bundle[part]);
     if (actual !== parts[part]) {
-      return `its ${part} do not match the manifest (sha256 ${actual}, manifest ${parts[part]})`;
+      return `its ${part} part does not match the manifest (sha256 ${actual}, manifest ${
+        parts[part]
+      })`;
     }
   }
   const actual = wholeDigest(parts, bundle.bundleSchemaVersion);

@@ -33,9 +33,16 @@ export function libsqlMaintenance(url: string, client: Client): MaintenanceDiale
   const file = databaseFile(url);
   return {
     async integrityCheck(ex) {
-      const rows = await sql<{ integrity_check: string }>`PRAGMA integrity_check`.execute(ex);
-      const problems = rows.rows.map((r) => String(Object.values(r)[0]))
-        .filter((line) => line !== "ok");
+      const problems: string[] = [];
+      try {
+        const rows = await sql<Record<string, unknown>>`PRAGMA integrity_check`.execute(ex);
+        problems.push(
+          ...rows.rows.map((r) => String(Object.values(r)[0])).filter((line) => line !== "ok"),
+        );
+      } catch (error) {
+        // damage bad enough that the check itself stops is the check's answer
+        problems.push((error as Error).message);
+      }
       for (const table of FTS_TABLES) {
         try {
           await sql`INSERT INTO ${sql.table(table)}(${sql.table(table)}) VALUES ('integrity-check')`

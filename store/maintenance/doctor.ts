@@ -118,18 +118,21 @@ async function storeChecks(
   options: StoreCheckOptions,
 ): Promise<DoctorFinding[]> {
   const out = await attempt("integrity", () => integrity(store));
-  const ids = await sessionIds(store);
   let corrupt: string[] = [];
   out.push(
     ...await attempt("event_log", async () => {
-      const [found, bad] = await eventLog(store, ids);
+      const [found, bad] = await eventLog(store, await sessionIds(store));
       corrupt = bad;
       return found;
     }),
   );
   out.push(...await attempt("snapshots", () => snapshots(store, options)));
-  const sessions = ids.filter((id) => !corrupt.includes(id));
-  out.push(...await attempt("projections", () => projections(store, { ...options, sessions })));
+  out.push(
+    ...await attempt("projections", async () => {
+      const sessions = (await sessionIds(store)).filter((id) => !corrupt.includes(id));
+      return await projections(store, { ...options, sessions });
+    }),
+  );
   out.push(...await attempt("wal", () => wal(store, options)));
   return out;
 }
