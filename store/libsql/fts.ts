@@ -77,14 +77,15 @@ async function sessionTexts(ex: Executor, sessionId: string): Promise<string[]> 
 /** FTS5 search over the three tables. */
 export const fts5Search: FullTextSearch = {
   async indexRun(tx, runId) {
-    await sql`INSERT INTO search_titles(rowid, text)
+    // OR REPLACE: a stale row left at this rowid (a damaged index) yields to the source
+    await sql`INSERT OR REPLACE INTO search_titles(rowid, text)
       SELECT r.rowid, s.title || ' ' || CASE WHEN r.goal = s.title THEN '' ELSE coalesce(r.goal, '') END
         || ' ' || r.workflow_id
       FROM runs r JOIN sessions s ON s.session_id = r.session_id
       WHERE r.run_id = ${runId}`.execute(tx);
   },
   async indexOutput(tx, { runId, nodeId, text }) {
-    await sql`INSERT INTO search_outputs (rowid, text)
+    await sql`INSERT OR REPLACE INTO search_outputs (rowid, text)
       SELECT rowid, ${text} FROM outputs WHERE run_id = ${runId} AND node_id = ${nodeId}`
       .execute(tx);
     // The run's tip text, keyed by the run's rowid: one statement (FTS5 honours REPLACE).
