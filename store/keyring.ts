@@ -124,7 +124,7 @@ export async function inspectKeyring(path: string): Promise<string[]> {
     text = await readFile(path, "utf8");
   } catch (error) {
     return (error as { code?: string }).code === "ENOENT"
-      ? [`${path} does not exist (the next waymark command that serves or imports creates it)`]
+      ? [`${path} does not exist (waymark creates it the next time it opens this home)`]
       : [`${path} cannot be read: ${(error as Error).message}`];
   }
   const problems: string[] = [];

@@ -145,6 +145,18 @@ function toGcSession(
   };
 }
 
+/** Runs `fn`, trying again a few times while another process holds the database past its timeout. */
+async function patiently<T>(dialect: SqlDialect, fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await fn();
+    } catch (error) {
+      if (attempt >= 4 || !dialect.isBusy(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+    }
+  }
+}
+
 /** Removes (or, on a dry run, lists) the sessions idle longer than the limit. */
 export async function collectGarbage(
   store: { readonly db: Kysely<Database>; readonly dialect: SqlDialect },
@@ -168,7 +180,8 @@ export async function collectGarbage(
     for (const row of page) {
       const done = report.dryRun
         ? toGcSession(row, await sessionBytes(store.db, row.session_id))
-        : await removeOne(store.db, store.dialect, { sessionId: row.session_id, scope });
+        : await patiently(store.dialect, () =>
+          removeOne(store.db, store.dialect, { sessionId: row.session_id, scope }));
       if (!done) {
         report.kept += 1;
         continue;
