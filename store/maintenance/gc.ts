@@ -103,7 +103,7 @@ export async function sessionBytes(ex: Executor, sessionId: string): Promise<num
     (SELECT coalesce(sum(length(payload) + length(digest) + length(kind) + length(at)), 0)
       FROM events WHERE session_id = ${sessionId})
     + (SELECT coalesce(sum(length(state) + length(context) + length(preferences)), 0)
-      FROM nodes WHERE session_id = ${sessionId})
+      FROM nodes WHERE run_id IN (${runs}))
     + (SELECT coalesce(sum(length(response)), 0) FROM attempts WHERE run_id IN (${runs}))
     + (SELECT coalesce(sum(coalesce(length(notes_markdown), 0) + length(artifacts)), 0)
       FROM outputs WHERE run_id IN (${runs})) AS n`.execute(ex);

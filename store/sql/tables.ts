@@ -10,8 +10,9 @@ import type { Executor } from "./graph_sql.ts";
 import type { Database } from "./schema.ts";
 
 /**
- * A table's role: `log` is the truth; `session` and `run` are projections scoped by a
- * `session_id` or `run_id` column; `shared` rows are content-addressed and kept while any run
+ * A table's role: `log` is the truth; `session` and `run` are projections reached by their
+ * `session_id`, or through their run's id (the indexed way in, even where the row also names
+ * its session); `shared` rows are content-addressed and kept while any run
  * uses them; `search` is the dialect's full-text index (kept by the dialect); `record` rows
  * sit beside the log (not rebuilt from it) with a `session_id` column.
  */
@@ -23,11 +24,11 @@ export const TABLE_ROLES: Record<keyof Database, TableRole> = {
   sessions: "session",
   runs: "session",
   workflow_snapshots: "shared",
-  nodes: "session",
+  nodes: "run",
   edges: "run",
   attempts: "run",
   outputs: "run",
-  observations: "session",
+  observations: "run",
   search_titles: "search",
   search_tips: "search",
   search_outputs: "search",
