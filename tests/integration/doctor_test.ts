@@ -113,6 +113,14 @@ Deno.test("damaged projections, search rows and snapshots are found, and --repai
       "INSERT INTO search_outputs (rowid, text) VALUES (999999, 'an orphan')",
       `UPDATE workflow_snapshots SET compiled = replace(compiled, '"name":"Code Review"', '"name":"Code Reviewed"')`,
     );
+    // replaying the damaged attempt marks the session corrupt, as execution does
+    const marked = await open(home);
+    try {
+      const refused = await marked.continue(review.replay);
+      assert.ok(!refused.ok && refused.error.code === "STORAGE_CORRUPTION_DETECTED");
+    } finally {
+      await marked.close();
+    }
     const damaged = await doctor(home);
     assert.equal(damaged.code, 1);
     assert.deepEqual(
@@ -211,6 +219,11 @@ Deno.test("keyring, workflow files, WAL, integrity, schema age: each found, with
     );
     await Deno.writeTextFile(keys, "{not json", { mode: 0o600 });
     assert.match(JSON.stringify((await doctor(home)).report), /keys\.json is not valid JSON/);
+    await Deno.writeTextFile(keys, '{"version": 1}', { mode: 0o600 });
+    assert.match(
+      JSON.stringify((await doctor(home)).report),
+      /keys\.json is not a waymark keyring \(version 1 with a current key; current:/,
+    );
     await Deno.remove(keys);
     assert.match(JSON.stringify((await doctor(home)).report), /keys\.json does not exist/);
     await Deno.writeTextFile(keys, saved, { mode: 0o600 });
