@@ -20,7 +20,8 @@ import {
   type WorkflowFile,
 } from "./engine/mod.ts";
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
-import { rotateKeyring } from "./store/mod.ts";
+import { createWorkflowSource, loadConfig, openStore, rotateKeyring } from "./store/mod.ts";
+import type { CliHost } from "./store/maintenance/cli.ts";
 import { parseArgsOptions, parseSettings } from "./store/settings.ts";
 
 const HELP = `waymark ${VERSION}: a rewind-safe workflow runtime for AI coding agents, over MCP.
@@ -34,6 +35,14 @@ Usage:
   waymark workflows inspect ID     show one workflow's steps
   waymark workflows validate FILE  check a workflow file and print its workflowHash
   waymark keys rotate              new signing key; tokens signed by the previous one stay valid
+  waymark sessions list            sessions, newest first (--workspace W, --status S, --json)
+  waymark sessions show ID         one session's runs, tips and latest notes (--json)
+  waymark sessions export ID       a session as one verified JSON bundle (-o FILE; default stdout)
+  waymark sessions export --all -o DIR   one bundle per session (--workspace, --status, --older-than)
+  waymark import FILE...           import bundles (verified first; never merges; twice is a no-op)
+  waymark gc --older-than 30d      remove idle sessions (--dry-run, --keep-running, --vacuum)
+  waymark doctor [FILE]            check the database, keyring and workflows (--repair, --json)
+  waymark backup FILE              a consistent copy of the database while servers run
   waymark --version | --help
 
 Options:
@@ -52,8 +61,15 @@ Options:
   --port N              viewer port for \`view\` (default 4321; 0 picks a free one)
   --viewer-port N       viewer port for \`serve --viewer\` (default 4321; 0 picks a free one)
 
-<home>/config.json (optional, JSONC): {"workflowDirs": [...], "preferences": {...}}
+  -o, --output FILE     (sessions export) where the bundle goes (- for stdout; a folder with --all)
+  --older-than AGE      (gc, export --all) idle longer than AGE: 45m, 12h, 30d, 2w
+
+<home>/config.json (optional, JSONC):
+  {"workflowDirs": [...], "preferences": {...}, "retention": {"olderThan": "90d"}}
 `;
+
+/** How this waymark was built. */
+const BUILD_KIND = "source";
 
 function log(line: string): void {
   process.stderr.write(`[waymark] ${line}\n`);
@@ -109,6 +125,14 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === "view") return await view(options, values.port);
   if (command === "workflows") return await workflows(options, sub, arg);
+  const { STORE_COMMANDS } = await import("./store/maintenance/commands.ts");
+  const storeCommand = STORE_COMMANDS[command];
+  if (storeCommand) {
+    return await storeCommand(storeHost(options), {
+      positionals: positionals.slice(1),
+      flags: values,
+    });
+  }
   if (command === "keys" && sub === "rotate") {
     const { keysFile } = resolvePaths(options);
     const keyring = await rotateKeyring(keysFile);
@@ -119,6 +143,29 @@ async function main(argv: string[]): Promise<number> {
   }
   process.stderr.write(`unknown command \`${command}\`\n\n${HELP}`);
   return 2;
+}
+
+/** What the store's commands get: paths, openers and the output streams. */
+function storeHost(options: WaymarkOptions): CliHost {
+  return {
+    paths: resolvePaths(options),
+    version: VERSION,
+    buildKind: BUILD_KIND,
+    open: () => openWaymark(options),
+    openDatabase: (url) => openStore(url, { busyTimeoutMs: options.busyTimeoutMs, migrate: false }),
+    workflows: () => ({
+      // as openWaymark composes them: config.json's folders after the flags'
+      load: async () => {
+        const { workflowDirs } = await loadConfig(resolvePaths(options).home);
+        const extra = [...(options.extraWorkflowDirs ?? []), ...workflowDirs];
+        const dirs = resolvePaths({ ...options, extraWorkflowDirs: extra }).workflowDirs;
+        return await createWorkflowSource(BUNDLED_WORKFLOWS, dirs).load();
+      },
+    }),
+    stdout: (text) => void process.stdout.write(text),
+    stderr: (text) => void process.stderr.write(text),
+    now: () => new Date(),
+  };
 }
 
 async function serve(

@@ -77,6 +77,16 @@ export {
 } from "./engine/mod.ts";
 export { createMcpServer, type McpServerOptions, serveMcpStdio } from "./tools/mod.ts";
 export { openStore, type SqliteStore } from "./store/mod.ts";
+export {
+  type BundleError,
+  type BundleResult,
+  type ExportedBundle,
+  exportSession,
+  type ExportSource,
+  importBundle,
+  type ImportedSession,
+  type ImportTarget,
+} from "./store/bundle/mod.ts";
 
 /** waymark's version. */
 export const VERSION = "0.1.0";

@@ -101,6 +101,34 @@ export type TokenKind = typeof TOKEN_KINDS[number];
 /** The kinds of attempt: those of the tokens that name one. */
 export type AttemptKind = Exclude<TokenKind, "state">;
 
+/** Why a session bundle could not be written or read (`waymark sessions export` / `import`). */
+export const BUNDLE_ERROR_CODES = [
+  "SESSION_NOT_FOUND",
+  "SESSION_CORRUPT",
+  "BUNDLE_INVALID",
+  "BUNDLE_VERSION_UNSUPPORTED",
+  "STORAGE_BUSY",
+] as const;
+/** A bundle error code. */
+export type BundleErrorCode = typeof BUNDLE_ERROR_CODES[number];
+
+/** What `waymark doctor` checks, in the order it reports them. */
+export const DOCTOR_CHECKS = [
+  "version",
+  "database",
+  "schema",
+  "integrity",
+  "event_log",
+  "snapshots",
+  "projections",
+  "search_index",
+  "keyring",
+  "wal",
+  "workflows",
+] as const;
+/** A doctor check. */
+export type DoctorCheck = typeof DOCTOR_CHECKS[number];
+
 /** Whether `value` belongs to the closed set `list`; narrows it to the set's type. */
 export function isMember<T extends string>(list: readonly T[], value: unknown): value is T {
   return (list as readonly unknown[]).includes(value);

@@ -5,6 +5,8 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
+import { durationSchema } from "./maintenance/duration.ts";
+import { STATUS_FILTERS } from "./sql/viewer/sessions_list.ts";
 
 const port = (name: string) =>
   z.string().regex(/^\d{1,5}$/, `${name} must be a port number from 0 to 65535`)
@@ -54,6 +56,17 @@ export const flagsSchema = z.object({
   "max-body-bytes": count("--max-body-bytes", 1024 * 1024 * 1024).optional(),
   "max-sessions": count("--max-sessions", 100_000).optional(),
   "enable-start-session": z.boolean().optional(),
+  output: text("--output").optional(),
+  all: z.boolean().optional(),
+  status: z.enum(STATUS_FILTERS, {
+    error: `--status must be one of ${STATUS_FILTERS.join(", ")}`,
+  }).optional(),
+  json: z.boolean().optional(),
+  "older-than": durationSchema("--older-than").optional(),
+  "dry-run": z.boolean().optional(),
+  "keep-running": z.boolean().optional(),
+  vacuum: z.boolean().optional(),
+  repair: z.boolean().optional(),
   help: z.boolean().optional(),
   version: z.boolean().optional(),
 });
@@ -75,7 +88,7 @@ export function parseArgsOptions(): Record<
   string,
   { type: "string" | "boolean"; multiple?: boolean; short?: string }
 > {
-  const shorts: Record<string, string> = { help: "h", version: "V" };
+  const shorts: Record<string, string> = { help: "h", version: "V", output: "o" };
   const table: Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }> =
     {};
   for (const [name, schema] of Object.entries(flagsSchema.shape)) {

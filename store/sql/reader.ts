@@ -155,7 +155,16 @@ async function getSnapshot(
   hash: string,
 ): Promise<CompiledWorkflow | null> {
   const cached = shared.snapshots.get(hash);
-  if (cached) return cached;
+  if (cached && ex === shared.db) return cached;
+  if (cached) {
+    // Inside a write the row decides: `waymark gc` removes snapshots no run uses any more, and
+    // a run pinned on a cached copy alone would have none.
+    const row = await ex.selectFrom("workflow_snapshots").select("workflow_hash")
+      .where("workflow_hash", "=", hash).executeTakeFirst();
+    if (row) return cached;
+    shared.snapshots.delete(hash);
+    return null;
+  }
   const compiled = await readSnapshot(ex, hash);
   if (compiled) shared.snapshots.set(hash, compiled);
   return compiled;

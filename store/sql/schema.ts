@@ -140,6 +140,16 @@ export interface SearchTable {
   text: string;
 }
 
+/** Bundles imported, by the digest of the whole bundle (not a projection of the log). */
+export interface BundleImportsTable {
+  bundle_digest: string;
+  /** The session the bundle became here (re-keyed when its id was taken). */
+  session_id: string;
+  /** The session id inside the bundle. */
+  source_session_id: string;
+  imported_at: string;
+}
+
 /** The whole schema. */
 export interface Database {
   events: EventsTable;
@@ -158,4 +168,6 @@ export interface Database {
   search_tips: SearchTable;
   /** Layer 3: every output, by `outputs.rowid`. */
   search_outputs: SearchTable;
+  /** Bundles imported (`waymark import`). */
+  bundle_imports: BundleImportsTable;
 }

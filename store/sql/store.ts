@@ -16,6 +16,8 @@ import { createWrite } from "./writer.ts";
 export interface SqlStore extends Store {
   /** The typed query builder, for read-only adapters. */
   readonly db: Kysely<Database>;
+  /** The dialect's parts (busy errors, full-text search), for maintenance code. */
+  readonly dialect: SqlDialect;
   /** Row counts of the main tables (diagnostics and tests). */
   counts(): Promise<Record<keyof Database, number>>;
 }
@@ -54,6 +56,7 @@ export function createSqlStore(
   return withStorageFaults({
     ...createReader({ ex: db, search: dialect.search }, shared),
     db,
+    dialect,
     write: createWrite(db, { dialect, now, shared }),
     counts: () => counts(db),
   }, { dialect, location, db });

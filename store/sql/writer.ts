@@ -4,7 +4,13 @@
  * @module
  */
 import type { Kysely } from "npm:kysely@0.29.9";
-import type { DomainEvent, Store, StoreWriter } from "../../engine/mod.ts";
+import {
+  type DomainEvent,
+  sessionLabel,
+  StorageBusyError,
+  type Store,
+  type StoreWriter,
+} from "../../engine/mod.ts";
 import { contextId, loggedEvents } from "./context_refs.ts";
 import type { SqlDialect } from "./dialect.ts";
 import type { Executor } from "./graph_sql.ts";
@@ -65,9 +71,14 @@ async function append(
   for (const [i, event] of logged.entries()) {
     await project({ tx, search, seq: seqs[i]!, at }, event);
   }
-  await tx.updateTable("sessions")
+  const updated = await tx.updateTable("sessions")
     .set((eb) => ({ updated_at: at, event_count: eb("event_count", "+", events.length) }))
-    .where("session_id", "=", events[0]!.sessionId).execute();
+    .where("session_id", "=", events[0]!.sessionId).executeTakeFirst();
+  // A session removed (by `waymark gc`) after the call read its node: roll back, never leave
+  // half a session behind.
+  if (Number(updated.numUpdatedRows) === 0) {
+    throw new Error(`session ${sessionLabel(events[0]!.sessionId)} is no longer stored`);
+  }
 }
 
 /** The store port's `write`: `fn` runs in one transaction with reads and `append`. */

@@ -64,6 +64,9 @@ export const RunsSidebar: FC<{ view: SessionView }> = ({ view }: { view: Session
       </ul>
       <div class="actions">
         <a href={paths.exportMd(session.sessionId)}>Export as Markdown</a>
+        <a href={paths.bundle(session.sessionId)} download class="download-bundle">
+          Download bundle
+        </a>
         <a href="#timeline">Timeline</a>
         <a href="#session-notes">Session notes</a>
         <a href={`/api/sessions/${sessionLabel(session.sessionId)}`}>JSON</a>
