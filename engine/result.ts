@@ -25,6 +25,12 @@ export const ERROR_CODES = [
   "STORAGE_BUSY",
   "STORAGE_CORRUPTION_DETECTED",
   "INTERNAL_ERROR",
+  "RUN_ABORTED",
+  "NO_ACTIVE_WORKFLOW",
+  "OUTPUT_INVALID",
+  "QUALITY_GATE_FAILED",
+  "REVIEWER_FAILED",
+  "STEP_NOT_FOUND",
 ] as const;
 /** An error code. */
 export type ErrorCode = typeof ERROR_CODES[number];

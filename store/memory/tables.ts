@@ -117,6 +117,26 @@ export interface ObservationRow {
   at: string;
 }
 
+/** A run on a workflow stack. */
+export interface RunLinkRow {
+  runId: string;
+  sessionId: string;
+  /** `""` for the main agent, as the libSQL column. */
+  agentId: string;
+  parentRunId: string | null;
+  parentNodeId: string | null;
+  jobDir: string | null;
+  createdSeq: number;
+}
+
+/** An event recorded at a node (review, gap, abort), as JSON. */
+export interface NodeEventRow {
+  seq: number;
+  runId: string;
+  nodeId: string;
+  payload: string;
+}
+
 /** A pinned compiled workflow, as JSON text. */
 export interface SnapshotRow {
   workflowHash: string;
@@ -140,6 +160,10 @@ export interface Tables {
   attempts: Map<string, AttemptRow>;
   outputs: Map<string, OutputRow>;
   observations: ObservationRow[];
+  /** Stacked runs by run id. */
+  runLinks: Map<string, RunLinkRow>;
+  /** Node events in log order. */
+  nodeEvents: NodeEventRow[];
 }
 
 /** Row counts under the libSQL store's table names, as its `counts()` reports them. */
@@ -168,6 +192,8 @@ export function emptyTables(): Tables {
     attempts: new Map(),
     outputs: new Map(),
     observations: [],
+    runLinks: new Map(),
+    nodeEvents: [],
   };
 }
 
@@ -185,6 +211,8 @@ export function copyTables(tables: Tables): Tables {
     attempts: new Map(tables.attempts),
     outputs: new Map(tables.outputs),
     observations: [...tables.observations],
+    runLinks: new Map(tables.runLinks),
+    nodeEvents: [...tables.nodeEvents],
   };
 }
 

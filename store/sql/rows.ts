@@ -128,6 +128,8 @@ export interface StoredAttemptRow {
   attempt_id: string;
   /** `attempts.outcome`. */
   outcome: string;
+  /** `attempts.result_node_id`. */
+  result_node_id: string;
   /** `attempts.response`. */
   response: string;
   /** `attempts.response_digest`. */
@@ -160,6 +162,7 @@ export function decodeAttempt(row: StoredAttemptRow): AttemptRecord {
     nodeId: row.node_id,
     attemptId: row.attempt_id,
     outcome: outcome.data,
+    resultNodeId: row.result_node_id,
     response: row.response,
     sessionId: row.session_id,
     corrupt: row.health === "corrupt",

@@ -1,0 +1,226 @@
+/**
+ * `get_workflows` and `start_workflow` of the DeepWork profile. Starting while a run is on the
+ * caller's stack pushes a child run into the same session, linked to the parent run and the
+ * node it stands at (`run_stacked`); otherwise it opens a new session. One write transaction.
+ * @module
+ */
+import type { DomainEvent } from "../events.ts";
+import { deriveNodeId, randomHex } from "../ids.ts";
+import type { EngineDeps, NodeRecord, StackFrame } from "../ports.ts";
+import { applyPreferences, DEFAULT_PREFERENCES } from "../preferences.ts";
+import { fail, ok, type Result } from "../result.ts";
+import { guard } from "../use_cases/guard.ts";
+import { nodeCreated } from "../use_cases/node_events.ts";
+import { currentStep, initialState } from "../workflow/interpreter.ts";
+import type { WorkspaceObservation } from "../workspace.ts";
+import type { LoadedJob, LoadedJobs, LoadedJobWorkflow } from "./catalog.ts";
+import type { JobPorts } from "./ports.ts";
+import type { GetWorkflowsResponse, JobStartResponse } from "./responses.ts";
+import { beginStep, findStack, stackEntries } from "./stack.ts";
+
+/** `get_workflows`: every job visible from the workspace, and every job that failed to load. */
+export function getWorkflows(
+  ports: Pick<JobPorts, "jobs">,
+  at: { workspace: string | null },
+): Promise<Result<GetWorkflowsResponse>> {
+  return guard(async () => {
+    const loaded = await ports.jobs.load(at.workspace);
+    return ok({
+      jobs: loaded.jobs.map((j) => ({
+        name: j.name,
+        summary: j.summary,
+        workflows: j.workflows.map((w) => ({ name: w.name, summary: w.summary })),
+      })),
+      errors: loaded.errors.map((e) => ({
+        job_name: e.jobName,
+        job_dir: e.jobDir,
+        error: e.error,
+      })),
+    });
+  });
+}
+
+/** Input of {@linkcode startJobWorkflow}, as the tool takes it. */
+export interface JobStartInput {
+  /** What the run is for. */
+  goal: string;
+  /** The job. */
+  job_name: string;
+  /** The workflow (ignored when the job has only one). */
+  workflow_name: string;
+  /** Names this instance of the workflow (kept in the run's context). */
+  instance_id?: string | null;
+  /** Values for the workflow's inputs (kept in the run's context). */
+  inputs?: Record<string, unknown>;
+  /** Push onto this session's stack instead of the workspace's current one. */
+  session_id?: string;
+  /** A sub-agent's own stack. */
+  agent_id?: string;
+}
+
+/** Finds the job and workflow, or says which names exist. */
+export function pickWorkflow(
+  loaded: LoadedJobs,
+  input: Pick<JobStartInput, "job_name" | "workflow_name">,
+): Result<{ job: LoadedJob; workflow: LoadedJobWorkflow }> {
+  const job = loaded.jobs.find((j) => j.name === input.job_name);
+  if (!job) {
+    const broken = loaded.errors.find((e) => e.jobName === input.job_name);
+    return fail(
+      "WORKFLOW_NOT_FOUND",
+      broken
+        ? `Job \`${input.job_name}\` failed to load: ${broken.error}`
+        : `Job \`${input.job_name}\` not found. Available jobs: ${
+          loaded.jobs.map((j) => j.name).join(", ") || "(none)"
+        }.`,
+      { details: { job_name: input.job_name, jobs: loaded.jobs.map((j) => j.name) } },
+    );
+  }
+  const workflow = job.workflows.length === 1
+    ? job.workflows[0]!
+    : job.workflows.find((w) => w.name === input.workflow_name);
+  if (!workflow) {
+    const names = job.workflows.map((w) => w.name);
+    return fail(
+      "WORKFLOW_NOT_FOUND",
+      `Workflow \`${input.workflow_name}\` not found in job \`${job.name}\`. Available workflows: ${
+        names.join(", ") || "(none)"
+      }.`,
+      { details: { job_name: job.name, workflow_name: input.workflow_name, workflows: names } },
+    );
+  }
+  if (workflow.compiled.steps.length === 0) {
+    return fail(
+      "WORKFLOW_NOT_FOUND",
+      `Workflow \`${job.name}/${workflow.name}\` has no steps; add steps to it in ${job.dir}/job.yml.`,
+      { details: { job_name: job.name, workflow_name: workflow.name } },
+    );
+  }
+  return ok({ job, workflow });
+}
+
+/** The frame a new run is pushed onto: the caller's top, else (for a sub-agent) the main top. */
+async function parentFrame(
+  deps: EngineDeps,
+  found: { sessionId: string | null; agentId: string | null; frames: StackFrame[] },
+): Promise<StackFrame | null> {
+  const own = found.frames.at(-1);
+  if (own || found.agentId === null || found.sessionId === null) return own ?? null;
+  return (await deps.store.getStack(found.sessionId, null)).frames.at(-1) ?? null;
+}
+
+/** Starts a job's workflow: a new session, or a child run on the caller's stack. */
+export function startJobWorkflow(
+  deps: EngineDeps,
+  ports: Pick<JobPorts, "jobs">,
+  input: JobStartInput & { workspace: WorkspaceObservation },
+): Promise<Result<JobStartResponse>> {
+  return guard(async () => {
+    const picked = pickWorkflow(await ports.jobs.load(input.workspace.workspace), input);
+    if (!picked.ok) return picked;
+    const found = await findStack(deps.store, {
+      sessionId: input.session_id,
+      agentId: input.agent_id,
+      workspace: input.workspace.workspace,
+    });
+    if (!found.ok) return found;
+    const { sessionId, agentId, view } = found.value;
+    const parent = await parentFrame(deps, { sessionId, agentId, frames: view.frames });
+    const root = await rootNode(deps, {
+      sessionId: sessionId ?? randomHex(deps, 8),
+      picked: picked.value,
+      input,
+    });
+    const { compiled, hash } = picked.value.workflow;
+    const jobDir = picked.value.job.dir;
+    await deps.store.write(async (tx) => {
+      const pinned = Boolean(await tx.getSnapshot(hash));
+      await tx.append([
+        ...(sessionId === null
+          ? [{ kind: "session_created" as const, sessionId: root.sessionId, title: input.goal }]
+          : []),
+        {
+          kind: "run_started",
+          sessionId: root.sessionId,
+          runId: root.runId,
+          workflowId: compiled.id,
+          workflowHash: hash,
+          goal: input.goal,
+        },
+        {
+          kind: "workflow_pinned",
+          sessionId: root.sessionId,
+          runId: root.runId,
+          workflowHash: hash,
+          compiled: pinned ? null : compiled,
+        },
+        ...nodeCreated(root),
+        {
+          kind: "observation_recorded",
+          sessionId: root.sessionId,
+          runId: root.runId,
+          nodeId: root.nodeId,
+          ...input.workspace,
+        },
+        {
+          kind: "run_stacked",
+          sessionId: root.sessionId,
+          runId: root.runId,
+          agentId,
+          parentRunId: parent?.runId ?? null,
+          parentNodeId: parent?.tipNodeId ?? null,
+          jobDir,
+        },
+      ] satisfies DomainEvent[]);
+    });
+    const frame: StackFrame = {
+      runId: root.runId,
+      sessionId: root.sessionId,
+      agentId,
+      parentRunId: parent?.runId ?? null,
+      parentNodeId: parent?.tipNodeId ?? null,
+      depth: view.frames.length,
+      jobDir,
+      workflowId: compiled.id,
+      workflowHash: hash,
+      status: "running",
+      tipNodeId: root.nodeId,
+      pendingStepId: root.pendingStepId,
+    };
+    return ok({
+      begin_step: beginStep(compiled, root, jobDir)!,
+      stack: stackEntries([...view.frames, frame]),
+    });
+  });
+}
+
+/** The root node of a new run: context from `inputs` and `instance_id`. */
+async function rootNode(
+  deps: EngineDeps,
+  at: {
+    sessionId: string;
+    picked: { workflow: LoadedJobWorkflow };
+    input: JobStartInput;
+  },
+): Promise<NodeRecord> {
+  const { compiled } = at.picked.workflow;
+  const runId = randomHex(deps, 8);
+  const context: Record<string, unknown> = { ...(at.input.inputs ?? {}) };
+  if (at.input.instance_id) context.instance_id = at.input.instance_id;
+  const state = initialState(compiled, context);
+  return {
+    sessionId: at.sessionId,
+    runId,
+    nodeId: await deriveNodeId(["root", runId]),
+    parentId: null,
+    nodeKind: "step",
+    depth: 0,
+    state,
+    context,
+    preferences: applyPreferences(deps.defaultPreferences ?? DEFAULT_PREFERENCES, undefined),
+    pendingStepId: currentStep(compiled, state)?.id ?? null,
+    edgeKind: null,
+    notesMarkdown: null,
+    notesStepId: null,
+  };
+}
