@@ -13,6 +13,7 @@ import type { CompiledContract, CompiledStep, CompiledWorkflow } from "./workflo
 import { evaluateCondition } from "./workflow/conditions.ts";
 import type { UserDependency, ValidationCriteria, ValidationRule } from "./workflow/schema.ts";
 import { jsonSchemaProblems } from "./json_schema_check.ts";
+import { jobOutputProblems } from "./deepwork/outputs.ts";
 import type { Capability, CapabilityStatus } from "./vocabulary.ts";
 
 /** A blocker code. */
@@ -359,7 +360,7 @@ export function reviewAck(
   const artifacts = reviewArtifacts(review, contract, input.artifacts);
   if (contract && !artifacts.satisfied) {
     review.problems.push(...contractProblems(step, contract, artifacts.errors));
-  }
+  } else if (contract && step.job) review.problems.push(...jobOutputProblems(step, input.artifacts));
   if (step.validation !== undefined) {
     review.problems.push(...validationProblems(step, step.validation, input));
   }

@@ -15,6 +15,9 @@ const configSchema = z.object({
     "Extra workflow directories (lowest precedence); relative paths are relative to WAYMARK_HOME.",
   ),
   preferences: preferencesPatchSchema.optional().describe("Default preferences for new sessions."),
+  jobDirs: z.array(z.string().min(1)).optional().describe(
+    "Folders of DeepWork job folders (after the workspace's .deepwork/jobs); relative to WAYMARK_HOME.",
+  ),
 }).strict();
 
 /** The settings read from the config file. */
@@ -23,6 +26,8 @@ export interface WaymarkConfig {
   workflowDirs: string[];
   /** Default preferences for new sessions. */
   preferences: PreferencesPatch;
+  /** Folders of DeepWork job folders, absolute. */
+  jobDirs: string[];
 }
 
 /** Reads `<home>/config.json`; a missing file is an empty config, a broken one an error that says where. */
@@ -33,7 +38,7 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
     text = await readFile(file, "utf8");
   } catch (error) {
     if ((error as { code?: string }).code === "ENOENT") {
-      return { workflowDirs: [], preferences: {} };
+      return { workflowDirs: [], preferences: {}, jobDirs: [] };
     }
     throw error;
   }
@@ -54,7 +59,7 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
     throw new Error(
       `${file}: ${
         problems.join("; ")
-      }. Allowed keys: workflowDirs (string[]), preferences ({autonomy, riskPolicy}).`,
+      }. Allowed keys: workflowDirs (string[]), preferences ({autonomy, riskPolicy}), jobDirs (string[]).`,
     );
   }
   return {
@@ -62,5 +67,6 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
       isAbsolute(dir) ? dir : join(home, dir)
     ),
     preferences: parsed.data.preferences ?? {},
+    jobDirs: (parsed.data.jobDirs ?? []).map((dir) => isAbsolute(dir) ? dir : join(home, dir)),
   };
 }

@@ -36,6 +36,8 @@ export interface LoadedJob {
   source: SourceKind;
   /** Its workflows, in file order. */
   workflows: LoadedJobWorkflow[];
+  /** The instruction files it read (relative to its folder). */
+  instructionFiles: string[];
 }
 
 /** A job that failed to load, as `get_workflows` lists it. */
@@ -67,7 +69,8 @@ export async function loadJob(
   spec: JobSpec,
   at: { dir: string; source: SourceKind; instructions: ReadonlyMap<string, string | null> },
 ): Promise<{ ok: true; job: LoadedJob } | { ok: false; error: JobLoadError }> {
-  const missing = instructionFiles(spec).filter((f) => typeof at.instructions.get(f) !== "string");
+  const named = instructionFiles(spec);
+  const missing = named.filter((f) => typeof at.instructions.get(f) !== "string");
   if (missing.length > 0) {
     return {
       ok: false,
@@ -93,7 +96,14 @@ export async function loadJob(
   }
   return {
     ok: true,
-    job: { name: spec.name, summary: spec.summary, dir: at.dir, source: at.source, workflows },
+    job: {
+      name: spec.name,
+      summary: spec.summary,
+      dir: at.dir,
+      source: at.source,
+      workflows,
+      instructionFiles: named,
+    },
   };
 }
 
