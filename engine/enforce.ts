@@ -13,7 +13,7 @@ import type { CompiledContract, CompiledStep, CompiledWorkflow } from "./workflo
 import { evaluateCondition } from "./workflow/conditions.ts";
 import type { UserDependency, ValidationCriteria, ValidationRule } from "./workflow/schema.ts";
 import { jsonSchemaProblems } from "./json_schema_check.ts";
-import { jobOutputProblems } from "./deepwork/outputs.ts";
+import { outputsProblem, type SubmittedOutputs } from "./deepwork/outputs.ts";
 import type { Capability, CapabilityStatus } from "./vocabulary.ts";
 
 /** A blocker code. */
@@ -340,6 +340,26 @@ function probeProblems(
     suggestedFix: capability === "web_browsing"
       ? "Install or enable a web-browsing tool (for example a fetch or browser MCP server) and probe again, or provide the needed source material yourself; to go on without it, set preferences.autonomy to full_auto_never_stop (recorded as a critical gap)."
       : "Enable subagents/delegation in your client and probe again; to go on without it, set preferences.autonomy to full_auto_never_stop (recorded as a critical gap).",
+  }];
+}
+
+/**
+ * A job step's `wr.job_outputs` artifact checked by the same structural rules as DeepWork's
+ * `finished_step` (files are checked by that profile only).
+ */
+function jobOutputProblems(step: CompiledStep, artifacts: readonly Artifact[]): Blocker[] {
+  const contract = step.outputContract;
+  const artifact = artifacts.find((a) => a.kind === contract?.artifactKind);
+  if (!artifact || !contract) return [];
+  const outputs = artifact.outputs as SubmittedOutputs;
+  const problem = outputsProblem(step.job?.outputs ?? [], outputs, step.id);
+  if (!problem) return [];
+  return [{
+    code: "INVALID_REQUIRED_OUTPUT",
+    pointer: { kind: "output_contract", contractRef: contract.contractRef },
+    message: problem,
+    suggestedFix:
+      "Fix `outputs` in the wr.job_outputs artifact (names and value types as the step declares) and acknowledge again with the new ackToken.",
   }];
 }
 

@@ -254,8 +254,8 @@ export interface StoreReader {
   /** The stack of one agent (`null`: the main agent) in a session. */
   getStack(sessionId: string, agentId: string | null): Promise<StackView>;
   /**
-   * The session whose stack for `agentId` has the most recently changed running run in a
-   * workspace folder, or `null` when no stack there is running.
+   * The session of `agentId`'s stack in a workspace folder: the one with the most recently
+   * changed running run, else the one whose run finished last; `null` when there is none.
    */
   findStackSession(workspace: string | null, agentId: string | null): Promise<string | null>;
   /** Reviews, gaps and aborts recorded at a node, oldest first. */

@@ -5,9 +5,6 @@
  * file checks go through the {@linkcode WorkspaceFiles} port.
  * @module
  */
-import type { Blocker } from "../enforce.ts";
-import type { Artifact } from "../events.ts";
-import type { CompiledStep } from "../workflow/compiled.ts";
 import type { JobOutputSpec } from "./job.ts";
 import type { FileFacts, WorkspaceFiles } from "./ports.ts";
 
@@ -128,27 +125,4 @@ export async function describeFiles(
     out.push({ output: f.output, ...described.facts });
   }
   return { ok: true, files: out };
-}
-
-/**
- * The default profile's check of a job step's `wr.job_outputs` artifact: the same structural
- * rules as `finished_step`, as a blocker (files are checked by the DeepWork profile only).
- */
-export function jobOutputProblems(step: CompiledStep, artifacts: readonly Artifact[]): Blocker[] {
-  const kind = step.outputContract?.artifactKind;
-  const artifact = artifacts.find((a) => a.kind === kind);
-  if (!artifact || !step.outputContract) return [];
-  const problem = outputsProblem(
-    step.job?.outputs ?? [],
-    artifact.outputs as SubmittedOutputs,
-    step.id,
-  );
-  if (!problem) return [];
-  return [{
-    code: "INVALID_REQUIRED_OUTPUT",
-    pointer: { kind: "output_contract", contractRef: step.outputContract.contractRef },
-    message: problem,
-    suggestedFix:
-      "Fix `outputs` in the wr.job_outputs artifact (names and value types as the step declares) and acknowledge again with the new ackToken.",
-  }];
 }

@@ -99,14 +99,37 @@ export function pickWorkflow(
   return ok({ job, workflow });
 }
 
-/** The frame a new run is pushed onto: the caller's top, else (for a sub-agent) the main top. */
-async function parentFrame(
+/** Where a new run goes: its session (`null`: a new one), its agent, the frames it joins. */
+interface Placement {
+  sessionId: string | null;
+  agentId: string | null;
+  frames: StackFrame[];
+  parent: StackFrame | null;
+}
+
+/**
+ * The caller's running stack takes the new run on top. With none, `session_id` names the
+ * session; a sub-agent joins the main agent's current session (its first run linked to the
+ * main stack's top); otherwise the run opens a new session.
+ */
+async function placement(
   deps: EngineDeps,
-  found: { sessionId: string | null; agentId: string | null; frames: StackFrame[] },
-): Promise<StackFrame | null> {
-  const own = found.frames.at(-1);
-  if (own || found.agentId === null || found.sessionId === null) return own ?? null;
-  return (await deps.store.getStack(found.sessionId, null)).frames.at(-1) ?? null;
+  input: JobStartInput & { workspace: WorkspaceObservation },
+): Promise<Result<Placement>> {
+  const where = { workspace: input.workspace.workspace };
+  const found = await findStack(deps.store, { ...where, sessionId: input.session_id, agentId: input.agent_id });
+  if (!found.ok) return found;
+  const { agentId, view } = found.value;
+  const own = view.frames.at(-1);
+  if (own) return ok({ sessionId: found.value.sessionId, agentId, frames: view.frames, parent: own });
+  const main = agentId === null
+    ? null
+    : await findStack(deps.store, { ...where, sessionId: input.session_id });
+  const mainTop = main?.ok ? main.value.view.frames.at(-1) ?? null : null;
+  const sessionId = input.session_id !== undefined
+    ? found.value.sessionId
+    : mainTop?.sessionId ?? null;
+  return ok({ sessionId, agentId, frames: [], parent: mainTop });
 }
 
 /** Starts a job's workflow: a new session, or a child run on the caller's stack. */
@@ -118,14 +141,9 @@ export function startJobWorkflow(
   return guard(async () => {
     const picked = pickWorkflow(await ports.jobs.load(input.workspace.workspace), input);
     if (!picked.ok) return picked;
-    const found = await findStack(deps.store, {
-      sessionId: input.session_id,
-      agentId: input.agent_id,
-      workspace: input.workspace.workspace,
-    });
-    if (!found.ok) return found;
-    const { sessionId, agentId, view } = found.value;
-    const parent = await parentFrame(deps, { sessionId, agentId, frames: view.frames });
+    const placed = await placement(deps, input);
+    if (!placed.ok) return placed;
+    const { sessionId, agentId, frames, parent } = placed.value;
     const root = await rootNode(deps, {
       sessionId: sessionId ?? randomHex(deps, 8),
       picked: picked.value,
@@ -179,7 +197,7 @@ export function startJobWorkflow(
       agentId,
       parentRunId: parent?.runId ?? null,
       parentNodeId: parent?.tipNodeId ?? null,
-      depth: view.frames.length,
+      depth: frames.length,
       jobDir,
       workflowId: compiled.id,
       workflowHash: hash,
@@ -189,7 +207,7 @@ export function startJobWorkflow(
     };
     return ok({
       begin_step: beginStep(compiled, root, jobDir)!,
-      stack: stackEntries([...view.frames, frame]),
+      stack: stackEntries([...frames, frame]),
     });
   });
 }

@@ -57,17 +57,19 @@ export function getStack(
   return { frames: running, lastFinished: last ? frameOf(tables, last, -1) : null };
 }
 
-/** The session of the most recently changed running stack of an agent in a workspace. */
+/**
+ * The session of an agent's stack in a workspace: the one with the most recently changed
+ * running run, else the one whose run finished last.
+ */
 export function findStackSession(
   tables: Tables,
   at: { workspace: string | null; agentId: string | null },
 ): string | null {
-  const hit = [...tables.runLinks.values()].filter((l) => {
-    const run = tables.runs.get(l.runId);
-    return l.agentId === (at.agentId ?? "") && run?.status === "running" &&
-      run.workspace === at.workspace;
-  }).sort(newestFirst(tables))[0];
-  return hit?.sessionId ?? null;
+  const mine = [...tables.runLinks.values()].filter((l) =>
+    l.agentId === (at.agentId ?? "") && tables.runs.get(l.runId)?.workspace === at.workspace
+  ).sort(newestFirst(tables));
+  const running = mine.find((l) => tables.runs.get(l.runId)?.status === "running");
+  return (running ?? mine[0])?.sessionId ?? null;
 }
 
 /** Reviews, gaps and aborts recorded at a node, oldest first. */

@@ -76,7 +76,10 @@ export async function getStack(
   };
 }
 
-/** The session of the most recently changed running stack of an agent in a workspace. */
+/**
+ * The session of an agent's stack in a workspace: the one with the most recently changed
+ * running run, else the one whose run finished last.
+ */
 export async function findStackSession(
   ex: Executor,
   at: { workspace: string | null; agentId: string | null },
@@ -84,10 +87,11 @@ export async function findStackSession(
   const row = await ex.selectFrom("run_links as l")
     .innerJoin("runs as r", "r.run_id", "l.run_id")
     .select("l.session_id")
-    .where("l.agent_id", "=", at.agentId ?? "").where("r.status", "=", "running")
+    .where("l.agent_id", "=", at.agentId ?? "")
     .where((eb) =>
       at.workspace === null ? eb("r.workspace", "is", null) : eb("r.workspace", "=", at.workspace)
     )
+    .orderBy(sql`r.status = 'running'`, "desc")
     .orderBy("r.updated_at", "desc").orderBy("l.created_seq", "desc").limit(1)
     .executeTakeFirst();
   return row?.session_id ?? null;
