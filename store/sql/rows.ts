@@ -58,6 +58,8 @@ export const responseColumn = z.looseObject({
   blockers: z.array(z.unknown()).optional(),
   gaps: z.array(z.unknown()).optional(),
 });
+/** `node_events.payload`, as the viewer reads it: an event with its kind. */
+export const eventColumn = z.looseObject({ kind: z.string() });
 /** `workflow_snapshots.compiled`, before normalisation to the current compiled format. */
 const snapshotColumn = z.looseObject({ id: z.string(), steps: z.array(z.unknown()) });
 
