@@ -18,7 +18,14 @@ import { checkSubmission } from "./gate.ts";
 import { describeFiles, namedFiles, outputsProblem, type SubmittedOutputs } from "./outputs.ts";
 import type { JobPorts } from "./ports.ts";
 import type { FinishedResponse } from "./responses.ts";
-import { type FoundStack, findStack, loadFrame, noActiveWorkflow, stackEntries } from "./stack.ts";
+import {
+  type FoundStack,
+  findStack,
+  loadFrame,
+  noActiveWorkflow,
+  stackEntries,
+  type TopRun,
+} from "./stack.ts";
 
 /** Input of {@linkcode finishStep}, as the tool takes it. */
 export interface FinishInput {
@@ -65,23 +72,34 @@ async function recordedAt(
 }
 
 /**
+ * Whether identical arguments could also be a new call for the step now current: they fit its
+ * outputs and carry no notes to tell the two apart. Then they are taken as a new call (as the
+ * original server would), not replayed.
+ */
+function couldBeNew(top: TopRun | null, input: FinishInput): boolean {
+  if (!top || (input.notes ?? input.work_summary ?? "") !== "") return false;
+  const step = currentStep(top.compiled, top.node.state);
+  return step !== null && outputsProblem(step.job?.outputs ?? [], input.outputs, step.id) === null;
+}
+
+/**
  * A retry of the call that advanced the top run, or of the one that completed the run that
  * left the stack last (and nothing happened since).
  */
 async function replayed(
   store: StoreReader,
-  found: FoundStack,
-  attemptId: string,
+  at: { found: FoundStack; top: TopRun | null; input: FinishInput; attemptId: string },
 ): Promise<FinishedResponse | null> {
-  const top = found.view.frames.at(-1);
+  const { found, top, attemptId } = at;
+  if (couldBeNew(top, at.input)) return null;
   if (top) {
-    const hit = await recordedAt(store, top, attemptId);
+    const hit = await recordedAt(store, top.frame, attemptId);
     if (hit) return hit;
   }
   const last = found.view.lastFinished;
   if (!last || last.status !== "complete") return null;
   const sinceThen = top
-    ? last.parentRunId === top.runId && last.parentNodeId === top.tipNodeId
+    ? last.parentRunId === top.frame.runId && last.parentNodeId === top.frame.tipNodeId
     : true;
   return sinceThen ? await recordedAt(store, last, attemptId) : null;
 }
@@ -100,11 +118,11 @@ export function finishStep(
     });
     if (!found.ok) return found;
     const attemptId = await callKey(input);
-    const replay = await replayed(deps.store, found.value, attemptId);
-    if (replay) return ok(replay);
     const frame = found.value.view.frames.at(-1);
-    if (!frame) return noActiveWorkflow(input.session_id);
-    const top = await loadFrame(deps.store, frame);
+    const top = frame ? await loadFrame(deps.store, frame) : null;
+    const replay = await replayed(deps.store, { found: found.value, top, input, attemptId });
+    if (replay) return ok(replay);
+    if (!top) return noActiveWorkflow(input.session_id);
     const step = currentStep(top.compiled, top.node.state);
     if (!step) return noActiveWorkflow(input.session_id);
     const root = input.workspace.workspace ?? top.run.observed?.workspace ?? null;

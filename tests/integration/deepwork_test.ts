@@ -384,3 +384,19 @@ Deno.test("session_id picks a session; agent_id keeps a sub-agent's own stack", 
     assert.deepEqual(mainNext.stack.map((s: { workflow: string }) => s.workflow), ["release_notes/quick"]);
   });
 });
+
+Deno.test("identical calls: a retry (same notes, or outputs that do not fit the next step) replays; otherwise a new call", async () => {
+  await withServer("v2", async (c) => {
+    ok(await c.call("start_workflow", { goal: "m", job_name: "nest", workflow_name: "middle" }));
+    const first = ok(await c.call("finished_step", { outputs: {}, notes: "started" }));
+    assert.equal(first.begin_step.step_id, "middle_end");
+    const retry = ok(await c.call("finished_step", { outputs: {}, notes: "started" }));
+    assert.deepEqual(retry, first, "same notes: the recorded answer");
+    ok(await c.call("go_to_step", { step_id: "middle_start" }));
+    const bare = ok(await c.call("finished_step", { outputs: {} }));
+    assert.equal(bare.begin_step.step_id, "middle_end");
+    // no notes, and `{}` fits middle_end as well: a new call, which finishes the run
+    const done = ok(await c.call("finished_step", { outputs: {} }));
+    assert.equal(done.status, "workflow_complete");
+  });
+});
