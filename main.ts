@@ -208,7 +208,12 @@ async function view(options: WaymarkOptions, port: number | undefined): Promise<
 
 async function serveHttp(
   options: WaymarkOptions,
-  flags: { port: number; server: WaymarkServerOptions; maxBodyBytes?: number; maxSessions?: number },
+  flags: {
+    port: number;
+    server: WaymarkServerOptions;
+    maxBodyBytes?: number;
+    maxSessions?: number;
+  },
 ): Promise<number> {
   const waymark = await openWaymark(options);
   log(`database ${waymark.paths.dbUrl}`);

@@ -380,7 +380,9 @@ export function reviewAck(
   const artifacts = reviewArtifacts(review, contract, input.artifacts);
   if (contract && !artifacts.satisfied) {
     review.problems.push(...contractProblems(step, contract, artifacts.errors));
-  } else if (contract && step.job) review.problems.push(...jobOutputProblems(step, input.artifacts));
+  } else if (contract && step.job) {
+    review.problems.push(...jobOutputProblems(step, input.artifacts));
+  }
   if (step.validation !== undefined) {
     review.problems.push(...validationProblems(step, step.validation, input));
   }

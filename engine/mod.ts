@@ -46,8 +46,8 @@ export { SESSION_NOTES_WORKFLOW } from "./use_cases/session_notes.ts";
 export { buildRecap, RECAP_BUDGET_BYTES, type RecapOptions } from "./use_cases/recap.ts";
 export { workflowJsonSchema } from "./workflow/json_schema.ts";
 export {
-  abortRun,
   type AbortOutcome,
+  abortRun,
   abortWorkflow,
   type RunAbortResponse,
   runAbortResponseSchema,

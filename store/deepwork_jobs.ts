@@ -95,7 +95,9 @@ export function createJobSource(options: JobSourceOptions): JobSource {
   return {
     async load(workspace) {
       const roots: [string, SourceKind][] = [
-        ...(workspace ? [[join(workspace, ".deepwork", "jobs"), "project"] as [string, SourceKind]] : []),
+        ...(workspace
+          ? [[join(workspace, ".deepwork", "jobs"), "project"] as [string, SourceKind]]
+          : []),
         ...options.dirs.map((d): [string, SourceKind] => [resolve(d), "extra"]),
       ];
       const jobs: LoadedJob[] = [];

@@ -62,7 +62,9 @@ function listDir({ source, dir }: SourceDir): { file: string; version: string }[
 }
 
 /** Workflows loaded elsewhere (DeepWork jobs), merged into the catalog under its precedence. */
-export type ExtraWorkflows = () => Promise<{ workflows: LoadedWorkflow[]; errors: WorkflowLoadError[] }>;
+export type ExtraWorkflows = () => Promise<
+  { workflows: LoadedWorkflow[]; errors: WorkflowLoadError[] }
+>;
 
 /**
  * Creates a workflow source over bundled files and directories, in precedence order, plus

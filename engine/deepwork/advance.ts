@@ -70,7 +70,11 @@ async function answer(
     return {
       status: "next_step",
       begin_step: next,
-      stack: stackEntries([...below, { ...frame, tipNodeId: child.nodeId, pendingStepId: child.pendingStepId }]),
+      stack: stackEntries([...below, {
+        ...frame,
+        tipNodeId: child.nodeId,
+        pendingStepId: child.pendingStepId,
+      }]),
     };
   }
   const parent = below.at(-1);
@@ -78,7 +82,9 @@ async function answer(
     status: "workflow_complete",
     summary: `Workflow \`${workflowLabel(compiled.id)}\` is complete.${
       parent
-        ? ` Back in \`${workflowLabel(parent.workflowId)}\` at step \`${parent.pendingStepId}\`: finish that step with finished_step.`
+        ? ` Back in \`${
+          workflowLabel(parent.workflowId)
+        }\` at step \`${parent.pendingStepId}\`: finish that step with finished_step.`
         : ""
     }`,
     all_outputs: await allOutputs(tx, child),

@@ -121,7 +121,8 @@ export function resolveJobs(
       all.push({
         jobName: job.name,
         jobDir: job.dir,
-        error: `a job named \`${job.name}\` is already defined in ${winner.dir}, which takes precedence`,
+        error:
+          `a job named \`${job.name}\` is already defined in ${winner.dir}, which takes precedence`,
       });
     }
   }

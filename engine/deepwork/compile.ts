@@ -19,15 +19,21 @@ export function jobWorkflowId(job: string, workflow: string): string {
 }
 
 function instructionsOf(step: JobStepSpec, files: ReadonlyMap<string, string>): string {
-  return "text" in step.instructions ? step.instructions.text : files.get(step.instructions.file) ?? "";
+  return "text" in step.instructions
+    ? step.instructions.text
+    : files.get(step.instructions.file) ?? "";
 }
 
 function inputsText(step: JobStepSpec): string | null {
   if (step.inputs.length === 0) return null;
   const lines = step.inputs.map((i) =>
     i.fromStep
-      ? `- \`${i.name}\`: the file step \`${i.fromStep}\` produced${i.description ? `: ${i.description}` : ""}`
-      : `- \`${i.name}\`${i.required === false ? " (optional)" : ""}${i.description ? `: ${i.description}` : ""}`
+      ? `- \`${i.name}\`: the file step \`${i.fromStep}\` produced${
+        i.description ? `: ${i.description}` : ""
+      }`
+      : `- \`${i.name}\`${i.required === false ? " (optional)" : ""}${
+        i.description ? `: ${i.description}` : ""
+      }`
   );
   return `## Inputs\n\n${lines.join("\n")}`;
 }
@@ -46,7 +52,9 @@ function stepText(
   const inputs = inputsText(step);
   if (inputs) parts.push(inputs);
   if (step.processRequirements.length > 0) {
-    parts.push(`## Process requirements\n\n${step.processRequirements.map((r) => `- ${r}`).join("\n")}`);
+    parts.push(
+      `## Process requirements\n\n${step.processRequirements.map((r) => `- ${r}`).join("\n")}`,
+    );
   }
   return parts.filter((p) => p !== "").join("\n\n");
 }
@@ -60,7 +68,9 @@ function compileEntry(
   const parts = [stepText(primary, at)];
   if (others.length > 0) {
     parts.push(
-      `## Concurrent steps\n\nThis entry runs ${entry.map((s) => `\`${s.id}\``).join(", ")} concurrently: use the Task tool to run each in its own sub-agent, wait for all of them, then call finished_step once with the outputs of all of them.`,
+      `## Concurrent steps\n\nThis entry runs ${
+        entry.map((s) => `\`${s.id}\``).join(", ")
+      } concurrently: use the Task tool to run each in its own sub-agent, wait for all of them, then call finished_step once with the outputs of all of them.`,
       ...others.map((s) => `### ${s.id}: ${s.name}\n\n${stepText(s, at)}`),
     );
   }

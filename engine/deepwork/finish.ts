@@ -8,7 +8,7 @@
  */
 import type { DomainEvent } from "../events.ts";
 import { canonicalJson, sha256Hex } from "../hash.ts";
-import type { EngineDeps, StackFrame, StoreReader } from "../ports.ts";
+import type { StackFrame, StoreReader } from "../ports.ts";
 import { fail, ok, type Result, StorageCorruptionError } from "../result.ts";
 import { guard } from "../use_cases/guard.ts";
 import { currentStep } from "../workflow/interpreter.ts";
@@ -16,11 +16,11 @@ import type { WorkspaceObservation } from "../workspace.ts";
 import { advanceJobRun } from "./advance.ts";
 import { checkSubmission } from "./gate.ts";
 import { describeFiles, namedFiles, outputsProblem, type SubmittedOutputs } from "./outputs.ts";
-import type { JobPorts } from "./ports.ts";
+import type { JobDeps } from "./ports.ts";
 import type { FinishedResponse } from "./responses.ts";
 import {
-  type FoundStack,
   findStack,
+  type FoundStack,
   loadFrame,
   noActiveWorkflow,
   stackEntries,
@@ -106,8 +106,7 @@ async function replayed(
 
 /** Finishes the current step of the caller's top run. */
 export function finishStep(
-  deps: EngineDeps,
-  ports: JobPorts,
+  deps: JobDeps,
   input: FinishInput & { workspace: WorkspaceObservation },
 ): Promise<Result<FinishedResponse>> {
   return guard(async () => {
@@ -134,7 +133,7 @@ export function finishStep(
     }
     const shape = outputsProblem(step.job?.outputs ?? [], input.outputs, step.id);
     if (shape) return fail("OUTPUT_INVALID", shape, { details: { step_id: step.id } });
-    const described = await describeFiles(ports.files, {
+    const described = await describeFiles(deps.files, {
       root,
       named: namedFiles(step.job?.outputs ?? [], input.outputs),
     });
@@ -149,7 +148,7 @@ export function finishStep(
       root,
       overrideReason: input.quality_review_override_reason,
     };
-    const gate = await checkSubmission(deps, ports, submission);
+    const gate = await checkSubmission(deps, submission);
     if (gate.kind !== "pass") {
       if (gate.events.length > 0) await deps.store.write((tx) => tx.append(gate.events));
       if (gate.kind === "fail") return gate.error;

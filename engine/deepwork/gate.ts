@@ -91,9 +91,7 @@ async function schemaChecks(ports: Pick<JobPorts, "files">, s: Submission): Prom
 async function selfReview(ports: Pick<JobPorts, "files">, s: Submission): Promise<GateOutcome> {
   const workflow = workflowLabel(s.top.compiled.id);
   const units = reviewUnits(s.step, s);
-  const name = `.deepwork/tmp/quality_review_${
-    sessionLabel(s.top.node.sessionId)
-  }_${s.step.id}.md`;
+  const name = `.deepwork/tmp/quality_review_${sessionLabel(s.top.node.sessionId)}_${s.step.id}.md`;
   const file = await ports.files.writeText(
     s.root,
     name,
@@ -129,10 +127,10 @@ async function inlineFiles(
 
 /** External review: every review once; a crash or garbage is an error, never a pass. */
 async function externalReview(
-  deps: { store: Pick<StoreReader, "getNodeEvents"> },
-  ports: Pick<JobPorts, "files">,
+  deps: { store: Pick<StoreReader, "getNodeEvents"> } & Pick<JobPorts, "files">,
   at: { s: Submission; gate: QualityGate & { runner: NonNullable<QualityGate["runner"]> } },
 ): Promise<GateOutcome> {
+  const ports = deps;
   const { s, gate } = at;
   const { node } = s.top;
   const earlier = (await deps.store.getNodeEvents(node.runId, node.nodeId))
@@ -194,10 +192,10 @@ async function externalReview(
 
 /** Runs the checks in order; the first that does not pass decides. */
 export async function checkSubmission(
-  deps: Parameters<typeof externalReview>[0],
-  ports: Pick<JobPorts, "files" | "gate">,
+  deps: { store: Pick<StoreReader, "getNodeEvents"> } & Pick<JobPorts, "files" | "gate">,
   s: Submission,
 ): Promise<GateOutcome> {
+  const ports = deps;
   const schema = await schemaChecks(ports, s);
   if (schema.kind !== "pass") return schema;
   const gate = ports.gate;
@@ -205,5 +203,5 @@ export async function checkSubmission(
   if (!gate || reviews.length === 0) return { kind: "pass", events: [] };
   if (s.overrideReason !== undefined) return { kind: "pass", events: [] };
   if (!gate.runner) return await selfReview(ports, s);
-  return await externalReview(deps, ports, { s, gate: { ...gate, runner: gate.runner } });
+  return await externalReview(deps, { s, gate: { ...gate, runner: gate.runner } });
 }

@@ -70,7 +70,9 @@ export function outputsProblem(
     s.name
   );
   if (missing.length > 0) {
-    return `Missing required output(s) ${names(missing)} for step \`${stepId}\`. Declared outputs: ${
+    return `Missing required output(s) ${
+      names(missing)
+    } for step \`${stepId}\`. Declared outputs: ${
       specs.map((s) => `\`${s.name}\` (${s.required ? "required" : "optional"})`).join(", ")
     }.`;
   }
@@ -84,7 +86,10 @@ export function outputsProblem(
 }
 
 /** The files a (structurally valid) submission names, in declaration order. */
-export function namedFiles(specs: readonly JobOutputSpec[], outputs: SubmittedOutputs): NamedFile[] {
+export function namedFiles(
+  specs: readonly JobOutputSpec[],
+  outputs: SubmittedOutputs,
+): NamedFile[] {
   const out: NamedFile[] = [];
   for (const spec of specs) {
     const value = outputs[spec.name];

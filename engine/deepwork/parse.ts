@@ -13,7 +13,10 @@ import type { JobInputSpec, JobOutputSpec, JobReviewSpec, JobSpec, JobStepSpec }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 const name = (what: string) =>
-  z.string().regex(NAME, `${what} must be letters, digits, \`_\` or \`-\` (and start with one of the first two)`);
+  z.string().regex(
+    NAME,
+    `${what} must be letters, digits, \`_\` or \`-\` (and start with one of the first two)`,
+  );
 const text = z.string();
 const jsonSchema = z.record(z.string(), z.unknown());
 const version = z.union([z.string(), z.number()]).transform(String);
@@ -76,7 +79,10 @@ const argument = z.object({
   json_schema: jsonSchema.optional(),
 });
 
-const use = z.record(z.string().min(1), z.object({ required: z.boolean().default(true) }).nullable());
+const use = z.record(
+  z.string().min(1),
+  z.object({ required: z.boolean().default(true) }).nullable(),
+);
 
 const mapStep = z.object({
   name: name("a step name"),
@@ -131,7 +137,11 @@ function listOutputs(outputs: ListJob["steps"][number]["outputs"]): JobOutputSpe
 function listStepSpec(s: ListJob["steps"][number]): JobStepSpec {
   const inputs = s.inputs.map((i): JobInputSpec =>
     "file" in i
-      ? { name: i.file, fromStep: i.from_step, ...(i.description ? { description: i.description } : {}) }
+      ? {
+        name: i.file,
+        fromStep: i.from_step,
+        ...(i.description ? { description: i.description } : {}),
+      }
       : { name: i.name, ...(i.description ? { description: i.description } : {}) }
   );
   const reviews = s.reviews.map((r): JobReviewSpec => ({
@@ -156,11 +166,14 @@ function listStepSpec(s: ListJob["steps"][number]): JobStepSpec {
 }
 
 /** The step-list format: workflows name steps by id; no `workflows` means one, of every step. */
-function fromStepList(job: ListJob): { ok: true; job: JobSpec } | { ok: false; problems: string[] } {
+function fromStepList(
+  job: ListJob,
+): { ok: true; job: JobSpec } | { ok: false; problems: string[] } {
   const steps = new Map(job.steps.map((s) => [s.id, listStepSpec(s)]));
   const problems: string[] = [];
   if (steps.size !== job.steps.length) problems.push("steps: two steps share an id");
-  const declared = job.workflows ?? [{ name: job.name, summary: job.summary, steps: [...steps.keys()] }];
+  const declared = job.workflows ??
+    [{ name: job.name, summary: job.summary, steps: [...steps.keys()] }];
   const workflows = declared.map((w, wi) => ({
     name: w.name,
     summary: w.summary,
@@ -169,7 +182,9 @@ function fromStepList(job: ListJob): { ok: true; job: JobSpec } | { ok: false; p
         const step = steps.get(id);
         if (!step) {
           problems.push(
-            `workflows[${wi}].steps[${ei}]: unknown step \`${id}\`; steps: ${[...steps.keys()].join(", ")}`,
+            `workflows[${wi}].steps[${ei}]: unknown step \`${id}\`; steps: ${
+              [...steps.keys()].join(", ")
+            }`,
           );
         }
         return step ? [step] : [];
@@ -190,7 +205,9 @@ function fromStepList(job: ListJob): { ok: true; job: JobSpec } | { ok: false; p
   };
 }
 
-function requirementsOf(value: MapJob["workflows"][string]["steps"][number]["process_requirements"]) {
+function requirementsOf(
+  value: MapJob["workflows"][string]["steps"][number]["process_requirements"],
+) {
   if (value === undefined) return [];
   if (typeof value === "string") return [value];
   if (Array.isArray(value)) return value;
@@ -206,7 +223,9 @@ function mapStepSpec(
     const arg = at.args.get(key);
     if (!arg) {
       at.problems.push(
-        `${at.where}.${use}: unknown step argument \`${key}\`; step_arguments: ${[...at.args.keys()].join(", ") || "(none)"}`,
+        `${at.where}.${use}: unknown step argument \`${key}\`; step_arguments: ${
+          [...at.args.keys()].join(", ") || "(none)"
+        }`,
       );
     }
     return arg;
@@ -224,12 +243,19 @@ function mapStepSpec(
       ...(arg.json_schema ? { jsonSchema: arg.json_schema } : {}),
     });
     if (arg.review) {
-      reviews.push({ runEach: key, criteria: {}, guidance: arg.review.instructions, strategy: arg.review.strategy });
+      reviews.push({
+        runEach: key,
+        criteria: {},
+        guidance: arg.review.instructions,
+        strategy: arg.review.strategy,
+      });
     }
   }
   const inputs = Object.entries(s.inputs).flatMap(([key, how]): JobInputSpec[] => {
     const arg = argOf(key, "inputs");
-    return arg ? [{ name: key, description: arg.description, required: how?.required ?? true }] : [];
+    return arg
+      ? [{ name: key, description: arg.description, required: how?.required ?? true }]
+      : [];
   });
   const sub = s.sub_workflow;
   return {
@@ -242,17 +268,28 @@ function mapStepSpec(
     reviews,
     hooks: [],
     processRequirements: requirementsOf(s.process_requirements),
-    ...(sub ? { subWorkflow: { workflow: sub.workflow_name, ...(sub.workflow_job ? { job: sub.workflow_job } : {}) } } : {}),
+    ...(sub
+      ? {
+        subWorkflow: {
+          workflow: sub.workflow_name,
+          ...(sub.workflow_job ? { job: sub.workflow_job } : {}),
+        },
+      }
+      : {}),
   };
 }
 
-function fromWorkflowMap(job: MapJob): { ok: true; job: JobSpec } | { ok: false; problems: string[] } {
+function fromWorkflowMap(
+  job: MapJob,
+): { ok: true; job: JobSpec } | { ok: false; problems: string[] } {
   const args = new Map(job.step_arguments.map((a) => [a.name, a]));
   const problems: string[] = [];
   const workflows = Object.entries(job.workflows).map(([wname, w]) => {
     const seen = new Set<string>();
     const entries = w.steps.map((s, i) => {
-      if (seen.has(s.name)) problems.push(`workflows.${wname}.steps[${i}]: a second step named \`${s.name}\``);
+      if (seen.has(s.name)) {
+        problems.push(`workflows.${wname}.steps[${i}]: a second step named \`${s.name}\``);
+      }
       seen.add(s.name);
       return [mapStepSpec(s, { args, problems, where: `workflows.${wname}.steps[${i}]` })];
     });
@@ -263,7 +300,9 @@ function fromWorkflowMap(job: MapJob): { ok: true; job: JobSpec } | { ok: false;
       ...(w.common_job_info_provided_to_all_steps_at_runtime !== undefined
         ? { commonJobInfo: w.common_job_info_provided_to_all_steps_at_runtime }
         : {}),
-      ...(w.post_workflow_instructions !== undefined ? { postWorkflowInstructions: w.post_workflow_instructions } : {}),
+      ...(w.post_workflow_instructions !== undefined
+        ? { postWorkflowInstructions: w.post_workflow_instructions }
+        : {}),
     };
   });
   if (problems.length > 0) return { ok: false, problems };
@@ -285,7 +324,9 @@ function zodProblems(error: z.ZodError): string[] {
 }
 
 /** Parses a `job.yml` of either format; a problem is an error naming where it is. */
-export function parseJobYaml(text: string): { ok: true; job: JobSpec } | { ok: false; error: JobParseError } {
+export function parseJobYaml(
+  text: string,
+): { ok: true; job: JobSpec } | { ok: false; error: JobParseError } {
   let data: unknown;
   try {
     data = parseYaml(text);
@@ -293,13 +334,20 @@ export function parseJobYaml(text: string): { ok: true; job: JobSpec } | { ok: f
     return { ok: false, error: { message: `YAML syntax error: ${(error as Error).message}` } };
   }
   if (!data || typeof data !== "object" || Array.isArray(data)) {
-    return { ok: false, error: { message: "job.yml must be a mapping with `name`, `summary` and `workflows`" } };
+    return {
+      ok: false,
+      error: { message: "job.yml must be a mapping with `name`, `summary` and `workflows`" },
+    };
   }
   const record = data as Record<string, unknown>;
   const isList = Array.isArray(record.steps);
   const parsed = isList ? stepListJob.safeParse(data) : workflowMapJob.safeParse(data);
-  if (!parsed.success) return { ok: false, error: { message: zodProblems(parsed.error).join("\n") } };
-  const job = isList ? fromStepList(parsed.data as ListJob) : fromWorkflowMap(parsed.data as MapJob);
+  if (!parsed.success) {
+    return { ok: false, error: { message: zodProblems(parsed.error).join("\n") } };
+  }
+  const job = isList
+    ? fromStepList(parsed.data as ListJob)
+    : fromWorkflowMap(parsed.data as MapJob);
   return job.ok ? job : { ok: false, error: { message: job.problems.join("\n") } };
 }
 

@@ -4,6 +4,7 @@
  * only calls them.
  * @module
  */
+import type { EngineDeps } from "../ports.ts";
 import type { JobSource } from "./catalog.ts";
 
 /** Facts about a file an agent submitted, recorded so a replay never reads it again. */
@@ -65,3 +66,6 @@ export interface JobPorts {
   /** The quality gate, or `null` when it is off. */
   gate: QualityGate | null;
 }
+
+/** The engine's dependencies with the DeepWork ports: what the DeepWork use-cases take. */
+export type JobDeps = EngineDeps & JobPorts;

@@ -129,10 +129,16 @@ function jsonIn(stdout: string): unknown {
 /** Reads a review command's run as a verdict; anything but the JSON verdict is an error. */
 export function readVerdict(run: ReviewRun, command: string): Verdict {
   if (run.kind === "timeout") {
-    return { ok: false, error: `the review command \`${command}\` timed out after ${run.afterMs} ms` };
+    return {
+      ok: false,
+      error: `the review command \`${command}\` timed out after ${run.afterMs} ms`,
+    };
   }
   if (run.kind === "failed_to_start") {
-    return { ok: false, error: `the review command \`${command}\` could not start: ${run.message}` };
+    return {
+      ok: false,
+      error: `the review command \`${command}\` could not start: ${run.message}`,
+    };
   }
   if (run.code !== 0) {
     const stderr = run.stderr.trim().slice(-500);
@@ -147,9 +153,10 @@ export function readVerdict(run: ReviewRun, command: string): Verdict {
   if (!parsed.success) {
     return {
       ok: false,
-      error: `the review command \`${command}\` printed no JSON verdict ({passed, feedback, criteria_results?}); its output began: ${
-        JSON.stringify(run.stdout.trim().slice(0, 200))
-      }`,
+      error:
+        `the review command \`${command}\` printed no JSON verdict ({passed, feedback, criteria_results?}); its output began: ${
+          JSON.stringify(run.stdout.trim().slice(0, 200))
+        }`,
     };
   }
   const v = parsed.data;

@@ -6,13 +6,7 @@
  * @module
  */
 import { parseSessionLabel, runLabel, sessionLabel } from "../ids.ts";
-import type {
-  NodeRecord,
-  RunRecord,
-  StackFrame,
-  StackView,
-  StoreReader,
-} from "../ports.ts";
+import type { NodeRecord, RunRecord, StackFrame, StackView, StoreReader } from "../ports.ts";
 import { fail, ok, type Result, StorageCorruptionError } from "../result.ts";
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import { currentStep, pendingStep } from "../workflow/interpreter.ts";

@@ -12,6 +12,7 @@ import { fail, ok, type Result } from "../result.ts";
 import { guard } from "../use_cases/guard.ts";
 import { nodeCreated } from "../use_cases/node_events.ts";
 import { currentStep, initialState } from "../workflow/interpreter.ts";
+import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
 import type { LoadedJob, LoadedJobs, LoadedJobWorkflow } from "./catalog.ts";
 import type { JobPorts } from "./ports.ts";
@@ -117,11 +118,17 @@ async function placement(
   input: JobStartInput & { workspace: WorkspaceObservation },
 ): Promise<Result<Placement>> {
   const where = { workspace: input.workspace.workspace };
-  const found = await findStack(deps.store, { ...where, sessionId: input.session_id, agentId: input.agent_id });
+  const found = await findStack(deps.store, {
+    ...where,
+    sessionId: input.session_id,
+    agentId: input.agent_id,
+  });
   if (!found.ok) return found;
   const { agentId, view } = found.value;
   const own = view.frames.at(-1);
-  if (own) return ok({ sessionId: found.value.sessionId, agentId, frames: view.frames, parent: own });
+  if (own) {
+    return ok({ sessionId: found.value.sessionId, agentId, frames: view.frames, parent: own });
+  }
   const main = agentId === null
     ? null
     : await findStack(deps.store, { ...where, sessionId: input.session_id });
@@ -134,12 +141,11 @@ async function placement(
 
 /** Starts a job's workflow: a new session, or a child run on the caller's stack. */
 export function startJobWorkflow(
-  deps: EngineDeps,
-  ports: Pick<JobPorts, "jobs">,
+  deps: EngineDeps & Pick<JobPorts, "jobs">,
   input: JobStartInput & { workspace: WorkspaceObservation },
 ): Promise<Result<JobStartResponse>> {
   return guard(async () => {
-    const picked = pickWorkflow(await ports.jobs.load(input.workspace.workspace), input);
+    const picked = pickWorkflow(await deps.jobs.load(input.workspace.workspace), input);
     if (!picked.ok) return picked;
     const placed = await placement(deps, input);
     if (!placed.ok) return placed;
@@ -151,46 +157,6 @@ export function startJobWorkflow(
     });
     const { compiled, hash } = picked.value.workflow;
     const jobDir = picked.value.job.dir;
-    await deps.store.write(async (tx) => {
-      const pinned = Boolean(await tx.getSnapshot(hash));
-      await tx.append([
-        ...(sessionId === null
-          ? [{ kind: "session_created" as const, sessionId: root.sessionId, title: input.goal }]
-          : []),
-        {
-          kind: "run_started",
-          sessionId: root.sessionId,
-          runId: root.runId,
-          workflowId: compiled.id,
-          workflowHash: hash,
-          goal: input.goal,
-        },
-        {
-          kind: "workflow_pinned",
-          sessionId: root.sessionId,
-          runId: root.runId,
-          workflowHash: hash,
-          compiled: pinned ? null : compiled,
-        },
-        ...nodeCreated(root),
-        {
-          kind: "observation_recorded",
-          sessionId: root.sessionId,
-          runId: root.runId,
-          nodeId: root.nodeId,
-          ...input.workspace,
-        },
-        {
-          kind: "run_stacked",
-          sessionId: root.sessionId,
-          runId: root.runId,
-          agentId,
-          parentRunId: parent?.runId ?? null,
-          parentNodeId: parent?.tipNodeId ?? null,
-          jobDir,
-        },
-      ] satisfies DomainEvent[]);
-    });
     const frame: StackFrame = {
       runId: root.runId,
       sessionId: root.sessionId,
@@ -205,11 +171,59 @@ export function startJobWorkflow(
       tipNodeId: root.nodeId,
       pendingStepId: root.pendingStepId,
     };
+    await deps.store.write(async (tx) => {
+      const pinned = Boolean(await tx.getSnapshot(hash));
+      await tx.append(
+        startEvents({
+          root,
+          frame,
+          compiled: pinned ? null : compiled,
+          input,
+          newSession: sessionId === null,
+        }),
+      );
+    });
     return ok({
       begin_step: beginStep(compiled, root, jobDir)!,
       stack: stackEntries([...frames, frame]),
     });
   });
+}
+
+/** The events of a start: the session (when new), the run, its pinned workflow, its root, its workspace and its place on the stack. */
+function startEvents(at: {
+  root: NodeRecord;
+  frame: StackFrame;
+  /** The compiled workflow, or `null` when its hash is already stored. */
+  compiled: CompiledWorkflow | null;
+  input: JobStartInput & { workspace: WorkspaceObservation };
+  newSession: boolean;
+}): DomainEvent[] {
+  const { root, frame, input } = at;
+  const ids = { sessionId: root.sessionId, runId: root.runId };
+  return [
+    ...(at.newSession
+      ? [{ kind: "session_created" as const, sessionId: root.sessionId, title: input.goal }]
+      : []),
+    {
+      kind: "run_started",
+      ...ids,
+      workflowId: frame.workflowId,
+      workflowHash: frame.workflowHash,
+      goal: input.goal,
+    },
+    { kind: "workflow_pinned", ...ids, workflowHash: frame.workflowHash, compiled: at.compiled },
+    ...nodeCreated(root),
+    { kind: "observation_recorded", ...ids, nodeId: root.nodeId, ...input.workspace },
+    {
+      kind: "run_stacked",
+      ...ids,
+      agentId: frame.agentId,
+      parentRunId: frame.parentRunId,
+      parentNodeId: frame.parentNodeId,
+      jobDir: frame.jobDir,
+    },
+  ];
 }
 
 /** The root node of a new run: context from `inputs` and `instance_id`. */

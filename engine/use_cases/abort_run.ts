@@ -86,7 +86,9 @@ export function abortRun(
 /** The default profile's `abort_workflow` answer. */
 export const runAbortResponseSchema = z.object({
   status: z.literal("aborted"),
-  alreadyAborted: z.boolean().describe("The run had been aborted before; nothing more was recorded."),
+  alreadyAborted: z.boolean().describe(
+    "The run had been aborted before; nothing more was recorded.",
+  ),
   session: z.object({ sessionId: z.string(), runId: z.string(), nodeId: z.string() }),
   workflowId: z.string(),
   abortedStepId: z.string().nullable().describe("The step that was pending."),

@@ -106,7 +106,9 @@ export async function recordAttempt(
 function abortedRun(runId: string): Result<never> {
   return fail(
     "RUN_ABORTED",
-    `Run ${runLabel(runId)} was aborted (abort_workflow); it takes no more steps. Start the workflow again to carry on, or use checkpoint_workflow to add notes.`,
+    `Run ${
+      runLabel(runId)
+    } was aborted (abort_workflow); it takes no more steps. Start the workflow again to carry on, or use checkpoint_workflow to add notes.`,
     { details: { runId: runLabel(runId) } },
   );
 }

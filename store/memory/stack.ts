@@ -4,12 +4,7 @@
  * its run's last change).
  * @module
  */
-import type {
-  BranchOutput,
-  NodeEvent,
-  StackFrame,
-  StackView,
-} from "../../engine/mod.ts";
+import type { BranchOutput, NodeEvent, StackFrame, StackView } from "../../engine/mod.ts";
 import { artifactsColumn, decodeJsonOr } from "../sql/rows.ts";
 import { key, type RunLinkRow, type Tables } from "./tables.ts";
 

@@ -43,7 +43,10 @@ type FrameRow = Awaited<ReturnType<ReturnType<typeof frames>["execute"]>>[number
 
 function decodeFrame(row: FrameRow, depth: number): StackFrame {
   if (row.last_node_id === null || !isMember(RUN_STATUSES, row.status)) {
-    throw new StorageCorruptionError(`Stacked run ${row.run_id} has no node or an unknown status`, row.session_id);
+    throw new StorageCorruptionError(
+      `Stacked run ${row.run_id} has no node or an unknown status`,
+      row.session_id,
+    );
   }
   return {
     runId: row.run_id,
@@ -108,7 +111,10 @@ export async function getNodeEvents(
     try {
       return JSON.parse(r.payload) as NodeEvent;
     } catch {
-      throw new StorageCorruptionError(`A recorded event of node ${at.nodeId} is not JSON`, r.session_id);
+      throw new StorageCorruptionError(
+        `A recorded event of node ${at.nodeId} is not JSON`,
+        r.session_id,
+      );
     }
   });
 }

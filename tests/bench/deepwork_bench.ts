@@ -55,7 +55,18 @@ function jobYaml(steps: number): string {
 async function server(home: string, workspace: string, profile: string): Promise<StdioRpc> {
   const rpc = StdioRpc.spawn({
     command: Deno.execPath(),
-    args: ["run", "-A", "--quiet", MAIN, "serve", "--home", home, "--profile", profile, "--no-quality-gate"],
+    args: [
+      "run",
+      "-A",
+      "--quiet",
+      MAIN,
+      "serve",
+      "--home",
+      home,
+      "--profile",
+      profile,
+      "--no-quality-gate",
+    ],
     cwd: workspace,
     env: { NO_COLOR: "1" },
     roots: null,
@@ -69,9 +80,17 @@ async function server(home: string, workspace: string, profile: string): Promise
   return rpc;
 }
 
-type Result = { structuredContent?: Record<string, unknown>; isError?: boolean; content?: { text: string }[] };
+type Result = {
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+  content?: { text: string }[];
+};
 
-async function call(rpc: StdioRpc, name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+async function call(
+  rpc: StdioRpc,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
   const result = await rpc.request("tools/call", { name, arguments: args }) as Result;
   if (result.isError || !result.structuredContent) {
     throw new Error(`${name} failed: ${result.content?.[0]?.text?.slice(0, 300)}`);
@@ -120,7 +139,11 @@ export async function deepworkBench(
     const dw = await server(home, workspace, "deepwork");
     try {
       // a warm-up run, abandoned, so the measured run starts on a warm process
-      await call(dw, "start_workflow", { goal: "warm-up", job_name: "bench", workflow_name: "long" });
+      await call(dw, "start_workflow", {
+        goal: "warm-up",
+        job_name: "bench",
+        workflow_name: "long",
+      });
       for (let i = 0; i < WARMUP; i++) {
         await call(dw, "finished_step", { outputs: { out: "out.md" }, notes: `warm-up ${i}` });
       }
@@ -130,7 +153,9 @@ export async function deepworkBench(
       const finished = await levels(async () => {
         await call(dw, "finished_step", { outputs: { out: "out.md" }, notes: `step ${++n}` });
       }, at);
-      for (const [prior, t] of finished) rows.push({ operation: "finished_step", prior, stats: stats(t) });
+      for (const [prior, t] of finished) {
+        rows.push({ operation: "finished_step", prior, stats: stats(t) });
+      }
     } finally {
       await dw.close();
     }
@@ -168,15 +193,15 @@ export async function deepworkBench(
 export function deepworkReport(r: DeepworkBenchResult): string {
   const lines = [
     "DeepWork finished_step next to continue_workflow (same job, stdio, one file output per step):",
-    `  ${"operation".padEnd(18)} ${"prior".padStart(6)} ${"n".padStart(4)} ${"p50 ms".padStart(9)} ${
-      "p99 ms".padStart(9)
-    }`,
+    `  ${"operation".padEnd(18)} ${"prior".padStart(6)} ${"n".padStart(4)} ${
+      "p50 ms".padStart(9)
+    } ${"p99 ms".padStart(9)}`,
   ];
   for (const row of r.rows) {
     lines.push(
-      `  ${row.operation.padEnd(18)} ${String(row.prior).padStart(6)} ${String(row.stats.n).padStart(4)} ${
-        row.stats.p50.toFixed(3).padStart(9)
-      } ${row.stats.p99.toFixed(3).padStart(9)}`,
+      `  ${row.operation.padEnd(18)} ${String(row.prior).padStart(6)} ${
+        String(row.stats.n).padStart(4)
+      } ${row.stats.p50.toFixed(3).padStart(9)} ${row.stats.p99.toFixed(3).padStart(9)}`,
     );
   }
   return lines.join("\n");
@@ -197,6 +222,9 @@ export function deepworkJson(r: DeepworkBenchResult): Record<string, unknown> {
 
 if (import.meta.main) {
   const { values } = parseArgs({ args: Deno.args, options: { quick: { type: "boolean" } } });
-  const result = await deepworkBench({ quick: values.quick === true, log: (l) => console.error(l) });
+  const result = await deepworkBench({
+    quick: values.quick === true,
+    log: (l) => console.error(l),
+  });
   console.log(deepworkReport(result));
 }

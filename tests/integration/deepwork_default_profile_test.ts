@@ -39,7 +39,10 @@ Deno.test("job workflows run in the default profile as <job>.<workflow>, outputs
     );
     assert.equal(wrongName.kind, "blocked");
     assert.equal(wrongName.blockers[0].code, "INVALID_REQUIRED_OUTPUT");
-    assert.match(wrongName.blockers[0].message, /Unknown output name\(s\) `bogus`.*Valid output names: `summary_text`, `log`/);
+    assert.match(
+      wrongName.blockers[0].message,
+      /Unknown output name\(s\) `bogus`.*Valid output names: `summary_text`, `log`/,
+    );
     const done = ok(
       await c.call("continue_workflow", {
         stateToken: started.stateToken,
@@ -64,14 +67,27 @@ Deno.test("one store: a DeepWork run is resumed and aborted from the default pro
   const dw = await connectDeepwork(home.home, ws.dir, { extraArgs: ["--no-quality-gate"] });
   const plain = await connect(home.home, { cwd: ws.dir, client: "v1" });
   try {
-    ok(await dw.call("start_workflow", { goal: "notes for the parser fix", job_name: "release_notes", workflow_name: "quick" }));
+    ok(
+      await dw.call("start_workflow", {
+        goal: "notes for the parser fix",
+        job_name: "release_notes",
+        workflow_name: "quick",
+      }),
+    );
     await writeIn(ws.dir, "changes.md", "- parser fix\n");
-    ok(await dw.call("finished_step", { outputs: { "changes.md": "changes.md" }, notes: "gathered the parser fix" }));
+    ok(
+      await dw.call("finished_step", {
+        outputs: { "changes.md": "changes.md" },
+        notes: "gathered the parser fix",
+      }),
+    );
     const found = ok(await plain.call("resume_session", { query: "parser" }));
     const candidate = found.candidates[0];
     assert.equal(candidate.workflowId, "release_notes.quick");
     assert.equal(candidate.status, "running");
-    const rehydrated = ok(await plain.call("continue_workflow", { stateToken: candidate.tip.stateToken }));
+    const rehydrated = ok(
+      await plain.call("continue_workflow", { stateToken: candidate.tip.stateToken }),
+    );
     assert.equal(rehydrated.pending.stepId, "publish");
     const aborted = ok(
       await plain.call("abort_workflow", {
@@ -84,7 +100,10 @@ Deno.test("one store: a DeepWork run is resumed and aborted from the default pro
       { status: "aborted", again: false, step: "publish" },
     );
     const twice = ok(
-      await plain.call("abort_workflow", { stateToken: candidate.tip.stateToken, explanation: "again" }),
+      await plain.call("abort_workflow", {
+        stateToken: candidate.tip.stateToken,
+        explanation: "again",
+      }),
     );
     assert.equal(twice.alreadyAborted, true);
     const refused = err(

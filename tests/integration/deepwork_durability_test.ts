@@ -15,8 +15,20 @@ Deno.test("SIGKILL mid-run, restart: the same stack, the last answer replayed, t
   const ws = await jobWorkspace(["nest"]);
   try {
     const first = await connectRich(home.home, { cwd: ws.dir, extraArgs: ARGS });
-    ok(await first.call("start_workflow", { goal: "outer", job_name: "nest", workflow_name: "outer" }));
-    ok(await first.call("start_workflow", { goal: "middle", job_name: "nest", workflow_name: "middle" }));
+    ok(
+      await first.call("start_workflow", {
+        goal: "outer",
+        job_name: "nest",
+        workflow_name: "outer",
+      }),
+    );
+    ok(
+      await first.call("start_workflow", {
+        goal: "middle",
+        job_name: "nest",
+        workflow_name: "middle",
+      }),
+    );
     const before = await first.call("finished_step", { outputs: {}, notes: "middle started" });
     assert.equal(ok(before).begin_step.step_id, "middle_end");
     Deno.kill(first.pid!, "SIGKILL");
@@ -47,7 +59,10 @@ Deno.test("two server processes on one database share one stack; racing identica
   const home = await tempHome();
   const ws = await jobWorkspace(["nest"]);
   const a = await connectDeepwork(home.home, ws.dir, { extraArgs: ["--no-quality-gate"] });
-  const b = await connectDeepwork(home.home, ws.dir, { client: "v1", extraArgs: ["--no-quality-gate"] });
+  const b = await connectDeepwork(home.home, ws.dir, {
+    client: "v1",
+    extraArgs: ["--no-quality-gate"],
+  });
   try {
     const started = ok(
       await a.call("start_workflow", { goal: "outer", job_name: "nest", workflow_name: "outer" }),

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
-import { err, ok, type TestClient, tempHome } from "../helpers/server.ts";
+import { err, ok, tempHome, type TestClient } from "../helpers/server.ts";
 import { connectDeepwork, jobWorkspace, reviewCommand, writeIn } from "../helpers/deepwork.ts";
 
 /** A server with `extraArgs`, a quick release_notes run at its publish step, and `body`. */
@@ -19,7 +19,11 @@ async function atPublish(
   const c = await connectDeepwork(home.home, ws.dir, { extraArgs });
   try {
     const started = ok(
-      await c.call("start_workflow", { goal: "g", job_name: "release_notes", workflow_name: "quick" }),
+      await c.call("start_workflow", {
+        goal: "g",
+        job_name: "release_notes",
+        workflow_name: "quick",
+      }),
     );
     await writeIn(ws.dir, "changes.md", "- one change\n");
     ok(await c.call("finished_step", { outputs: { "changes.md": "changes.md" } }));
@@ -73,7 +77,11 @@ Deno.test("self-review: instructions in .deepwork/tmp, then the override reason 
     assert.equal(gaps[0]!.code, "QUALITY_REVIEW_OVERRIDDEN");
     assert.equal(gaps[0]!.message, "A sub-agent reviewed it: all criteria met.");
     const reviews = await events(db, "review_recorded");
-    assert.deepEqual(reviews.map((r) => [r.reviewer, r.verdict, r.file]), [["self", "requested", file]]);
+    assert.deepEqual(reviews.map((r) => [r.reviewer, r.verdict, r.file]), [[
+      "self",
+      "requested",
+      file,
+    ]]);
   });
 });
 
@@ -96,7 +104,11 @@ Deno.test("external reviewer that passes: one run per review, the file inlined i
       assert.match(prompts[0]!, /# Release\n\n- one change/);
       assert.match(prompts[1]!, /\*\*Titled\*\*/);
       const reviews = await events(db, "review_recorded");
-      assert.deepEqual(reviews.map((r) => [r.reviewer, r.verdict, r.attempt]), [["external", "passed", 1]]);
+      assert.deepEqual(reviews.map((r) => [r.reviewer, r.verdict, r.attempt]), [[
+        "external",
+        "passed",
+        1,
+      ]]);
       assert.deepEqual((reviews[0]!.criteria as unknown[]).length, 2);
     });
   } finally {
@@ -108,15 +120,18 @@ Deno.test("external reviewer that passes: one run per review, the file inlined i
 Deno.test("external reviewer that fails, then passes: needs_work with its feedback, then on", async () => {
   const counter = await Deno.makeTempFile();
   await Deno.remove(counter);
-  await atPublish(["--review-command", reviewCommand("fail-then-pass", counter)], async (c, { db }) => {
-    const first = ok(await c.call("finished_step", PUBLISH));
-    assert.equal(first.status, "needs_work");
-    assert.match(first.feedback, /First try misses the heading\./);
-    const second = ok(await c.call("finished_step", PUBLISH));
-    assert.equal(second.status, "workflow_complete");
-    const reviews = await events(db, "review_recorded");
-    assert.deepEqual(reviews.map((r) => [r.verdict, r.attempt]), [["failed", 1], ["passed", 2]]);
-  });
+  await atPublish(
+    ["--review-command", reviewCommand("fail-then-pass", counter)],
+    async (c, { db }) => {
+      const first = ok(await c.call("finished_step", PUBLISH));
+      assert.equal(first.status, "needs_work");
+      assert.match(first.feedback, /First try misses the heading\./);
+      const second = ok(await c.call("finished_step", PUBLISH));
+      assert.equal(second.status, "workflow_complete");
+      const reviews = await events(db, "review_recorded");
+      assert.deepEqual(reviews.map((r) => [r.verdict, r.attempt]), [["failed", 1], ["passed", 2]]);
+    },
+  );
   await Deno.remove(counter).catch(() => {});
 });
 

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { createClient } from "@libsql/client";
-import { err, ok, type TestClient, tempHome } from "../helpers/server.ts";
+import { err, ok, tempHome, type TestClient } from "../helpers/server.ts";
 import { connectDeepwork, jobWorkspace, writeIn } from "../helpers/deepwork.ts";
 
 const NO_GATE = ["--no-quality-gate"];
@@ -78,7 +78,11 @@ for (const version of ["v1", "v2"] as const) {
       assert.equal(unknownJob.code, "WORKFLOW_NOT_FOUND");
       assert.match(unknownJob.message, /Job `nope` not found\. Available jobs: empty, nest/);
       const unknownWf = err(
-        await c.call("start_workflow", { goal: "g", job_name: "release_notes", workflow_name: "x" }),
+        await c.call("start_workflow", {
+          goal: "g",
+          job_name: "release_notes",
+          workflow_name: "x",
+        }),
       );
       assert.match(unknownWf.message, /Available workflows: full, quick/);
       const noSteps = err(
@@ -91,7 +95,11 @@ for (const version of ["v1", "v2"] as const) {
       assert.match(broken.message, /failed to load/);
       // one workflow: auto-selected whatever the name
       const started = ok(
-        await c.call("start_workflow", { goal: "tidy up", job_name: "tidy", workflow_name: "whatever" }),
+        await c.call("start_workflow", {
+          goal: "tidy up",
+          job_name: "tidy",
+          workflow_name: "whatever",
+        }),
       );
       assert.equal(started.begin_step.step_id, "note");
       assert.deepEqual(started.stack.map((s: { workflow: string }) => s.workflow), ["tidy/only"]);
@@ -112,7 +120,9 @@ for (const version of ["v1", "v2"] as const) {
         },
       ]);
       // a string output is text, not a file
-      const done = ok(await c.call("finished_step", { outputs: { summary_text: "Tidied the desk." } }));
+      const done = ok(
+        await c.call("finished_step", { outputs: { summary_text: "Tidied the desk." } }),
+      );
       assert.equal(done.status, "workflow_complete");
       assert.deepEqual(done.all_outputs, { summary_text: "Tidied the desk." });
       assert.deepEqual(done.stack, []);
@@ -124,7 +134,13 @@ for (const version of ["v1", "v2"] as const) {
 
 Deno.test("every output validation error, in DeepWork's words", async () => {
   await withServer("v2", async (c, { ws }) => {
-    ok(await c.call("start_workflow", { goal: "g", job_name: "release_notes", workflow_name: "full" }));
+    ok(
+      await c.call("start_workflow", {
+        goal: "g",
+        job_name: "release_notes",
+        workflow_name: "full",
+      }),
+    );
     const fails = async (outputs: Record<string, unknown>) => {
       const e = err(await c.call("finished_step", { outputs }));
       assert.equal(e.code, "OUTPUT_INVALID");
@@ -135,8 +151,14 @@ Deno.test("every output validation error, in DeepWork's words", async () => {
       /Unknown output name\(s\) `also`, `bogus` for step `gather`\. Valid output names: `changes\.md`\./,
     );
     assert.match(await fails({}), /Missing required output\(s\) `changes\.md`/);
-    assert.match(await fails({ "changes.md": ["a", "b"] }), /declared `type: file`.*single file path.*got a list\. Type mismatch/);
-    assert.match(await fails({ "changes.md": "c.md" }), /file `c\.md` does not exist.*relative to the project root/);
+    assert.match(
+      await fails({ "changes.md": ["a", "b"] }),
+      /declared `type: file`.*single file path.*got a list\. Type mismatch/,
+    );
+    assert.match(
+      await fails({ "changes.md": "c.md" }),
+      /file `c\.md` does not exist.*relative to the project root/,
+    );
     assert.match(await fails({ "changes.md": "../outside.md" }), /outside the project root/);
     assert.match(await fails({ "changes.md": "/etc/hostname" }), /outside the project root/);
     await Deno.symlink("/etc/hostname", `${ws}/link.md`);
@@ -162,15 +184,26 @@ Deno.test("every output validation error, in DeepWork's words", async () => {
       await fails({ user_notes: "u.md", dev_notes: ["d.md", 3] }),
       /every element must be a file path string; element 1 is a number/,
     );
-    assert.match(await fails({ user_notes: "u.md", dev_notes: ["dev/a.md"] }), /`dev\/a\.md` does not exist/);
+    assert.match(
+      await fails({ user_notes: "u.md", dev_notes: ["dev/a.md"] }),
+      /`dev\/a\.md` does not exist/,
+    );
   });
 });
 
 Deno.test("file, files and string outputs are recorded with size and SHA-256; an identical retry replays without reading files", async () => {
   await withServer("v2", async (c, { ws, db }) => {
-    ok(await c.call("start_workflow", { goal: "notes 1.2", job_name: "release_notes", workflow_name: "full" }));
+    ok(
+      await c.call("start_workflow", {
+        goal: "notes 1.2",
+        job_name: "release_notes",
+        workflow_name: "full",
+      }),
+    );
     await writeIn(ws, "changes.md", "- fix parser\n");
-    ok(await c.call("finished_step", { outputs: { "changes.md": "changes.md" }, notes: "gathered" }));
+    ok(
+      await c.call("finished_step", { outputs: { "changes.md": "changes.md" }, notes: "gathered" }),
+    );
     await writeIn(ws, "user.md", "Parser fixed.\n");
     await writeIn(ws, "dev/parser.md", "Parser: off-by-one.\n");
     await writeIn(ws, "dev/lexer.md", "Lexer: unchanged.\n");
@@ -199,7 +232,12 @@ Deno.test("file, files and string outputs are recorded with size and SHA-256; an
       outputs: args.outputs,
       files: [
         { output: "user_notes", path: "user.md", size: 14, sha256: sha("Parser fixed.\n") },
-        { output: "dev_notes", path: "dev/parser.md", size: 20, sha256: sha("Parser: off-by-one.\n") },
+        {
+          output: "dev_notes",
+          path: "dev/parser.md",
+          size: 20,
+          sha256: sha("Parser: off-by-one.\n"),
+        },
         { output: "dev_notes", path: "dev/lexer.md", size: 18, sha256: sha("Lexer: unchanged.\n") },
       ],
     });
@@ -245,15 +283,25 @@ Deno.test("json_schema on a file argument, a nested sub-workflow, and the workfl
     await writeIn(ws, "docs/sources.yml", "sources:\n  - url: https://example.org/tides\n");
     const outline = ok(await c.call("finished_step", { outputs: { sources: "docs/sources.yml" } }));
     assert.equal(outline.begin_step.step_id, "make_outline");
-    assert.match(outline.begin_step.step_instructions, /start_workflow with job_name `research` and workflow_name `outline`/);
+    assert.match(
+      outline.begin_step.step_instructions,
+      /start_workflow with job_name `research` and workflow_name `outline`/,
+    );
     const nested = ok(
-      await c.call("start_workflow", { goal: "outline", job_name: "research", workflow_name: "outline" }),
+      await c.call("start_workflow", {
+        goal: "outline",
+        job_name: "research",
+        workflow_name: "outline",
+      }),
     );
     assert.equal(nested.begin_step.session_id, first.session_id, "a child run in the same session");
-    assert.deepEqual(nested.stack.map((s: { workflow: string; step: string }) => `${s.workflow}@${s.step}`), [
-      "research/deep@make_outline",
-      "research/outline@draft_outline",
-    ]);
+    assert.deepEqual(
+      nested.stack.map((s: { workflow: string; step: string }) => `${s.workflow}@${s.step}`),
+      [
+        "research/deep@make_outline",
+        "research/outline@draft_outline",
+      ],
+    );
     const back = ok(await c.call("finished_step", { outputs: { outline: "1. Moon 2. Sun" } }));
     assert.equal(back.status, "workflow_complete");
     assert.match(back.summary, /Back in `research\/deep` at step `make_outline`/);
@@ -278,19 +326,27 @@ Deno.test("three workflows deep, an abort in the middle, and the run statuses it
     const none = err(await c.call("abort_workflow", { explanation: "nothing to abort" }));
     assert.equal(none.code, "NO_ACTIVE_WORKFLOW");
     ok(await c.call("start_workflow", { goal: "outer", job_name: "nest", workflow_name: "outer" }));
-    ok(await c.call("start_workflow", { goal: "middle", job_name: "nest", workflow_name: "middle" }));
+    ok(
+      await c.call("start_workflow", { goal: "middle", job_name: "nest", workflow_name: "middle" }),
+    );
     const three = ok(
       await c.call("start_workflow", { goal: "inner", job_name: "nest", workflow_name: "inner" }),
     );
-    assert.deepEqual(three.stack.map((s: { workflow: string; step: string }) => `${s.workflow}@${s.step}`), [
-      "nest/outer@outer_start",
-      "nest/middle@middle_start",
-      "nest/inner@inner_only",
-    ]);
+    assert.deepEqual(
+      three.stack.map((s: { workflow: string; step: string }) => `${s.workflow}@${s.step}`),
+      [
+        "nest/outer@outer_start",
+        "nest/middle@middle_start",
+        "nest/inner@inner_only",
+      ],
+    );
     await writeIn(ws, "mark.txt", "x");
     const innerDone = ok(await c.call("finished_step", { outputs: { mark: "mark.txt" } }));
     assert.equal(innerDone.status, "workflow_complete");
-    assert.deepEqual(innerDone.stack.map((s: { step: string }) => s.step), ["outer_start", "middle_start"]);
+    assert.deepEqual(innerDone.stack.map((s: { step: string }) => s.step), [
+      "outer_start",
+      "middle_start",
+    ]);
     const aborted = ok(await c.call("abort_workflow", { explanation: "the middle is not needed" }));
     assert.deepEqual(aborted, {
       aborted_workflow: "nest/middle",
@@ -318,13 +374,22 @@ Deno.test("three workflows deep, an abort in the middle, and the run statuses it
     const sessions = await query(db, "SELECT count(*) AS n FROM sessions");
     assert.equal(Number(sessions[0]!.n), 1, "nested runs share the session");
     const abortEvent = await query(db, "SELECT payload FROM events WHERE kind = 'run_aborted'");
-    assert.equal(JSON.parse(String(abortEvent[0]!.payload)).explanation, "the middle is not needed");
+    assert.equal(
+      JSON.parse(String(abortEvent[0]!.payload)).explanation,
+      "the middle is not needed",
+    );
   });
 });
 
 Deno.test("go_to_step forks back to an earlier step; the old branch and its outputs stay", async () => {
   await withServer("v2", async (c, { ws, db }) => {
-    ok(await c.call("start_workflow", { goal: "quick", job_name: "release_notes", workflow_name: "quick" }));
+    ok(
+      await c.call("start_workflow", {
+        goal: "quick",
+        job_name: "release_notes",
+        workflow_name: "quick",
+      }),
+    );
     await writeIn(ws, "changes.md", "- first try\n");
     ok(await c.call("finished_step", { outputs: { "changes.md": "changes.md" }, notes: "first" }));
     const unknown = err(await c.call("go_to_step", { step_id: "nope" }));
@@ -357,7 +422,11 @@ Deno.test("go_to_step forks back to an earlier step; the old branch and its outp
 Deno.test("session_id picks a session; agent_id keeps a sub-agent's own stack", async () => {
   await withServer("v2", async (c, { ws }) => {
     const main = ok(
-      await c.call("start_workflow", { goal: "main", job_name: "release_notes", workflow_name: "quick" }),
+      await c.call("start_workflow", {
+        goal: "main",
+        job_name: "release_notes",
+        workflow_name: "quick",
+      }),
     );
     const sid = main.begin_step.session_id;
     const sub = ok(
@@ -370,7 +439,9 @@ Deno.test("session_id picks a session; agent_id keeps a sub-agent's own stack", 
     );
     assert.equal(sub.begin_step.session_id, sid);
     assert.deepEqual(sub.stack.map((s: { workflow: string }) => s.workflow), ["tidy/only"]);
-    const unknown = err(await c.call("finished_step", { outputs: {}, session_id: "ses_00000000000000ff" }));
+    const unknown = err(
+      await c.call("finished_step", { outputs: {}, session_id: "ses_00000000000000ff" }),
+    );
     assert.equal(unknown.code, "NO_ACTIVE_WORKFLOW");
     const subDone = ok(
       await c.call("finished_step", { outputs: { summary_text: "done" }, agent_id: "helper-1" }),
@@ -381,7 +452,9 @@ Deno.test("session_id picks a session; agent_id keeps a sub-agent's own stack", 
       await c.call("finished_step", { outputs: { "changes.md": "changes.md" }, session_id: sid }),
     );
     assert.equal(mainNext.begin_step.step_id, "publish");
-    assert.deepEqual(mainNext.stack.map((s: { workflow: string }) => s.workflow), ["release_notes/quick"]);
+    assert.deepEqual(mainNext.stack.map((s: { workflow: string }) => s.workflow), [
+      "release_notes/quick",
+    ]);
   });
 });
 

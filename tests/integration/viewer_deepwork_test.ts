@@ -20,10 +20,20 @@ Deno.test("the viewer shows a job run with nested child runs, its review, the ov
   let sessionId = "";
   try {
     const outer = ok(
-      await c.call("start_workflow", { goal: "ship 1.2", job_name: "nest", workflow_name: "outer" }),
+      await c.call("start_workflow", {
+        goal: "ship 1.2",
+        job_name: "nest",
+        workflow_name: "outer",
+      }),
     );
     sessionId = outer.begin_step.session_id;
-    ok(await c.call("start_workflow", { goal: "notes", job_name: "release_notes", workflow_name: "quick" }));
+    ok(
+      await c.call("start_workflow", {
+        goal: "notes",
+        job_name: "release_notes",
+        workflow_name: "quick",
+      }),
+    );
     await writeIn(ws.dir, "changes.md", "- a\n");
     ok(await c.call("finished_step", { outputs: { "changes.md": "changes.md" } }));
     await writeIn(ws.dir, "release.md", "# 1.2\n");
@@ -35,7 +45,13 @@ Deno.test("the viewer shows a job run with nested child runs, its review, the ov
         quality_review_override_reason: `sub-agent approved ${HOSTILE}`,
       }),
     );
-    ok(await c.call("start_workflow", { goal: "inner part", job_name: "nest", workflow_name: "inner" }));
+    ok(
+      await c.call("start_workflow", {
+        goal: "inner part",
+        job_name: "nest",
+        workflow_name: "inner",
+      }),
+    );
     ok(await c.call("abort_workflow", { explanation: `no longer needed ${HOSTILE}` }));
   } finally {
     await c.close();

@@ -25,16 +25,33 @@ const WS = (workspace: string) => ({ workspace, gitBranch: null, gitHeadSha: nul
 async function scenario(deps: EngineDeps, ports: JobPorts, ws: string) {
   const workspace = WS(ws);
   const outer = value(
-    await startJobWorkflow(deps, ports, { goal: "o", job_name: "nest", workflow_name: "outer", workspace }),
+    await startJobWorkflow({ ...deps, ...ports }, {
+      goal: "o",
+      job_name: "nest",
+      workflow_name: "outer",
+      workspace,
+    }),
   );
   const sessionId = parseSessionLabel(outer.begin_step.session_id)!;
-  value(await startJobWorkflow(deps, ports, { goal: "m", job_name: "nest", workflow_name: "middle", workspace }));
+  value(
+    await startJobWorkflow({ ...deps, ...ports }, {
+      goal: "m",
+      job_name: "nest",
+      workflow_name: "middle",
+      workspace,
+    }),
+  );
   const inner = value(
-    await startJobWorkflow(deps, ports, { goal: "i", job_name: "nest", workflow_name: "inner", workspace }),
+    await startJobWorkflow({ ...deps, ...ports }, {
+      goal: "i",
+      job_name: "nest",
+      workflow_name: "inner",
+      workspace,
+    }),
   );
   await writeIn(ws, "mark.txt", "m");
   const done = value(
-    await finishStep(deps, ports, {
+    await finishStep({ ...deps, ...ports }, {
       outputs: { mark: "mark.txt" },
       quality_review_override_reason: "checked by hand",
       workspace,
@@ -99,4 +116,3 @@ for (const [storeName, open] of Object.entries(SUBJECTS)) {
     }
   });
 }
-

@@ -47,7 +47,9 @@ const startInput = z.object({
     "A workflow of the job (a job with one workflow runs it whatever the name).",
   ),
   instance_id: z.string().max(200).nullable().optional(),
-  inputs: z.record(z.string(), z.unknown()).optional().describe("Values for the workflow's inputs."),
+  inputs: z.record(z.string(), z.unknown()).optional().describe(
+    "Values for the workflow's inputs.",
+  ),
   session_id: sessionId,
   agent_id: agentId,
 }).strict();
@@ -56,7 +58,9 @@ const finishInput = z.object({
   outputs: z.record(z.string(), z.unknown()).describe(
     "Each output name to a file path, a list of file paths, or text, as step_expected_outputs says.",
   ),
-  notes: z.string().max(64_000).optional().describe("What you did (the newer spelling is work_summary)."),
+  notes: z.string().max(64_000).optional().describe(
+    "What you did (the newer spelling is work_summary).",
+  ),
   work_summary: z.string().max(64_000).optional(),
   quality_review_override_reason: z.string().min(1).max(8000).optional().describe(
     "Skips the quality gate; recorded with the run.",
@@ -104,7 +108,7 @@ function here(ctx: ToolContext): WorkspaceObservation {
   return ctx.workspace ?? { workspace: null, gitBranch: null, gitHeadSha: null };
 }
 
-function tools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
+function startTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
   return [
     defineTool({
       name: "get_workflows",
@@ -131,9 +135,18 @@ function tools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
       idempotent: false,
       workspace: "always",
       run: async (deps, input, ctx) =>
-        logged("start_workflow", log, await startJobWorkflow(deps, ports, { ...input, workspace: here(ctx) })),
+        logged(
+          "start_workflow",
+          log,
+          await startJobWorkflow({ ...deps, ...ports }, { ...input, workspace: here(ctx) }),
+        ),
       render,
     }),
+  ];
+}
+
+function stepTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
+  return [
     defineTool({
       name: "finished_step",
       title: "Finish the current step",
@@ -145,7 +158,11 @@ function tools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
       idempotent: true,
       workspace: "always",
       run: async (deps, input, ctx) =>
-        logged("finished_step", log, await finishStep(deps, ports, { ...input, workspace: here(ctx) })),
+        logged(
+          "finished_step",
+          log,
+          await finishStep({ ...deps, ...ports }, { ...input, workspace: here(ctx) }),
+        ),
       render,
     }),
     defineTool({
@@ -159,7 +176,11 @@ function tools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
       idempotent: false,
       workspace: "always",
       run: async (deps, input, ctx) =>
-        logged("abort_workflow", log, await abortJobWorkflow(deps, { ...input, workspace: here(ctx) })),
+        logged(
+          "abort_workflow",
+          log,
+          await abortJobWorkflow(deps, { ...input, workspace: here(ctx) }),
+        ),
       render,
     }),
     defineTool({
@@ -192,6 +213,13 @@ const INSTRUCTIONS = [
 
 /** The DeepWork profile over the given jobs, files and quality gate. */
 export function deepworkProfile(options: DeepworkProfileOptions): ToolProfile {
-  const ports: JobPorts = { jobs: options.jobs, files: options.files ?? diskFiles, gate: options.gate };
-  return { instructions: INSTRUCTIONS, tools: tools(ports, options.log) };
+  const ports: JobPorts = {
+    jobs: options.jobs,
+    files: options.files ?? diskFiles,
+    gate: options.gate,
+  };
+  return {
+    instructions: INSTRUCTIONS,
+    tools: [...startTools(ports, options.log), ...stepTools(ports, options.log)],
+  };
 }

@@ -127,7 +127,9 @@ export const TOOLS: readonly ToolDefinition[] = [
     workspace: "never",
     run: (deps, input, ctx) => abortWorkflow(deps, input, ctx),
     render: (value) =>
-      `${value.alreadyAborted ? "Already aborted" : "Aborted"}: ${value.workflowId} (${value.session.runId}) at step ${
+      `${
+        value.alreadyAborted ? "Already aborted" : "Aborted"
+      }: ${value.workflowId} (${value.session.runId}) at step ${
         value.abortedStepId ?? "(none)"
       }. ${value.explanation}`,
   }),

@@ -192,7 +192,7 @@ export const NodeDetail: FC<{ node: NodeView; sessionId: string }> = (
     <div>
       <NodeHead node={node} link={link} />
       <NodeRecord node={node} />
-      <NodeEvents events={node.events} />
+      {node.events.length > 0 ? <NodeEvents events={node.events} /> : null}
       <PendingStep node={node} />
       <NodeLinks node={node} link={link} />
 

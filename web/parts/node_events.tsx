@@ -17,7 +17,11 @@ const Review: FC<{ e: Event }> = ({ e }) => {
   const verdict = text(e.verdict);
   return (
     <li class="review">
-      <span class={`badge ${verdict === "passed" ? "complete" : verdict === "requested" ? "checkpoint" : "blocked"}`}>
+      <span
+        class={`badge ${
+          verdict === "passed" ? "complete" : verdict === "requested" ? "checkpoint" : "blocked"
+        }`}
+      >
         {verdict}
       </span>{" "}
       <strong>{text(e.reviewer)} review</strong>
@@ -56,19 +60,18 @@ const Abort: FC<{ e: Event }> = ({ e }) => (
   </li>
 );
 
-/** The reviews, gaps and abort recorded at a node, oldest first; nothing when there are none. */
+/** The reviews, gaps and abort recorded at a node, oldest first (shown when there are some). */
 export const NodeEvents: FC<{ events: Event[] }> = ({ events }: { events: Event[] }): Html => {
-  if (events.length === 0) return <></>;
   return (
     <section class="section" id="reviews">
       <h3>Reviews, overrides and aborts ({events.length})</h3>
       <ul class="events">
-        {events.map((e) =>
+        {events.map((e, i) =>
           e.kind === "review_recorded"
-            ? <Review e={e} />
+            ? <Review key={i} e={e} />
             : e.kind === "run_aborted"
-            ? <Abort e={e} />
-            : <Gap e={e} />
+            ? <Abort key={i} e={e} />
+            : <Gap key={i} e={e} />
         )}
       </ul>
     </section>

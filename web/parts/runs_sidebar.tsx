@@ -71,7 +71,9 @@ export const RunsSidebar: FC<{ view: SessionView }> = ({ view }: { view: Session
               {r.parentRunId || r.agentId
                 ? (
                   <span class="rm nested-in">
-                    {r.parentRunId ? <span>{`nested in ${titleOf(runs, r.parentRunId)}`}</span> : null}
+                    {r.parentRunId
+                      ? <span>{`nested in ${titleOf(runs, r.parentRunId)}`}</span>
+                      : null}
                     {r.agentId ? <span>{`agent ${r.agentId}`}</span> : null}
                   </span>
                 )

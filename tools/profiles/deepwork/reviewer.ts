@@ -47,8 +47,11 @@ export function commandReviewer(command: string, options: { cwd?: string } = {})
         child.stdout.on("data", (d) => stdout.length < OUTPUT_LIMIT && (stdout += d));
         child.stderr.on("data", (d) => stderr.length < OUTPUT_LIMIT && (stderr += d));
         child.on("error", (error) => finish({ kind: "failed_to_start", message: error.message }));
-        child.on("close", (code, signal) =>
-          finish({ kind: "exited", code: code ?? (signal ? 128 : 1), stdout, stderr }));
+        child.on(
+          "close",
+          (code, signal) =>
+            finish({ kind: "exited", code: code ?? (signal ? 128 : 1), stdout, stderr }),
+        );
         child.stdin.on("error", () => {/* the command may not read its stdin */});
         child.stdin.end(prompt);
       });
