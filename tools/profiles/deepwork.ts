@@ -9,6 +9,8 @@ import { z } from "npm:zod@4.6.7";
 import {
   abortJobWorkflow,
   abortResponseSchema,
+  type EngineDeps,
+  findStack,
   finishedResponseSchema,
   finishStep,
   getWorkflows,
@@ -17,6 +19,7 @@ import {
   goToStepResponseSchema,
   type JobPorts,
   type Result,
+  stackEntries,
   type StackEntry,
   startJobWorkflow,
   startResponseSchema,
@@ -88,19 +91,37 @@ function stackText(stack: readonly StackEntry[] | undefined): string {
   return stack.length === 0 ? "(empty)" : stack.map((s) => `${s.workflow}@${s.step}`).join(" > ");
 }
 
-/** Logs a call with its tool name and the stack its answer (or error) leaves. */
-function logged<T>(
-  tool: string,
-  log: ((line: string) => void) | undefined,
-  result: Result<T>,
-): Result<T> {
-  log?.(
-    result.ok
-      ? `deepwork ${tool}: ok; stack: ${
-        stackText((result.value as { stack?: StackEntry[] }).stack)
-      }`
-      : `deepwork ${tool}: ${result.error.code}: ${result.error.message.split("\n")[0]}`,
-  );
+/** What a call's log line needs besides its result. */
+interface CallAt {
+  /** The tool. */
+  tool: string;
+  /** Where log lines go. */
+  log: ((line: string) => void) | undefined;
+  /** The engine (to read the stack when the answer does not carry it). */
+  deps: EngineDeps;
+  /** The call's input (its `session_id` and `agent_id` pick the stack). */
+  input: { session_id?: string; agent_id?: string };
+  /** The call's context. */
+  ctx: ToolContext;
+}
+
+/**
+ * Logs a call with its tool name and the caller's stack: the one the answer carries, else (an
+ * error, get_workflows) the one the store holds now.
+ */
+async function logged<T>(at: CallAt, result: Result<T>): Promise<Result<T>> {
+  if (!at.log) return result;
+  let stack = result.ok ? (result.value as { stack?: StackEntry[] }).stack : undefined;
+  if (!stack) {
+    const found = await findStack(at.deps.store, {
+      sessionId: at.input.session_id,
+      agentId: at.input.agent_id,
+      workspace: here(at.ctx).workspace,
+    }).catch(() => null);
+    if (found?.ok) stack = stackEntries(found.value.view.frames);
+  }
+  const outcome = result.ok ? "ok" : `${result.error.code}: ${result.error.message.split("\n")[0]}`;
+  at.log(`deepwork ${at.tool}: ${outcome}; stack: ${stackText(stack)}`);
   return result;
 }
 
@@ -120,8 +141,11 @@ function startTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
       readOnly: true,
       idempotent: true,
       workspace: "always",
-      run: async (_deps, _input, ctx) =>
-        logged("get_workflows", log, await getWorkflows(ports, here(ctx))),
+      run: async (deps, input, ctx) =>
+        logged(
+          { tool: "get_workflows", log, deps, input, ctx },
+          await getWorkflows(ports, here(ctx)),
+        ),
       render,
     }),
     defineTool({
@@ -136,8 +160,7 @@ function startTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
       workspace: "always",
       run: async (deps, input, ctx) =>
         logged(
-          "start_workflow",
-          log,
+          { tool: "start_workflow", log, deps, input, ctx },
           await startJobWorkflow({ ...deps, ...ports }, { ...input, workspace: here(ctx) }),
         ),
       render,
@@ -159,8 +182,7 @@ function stepTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
       workspace: "always",
       run: async (deps, input, ctx) =>
         logged(
-          "finished_step",
-          log,
+          { tool: "finished_step", log, deps, input, ctx },
           await finishStep({ ...deps, ...ports }, { ...input, workspace: here(ctx) }),
         ),
       render,
@@ -177,8 +199,7 @@ function stepTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
       workspace: "always",
       run: async (deps, input, ctx) =>
         logged(
-          "abort_workflow",
-          log,
+          { tool: "abort_workflow", log, deps, input, ctx },
           await abortJobWorkflow(deps, { ...input, workspace: here(ctx) }),
         ),
       render,
@@ -194,7 +215,10 @@ function stepTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
       idempotent: true,
       workspace: "always",
       run: async (deps, input, ctx) =>
-        logged("go_to_step", log, await goToStep(deps, { ...input, workspace: here(ctx) })),
+        logged(
+          { tool: "go_to_step", log, deps, input, ctx },
+          await goToStep(deps, { ...input, workspace: here(ctx) }),
+        ),
       render,
     }),
   ];
