@@ -10,7 +10,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { connectRich, MAIN, ok, serverArgs, tempHome } from "../helpers/server.ts";
 import { jobWorkspace, writeIn } from "../helpers/deepwork.ts";
 
-Deno.test("--profile and WAYMARK_PROFILE are validated; the env variable selects the profile", async () => {
+Deno.test("--profile and WAYMARK_PROFILE are validated; the env variable selects the profile; jobs come from the roots", async () => {
   const home = await tempHome();
   const ws = await jobWorkspace(["tidy"]);
   try {
@@ -41,6 +41,8 @@ Deno.test("--profile and WAYMARK_PROFILE are validated; the env variable selects
     try {
       const names = (await client.listTools()).tools.map((t) => t.name);
       assert.ok(names.includes("finished_step") && !names.includes("continue_workflow"));
+      const listed = ok(await client.call("get_workflows", {}));
+      assert.deepEqual(listed.jobs.map((j: { name: string }) => j.name), ["tidy"]);
       const instructions = client.client.getInstructions() ?? "";
       for (
         const word of [
@@ -130,7 +132,10 @@ Deno.test("every call is logged to stderr with its tool name and the stack", asy
   try {
     assert.match(stderr, /deepwork get_workflows: ok; stack: \(empty\)/);
     assert.match(stderr, /deepwork start_workflow: ok; stack: nest\/outer@outer_start/);
-    assert.match(stderr, /deepwork finished_step: OUTPUT_INVALID: Unknown output name.*; stack: nest\/outer@outer_start/);
+    assert.match(
+      stderr,
+      /deepwork finished_step: OUTPUT_INVALID: Unknown output name.*; stack: nest\/outer@outer_start/,
+    );
     assert.match(stderr, /deepwork finished_step: ok; stack: nest\/outer@outer_end/);
   } finally {
     await ws.cleanup();
