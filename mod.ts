@@ -49,8 +49,7 @@ import {
   systemClock,
 } from "./store/mod.ts";
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
-import { createMcpServer } from "./tools/mod.ts";
-import { deepworkProfile } from "./tools/profiles/deepwork.ts";
+import { createMcpServer, deepworkProfile } from "./tools/mod.ts";
 import { commandReviewer } from "./tools/profiles/deepwork/reviewer.ts";
 
 export {
@@ -83,8 +82,13 @@ export {
   type Store,
   type WaymarkError,
 } from "./engine/mod.ts";
-export { createMcpServer, type McpServerOptions, serveMcpStdio } from "./tools/mod.ts";
-export { deepworkProfile, type DeepworkProfileOptions } from "./tools/profiles/deepwork.ts";
+export {
+  createMcpServer,
+  deepworkProfile,
+  type DeepworkProfileOptions,
+  type McpServerOptions,
+  serveMcpStdio,
+} from "./tools/mod.ts";
 export { openStore, type SqliteStore } from "./store/mod.ts";
 
 /** waymark's version. */
