@@ -7,7 +7,14 @@ import { parseArgs } from "node:util";
 import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import process from "node:process";
-import { openWaymark, resolvePaths, serveMcpStdio, VERSION, type WaymarkOptions } from "./mod.ts";
+import {
+  openWaymark,
+  resolvePaths,
+  serveMcpStdio,
+  VERSION,
+  type WaymarkOptions,
+  type WaymarkServerOptions,
+} from "./mod.ts";
 import {
   formatLoadError,
   isRoutineId,
@@ -58,6 +65,15 @@ Options:
                         is closed (default 100)
   --enable-start-session
                         (serve) list the start_session tool (or WAYMARK_ENABLE_START_SESSION=1)
+  --profile NAME        (serve) default, or deepwork: DeepWork's tools over .deepwork/jobs
+                        (or WAYMARK_PROFILE)
+  --jobs-dir DIR        a folder of DeepWork job folders (repeatable; after the workspace's
+                        .deepwork/jobs; DEEPWORK_ADDITIONAL_JOBS_FOLDERS adds more, colon-separated)
+  --review-command CMD  (deepwork) external quality reviewer: prompt on stdin, JSON verdict
+                        {passed, feedback, criteria_results?} on stdout; self-review without it
+  --no-quality-gate     (deepwork) skip quality reviews
+  --quality-gate-timeout S       (deepwork) seconds one review may take (default 120)
+  --quality-gate-max-attempts N  (deepwork) external reviews per step (default 3)
   --port N              viewer port for \`view\` (default 4321; 0 picks a free one)
   --viewer-port N       viewer port for \`serve --viewer\` (default 4321; 0 picks a free one)
 
@@ -65,7 +81,7 @@ Options:
   --older-than AGE      (gc, export --all) idle longer than AGE: 45m, 12h, 30d, 2w
 
 <home>/config.json (optional, JSONC):
-  {"workflowDirs": [...], "preferences": {...}, "retention": {"olderThan": "90d"}}
+  {"workflowDirs": [...], "preferences": {...}, "retention": {"olderThan": "90d"}, "jobDirs": [...]}
 `;
 
 /** How this waymark was built. */
@@ -104,21 +120,33 @@ async function main(argv: string[]): Promise<number> {
     workspace: values.workspace,
     extraWorkflowDirs: values["workflows-dir"],
     busyTimeoutMs: values["busy-timeout"],
+    jobDirs: values["jobs-dir"],
   };
   const [command = "serve", sub, arg] = positionals;
   if (command === "serve") {
     const enableStartSession = values["enable-start-session"] === true ||
       env.WAYMARK_ENABLE_START_SESSION === true;
+    const server: WaymarkServerOptions = {
+      log,
+      enableStartSession,
+      profile: values.profile ?? env.WAYMARK_PROFILE ?? "default",
+      qualityGate: {
+        enabled: values["no-quality-gate"] !== true,
+        reviewCommand: values["review-command"],
+        timeoutSeconds: values["quality-gate-timeout"],
+        maxAttempts: values["quality-gate-max-attempts"],
+      },
+    };
     if (values.http !== undefined) {
       return await serveHttp(options, {
         port: values.http,
-        enableStartSession,
+        server,
         maxBodyBytes: values["max-body-bytes"],
         maxSessions: values["max-sessions"],
       });
     }
     return await serve(options, {
-      enableStartSession,
+      server,
       viewer: values.viewer === true,
       viewerPort: values["viewer-port"],
     });
@@ -170,16 +198,18 @@ function storeHost(options: WaymarkOptions): CliHost {
 
 async function serve(
   options: WaymarkOptions,
-  flags: { enableStartSession: boolean; viewer: boolean; viewerPort?: number },
+  flags: { server: WaymarkServerOptions; viewer: boolean; viewerPort?: number },
 ): Promise<number> {
   const waymark = await openWaymark(options);
-  log(`serving MCP over stdio; database ${waymark.paths.dbUrl}`);
+  log(
+    `serving MCP over stdio (${flags.server.profile} profile); database ${waymark.paths.dbUrl}`,
+  );
   // the viewer, when asked for, logs its URL to stderr: stdout carries JSON-RPC only
   const viewer = flags.viewer ? await startViewer(waymark, flags.viewerPort) : null;
   if (viewer) log(`viewer: ${viewer.url}`);
   await new Promise<void>((resolveClosed) => {
     serveMcpStdio(
-      () => waymark.mcpServer({ log, enableStartSession: flags.enableStartSession }),
+      () => waymark.mcpServer(flags.server),
       { log, onClose: resolveClosed },
     );
   });
@@ -226,14 +256,19 @@ async function view(options: WaymarkOptions, port: number | undefined): Promise<
 
 async function serveHttp(
   options: WaymarkOptions,
-  flags: { port: number; enableStartSession: boolean; maxBodyBytes?: number; maxSessions?: number },
+  flags: {
+    port: number;
+    server: WaymarkServerOptions;
+    maxBodyBytes?: number;
+    maxSessions?: number;
+  },
 ): Promise<number> {
   const waymark = await openWaymark(options);
   log(`database ${waymark.paths.dbUrl}`);
   // Loaded on demand: it serves with Deno.serve, and plain stdio serving never needs it.
   const { serveMcpHttp } = await import("./web/mcp_http.ts");
   const handle = await serveMcpHttp(
-    () => waymark.mcpServer({ log, enableStartSession: flags.enableStartSession }),
+    () => waymark.mcpServer(flags.server),
     { port: flags.port, log, maxBodyBytes: flags.maxBodyBytes, maxSessions: flags.maxSessions },
   );
   const stop = () => void handle.close();

@@ -13,6 +13,7 @@ import type { CompiledContract, CompiledStep, CompiledWorkflow } from "./workflo
 import { evaluateCondition } from "./workflow/conditions.ts";
 import type { UserDependency, ValidationCriteria, ValidationRule } from "./workflow/schema.ts";
 import { jsonSchemaProblems } from "./json_schema_check.ts";
+import { outputsProblem, type SubmittedOutputs } from "./deepwork/outputs.ts";
 import type { Capability, CapabilityStatus } from "./vocabulary.ts";
 
 /** A blocker code. */
@@ -342,6 +343,26 @@ function probeProblems(
   }];
 }
 
+/**
+ * A job step's `wr.job_outputs` artifact checked by the same structural rules as DeepWork's
+ * `finished_step` (files are checked by that profile only).
+ */
+function jobOutputProblems(step: CompiledStep, artifacts: readonly Artifact[]): Blocker[] {
+  const contract = step.outputContract;
+  const artifact = artifacts.find((a) => a.kind === contract?.artifactKind);
+  if (!artifact || !contract) return [];
+  const outputs = artifact.outputs as SubmittedOutputs;
+  const problem = outputsProblem(step.job?.outputs ?? [], outputs, step.id);
+  if (!problem) return [];
+  return [{
+    code: "INVALID_REQUIRED_OUTPUT",
+    pointer: { kind: "output_contract", contractRef: contract.contractRef },
+    message: problem,
+    suggestedFix:
+      "Fix `outputs` in the wr.job_outputs artifact (names and value types as the step declares) and acknowledge again with the new ackToken.",
+  }];
+}
+
 /** Reviews an acknowledgement of `step` against its requirements. */
 export function reviewAck(
   compiled: CompiledWorkflow,
@@ -359,6 +380,8 @@ export function reviewAck(
   const artifacts = reviewArtifacts(review, contract, input.artifacts);
   if (contract && !artifacts.satisfied) {
     review.problems.push(...contractProblems(step, contract, artifacts.errors));
+  } else if (contract && step.job) {
+    review.problems.push(...jobOutputProblems(step, input.artifacts));
   }
   if (step.validation !== undefined) {
     review.problems.push(...validationProblems(step, step.validation, input));

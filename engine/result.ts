@@ -27,6 +27,12 @@ export const ERROR_CODES = [
   "INTERNAL_ERROR",
   "STORAGE_FULL",
   "STORAGE_READ_ONLY",
+  "RUN_ABORTED",
+  "NO_ACTIVE_WORKFLOW",
+  "OUTPUT_INVALID",
+  "QUALITY_GATE_FAILED",
+  "REVIEWER_FAILED",
+  "STEP_NOT_FOUND",
 ] as const;
 /** An error code. */
 export type ErrorCode = typeof ERROR_CODES[number];

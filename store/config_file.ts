@@ -19,6 +19,9 @@ const configSchema = z.object({
   retention: z.object({
     olderThan: z.string().describe("`waymark gc` with no flags removes sessions idle this long."),
   }).strict().optional(),
+  jobDirs: z.array(z.string().min(1)).optional().describe(
+    "Folders of DeepWork job folders (after the workspace's .deepwork/jobs); relative to WAYMARK_HOME.",
+  ),
 }).strict();
 
 /** The settings read from the config file. */
@@ -29,6 +32,8 @@ export interface WaymarkConfig {
   preferences: PreferencesPatch;
   /** How long `waymark gc` with no flags keeps an idle session, or `null` (gc then needs a flag). */
   retention: { olderThan: string; olderThanMs: number } | null;
+  /** Folders of DeepWork job folders, absolute. */
+  jobDirs: string[];
 }
 
 const retentionAge = durationSchema("retention.olderThan");
@@ -41,7 +46,7 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
     text = await readFile(file, "utf8");
   } catch (error) {
     if ((error as { code?: string }).code === "ENOENT") {
-      return { workflowDirs: [], preferences: {}, retention: null };
+      return { workflowDirs: [], preferences: {}, retention: null, jobDirs: [] };
     }
     throw error;
   }
@@ -62,7 +67,7 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
     throw new Error(
       `${file}: ${
         problems.join("; ")
-      }. Allowed keys: workflowDirs (string[]), preferences ({autonomy, riskPolicy}), retention ({olderThan}).`,
+      }. Allowed keys: workflowDirs (string[]), preferences ({autonomy, riskPolicy}), retention ({olderThan}), jobDirs (string[]).`,
     );
   }
   const olderThan = parsed.data.retention?.olderThan;
@@ -74,5 +79,6 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
       isAbsolute(dir) ? dir : join(home, dir)
     ),
     preferences: parsed.data.preferences ?? {},
+    jobDirs: (parsed.data.jobDirs ?? []).map((dir) => isAbsolute(dir) ? dir : join(home, dir)),
   };
 }

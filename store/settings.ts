@@ -42,6 +42,9 @@ const flag = (name: string) =>
   z.string().regex(/^(1|0|true|false|yes|no)$/i, `${name} must be 1/0, true/false or yes/no`)
     .transform((v) => /^(1|true|yes)$/i.test(v));
 
+const profile = (name: string) =>
+  z.enum(["default", "deepwork"], { error: `${name} must be default or deepwork` });
+
 /** The flags, as `node:util` parseArgs returns them (strings and booleans). */
 export const flagsSchema = z.object({
   home: text("--home").optional(),
@@ -67,6 +70,12 @@ export const flagsSchema = z.object({
   "keep-running": z.boolean().optional(),
   vacuum: z.boolean().optional(),
   repair: z.boolean().optional(),
+  profile: profile("--profile").optional(),
+  "jobs-dir": z.array(text("--jobs-dir")).optional(),
+  "review-command": text("--review-command").optional(),
+  "no-quality-gate": z.boolean().optional(),
+  "quality-gate-timeout": count("--quality-gate-timeout", 86_400).optional(),
+  "quality-gate-max-attempts": count("--quality-gate-max-attempts", 100).optional(),
   help: z.boolean().optional(),
   version: z.boolean().optional(),
 });
@@ -76,6 +85,8 @@ export const environmentSchema = z.object({
   WAYMARK_HOME: text("WAYMARK_HOME").optional(),
   WAYMARK_DB_URL: dbUrl("WAYMARK_DB_URL").optional(),
   WAYMARK_ENABLE_START_SESSION: flag("WAYMARK_ENABLE_START_SESSION").optional(),
+  WAYMARK_PROFILE: profile("WAYMARK_PROFILE").optional(),
+  DEEPWORK_ADDITIONAL_JOBS_FOLDERS: z.string().optional(),
 });
 
 /** Validated flags. */

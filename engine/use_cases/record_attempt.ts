@@ -5,10 +5,10 @@
  * @module
  */
 import type { DomainEvent } from "../events.ts";
-import { sessionLabel } from "../ids.ts";
+import { runLabel, sessionLabel } from "../ids.ts";
 import { canonicalJson, sha256Hex } from "../hash.ts";
 import type { AttemptRecord, EngineDeps, StoreWriter } from "../ports.ts";
-import { ok, type Result } from "../result.ts";
+import { fail, ok, type Result } from "../result.ts";
 import type { StepProgress, StepResponse } from "../responses.ts";
 import type { Warning } from "../workflow/catalog.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
@@ -127,6 +127,7 @@ export async function recordAttempt(
   // Nodes are immutable, so the node read above is still right inside the transaction; only
   // its children (and the attempt, for a racing writer) must be read under the lock.
   const { node, run } = loaded.value;
+  if (spec.kind === "ack" && run.status === "aborted") return abortedRun(run.runId);
   const refused = spec.refuse?.({ ...loaded.value, attemptId, warnings: [] });
   if (refused) return refused;
   const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
@@ -145,4 +146,15 @@ export async function recordAttempt(
     if (done.progress) options.onProgress?.(done.progress);
   }
   return result;
+}
+
+/** An aborted run takes no more acknowledgements (checkpoints still add notes). */
+function abortedRun(runId: string): Result<never> {
+  return fail(
+    "RUN_ABORTED",
+    `Run ${
+      runLabel(runId)
+    } was aborted (abort_workflow); it takes no more steps. Start the workflow again to carry on, or use checkpoint_workflow to add notes.`,
+    { details: { runId: runLabel(runId) } },
+  );
 }

@@ -6,6 +6,7 @@
 import { hashJson } from "../hash.ts";
 import type { Capability, CapabilityNeed, WorkflowKind } from "../vocabulary.ts";
 import type { Condition, LoopConfig, UserDependency, ValidationCriteria } from "./schema.ts";
+import type { JobInputSpec, JobOutputSpec, JobReviewSpec } from "../deepwork/job.ts";
 
 /** Version of the compiled form; part of the hash so a format change never aliases. */
 export const COMPILED_FORMAT = 2;
@@ -46,6 +47,24 @@ export interface CompiledStep {
   userDependencies?: UserDependency[];
   /** Set on an injected capability probe: the capability it observes. */
   probe?: Capability;
+  /** Set on a step compiled from a DeepWork job: what it declares. */
+  job?: CompiledJobStep;
+}
+
+/** What a DeepWork job step declares, as runs check it. */
+export interface CompiledJobStep {
+  /** The job step ids this entry runs (several for a concurrent group; the first is primary). */
+  stepIds: string[];
+  /** Expected outputs (a concurrent group's, together). */
+  outputs: JobOutputSpec[];
+  /** Quality reviews. */
+  reviews: JobReviewSpec[];
+  /** What it reads. */
+  inputs: JobInputSpec[];
+  /** Hooks declared (not run). */
+  hooks: string[];
+  /** The nested workflow the step runs, as `job/workflow`. */
+  subWorkflow?: { job: string; workflow: string };
 }
 
 /** A loop as runs see it. */
@@ -115,6 +134,17 @@ export interface CompiledWorkflow {
   >;
   /** Steps and loops in order. */
   steps: CompiledNode[];
+  /** Set on a workflow compiled from a DeepWork job. */
+  job?: {
+    /** Job name. */
+    name: string;
+    /** Workflow name within the job. */
+    workflow: string;
+    /** Shared context for every step. */
+    commonJobInfo: string;
+    /** Shown when the workflow completes. */
+    postWorkflowInstructions?: string;
+  };
 }
 
 /**

@@ -210,6 +210,37 @@ const bundleImports: Migration = {
   },
 };
 
+/**
+ * Nested runs and what is recorded at nodes: `run_links` (the projection of `run_stacked`: a
+ * run's stack, agent and parent run and node) and `node_events` (reviews, gaps and aborts, by
+ * node, for the viewer and the quality gate's attempt count).
+ */
+const deepwork: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.createTable("run_links")
+      .addColumn("run_id", "text", (c) => c.primaryKey())
+      .addColumn("session_id", "text", (c) => c.notNull())
+      .addColumn("agent_id", "text", (c) => c.notNull().defaultTo(""))
+      .addColumn("parent_run_id", "text")
+      .addColumn("parent_node_id", "text")
+      .addColumn("job_dir", "text")
+      .addColumn("created_seq", "integer", (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex("run_links_by_stack").on("run_links")
+      .columns(["session_id", "agent_id", "created_seq"]).execute();
+    await db.schema.createTable("node_events")
+      .addColumn("seq", "integer", (c) => c.primaryKey())
+      .addColumn("session_id", "text", (c) => c.notNull())
+      .addColumn("run_id", "text", (c) => c.notNull())
+      .addColumn("node_id", "text", (c) => c.notNull())
+      .addColumn("kind", "text", (c) => c.notNull())
+      .addColumn("payload", "text", (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex("node_events_by_node").on("node_events")
+      .columns(["run_id", "node_id", "seq"]).execute();
+  },
+};
+
 /** Every migration, by name; names sort in application order. */
 export const MIGRATIONS: Record<string, Migration> = {
   "0001_initial": initial,
@@ -217,6 +248,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0003_context_refs": contextRefs,
   "0004_payload_digests": payloadDigests,
   "0005_bundle_imports": bundleImports,
+  "0006_deepwork": deepwork,
 };
 
 type Reader = Pick<Client, "execute">;

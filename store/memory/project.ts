@@ -92,8 +92,21 @@ function project(tables: Tables, event: LoggedEvent, stamp: { seq: number; at: s
       return recordOutput(tables, event, seq);
     case "observation_recorded":
       return observe(tables, event, stamp);
-    case "preference_changed":
+    case "run_stacked":
+      return insert(tables.runLinks, "run_links", event.runId, {
+        runId: event.runId,
+        sessionId: event.sessionId,
+        agentId: event.agentId ?? "",
+        parentRunId: event.parentRunId,
+        parentNodeId: event.parentNodeId,
+        jobDir: event.jobDir,
+        createdSeq: seq,
+      });
+    case "run_aborted":
+    case "review_recorded":
     case "gap_recorded":
+      return recordNodeEvent(tables, event, stamp);
+    case "preference_changed":
     case "capability_observed":
     case "divergence_recorded":
       // The log is their record, as in the libSQL store.
@@ -204,6 +217,23 @@ function recordOutput(
   });
   const run = tables.runs.get(event.runId);
   if (run) tables.runs.set(event.runId, { ...run, tipText: text });
+}
+
+function recordNodeEvent(
+  tables: Tables,
+  event: Extract<DomainEvent, { kind: "run_aborted" | "review_recorded" | "gap_recorded" }>,
+  stamp: { seq: number; at: string },
+): void {
+  tables.nodeEvents.push({
+    seq: stamp.seq,
+    runId: event.runId,
+    nodeId: event.nodeId,
+    payload: JSON.stringify(event),
+  });
+  const run = tables.runs.get(event.runId);
+  if (event.kind === "run_aborted" && run) {
+    tables.runs.set(event.runId, { ...run, status: "aborted", updatedAt: stamp.at });
+  }
 }
 
 function observe(

@@ -14,6 +14,7 @@ import type {
 import { key, type NodeRow, type Tables } from "./tables.ts";
 import { getSession, listSessions, searchRuns } from "./search.ts";
 import { decodeNode, decodeSnapshot } from "../sql/rows.ts";
+import { findStackSession, getBranchOutputs, getNodeEvents, getStack } from "./stack.ts";
 
 /** A node record, decoded from the row the SQL reader would select (one read path). */
 function toNode(tables: Tables, row: NodeRow): NodeRecord {
@@ -48,6 +49,7 @@ function getRun(tables: Tables, runId: string): RunRecord | null {
     workflowId: run.workflowId,
     workflowHash: run.workflowHash,
     corrupt: session.health === "corrupt",
+    status: run.status,
     observed: observed
       ? { workspace: run.workspace, gitBranch: run.gitBranch, gitHeadSha: run.gitHeadSha }
       : null,
@@ -66,6 +68,7 @@ function getAttempt(
     nodeId: row.nodeId,
     attemptId: row.attemptId,
     outcome: row.outcome,
+    resultNodeId: row.resultNodeId,
     response: row.response,
     sessionId: session.sessionId,
     corrupt: session.health === "corrupt",
@@ -140,5 +143,11 @@ export function reader(current: () => Tables): StoreReader {
     searchRuns: (layer, query) => Promise.resolve(searchRuns(current(), { layer, query })),
     listSessions: (options) => Promise.resolve(listSessions(current(), options)),
     getSession: (sessionId) => Promise.resolve(getSession(current(), sessionId)),
+    getStack: (sessionId, agentId) => Promise.resolve(getStack(current(), { sessionId, agentId })),
+    findStackSession: (workspace, agentId) =>
+      Promise.resolve(findStackSession(current(), { workspace, agentId })),
+    getNodeEvents: (runId, nodeId) => Promise.resolve(getNodeEvents(current(), { runId, nodeId })),
+    getBranchOutputs: (runId, nodeId, limit) =>
+      Promise.resolve(getBranchOutputs(current(), { runId, nodeId, limit })),
   };
 }

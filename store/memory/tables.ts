@@ -120,6 +120,26 @@ export interface ObservationRow {
   at: string;
 }
 
+/** A run on a workflow stack. */
+export interface RunLinkRow {
+  runId: string;
+  sessionId: string;
+  /** `""` for the main agent, as the libSQL column. */
+  agentId: string;
+  parentRunId: string | null;
+  parentNodeId: string | null;
+  jobDir: string | null;
+  createdSeq: number;
+}
+
+/** An event recorded at a node (review, gap, abort), as JSON. */
+export interface NodeEventRow {
+  seq: number;
+  runId: string;
+  nodeId: string;
+  payload: string;
+}
+
 /** A pinned compiled workflow, as JSON text. */
 export interface SnapshotRow {
   workflowHash: string;
@@ -145,6 +165,10 @@ export interface Tables {
   attempts: Map<string, AttemptRow>;
   outputs: Map<string, OutputRow>;
   observations: ObservationRow[];
+  /** Stacked runs by run id. */
+  runLinks: Map<string, RunLinkRow>;
+  /** Node events in log order. */
+  nodeEvents: NodeEventRow[];
 }
 
 /** Row counts under the libSQL store's table names, as its `counts()` reports them. */
@@ -174,6 +198,8 @@ export function emptyTables(): Tables {
     attempts: new Map(),
     outputs: new Map(),
     observations: [],
+    runLinks: new Map(),
+    nodeEvents: [],
   };
 }
 
@@ -192,6 +218,8 @@ export function copyTables(tables: Tables): Tables {
     attempts: new Map(tables.attempts),
     outputs: new Map(tables.outputs),
     observations: [...tables.observations],
+    runLinks: new Map(tables.runLinks),
+    nodeEvents: [...tables.nodeEvents],
   };
 }
 

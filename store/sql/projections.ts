@@ -151,6 +151,36 @@ async function attemptRecorded(
   }).execute();
 }
 
+async function runStacked(s: ProjectionScope, event: EventOf<"run_stacked">) {
+  await s.tx.insertInto("run_links").values({
+    run_id: event.runId,
+    session_id: event.sessionId,
+    agent_id: event.agentId ?? "",
+    parent_run_id: event.parentRunId,
+    parent_node_id: event.parentNodeId,
+    job_dir: event.jobDir,
+    created_seq: s.seq,
+  }).execute();
+}
+
+async function nodeEvent(
+  s: ProjectionScope,
+  event: EventOf<"run_aborted" | "review_recorded" | "gap_recorded">,
+) {
+  await s.tx.insertInto("node_events").values({
+    seq: s.seq,
+    session_id: event.sessionId,
+    run_id: event.runId,
+    node_id: event.nodeId,
+    kind: event.kind,
+    payload: JSON.stringify(event),
+  }).execute();
+  if (event.kind === "run_aborted") {
+    await s.tx.updateTable("runs").set({ status: "aborted", updated_at: s.at })
+      .where("run_id", "=", event.runId).execute();
+  }
+}
+
 /** Updates the projections for one event just appended (as logged). */
 export async function project(scope: ProjectionScope, event: LoggedEvent): Promise<void> {
   switch (event.kind) {
@@ -178,8 +208,13 @@ export async function project(scope: ProjectionScope, event: LoggedEvent): Promi
     case "advance_recorded":
     case "checkpoint_recorded":
       return await attemptRecorded(scope, event);
-    case "preference_changed":
+    case "run_stacked":
+      return await runStacked(scope, event);
+    case "run_aborted":
+    case "review_recorded":
     case "gap_recorded":
+      return await nodeEvent(scope, event);
+    case "preference_changed":
     case "capability_observed":
     case "divergence_recorded":
       // The log is their record; the viewer's projections of them come with the viewer.

@@ -9,7 +9,9 @@ import {
   type AttemptKind,
   type AttemptRecord,
   type CompiledWorkflow,
+  isMember,
   type NodeKind,
+  RUN_STATUSES,
   type RunRecord,
   StorageCorruptionError,
   type StoreReader,
@@ -26,6 +28,7 @@ import {
 import { decodeAttempt, decodeNode, decodeSnapshot } from "./rows.ts";
 import { getSession, listSessions } from "./sessions.ts";
 import { searchRuns } from "./search.ts";
+import { findStackSession, getBranchOutputs, getNodeEvents, getStack } from "./stack_reads.ts";
 
 /** What readers on one database share. */
 export interface ReaderShared {
@@ -63,6 +66,7 @@ async function getRun(ex: Executor, runId: string): Promise<RunRecord | null> {
       "r.session_id",
       "r.workflow_id",
       "r.workflow_hash",
+      "r.status",
       "s.health",
       "r.workspace",
       "r.git_branch",
@@ -77,6 +81,7 @@ async function getRun(ex: Executor, runId: string): Promise<RunRecord | null> {
     workflowId: row.workflow_id,
     workflowHash: row.workflow_hash,
     corrupt: row.health === "corrupt",
+    status: isMember(RUN_STATUSES, row.status) ? row.status : "running",
     observed: observed
       ? { workspace: row.workspace, gitBranch: row.git_branch, gitHeadSha: row.git_head_sha }
       : null,
@@ -95,6 +100,7 @@ async function getAttempt(
       "a.node_id",
       "a.attempt_id",
       "a.outcome",
+      "a.result_node_id",
       "a.response",
       "a.response_digest",
       "a.payload_digest",
@@ -201,5 +207,9 @@ export function createReader(scope: ReadScope, shared: ReaderShared): StoreReade
     searchRuns: (layer, query) => searchRuns(scope, { layer, query }),
     listSessions: (options) => listSessions(ex, options),
     getSession: (sessionId) => getSession(scope, sessionId),
+    getStack: (sessionId, agentId) => getStack(ex, { sessionId, agentId }),
+    findStackSession: (workspace, agentId) => findStackSession(ex, { workspace, agentId }),
+    getNodeEvents: (runId, nodeId) => getNodeEvents(ex, { runId, nodeId }),
+    getBranchOutputs: (runId, nodeId, limit) => getBranchOutputs(ex, { runId, nodeId, limit }),
   };
 }

@@ -64,6 +64,8 @@ export const responseColumn = z.looseObject({
   blockers: z.array(z.unknown()).optional(),
   gaps: z.array(z.unknown()).optional(),
 });
+/** `node_events.payload`, as the viewer reads it: an event with its kind. */
+export const eventColumn = z.looseObject({ kind: z.string() });
 /** `workflow_snapshots.compiled`, before normalisation to the current compiled format. */
 const snapshotColumn = z.looseObject({ id: z.string(), steps: z.array(z.unknown()) });
 
@@ -134,6 +136,8 @@ export interface StoredAttemptRow {
   attempt_id: string;
   /** `attempts.outcome`. */
   outcome: string;
+  /** `attempts.result_node_id`. */
+  result_node_id: string;
   /** `attempts.response`. */
   response: string;
   /** `attempts.response_digest`. */
@@ -168,6 +172,7 @@ export function decodeAttempt(row: StoredAttemptRow): AttemptRecord {
     nodeId: row.node_id,
     attemptId: row.attempt_id,
     outcome: outcome.data,
+    resultNodeId: row.result_node_id,
     response: row.response,
     sessionId: row.session_id,
     corrupt: row.health === "corrupt",

@@ -134,6 +134,28 @@ export interface ObservationsTable {
   at: string;
 }
 
+/** Runs on a workflow stack (the projection of `run_stacked`). */
+export interface RunLinksTable {
+  run_id: string;
+  session_id: string;
+  /** The sub-agent whose stack it is; `""` for the main agent. */
+  agent_id: string;
+  parent_run_id: string | null;
+  parent_node_id: string | null;
+  job_dir: string | null;
+  created_seq: number;
+}
+
+/** Events recorded at a node that the viewer shows there: reviews, gaps, an abort. */
+export interface NodeEventsTable {
+  seq: number;
+  session_id: string;
+  run_id: string;
+  node_id: string;
+  kind: string;
+  payload: string;
+}
+
 /** An FTS5 table; `rowid` ties each row to its source row. */
 export interface SearchTable {
   rowid: number;
@@ -162,6 +184,8 @@ export interface Database {
   attempts: AttemptsTable;
   outputs: OutputsTable;
   observations: ObservationsTable;
+  run_links: RunLinksTable;
+  node_events: NodeEventsTable;
   /** Layer 1: session title, goal and workflow id, by `runs.rowid`. */
   search_titles: SearchTable;
   /** Layer 2: the run's latest notes and artifact preview, by `runs.rowid`. */

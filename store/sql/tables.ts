@@ -30,6 +30,8 @@ export const TABLE_ROLES: Record<keyof Database, TableRole> = {
   outputs: "run",
   observations: "run",
   contexts: "run",
+  run_links: "run",
+  node_events: "run",
   search_titles: "search",
   search_tips: "search",
   search_outputs: "search",

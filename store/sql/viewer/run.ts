@@ -12,6 +12,7 @@ import {
   artifactsColumn,
   contextColumn,
   decodeJsonOr,
+  eventColumn,
   preferencesColumn,
   responseColumn,
   stateColumn,
@@ -140,6 +141,8 @@ export interface NodeDetailRow extends GraphNodeRow {
   children: { nodeId: string; kind: string; pendingStepId: string | null }[];
   /** Attempts made on this node, oldest first. */
   attempts: AttemptRow[];
+  /** Reviews, gaps and an abort recorded at this node, oldest first (decoded loosely). */
+  events: Record<string, unknown>[];
 }
 
 /** Where a node is: its run and its id. */
@@ -204,11 +207,13 @@ async function attemptsOn(db: ViewerDb, { runId, nodeId }: NodeAt): Promise<Atte
 export async function getNodeDetail(db: ViewerDb, at: NodeAt): Promise<NodeDetailRow | null> {
   const row = await nodeDetailRow(db, at);
   if (!row) return null;
-  const [children, attempts] = await Promise.all([
+  const [children, attempts, events] = await Promise.all([
     db.selectFrom("nodes").select(["node_id", "node_kind", "pending_step_id"])
       .where("run_id", "=", at.runId).where("parent_id", "=", at.nodeId).orderBy("created_seq")
       .limit(200).execute(),
     attemptsOn(db, at),
+    db.selectFrom("node_events").select("payload").where("run_id", "=", at.runId)
+      .where("node_id", "=", at.nodeId).orderBy("seq").limit(MAX_ATTEMPTS).execute(),
   ]);
   return {
     runId: row.run_id,
@@ -236,6 +241,10 @@ export async function getNodeDetail(db: ViewerDb, at: NodeAt): Promise<NodeDetai
       pendingStepId: c.pending_step_id,
     })),
     attempts,
+    events: events.flatMap((e) => {
+      const decoded = decodeJsonOr(eventColumn, e.payload, null);
+      return decoded ? [decoded] : [];
+    }),
   };
 }
 
