@@ -7,7 +7,6 @@ import type { Kysely } from "npm:kysely@0.29.9";
 import {
   type DomainEvent,
   sessionLabel,
-  StorageBusyError,
   type Store,
   type StoreWriter,
 } from "../../engine/mod.ts";

@@ -159,7 +159,7 @@ Deno.test("export --all writes one bundle per session; a refused import writes n
     assert.equal(listed.out.trim().split("\n").length, 2);
     const badStatus = await runCli(["sessions", "list", "--status", "paused"], { home: b.home });
     assert.equal(badStatus.code, 2);
-    assert.match(badStatus.err, /--status must be one of running, complete, corrupt/);
+    assert.match(badStatus.err, /--status must be one of running, complete, aborted, corrupt/);
   } finally {
     await a.cleanup();
     await b.cleanup();
