@@ -4,12 +4,7 @@
  * @module
  */
 import type { Kysely } from "npm:kysely@0.29.9";
-import {
-  type DomainEvent,
-  sessionLabel,
-  type Store,
-  type StoreWriter,
-} from "../../engine/mod.ts";
+import { type DomainEvent, sessionLabel, type Store, type StoreWriter } from "../../engine/mod.ts";
 import { contextId, loggedEvents } from "./context_refs.ts";
 import type { SqlDialect } from "./dialect.ts";
 import type { Executor } from "./graph_sql.ts";
