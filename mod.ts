@@ -43,9 +43,9 @@ import {
   cryptoRandom,
   loadConfig,
   loadOrCreateKeyring,
+  type OpenedSqlStore,
   openStore,
   type SourceDir,
-  type SqliteStore,
   systemClock,
 } from "./store/mod.ts";
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
@@ -89,7 +89,7 @@ export {
   type McpServerOptions,
   serveMcpStdio,
 } from "./tools/mod.ts";
-export { openStore, type SqliteStore } from "./store/mod.ts";
+export { type OpenedSqlStore, openStore, type SqliteStore } from "./store/mod.ts";
 export {
   type BundleError,
   type BundleResult,
@@ -196,7 +196,7 @@ export interface Waymark {
   /** The engine dependencies (for adapters such as the MCP server). */
   readonly deps: EngineDeps;
   /** The store. */
-  readonly store: SqliteStore;
+  readonly store: OpenedSqlStore;
   /** Lists workflows. */
   list(): Promise<Result<ListResponse>>;
   /** Inspects a workflow. */

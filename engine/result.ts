@@ -33,6 +33,7 @@ export const ERROR_CODES = [
   "QUALITY_GATE_FAILED",
   "REVIEWER_FAILED",
   "STEP_NOT_FOUND",
+  "STORAGE_UNREACHABLE",
 ] as const;
 /** An error code. */
 export type ErrorCode = typeof ERROR_CODES[number];
@@ -96,13 +97,22 @@ export class StorageBusyError extends Error {
   }
 }
 
-/** Why the database cannot take a write: its disk is full, or it may only be read. */
-export type StorageFault = "disk_full" | "read_only";
+/**
+ * Why the database cannot take a write: its disk is full, it may only be read, or its server
+ * cannot be reached (the connection was lost and trying again did not bring it back).
+ */
+export type StorageFault = "disk_full" | "read_only" | "unreachable";
+
+const FAULT_TEXT: Record<StorageFault, string> = {
+  disk_full: "The disk is full",
+  read_only: "The database is read-only",
+  unreachable: "The database server cannot be reached",
+};
 
 /**
  * Thrown by a store adapter when the database refuses a write for a reason that retrying at
- * once cannot fix. Use-cases turn it into `STORAGE_FULL` (retry later) or `STORAGE_READ_ONLY`
- * (not retryable), naming the file.
+ * once cannot fix. Use-cases turn it into `STORAGE_FULL` (retry later), `STORAGE_READ_ONLY`
+ * (not retryable) or `STORAGE_UNREACHABLE` (retry later), naming the file or server.
  */
 export class StorageUnavailableError extends Error {
   /** What is wrong. */
@@ -111,9 +121,7 @@ export class StorageUnavailableError extends Error {
   readonly location: string;
   /** Creates the error for a fault at a location. */
   constructor(fault: StorageFault, location: string) {
-    super(
-      `${fault === "disk_full" ? "The disk is full" : "The database is read-only"}: ${location}`,
-    );
+    super(`${FAULT_TEXT[fault]}: ${location}`);
     this.name = "StorageUnavailableError";
     this.fault = fault;
     this.location = location;

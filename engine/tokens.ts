@@ -143,6 +143,21 @@ function invalid(kind: TokenKind, reason: string, what: string): Result<never> {
   });
 }
 
+/**
+ * The refusal of a token signed by a key this waymark does not hold: each machine signs with
+ * its own keyring, so work moves between machines through `resume_session`.
+ */
+function signedElsewhere(kind: TokenKind, keyId: number): Result<never> {
+  const key = keyId.toString(16).padStart(8, "0");
+  return fail(
+    "TOKEN_INVALID",
+    `${
+      TOKEN_FIELD[kind]
+    } was signed on another machine (key ${key}), or by a keyring this waymark no longer holds. Tokens are signed with each machine's own key and do not move between machines: call resume_session with the session or run id (or words from its notes) to get fresh tokens signed here, and continue with those.`,
+    { details: { token: TOKEN_FIELD[kind], reason: "unknown_key", keyId: key } },
+  );
+}
+
 /** Verifies a token of the expected kind and returns what it names. Never throws. */
 export function verifyToken(
   keyring: Keyring,
@@ -182,13 +197,7 @@ export function verifyToken(
     : keyring.previous?.id === keyId
     ? keyring.previous
     : undefined;
-  if (!key) {
-    return invalid(
-      kind,
-      "unknown_key",
-      "was signed by a key this waymark does not hold (another machine, or a replaced keyring)",
-    );
-  }
+  if (!key) return signedElsewhere(kind, keyId);
   const expected = mac(key, prefix, body);
   const given = bytes.subarray(bytes.length - MAC_BYTES);
   let diff = 0;

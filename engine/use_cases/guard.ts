@@ -1,8 +1,8 @@
 /**
  * The boundary of every use-case: adapter failures (a corrupt, busy, full or read-only store,
  * anything thrown) become structured errors, so nothing throws across it. Each says whether a
- * retry can help: a busy database soon, a full disk once space is freed, a read-only or damaged
- * file never.
+ * retry can help: a busy database soon, a full disk once space is freed, an unreachable server
+ * once it is back, a read-only or damaged file never.
  * @module
  */
 import { sessionLabel } from "../ids.ts";
@@ -16,6 +16,8 @@ import {
 
 /** How long a client should wait before retrying on a full disk. */
 const DISK_FULL_RETRY_MS = 30_000;
+/** How long a client should wait before retrying when the database server is unreachable. */
+const UNREACHABLE_RETRY_MS = 2_000;
 
 /** Runs a use-case body and returns what it throws as a structured error. */
 export async function guard<T>(body: () => Promise<Result<T>>): Promise<Result<T>> {
@@ -56,6 +58,13 @@ function storageFailure(error: unknown): Result<never> | null {
   }
   if (!(error instanceof StorageUnavailableError)) return null;
   const details = { file: error.location, fault: error.fault };
+  if (error.fault === "unreachable") {
+    return fail(
+      "STORAGE_UNREACHABLE",
+      `The database server ${error.location} cannot be reached (the connection was lost). Retry once it is back: an ack or checkpoint that did reach it replays its recorded answer, and one that did not is recorded then.`,
+      { retry: { kind: "retryable_after_ms", afterMs: UNREACHABLE_RETRY_MS }, details },
+    );
+  }
   if (error.fault === "disk_full") {
     return fail(
       "STORAGE_FULL",

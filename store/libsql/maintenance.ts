@@ -70,5 +70,6 @@ export function libsqlMaintenance(url: string, client: Client): MaintenanceDiale
     },
     schemaStatus: () => readSchemaStatus(client),
     migrate: () => migrateToLatest(client),
+    serverInfo: () => Promise.resolve(null),
   };
 }

@@ -8,36 +8,21 @@
 import { type Client, createClient } from "npm:@libsql/client@0.18.0";
 import { LibsqlDialect } from "npm:@libsql/kysely-libsql@0.4.1";
 import { Kysely } from "npm:kysely@0.29.9";
-import type { MaintenanceDialect, SqlDialect } from "../sql/dialect.ts";
+import type { SqlDialect } from "../sql/dialect.ts";
 import type { Database } from "../sql/schema.ts";
-import { createSqlStore, type SqlStore } from "../sql/store.ts";
+import { createSqlStore, type OpenedSqlStore, type OpenStoreOptions } from "../sql/store.ts";
 import { StorageBusyError } from "../../engine/mod.ts";
 import { isBusy, storageError } from "../storage_errors.ts";
 import { fts5Search } from "./fts.ts";
 import { libsqlMaintenance } from "./maintenance.ts";
 import { migrateToLatest, newerSchemaMessage, readSchemaStatus } from "./migrations.ts";
 
-/** Options for {@linkcode openStore}. */
-export interface OpenStoreOptions {
-  /** How long a writer waits for a lock held by another process, in ms. */
-  busyTimeoutMs?: number;
-  /** Current time, for event timestamps. */
-  now?: () => string;
-  /**
-   * Whether to bring the schema to the latest version (default true). Doctor opens without
-   * migrating, so it reports what it finds instead of changing it.
-   */
-  migrate?: boolean;
-}
+export type { OpenStoreOptions } from "../sql/store.ts";
 
 /** The libSQL store: the port plus what adapters (viewer, CLI) need besides. */
-export interface SqliteStore extends SqlStore {
+export interface SqliteStore extends OpenedSqlStore {
   /** The underlying client. */
   readonly client: Client;
-  /** libSQL's parts for doctor, gc and backup. */
-  readonly maintenance: MaintenanceDialect;
-  /** Closes the database. */
-  close(): Promise<void>;
 }
 
 /** libSQL's parts of the SQL store. */
@@ -45,6 +30,9 @@ export const libsqlDialect: SqlDialect = {
   storageError,
   isBusy: (error) => error instanceof StorageBusyError || isBusy(error),
   search: fts5Search,
+  // writers queue on SQLite's lock (the busy timeout) instead of being refused
+  transact: (db, fn) => db.transaction().execute(fn),
+  read: (fn) => fn(),
 };
 
 /**
@@ -64,7 +52,10 @@ async function withBusyRetry(timeoutMs: number, fn: () => Promise<void>): Promis
 }
 
 /** Opens (creating and migrating if needed) a libSQL database as a waymark store. */
-export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<SqliteStore> {
+export async function openLibsqlStore(
+  url: string,
+  options: OpenStoreOptions = {},
+): Promise<SqliteStore> {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
   const client = createClient(
     { url, timeout: busyTimeoutMs } as Parameters<typeof createClient>[0],

@@ -6,12 +6,12 @@
  */
 import type { EngineDeps, WorkflowSource } from "../../engine/mod.ts";
 import type { Flags } from "../settings.ts";
-import type { SqliteStore } from "../libsql/mod.ts";
+import type { OpenedSqlStore } from "../sql/store.ts";
 
 /** waymark opened as every serving command opens it. */
 export interface OpenedWaymark {
   /** The store. */
-  readonly store: SqliteStore;
+  readonly store: OpenedSqlStore;
   /** The engine's dependencies (keyring, clock, randomness, ...). */
   readonly deps: EngineDeps;
   /** Closes the database. */
@@ -29,7 +29,7 @@ export interface CliHost {
   /** Opens waymark (creating and migrating the database, loading the keyring). */
   open(): Promise<OpenedWaymark>;
   /** Opens a database without migrating it (doctor, checking a backup). */
-  openDatabase(url: string): Promise<SqliteStore>;
+  openDatabase(url: string): Promise<OpenedSqlStore>;
   /** The workflow sources (without opening the database). */
   workflows(): WorkflowSource;
   /** Writes to stdout. */

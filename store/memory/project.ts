@@ -8,7 +8,7 @@
 import type { DomainEvent } from "../../engine/mod.ts";
 import { type LoggedEvent, loggedEvents, type LoggedNodeCreated } from "../sql/context_refs.ts";
 import { key, type NodeRow, type Tables } from "./tables.ts";
-import { searchText } from "./text.ts";
+import { searchText } from "../text_match.ts";
 
 /** Thrown for a second row under a primary key, with SQLite's wording. */
 export class ConstraintError extends Error {

@@ -11,7 +11,7 @@ import type {
   SessionSummary,
 } from "../../engine/mod.ts";
 import { key, type RunRow, type SessionRow, type Tables } from "./tables.ts";
-import { matchText, preview } from "./text.ts";
+import { matchText, preview } from "../text_match.ts";
 
 interface Found {
   runId: string;

@@ -1,12 +1,15 @@
 /**
  * What a SQL dialect supplies beside the shared Kysely code: how it names its driver's storage
- * faults (locked, full, read-only, damaged), and its full-text search (the index writes and the matching reads). Each dialect
- * (`store/libsql/`, later PostgreSQL) implements this once; shared code never asks which
- * dialect it runs on.
+ * faults (locked, full, read-only, damaged, unreachable), how it runs a write transaction and
+ * when it tries a call again, and its full-text search (the index writes and the matching
+ * reads). Each dialect (`store/libsql/`, `store/postgres/`) implements this once; shared code
+ * never asks which dialect it runs on.
  * @module
  */
+import type { Kysely } from "npm:kysely@0.29.9";
 import type { SearchLayer, SearchQuery } from "../../engine/mod.ts";
 import type { Executor } from "./graph_sql.ts";
+import type { Database } from "./schema.ts";
 
 /** The search layers answered by full-text matching. */
 export type TextLayer = Exclude<SearchLayer, "id" | "recent">;
@@ -75,6 +78,19 @@ export interface MaintenanceDialect {
   schemaStatus(): Promise<SchemaStatus>;
   /** Applies pending migrations (in one transaction). */
   migrate(): Promise<void>;
+  /**
+   * What doctor reports of a database server (its version, the round trip, the connection
+   * pool), or `null` for an embedded file.
+   */
+  serverInfo(ex: Executor): Promise<ServerInfo | null>;
+}
+
+/** A database server as doctor reports it. */
+export interface ServerInfo {
+  /** One line: version, latency, pool. */
+  message: string;
+  /** The same as facts. */
+  details: Record<string, unknown>;
 }
 
 /** The dialect-specific parts of a SQL store. */
@@ -88,6 +104,16 @@ export interface SqlDialect {
   isBusy(error: unknown): boolean;
   /** Full-text search. */
   search: FullTextSearch;
+  /**
+   * Runs `fn` in one write transaction and commits it. Where the database refuses a
+   * transaction for another's sake (a serialization failure, a connection lost before the
+   * commit), `fn` runs again from the start: nothing of a refused try was kept, so trying
+   * again is safe whatever `fn` writes. A connection lost during the commit is reported, not
+   * retried (the commit may have happened).
+   */
+  transact<T>(db: Kysely<Database>, fn: (tx: Executor) => Promise<T>): Promise<T>;
+  /** Runs a read, again after a failure a fresh try may not meet (a lost connection). */
+  read<T>(fn: () => Promise<T>): Promise<T>;
 }
 
 /** Where shared reads run: a connection or transaction, and the dialect's full-text search. */

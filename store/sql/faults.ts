@@ -38,10 +38,17 @@ interface Touched {
 
 type AnyFn = (...args: unknown[]) => Promise<unknown>;
 
-/** `reader` with each method noting the run it touches and, given `fault`, mapping failures. */
+/**
+ * `reader` with each method noting the run it touches and, given `fault` (reads outside a
+ * transaction), tried again as the dialect says and with failures mapped.
+ */
 function wrapReads<R extends object>(
   reader: R,
-  on: { touched: Touched; fault?: (error: unknown, touched: Touched) => Promise<never> },
+  on: {
+    touched: Touched;
+    fault?: (error: unknown, touched: Touched) => Promise<never>;
+    read?: SqlDialect["read"];
+  },
 ): R {
   const out = { ...reader } as Record<string, unknown>;
   for (const [name, fn] of Object.entries(reader)) {
@@ -50,7 +57,8 @@ function wrapReads<R extends object>(
       const touched = on.fault ? { runId: null, sessionId: null } : on.touched;
       if (RUN_KEYED.has(name) && typeof args[0] === "string") touched.runId = args[0];
       try {
-        return await (fn as AnyFn)(...args);
+        const call = () => (fn as AnyFn)(...args);
+        return await (on.read ? on.read(call) : call());
       } catch (error) {
         if (on.fault) return await on.fault(error, touched);
         throw error;
@@ -114,5 +122,10 @@ export function withStorageFaults<S extends Store>(store: S, options: FaultOptio
       return await fault(error, touched);
     }
   };
-  return { ...wrapReads(store, { touched: { runId: null, sessionId: null }, fault }), write };
+  const reads = wrapReads(store, {
+    touched: { runId: null, sessionId: null },
+    fault,
+    read: (fn) => options.dialect.read(fn),
+  });
+  return { ...reads, write };
 }

@@ -54,14 +54,17 @@ export function nodesWithEdges(ex: Executor): ReturnType<typeof withEdges> {
 }
 
 /**
- * `WITH RECURSIVE up(node_id, parent_id, hop)`: a node (hop 0) and its ancestors, nearest
- * first, `limit` rows at most. Follow it with a `SELECT` that joins `up`.
+ * `WITH RECURSIVE up(node_id, parent_id, node_kind, hop)`: a node (hop 0) and its ancestors,
+ * nearest first, `limit` rows at most. Follow it with a `SELECT` from `up`; `up` carries the
+ * node's kind so that a read needing no more of the node joins nothing but its outputs (a join
+ * back to `nodes` lets SQLite's planner scan the run's nodes instead of following `up`).
  */
 export function ancestorsCte(runId: string, nodeId: string, limit: number): RawBuilder<unknown> {
-  return sql`WITH RECURSIVE up(node_id, parent_id, hop) AS (
-      SELECT node_id, parent_id, 0 FROM nodes WHERE run_id = ${runId} AND node_id = ${nodeId}
+  return sql`WITH RECURSIVE up(node_id, parent_id, node_kind, hop) AS (
+      SELECT node_id, parent_id, node_kind, 0 FROM nodes
+      WHERE run_id = ${runId} AND node_id = ${nodeId}
       UNION ALL
-      SELECT p.node_id, p.parent_id, up.hop + 1 FROM nodes p JOIN up
+      SELECT p.node_id, p.parent_id, p.node_kind, up.hop + 1 FROM nodes p JOIN up
         ON p.run_id = ${runId} AND p.node_id = up.parent_id
       WHERE up.hop + 1 < ${limit}
     )`;
@@ -86,7 +89,7 @@ export function isTipCandidate(kind: NodeKind): boolean {
 export async function preferredTipId(ex: Executor, runId: string, nodeId: string): Promise<string> {
   const result = await sql<{ node_id: string }>`
     WITH RECURSIVE sub(node_id) AS (
-      SELECT ${nodeId}
+      SELECT CAST(${nodeId} AS text)
       UNION ALL
       SELECT c.node_id FROM nodes c JOIN sub ON c.run_id = ${runId} AND c.parent_id = sub.node_id
     )

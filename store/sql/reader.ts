@@ -136,9 +136,8 @@ async function getAncestorNotes(
     step_id: string | null;
   }>`
     ${ancestorsCte(runId, nodeId, limit)}
-    SELECT n.node_id, n.node_kind, o.notes_markdown, o.step_id
-    FROM up CROSS JOIN nodes n ON n.run_id = ${runId} AND n.node_id = up.node_id
-    LEFT JOIN outputs o ON o.run_id = n.run_id AND o.node_id = n.node_id
+    SELECT up.node_id, up.node_kind, o.notes_markdown, o.step_id
+    FROM up LEFT JOIN outputs o ON o.run_id = ${runId} AND o.node_id = up.node_id
     ORDER BY up.hop`.execute(ex);
   return result.rows.map((r) => ({
     nodeId: r.node_id,

@@ -6,7 +6,7 @@
  */
 import { type Kysely, sql } from "npm:kysely@0.29.9";
 import type { CompiledWorkflow, Store } from "../../engine/mod.ts";
-import type { SqlDialect } from "./dialect.ts";
+import type { MaintenanceDialect, SqlDialect } from "./dialect.ts";
 import { withStorageFaults } from "./faults.ts";
 import { createReader } from "./reader.ts";
 import type { Database } from "./schema.ts";
@@ -20,6 +20,30 @@ export interface SqlStore extends Store {
   readonly dialect: SqlDialect;
   /** Row counts of the main tables (diagnostics and tests). */
   counts(): Promise<Record<keyof Database, number>>;
+}
+
+/** A SQL store opened on its database by a dialect's opener. */
+export interface OpenedSqlStore extends SqlStore {
+  /** The dialect's parts for doctor, gc and backup. */
+  readonly maintenance: MaintenanceDialect;
+  /** Closes the database (or the connection pool). */
+  close(): Promise<void>;
+}
+
+/** Options of every dialect's opener. */
+export interface OpenStoreOptions {
+  /**
+   * How long a write waits for the database (a lock held by another process; a transaction
+   * refused for another's sake, tried again), in ms.
+   */
+  busyTimeoutMs?: number;
+  /** Current time, for event timestamps. */
+  now?: () => string;
+  /**
+   * Whether to bring the schema to the latest version (default true). Doctor opens without
+   * migrating, so it reports what it finds instead of changing it.
+   */
+  migrate?: boolean;
 }
 
 const COUNTED = [

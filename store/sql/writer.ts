@@ -75,14 +75,16 @@ async function append(
   }
 }
 
-/** The store port's `write`: `fn` runs in one transaction with reads and `append`. */
+/**
+ * The store port's `write`: `fn` runs in one transaction with reads and `append` (the dialect's,
+ * which may run it again from the start when the database refused a try).
+ */
 export function createWrite(db: Kysely<Database>, options: WriterOptions): Store["write"] {
   const search = options.dialect.search;
   return <T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T> =>
-    db.transaction().execute((tx) =>
+    options.dialect.transact(db, (tx) =>
       fn({
         ...createReader({ ex: tx, search }, options.shared),
         append: (events) => append(tx, events, options),
-      })
-    );
+      }));
 }

@@ -13,7 +13,7 @@
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
-import { openWaymark } from "../../mod.ts";
+import { openWaymark, type SqliteStore } from "../../mod.ts";
 import { TOOLS } from "../../tools/mod.ts";
 import { LONG_ID, longWorkflow, r3, stats } from "./common.ts";
 
@@ -86,7 +86,7 @@ async function main(): Promise<number> {
       sqlCount++;
     };
     type Exec = (stmt: { sql: string; args?: unknown[] } | string) => Promise<unknown>;
-    const client = waymark.store.client as unknown as {
+    const client = (waymark.store as SqliteStore).client as unknown as {
       execute: Exec;
       transaction: (
         mode?: string,
@@ -250,7 +250,7 @@ async function main(): Promise<number> {
     for (const sql of last.ops.rehydrate.sql.keys()) {
       if (sql.startsWith("<")) continue;
       const args = sqlSamples.get(sql) ?? [];
-      const plan = await waymark.store.client.execute({
+      const plan = await (waymark.store as SqliteStore).client.execute({
         sql: `EXPLAIN QUERY PLAN ${sql}`,
         args: args as never,
       });
@@ -277,10 +277,11 @@ async function main(): Promise<number> {
         let rows = 0;
         for (let i = 0; i < 60; i++) {
           const t0 = performance.now();
-          rows = (await waymark.store.client.execute({ sql: text, args })).rows.length;
+          rows =
+            (await (waymark.store as SqliteStore).client.execute({ sql: text, args })).rows.length;
           if (i >= 10) times.push(performance.now() - t0);
         }
-        const plan = await waymark.store.client.execute({
+        const plan = await (waymark.store as SqliteStore).client.execute({
           sql: `EXPLAIN QUERY PLAN ${text}`,
           args,
         });

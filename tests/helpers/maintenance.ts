@@ -15,8 +15,8 @@ import {
   createWorkflowSource,
   cryptoRandom,
   loadOrCreateKeyring,
+  type OpenedSqlStore,
   openStore,
-  type SqliteStore,
 } from "../../store/mod.ts";
 import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";
 import { MAIN, ROOT } from "./server.ts";
@@ -60,7 +60,7 @@ export async function runCli(
 
 /** An in-process waymark whose clock the test sets. */
 export interface ClockedWaymark {
-  store: SqliteStore;
+  store: OpenedSqlStore;
   deps: EngineDeps;
   /** Sets the time later appends are stamped with. */
   setNow(iso: string): void;

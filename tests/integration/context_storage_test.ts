@@ -5,7 +5,13 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { openWaymark, type Result, type StepResponse, type Waymark } from "../../mod.ts";
+import {
+  openWaymark,
+  type Result,
+  type SqliteStore,
+  type StepResponse,
+  type Waymark,
+} from "../../mod.ts";
 import { tempHome } from "../helpers/server.ts";
 import { writeProjectWorkflow } from "../helpers/workflows.ts";
 
@@ -22,10 +28,16 @@ async function open(home: string, workspace: string): Promise<Waymark> {
 
 /** Bytes the database holds (pages in use), with the WAL folded in. */
 async function dbBytes(wm: Waymark): Promise<number> {
-  await wm.store.client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
-  const pages = Number((await wm.store.client.execute("PRAGMA page_count")).rows[0]![0]);
-  const free = Number((await wm.store.client.execute("PRAGMA freelist_count")).rows[0]![0]);
-  const size = Number((await wm.store.client.execute("PRAGMA page_size")).rows[0]![0]);
+  await (wm.store as SqliteStore).client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
+  const pages = Number(
+    (await (wm.store as SqliteStore).client.execute("PRAGMA page_count")).rows[0]![0],
+  );
+  const free = Number(
+    (await (wm.store as SqliteStore).client.execute("PRAGMA freelist_count")).rows[0]![0],
+  );
+  const size = Number(
+    (await (wm.store as SqliteStore).client.execute("PRAGMA page_size")).rows[0]![0],
+  );
   return (pages - free) * size;
 }
 
@@ -80,7 +92,7 @@ Deno.test("a 200 KB context and 8 acks: the database grows with what changed, no
     assert.deepEqual(node?.context, { blob, extra: 1 });
     const parent = await wm.store.getNode(runId, node!.parentId!);
     assert.deepEqual(parent?.context, { blob });
-    const rows = await wm.store.client.execute(
+    const rows = await (wm.store as SqliteStore).client.execute(
       "SELECT count(*) AS n FROM contexts WHERE run_id = ?",
       [runId],
     );
@@ -104,7 +116,7 @@ Deno.test("a database from before context ids migrates, and its nodes with inlin
     );
     const tip = await ack(wm, started, 1);
     // Turn the file back into the previous schema: context inline in every node row.
-    await wm.store.client.executeMultiple(`
+    await (wm.store as SqliteStore).client.executeMultiple(`
       UPDATE nodes SET context = (SELECT c.context FROM contexts c
         WHERE c.run_id = nodes.run_id AND c.context_id = nodes.context_id);
       DROP TABLE contexts;
@@ -128,7 +140,7 @@ Deno.test("a database from before context ids migrates, and its nodes with inlin
       );
       const node = await wm.store.getNode(runId, next.session.nodeId);
       assert.deepEqual(node?.context, { ticket: "T-1", size: 3 });
-      const inline = await wm.store.client.execute(
+      const inline = await (wm.store as SqliteStore).client.execute(
         "SELECT count(*) AS n FROM nodes WHERE context_id IS NULL",
       );
       assert.equal(Number(inline.rows[0]!.n), 2, "old rows stay as they were");

@@ -9,6 +9,7 @@ import { createClient } from "@libsql/client";
 import { LibsqlDialect } from "@libsql/kysely-libsql";
 import { Kysely } from "kysely";
 import { MIGRATIONS, openStore } from "../../store/mod.ts";
+import { libsqlMigrationDialect } from "../../store/libsql/migrations.ts";
 import { runCli, sqlOn } from "../helpers/maintenance.ts";
 import { tempHome } from "../helpers/server.ts";
 
@@ -27,7 +28,7 @@ Deno.test("an older database migrates forward with its rows; a newer one is refu
     await client.execute(
       "CREATE TABLE waymark_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)",
     );
-    await MIGRATIONS["0001_initial"]!.up(db);
+    await MIGRATIONS["0001_initial"]!.up(db, libsqlMigrationDialect);
     await client.execute("INSERT INTO waymark_migrations VALUES ('0001_initial', 'then')");
     await client.execute(
       "INSERT INTO sessions (session_id, title, created_at, updated_at, health, event_count) VALUES ('00000000000000aa', 'old', 'then', 'then', 'healthy', 0)",

@@ -7,7 +7,13 @@
  */
 import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
-import { openWaymark, type Result, type StepResponse, type Waymark } from "../../mod.ts";
+import {
+  openWaymark,
+  type Result,
+  type SqliteStore,
+  type StepResponse,
+  type Waymark,
+} from "../../mod.ts";
 import { connectRich, err, ok, tempHome } from "../helpers/server.ts";
 
 function open(home: string): Promise<Waymark> {
@@ -24,11 +30,15 @@ function value(result: Result<StepResponse>, what: string): StepResponse {
  * client lends its idle connections out in turn, so all of them must carry it.
  */
 async function pragmaEverywhere(wm: Waymark, pragma: string): Promise<void> {
-  await Promise.all(Array.from({ length: 25 }, () => wm.store.client.execute(pragma)));
+  await Promise.all(
+    Array.from({ length: 25 }, () => (wm.store as SqliteStore).client.execute(pragma)),
+  );
 }
 
 async function eventCount(wm: Waymark): Promise<number> {
-  return Number((await wm.store.client.execute("SELECT count(*) AS n FROM events")).rows[0]!.n);
+  return Number(
+    (await (wm.store as SqliteStore).client.execute("SELECT count(*) AS n FROM events")).rows[0]!.n,
+  );
 }
 
 Deno.test("a full disk is STORAGE_FULL, retryable later, naming the database file; nothing is recorded", async () => {
@@ -37,7 +47,9 @@ Deno.test("a full disk is STORAGE_FULL, retryable later, naming the database fil
   try {
     const started = value(await wm.start({ workflowId: "wr.bug_investigation" }), "start");
     const before = await eventCount(wm);
-    const pages = Number((await wm.store.client.execute("PRAGMA page_count")).rows[0]![0]);
+    const pages = Number(
+      (await (wm.store as SqliteStore).client.execute("PRAGMA page_count")).rows[0]![0],
+    );
     await pragmaEverywhere(wm, `PRAGMA max_page_count = ${pages}`);
     const ack = {
       stateToken: started.stateToken,
@@ -134,7 +146,7 @@ Deno.test("damaged pages: STORAGE_CORRUPTION_DETECTED over MCP, session marked, 
       }),
       "ack",
     );
-    await wm.store.client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
+    await (wm.store as SqliteStore).client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
     await wm.close();
     // A copy of the database (and the keys that signed its tokens), then damage the page
     // holding the outputs table: reading the acked node reads its notes from there.

@@ -8,7 +8,13 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { openWaymark, type Result, type StepResponse, type Waymark } from "../../mod.ts";
+import {
+  openWaymark,
+  type Result,
+  type SqliteStore,
+  type StepResponse,
+  type Waymark,
+} from "../../mod.ts";
 import { rotateKeyring } from "../../store/keyring.ts";
 import { connect, err, ok, tempHome } from "../helpers/server.ts";
 
@@ -43,7 +49,7 @@ function value(result: Result<StepResponse>): StepResponse {
 async function snapshot(
   waymark: Waymark,
 ): Promise<{ counts: Record<string, number>; dump: string }> {
-  const client = waymark.store.client;
+  const client = (waymark.store as SqliteStore).client;
   const tables =
     (await client.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name"))
       .rows.map((r) => String(r.name));

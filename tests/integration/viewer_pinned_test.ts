@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { openWaymark, type Result, type StepResponse } from "../../mod.ts";
+import { openWaymark, type Result, type SqliteStore, type StepResponse } from "../../mod.ts";
 import { createViewerApp } from "../../web/mod.ts";
 import { tempHome } from "../helpers/server.ts";
 
@@ -48,11 +48,11 @@ Deno.test("a run pinned to a format-1 snapshot runs, and the viewer shows its pe
     const stored = await waymark.store.db.selectFrom("workflow_snapshots").select("compiled")
       .where("workflow_hash", "=", hash).executeTakeFirstOrThrow();
     // Rewrite the snapshot and the states as a format-1 server stored them.
-    await waymark.store.client.execute({
+    await (waymark.store as SqliteStore).client.execute({
       sql: "UPDATE workflow_snapshots SET compiled = ? WHERE workflow_hash = ?",
       args: [JSON.stringify(formatOne(JSON.parse(stored.compiled))), hash],
     });
-    await waymark.store.client.execute(
+    await (waymark.store as SqliteStore).client.execute(
       `UPDATE nodes SET state = json_object('v', 1, 'pc', json_extract(state, '$.pc'))`,
     );
     const { sessionId, runId } = start.session;

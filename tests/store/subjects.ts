@@ -22,6 +22,7 @@ import {
 import { cryptoRandom, openMemoryStore, openStore, systemClock } from "../../store/mod.ts";
 import type { TableCounts } from "../../store/memory/mod.ts";
 import { testKeyring } from "../helpers/memory.ts";
+import { freshPostgresUrl, postgresBin } from "../helpers/postgres.ts";
 
 /** A store under test with what the cases need besides the port. */
 export interface Subject {
@@ -39,7 +40,23 @@ function tickingClock(): () => string {
   return () => new Date(at += 1000).toISOString();
 }
 
-/** The stores, by name: both open empty and time-stamp events with a ticking clock. */
+/** A fresh database on this process's throwaway PostgreSQL server (`tests/helpers/postgres.ts`). */
+async function postgresSubject(): Promise<Subject> {
+  const store = await openStore(await freshPostgresUrl(), { now: tickingClock() });
+  return {
+    store,
+    async corrupt(sessionId) {
+      await store.db.updateTable("sessions").set({ health: "corrupt" })
+        .where("session_id", "=", sessionId).execute();
+    },
+    cleanup: () => store.close(),
+  };
+}
+
+/**
+ * The stores, by name: each opens empty and time-stamps events with a ticking clock. PostgreSQL
+ * is left out only where no server is installed (never on CI, which installs it).
+ */
 export const SUBJECTS: Record<string, () => Promise<Subject>> = {
   memory() {
     const store = openMemoryStore({ now: tickingClock() });
@@ -69,6 +86,7 @@ export const SUBJECTS: Record<string, () => Promise<Subject>> = {
       },
     };
   },
+  ...(postgresBin() || Deno.env.get("CI") ? { postgres: postgresSubject } : {}),
 };
 
 function plain(id: string, steps: number): unknown {

@@ -111,16 +111,17 @@ function runsOf(eb: SessionsEb) {
 }
 
 function textMatch(eb: SessionsEb, q: string): Expression<SqlBool> {
-  const like = `%${escapeLike(q)}%`;
+  // lower() on both sides: SQLite's LIKE folds ASCII case, PostgreSQL's folds none
+  const like = `%${escapeLike(q.toLowerCase())}%`;
   const idPrefix = `${escapeLike(stripLabel(q, SESSION_PREFIX).toLowerCase())}%`;
   return eb.or([
-    sql<boolean>`s.title LIKE ${like} ESCAPE '\\'`,
+    sql<boolean>`lower(s.title) LIKE ${like} ESCAPE '\\'`,
     sql<boolean>`s.session_id LIKE ${idPrefix} ESCAPE '\\'`,
     hasRun(eb, (run) =>
       run.where((rb) =>
         rb.or([
-          sql<boolean>`r.workflow_id LIKE ${like} ESCAPE '\\'`,
-          sql<boolean>`r.goal LIKE ${like} ESCAPE '\\'`,
+          sql<boolean>`lower(r.workflow_id) LIKE ${like} ESCAPE '\\'`,
+          sql<boolean>`lower(r.goal) LIKE ${like} ESCAPE '\\'`,
         ])
       )),
   ]);

@@ -1,6 +1,7 @@
 /**
- * Text matching for the in-memory store's search layers, close to the libSQL store's FTS5
- * tables (`unicode61 remove_diacritics 2`): case and diacritics are folded, anything but
+ * Text matching as the libSQL store's FTS5 tables (`unicode61 remove_diacritics 2`) match, for
+ * the stores that fold text themselves (the in-memory store's search layers; the tokens that
+ * PostgreSQL's `tsvector` columns index): case and diacritics are folded, anything but
  * letters and digits separates tokens, and each query term is a phrase (`code_review` matches
  * "code review"). Relevance is not bm25: it is minus the number of phrase matches, so more
  * matches rank first (lower is better, as with bm25) and ties keep insertion order. Snippets
@@ -51,6 +52,11 @@ function tokenize(text: string): Token[] {
     if (folded) tokens.push({ text: folded, start: m.index, end: m.index + m[0].length });
   }
   return tokens;
+}
+
+/** A text's tokens as the index keeps them: case and diacritics folded, in order. */
+export function foldedTokens(text: string): string[] {
+  return tokenize(text).map((t) => t.text);
 }
 
 /** A text's match against query terms: the count of phrase matches and a snippet. */

@@ -1,0 +1,80 @@
+/**
+ * The connection to a PostgreSQL server: a small `pg` pool whose integers come back as
+ * numbers, behind Kysely's Postgres dialect with every transaction `SERIALIZABLE` unless it
+ * asks for another level (so concurrent writers behave as SQLite's single writer does: one of
+ * two conflicting transactions is refused and tried again).
+ * @module
+ */
+import pg from "npm:pg@8.23.1";
+import {
+  type DatabaseConnection,
+  type Driver,
+  PostgresDialect,
+  type PostgresDialectConfig,
+  PostgresDriver,
+  type TransactionSettings,
+} from "npm:kysely@0.29.9";
+
+/** Connections per process: a server answers one call at a time per chat, plus the viewer. */
+export const POOL_SIZE = 4;
+
+/** OIDs of `int8` and `numeric`, which `pg` returns as strings to keep precision. */
+const INT8 = 20;
+const NUMERIC = 1700;
+
+/** `pg`'s type parsers, with `count(*)`, `sum()` and `bigint` columns read as numbers. */
+const types = {
+  getTypeParser(oid: number, format?: "text" | "binary") {
+    if (oid === INT8 || oid === NUMERIC) return (text: string) => Number(text);
+    return pg.types.getTypeParser(oid, format as "text");
+  },
+};
+
+/** A `pg` pool for `url` (any `postgres://` URL `pg` reads, e.g. `?host=/socket/dir`). */
+export function createPool(url: string, options: { connectTimeoutMs: number }): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: POOL_SIZE,
+    types,
+    application_name: "waymark",
+    connectionTimeoutMillis: options.connectTimeoutMs,
+    idleTimeoutMillis: 30_000,
+    allowExitOnIdle: true,
+  });
+  // An idle connection the server dropped: the pool removes it; the next call connects anew.
+  pool.on("error", () => {});
+  return pool;
+}
+
+class SerializableDriver extends PostgresDriver {
+  override beginTransaction(
+    connection: DatabaseConnection,
+    settings: TransactionSettings,
+  ): Promise<void> {
+    return super.beginTransaction(connection, {
+      ...settings,
+      isolationLevel: settings.isolationLevel ?? "serializable",
+    });
+  }
+}
+
+/** Kysely's Postgres dialect whose transactions default to `SERIALIZABLE`. */
+export class SerializablePostgresDialect extends PostgresDialect {
+  readonly #config: PostgresDialectConfig;
+
+  /** The dialect over `config.pool`. */
+  constructor(config: PostgresDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+
+  /** The driver, `SERIALIZABLE` by default. */
+  override createDriver(): Driver {
+    return new SerializableDriver(this.#config);
+  }
+}
+
+/** `url` with its password masked, for messages. */
+export function redactUrl(url: string): string {
+  return url.replace(/^(postgres(?:ql)?:\/\/[^:/@]*:)[^@]*@/i, "$1***@");
+}

@@ -1,0 +1,153 @@
+/**
+ * Full-text search on PostgreSQL: three tables keyed by their source (`search_titles` and
+ * `search_tips` by run id, `search_outputs` by run and node id), each with a `tsvector` column
+ * under a GIN index. The vectors are built here from the tokens FTS5's `unicode61
+ * remove_diacritics 2` tokenizer would make (`../text_match.ts`), not by the server's parser,
+ * so both stores split, fold and match text alike whatever the server's locale; each query
+ * term is a phrase and any term may match. Relevance is `ts_rank` (negated: lower is better,
+ * as with bm25), snippets are cut here the way the in-memory store cuts them.
+ * @module
+ */
+import { sql } from "npm:kysely@0.29.9";
+import type { SearchQuery } from "../../engine/mod.ts";
+import type { FullTextSearch, TextLayer, TextMatch } from "../sql/dialect.ts";
+import type { Executor } from "../sql/graph_sql.ts";
+import { foldedTokens, matchText } from "../text_match.ts";
+
+/** The highest position a `tsvector` keeps (later tokens share it). */
+const MAX_POSITION = 16383;
+/** Longer tokens are not indexed (`tsvector` refuses lexemes over 2 KB). */
+const MAX_TOKEN_CHARS = 255;
+
+function lexeme(token: string): string {
+  return `'${token.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`;
+}
+
+/** The `tsvector` literal of a text: its folded tokens with their positions. */
+export function tsvectorOf(text: string): string {
+  return foldedTokens(text).map((token, i) =>
+    token.length > MAX_TOKEN_CHARS ? "" : `${lexeme(token)}:${Math.min(i + 1, MAX_POSITION)}`
+  ).filter(Boolean).join(" ");
+}
+
+/** The `tsquery` literal matching any of the terms, each a phrase; `""` when none has a token. */
+export function tsqueryOf(terms: readonly string[]): string {
+  return terms.map((term) => foldedTokens(term).map(lexeme).join(" <-> "))
+    .filter(Boolean).map((phrase) => `(${phrase})`).join(" | ");
+}
+
+type MatchRow = { run_id: string; text: string; rank: number };
+
+const LAYER_TABLE = {
+  title: sql.table("search_titles"),
+  tip_notes: sql.table("search_tips"),
+  deep: sql.table("search_outputs"),
+} as const;
+
+function matchRows(ex: Executor, layer: TextLayer, query: { q: string; limit: number }) {
+  // Several outputs of one run may match: read more, keep each run's best.
+  const limit = layer === "deep" ? query.limit * 4 : query.limit;
+  return sql<MatchRow>`
+    SELECT t.run_id, t.text, ts_rank(t.tsv, q.q, 1) AS rank
+    FROM ${LAYER_TABLE[layer]} t, (SELECT CAST(${query.q} AS tsquery) AS q) q
+    WHERE t.tsv @@ q.q ORDER BY rank DESC, t.run_id LIMIT ${limit}`.execute(ex);
+}
+
+async function upsertTip(tx: Executor, runId: string, text: string): Promise<void> {
+  await sql`INSERT INTO search_tips (run_id, text, tsv)
+    VALUES (${runId}, ${text}, CAST(${tsvectorOf(text)} AS tsvector))
+    ON CONFLICT (run_id) DO UPDATE SET text = excluded.text, tsv = excluded.tsv`.execute(tx);
+}
+
+const sessionRuns = (sessionId: string) =>
+  sql`SELECT run_id FROM runs WHERE session_id = ${sessionId}`;
+
+/** `FROM … WHERE` of each table's rows whose source row is gone. */
+const ORPHANS = [
+  sql`FROM search_titles t WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.run_id = t.run_id)`,
+  sql`FROM search_tips t WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.run_id = t.run_id)`,
+  sql`FROM search_outputs t WHERE NOT EXISTS
+    (SELECT 1 FROM outputs o WHERE o.run_id = t.run_id AND o.node_id = t.node_id)`,
+];
+const ORPHAN_DELETES = [
+  sql`DELETE FROM search_titles t WHERE NOT EXISTS
+    (SELECT 1 FROM runs r WHERE r.run_id = t.run_id)`,
+  sql`DELETE FROM search_tips t WHERE NOT EXISTS
+    (SELECT 1 FROM runs r WHERE r.run_id = t.run_id)`,
+  sql`DELETE FROM search_outputs t WHERE NOT EXISTS
+    (SELECT 1 FROM outputs o WHERE o.run_id = t.run_id AND o.node_id = t.node_id)`,
+];
+
+async function sessionTexts(ex: Executor, sessionId: string): Promise<string[]> {
+  const rows = await sql<{ line: string }>`
+    SELECT 'title ' || t.run_id || ' ' || t.text AS line FROM search_titles t
+      WHERE t.run_id IN (${sessionRuns(sessionId)})
+    UNION ALL SELECT 'tip ' || t.run_id || ' ' || t.text FROM search_tips t
+      WHERE t.run_id IN (${sessionRuns(sessionId)})
+    UNION ALL SELECT 'output ' || t.run_id || ' ' || t.node_id || ' ' || t.text
+      FROM search_outputs t WHERE t.run_id IN (${sessionRuns(sessionId)})`.execute(ex);
+  return rows.rows.map((r) => r.line);
+}
+
+/** `tsvector` search over the three tables. */
+export const tsvectorSearch: FullTextSearch = {
+  async indexRun(tx, runId) {
+    const row = await tx.selectFrom("runs as r")
+      .innerJoin("sessions as s", "s.session_id", "r.session_id")
+      .select(["s.title", "r.goal", "r.workflow_id"]).where("r.run_id", "=", runId)
+      .executeTakeFirst();
+    if (!row) return;
+    const text = `${row.title} ${row.goal === row.title ? "" : row.goal ?? ""} ${row.workflow_id}`;
+    await sql`INSERT INTO search_titles (run_id, text, tsv)
+      VALUES (${runId}, ${text}, CAST(${tsvectorOf(text)} AS tsvector))
+      ON CONFLICT (run_id) DO UPDATE SET text = excluded.text, tsv = excluded.tsv`.execute(tx);
+  },
+  async indexOutput(tx, { runId, nodeId, text }) {
+    await sql`INSERT INTO search_outputs (run_id, node_id, text, tsv)
+      VALUES (${runId}, ${nodeId}, ${text}, CAST(${tsvectorOf(text)} AS tsvector))
+      ON CONFLICT (run_id, node_id) DO UPDATE SET text = excluded.text, tsv = excluded.tsv`
+      .execute(tx);
+    await upsertTip(tx, runId, text);
+  },
+  async match(ex, layer, query: SearchQuery): Promise<TextMatch[]> {
+    const q = tsqueryOf(query.terms);
+    if (q === "") return [];
+    const rows = await matchRows(ex, layer, { q, limit: query.limit });
+    const found: TextMatch[] = [];
+    const seen = new Set<string>();
+    for (const r of rows.rows) {
+      if (seen.has(r.run_id)) continue;
+      seen.add(r.run_id);
+      const snippet = matchText(r.text, query.terms)?.snippet ?? null;
+      found.push({ runId: r.run_id, relevance: -Number(r.rank), snippet });
+      if (found.length >= query.limit) break;
+    }
+    return found;
+  },
+  async tipTexts(ex, runIds) {
+    const rows = await sql<{ run_id: string; text: string }>`
+      SELECT run_id, text FROM search_tips WHERE run_id IN (${sql.join(runIds)})`.execute(ex);
+    return new Map(rows.rows.map((r) => [r.run_id, r.text]));
+  },
+  async unindexSession(tx, sessionId) {
+    for (const table of Object.values(LAYER_TABLE)) {
+      await sql`DELETE FROM ${table} WHERE run_id IN (${sessionRuns(sessionId)})`.execute(tx);
+    }
+  },
+  sessionTexts,
+  async orphanCount(ex) {
+    let n = 0;
+    for (const orphans of ORPHANS) {
+      const row = await sql<{ n: number }>`SELECT count(*) AS n ${orphans}`.execute(ex);
+      n += Number(row.rows[0]?.n ?? 0);
+    }
+    return n;
+  },
+  async dropOrphans(tx) {
+    let n = 0;
+    for (const statement of ORPHAN_DELETES) {
+      n += Number((await statement.execute(tx)).numAffectedRows ?? 0);
+    }
+    return n;
+  },
+};

@@ -1,0 +1,72 @@
+/**
+ * The store on PostgreSQL, a team store many machines share: a small `pg` pool behind Kysely's
+ * Postgres dialect (transactions `SERIALIZABLE`, tried again when the server refuses one for
+ * another's sake), migrations under an advisory lock, and `tsvector` full-text search. The
+ * shared SQL code runs on it unchanged; the engine cannot tell it from the libSQL store.
+ * @module
+ */
+import { Kysely } from "npm:kysely@0.29.9";
+import type pg from "npm:pg@8.23.1";
+import { StorageBusyError } from "../../engine/mod.ts";
+import type { SqlDialect } from "../sql/dialect.ts";
+import { newerSchemaMessage } from "../sql/migrations.ts";
+import type { Database } from "../sql/schema.ts";
+import { createSqlStore, type OpenedSqlStore, type OpenStoreOptions } from "../sql/store.ts";
+import { createPool, redactUrl, SerializablePostgresDialect } from "./driver.ts";
+import { isConflict, read, storageError, transact } from "./errors.ts";
+import { tsvectorSearch } from "./fts.ts";
+import { postgresMaintenance } from "./maintenance.ts";
+import { migrateToLatest, readSchemaStatus } from "./migrations.ts";
+
+/** Tries of a read (or of a write before its commit) when the connection was lost. */
+const CONNECTION_TRIES = 3;
+
+/** The PostgreSQL store: the port plus what adapters (viewer, CLI) need besides. */
+export interface PostgresStore extends OpenedSqlStore {
+  /** The connection pool. */
+  readonly pool: pg.Pool;
+}
+
+/** PostgreSQL's parts of the SQL store, for a server named `location` in messages. */
+export function postgresDialect(options: { location: string; busyTimeoutMs: number }): SqlDialect {
+  const policy = {
+    location: options.location,
+    conflictMs: options.busyTimeoutMs,
+    connectionTries: CONNECTION_TRIES,
+  };
+  return {
+    storageError,
+    isBusy: (error) => error instanceof StorageBusyError || isConflict(error),
+    search: tsvectorSearch,
+    transact: (db, fn) => transact(db, fn, policy),
+    read: (fn) => read(fn, CONNECTION_TRIES),
+  };
+}
+
+/** Opens (migrating if needed) the PostgreSQL database at `url` as a waymark store. */
+export async function openPostgresStore(
+  url: string,
+  options: OpenStoreOptions = {},
+): Promise<PostgresStore> {
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+  const location = redactUrl(url);
+  const pool = createPool(url, { connectTimeoutMs: Math.max(busyTimeoutMs, 2000) });
+  const db = new Kysely<Database>({ dialect: new SerializablePostgresDialect({ pool }) });
+  const dialect = postgresDialect({ location, busyTimeoutMs });
+  try {
+    // A database from a newer waymark is refused before anything touches it.
+    const { unknown } = await read(() => readSchemaStatus(db), CONNECTION_TRIES);
+    if (unknown.length > 0) throw new Error(`${location}: ${newerSchemaMessage(unknown)}`);
+    if (options.migrate !== false) await migrateToLatest(db);
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
+  const now = options.now ?? (() => new Date().toISOString());
+  return {
+    ...createSqlStore(db, { dialect, now, location }),
+    pool,
+    maintenance: postgresMaintenance(db, pool),
+    close: () => db.destroy(),
+  };
+}

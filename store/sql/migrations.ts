@@ -1,0 +1,285 @@
+/**
+ * The schema's migrations as plain code, shared by every dialect: Kysely's schema builder
+ * writes each dialect's DDL, and the few parts that must differ (the log's own numbering, the
+ * full-text tables) come from the dialect's {@linkcode MigrationDialect}. Each dialect runs them
+ * in order inside one transaction under the same names, so schema status compares across
+ * dialects. Never edit a shipped migration; add the next one.
+ * @module
+ */
+import type { ColumnDefinitionBuilder, Kysely } from "npm:kysely@0.29.9";
+import type { SchemaStatus } from "./dialect.ts";
+
+/** What a dialect writes its own way in the migrations. */
+export interface MigrationDialect {
+  /** `events.seq`: an integer primary key the database numbers in insertion order. */
+  sequenceKey(column: ColumnDefinitionBuilder): ColumnDefinitionBuilder;
+  /**
+   * The three full-text tables (`search_titles`, `search_tips`, `search_outputs`) and their
+   * indexes, as the dialect's `FullTextSearch` reads and writes them.
+   */
+  createSearchTables(db: Kysely<unknown>): Promise<void>;
+}
+
+/** One migration: a function that brings the schema one step forward. */
+export interface Migration {
+  /** Applies the migration; runs inside the migrating transaction. */
+  up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void>;
+}
+
+/** The log, sessions, runs and snapshots. */
+async function createLogTables(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> {
+  await db.schema.createTable("events")
+    .addColumn("seq", "integer", (c) => dialect.sequenceKey(c))
+    .addColumn("session_id", "text", (c) => c.notNull())
+    .addColumn("run_id", "text")
+    .addColumn("kind", "text", (c) => c.notNull())
+    .addColumn("payload", "text", (c) => c.notNull())
+    .addColumn("digest", "text", (c) => c.notNull())
+    .addColumn("at", "text", (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex("events_by_session").on("events").columns(["session_id", "seq"])
+    .execute();
+  await db.schema.createTable("sessions")
+    .addColumn("session_id", "text", (c) => c.primaryKey())
+    .addColumn("title", "text", (c) => c.notNull())
+    .addColumn("created_at", "text", (c) => c.notNull())
+    .addColumn("updated_at", "text", (c) => c.notNull())
+    .addColumn("health", "text", (c) => c.notNull().defaultTo("healthy"))
+    .addColumn("event_count", "integer", (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema.createTable("runs")
+    .addColumn("run_id", "text", (c) => c.primaryKey())
+    .addColumn("session_id", "text", (c) => c.notNull())
+    .addColumn("workflow_id", "text", (c) => c.notNull())
+    .addColumn("workflow_hash", "text", (c) => c.notNull())
+    .addColumn("goal", "text")
+    .addColumn("created_at", "text", (c) => c.notNull())
+    .addColumn("updated_at", "text", (c) => c.notNull())
+    .addColumn("last_node_id", "text")
+    .addColumn("status", "text", (c) => c.notNull().defaultTo("running"))
+    .addColumn("node_count", "integer", (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema.createIndex("runs_by_session").on("runs").columns(["session_id", "created_at"])
+    .execute();
+  await db.schema.createTable("workflow_snapshots")
+    .addColumn("workflow_hash", "text", (c) => c.primaryKey())
+    .addColumn("workflow_id", "text", (c) => c.notNull())
+    .addColumn("compiled", "text", (c) => c.notNull())
+    .addColumn("created_at", "text", (c) => c.notNull())
+    .execute();
+}
+
+/** The run graph: nodes, edges, attempts and outputs. */
+async function createGraphTables(db: Kysely<unknown>): Promise<void> {
+  await db.schema.createTable("nodes")
+    .addColumn("run_id", "text", (c) => c.notNull())
+    .addColumn("node_id", "text", (c) => c.notNull())
+    .addColumn("session_id", "text", (c) => c.notNull())
+    .addColumn("parent_id", "text")
+    .addColumn("node_kind", "text", (c) => c.notNull())
+    .addColumn("depth", "integer", (c) => c.notNull())
+    .addColumn("state", "text", (c) => c.notNull())
+    .addColumn("context", "text", (c) => c.notNull())
+    .addColumn("preferences", "text", (c) => c.notNull())
+    .addColumn("pending_step_id", "text")
+    .addColumn("is_complete", "integer", (c) => c.notNull())
+    .addColumn("created_seq", "integer", (c) => c.notNull())
+    .addColumn("created_at", "text", (c) => c.notNull())
+    .addPrimaryKeyConstraint("nodes_pk", ["run_id", "node_id"])
+    .execute();
+  await db.schema.createIndex("nodes_by_parent").on("nodes")
+    .columns(["run_id", "parent_id", "created_seq"]).execute();
+  await db.schema.createTable("edges")
+    .addColumn("run_id", "text", (c) => c.notNull())
+    .addColumn("from_id", "text", (c) => c.notNull())
+    .addColumn("to_id", "text", (c) => c.notNull())
+    .addColumn("edge_kind", "text", (c) => c.notNull())
+    .addColumn("created_seq", "integer", (c) => c.notNull())
+    .addPrimaryKeyConstraint("edges_pk", ["run_id", "to_id"])
+    .execute();
+  await db.schema.createTable("attempts")
+    .addColumn("run_id", "text", (c) => c.notNull())
+    .addColumn("node_id", "text", (c) => c.notNull())
+    .addColumn("attempt_id", "text", (c) => c.notNull())
+    .addColumn("attempt_kind", "text", (c) => c.notNull())
+    .addColumn("outcome", "text", (c) => c.notNull())
+    .addColumn("result_node_id", "text", (c) => c.notNull())
+    .addColumn("response", "text", (c) => c.notNull())
+    .addColumn("response_digest", "text", (c) => c.notNull())
+    .addColumn("created_seq", "integer", (c) => c.notNull())
+    .addPrimaryKeyConstraint("attempts_pk", ["run_id", "node_id", "attempt_id", "attempt_kind"])
+    .execute();
+  await db.schema.createTable("outputs")
+    .addColumn("run_id", "text", (c) => c.notNull())
+    .addColumn("node_id", "text", (c) => c.notNull())
+    .addColumn("step_id", "text")
+    .addColumn("notes_markdown", "text")
+    .addColumn("artifacts", "text", (c) => c.notNull())
+    .addColumn("created_seq", "integer", (c) => c.notNull())
+    .addPrimaryKeyConstraint("outputs_pk", ["run_id", "node_id"])
+    .execute();
+}
+
+const initial: Migration = {
+  async up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> {
+    await createLogTables(db, dialect);
+    await createGraphTables(db);
+  },
+};
+
+/**
+ * Workspace observations, step counts, and full-text search for `resume_session`:
+ * - `observations` (the projection of `observation_recorded` events) and the latest observation
+ *   of each run on its row, indexed for ranking by workspace;
+ * - `nodes.step_count`, the number of step nodes from the root to a node (progress);
+ * - the dialect's full-text tables, one per search layer: titles, goals and workflow ids of
+ *   each run; the latest output of each run (its tip's notes and artifact previews); every
+ *   output (deep search).
+ */
+const resume: Migration = {
+  async up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> {
+    await db.schema.alterTable("runs").addColumn("workspace", "text").execute();
+    await db.schema.alterTable("runs").addColumn("git_branch", "text").execute();
+    await db.schema.alterTable("runs").addColumn("git_head_sha", "text").execute();
+    await db.schema.createIndex("runs_by_updated").on("runs").columns(["updated_at", "run_id"])
+      .execute();
+    await db.schema.createIndex("runs_by_workspace").on("runs")
+      .columns(["workspace", "updated_at"]).execute();
+    await db.schema.createIndex("sessions_by_updated").on("sessions")
+      .columns(["updated_at", "session_id"]).execute();
+    await db.schema.alterTable("sessions").addColumn(
+      "kind",
+      "text",
+      (c) => c.notNull().defaultTo("workflow"),
+    ).execute();
+    await db.schema.alterTable("nodes").addColumn(
+      "step_count",
+      "integer",
+      (c) => c.notNull().defaultTo(0),
+    ).execute();
+    await db.schema.createTable("observations")
+      .addColumn("seq", "integer", (c) => c.primaryKey())
+      .addColumn("session_id", "text", (c) => c.notNull())
+      .addColumn("run_id", "text", (c) => c.notNull())
+      .addColumn("node_id", "text", (c) => c.notNull())
+      .addColumn("workspace", "text")
+      .addColumn("git_branch", "text")
+      .addColumn("git_head_sha", "text")
+      .addColumn("at", "text", (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex("observations_by_run").on("observations").columns(["run_id", "seq"])
+      .execute();
+    await dialect.createSearchTables(db);
+  },
+};
+
+/**
+ * Context stored once per change: `contexts` holds each distinct context of a run, and a node
+ * points at its row by `context_id` instead of carrying a copy. Rows written before keep their
+ * context inline and are read as they are.
+ */
+const contextRefs: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.createTable("contexts")
+      .addColumn("run_id", "text", (c) => c.notNull())
+      .addColumn("context_id", "text", (c) => c.notNull())
+      .addColumn("context", "text", (c) => c.notNull())
+      .addPrimaryKeyConstraint("contexts_pk", ["run_id", "context_id"])
+      .execute();
+    await db.schema.alterTable("nodes").addColumn("context_id", "text").execute();
+  },
+};
+
+/**
+ * Replays that differ: each attempt keeps the digest of the payload it was made with, so a
+ * replay carrying other notes can say so. Attempts recorded before have none.
+ */
+const payloadDigests: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable("attempts").addColumn("payload_digest", "text").execute();
+  },
+};
+
+/**
+ * Which bundles were imported, by the digest of the whole bundle, so importing one twice is a
+ * no-op; not a projection of the log (the log of an imported session is the bundle's).
+ */
+const bundleImports: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.createTable("bundle_imports")
+      .addColumn("bundle_digest", "text", (c) => c.primaryKey())
+      .addColumn("session_id", "text", (c) => c.notNull())
+      .addColumn("source_session_id", "text", (c) => c.notNull())
+      .addColumn("imported_at", "text", (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex("bundle_imports_by_session").on("bundle_imports")
+      .columns(["session_id"]).execute();
+  },
+};
+
+/**
+ * Nested runs and what is recorded at nodes: `run_links` (the projection of `run_stacked`: a
+ * run's stack, agent and parent run and node) and `node_events` (reviews, gaps and aborts, by
+ * node, for the viewer and the quality gate's attempt count).
+ */
+const deepwork: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.createTable("run_links")
+      .addColumn("run_id", "text", (c) => c.primaryKey())
+      .addColumn("session_id", "text", (c) => c.notNull())
+      .addColumn("agent_id", "text", (c) => c.notNull().defaultTo(""))
+      .addColumn("parent_run_id", "text")
+      .addColumn("parent_node_id", "text")
+      .addColumn("job_dir", "text")
+      .addColumn("created_seq", "integer", (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex("run_links_by_stack").on("run_links")
+      .columns(["session_id", "agent_id", "created_seq"]).execute();
+    await db.schema.createTable("node_events")
+      .addColumn("seq", "integer", (c) => c.primaryKey())
+      .addColumn("session_id", "text", (c) => c.notNull())
+      .addColumn("run_id", "text", (c) => c.notNull())
+      .addColumn("node_id", "text", (c) => c.notNull())
+      .addColumn("kind", "text", (c) => c.notNull())
+      .addColumn("payload", "text", (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex("node_events_by_node").on("node_events")
+      .columns(["run_id", "node_id", "seq"]).execute();
+  },
+};
+
+/** Every migration, by name; names sort in application order. */
+export const MIGRATIONS: Record<string, Migration> = {
+  "0001_initial": initial,
+  "0002_resume": resume,
+  "0003_context_refs": contextRefs,
+  "0004_payload_digests": payloadDigests,
+  "0005_bundle_imports": bundleImports,
+  "0006_deepwork": deepwork,
+};
+
+/** The schema status of a database that has applied `applied` (in any order). */
+export function schemaStatusOf(applied: readonly string[]): SchemaStatus {
+  const known = Object.keys(MIGRATIONS).sort();
+  return {
+    applied: [...applied].sort(),
+    pending: known.filter((name) => !applied.includes(name)),
+    unknown: applied.filter((name) => !(name in MIGRATIONS)).sort(),
+  };
+}
+
+/** The refusal for a database written by a newer waymark. */
+export function newerSchemaMessage(unknown: readonly string[]): string {
+  return `this database was written by a newer waymark (it has migration${
+    unknown.length === 1 ? "" : "s"
+  } ${
+    unknown.join(", ")
+  }, which this version does not know); it was left untouched: upgrade waymark, or point --db at another database`;
+}
+
+/** A migration's failure, named. */
+export function migrationFailed(name: string, error: unknown): Error {
+  return new Error(
+    `database migration ${name} failed: ${error instanceof Error ? error.message : String(error)}`,
+  );
+}

@@ -1,0 +1,161 @@
+/**
+ * A throwaway PostgreSQL server for tests, from Debian's `postgresql` package: `initdb` into a
+ * temporary directory, `pg_ctl` serving on a Unix socket inside it (no TCP port), stopped and
+ * removed at the end. `initdb` refuses to run as root, and CI runs as root: then the server runs
+ * as the package's `postgres` user (through `runuser`), owning the directory. Never a mock.
+ *
+ * One server per test process, started on first use; each test takes a fresh database in it.
+ * `WAYMARK_TEST_PG_DIR` names a server another process started (a test that runs other test
+ * files on PostgreSQL passes its server on), which this process then uses and leaves running.
+ * @module
+ */
+import pg from "pg";
+import { existsSync, readdirSync } from "node:fs";
+
+/** The environment variable naming a running test server's directory. */
+export const PG_DIR_ENV = "WAYMARK_TEST_PG_DIR";
+/** The environment variable that runs the server-driving test suites on PostgreSQL. */
+export const TEST_DB_ENV = "WAYMARK_TEST_DB";
+
+/** A running test server. */
+export interface PostgresServer {
+  /** Its directory: data in `data/`, the socket beside it. */
+  readonly dir: string;
+  /** The URL of a database on it. */
+  url(database: string): string;
+  /** Creates a fresh, empty database and returns its URL. */
+  createDatabase(): Promise<string>;
+  /** Stops the server and removes its directory (a no-op on a server this process did not start). */
+  stop(): Promise<void>;
+}
+
+/** The newest installed PostgreSQL's `bin` directory, or `null`. */
+export function postgresBin(): string | null {
+  const root = "/usr/lib/postgresql";
+  if (!existsSync(root)) return null;
+  const versions = readdirSync(root).filter((v) => existsSync(`${root}/${v}/bin/initdb`))
+    .sort((a, b) => Number(b) - Number(a));
+  return versions.length > 0 ? `${root}/${versions[0]}/bin` : null;
+}
+
+/** Whether the server-driving suites were asked to run on PostgreSQL. */
+export function testingOnPostgres(): boolean {
+  return Deno.env.get(TEST_DB_ENV) === "postgres";
+}
+
+const asRoot = () => Deno.uid() === 0;
+
+/** The command line, run as `postgres` when this process is root. */
+function command(bin: string, args: string[]): [string, string[]] {
+  return asRoot() ? ["runuser", ["-u", "postgres", "--", bin, ...args]] : [bin, args];
+}
+
+async function run(bin: string, args: string[]): Promise<string> {
+  const [cmd, argv] = command(bin, args);
+  const out = await new Deno.Command(cmd, { args: argv, stdout: "piped", stderr: "piped" })
+    .output();
+  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+  if (!out.success) throw new Error(`${bin} ${args.join(" ")} failed:\n${text}`);
+  return text;
+}
+
+async function ownedByPostgres(dir: string): Promise<void> {
+  if (!asRoot()) return;
+  const id = (flag: string) =>
+    Number(
+      new TextDecoder().decode(
+        new Deno.Command("id", { args: [flag, "postgres"], stdout: "piped" }).outputSync().stdout,
+      ).trim(),
+    );
+  await Deno.chown(dir, id("-u"), id("-g"));
+}
+
+function serverAt(dir: string, stop: () => Promise<void>): PostgresServer {
+  const url = (database: string) =>
+    `postgres://postgres@/${database}?host=${encodeURIComponent(dir)}`;
+  return {
+    dir,
+    url,
+    async createDatabase() {
+      const name = `wm_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
+      const client = new pg.Client({ connectionString: url("postgres") });
+      await client.connect();
+      try {
+        await client.query(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8'`);
+      } finally {
+        await client.end();
+      }
+      return url(name);
+    },
+    stop,
+  };
+}
+
+/**
+ * Starts a server in a new temporary directory. `durable` keeps PostgreSQL's default
+ * durability (for benchmarks); tests turn off `fsync`, since nothing here survives a reboot.
+ */
+export async function startPostgres(options: { durable?: boolean } = {}): Promise<PostgresServer> {
+  const bin = postgresBin();
+  if (!bin) throw new Error("PostgreSQL is not installed (Debian: apt-get install postgresql)");
+  const dir = await Deno.makeTempDir({ prefix: "waymark-pg-" });
+  await ownedByPostgres(dir);
+  const data = `${dir}/data`;
+  await run(`${bin}/initdb`, [
+    "-D",
+    data,
+    "-U",
+    "postgres",
+    "--auth=trust",
+    "--encoding=UTF8",
+    "--locale=C.UTF-8",
+    "--no-sync",
+  ]);
+  const settings = [
+    `-k ${dir}`,
+    "-c listen_addresses=''",
+    "-c max_connections=200",
+    ...(options.durable ? [] : ["-c fsync=off", "-c full_page_writes=off"]),
+  ];
+  await run(`${bin}/pg_ctl`, [
+    "-D",
+    data,
+    "-o",
+    settings.join(" "),
+    "-l",
+    `${dir}/log`,
+    "-w",
+    "start",
+  ]);
+  let stopped = false;
+  const stopSync = () => {
+    if (stopped) return;
+    stopped = true;
+    const [cmd, argv] = command(`${bin}/pg_ctl`, ["-D", data, "-m", "immediate", "stop"]);
+    new Deno.Command(cmd, { args: argv, stdout: "null", stderr: "null" }).outputSync();
+    Deno.removeSync(dir, { recursive: true });
+  };
+  globalThis.addEventListener("unload", stopSync);
+  return serverAt(dir, () => {
+    globalThis.removeEventListener("unload", stopSync);
+    stopSync();
+    return Promise.resolve();
+  });
+}
+
+let shared: Promise<PostgresServer> | null = null;
+
+/**
+ * This process's test server: the one `WAYMARK_TEST_PG_DIR` names, else one started on first use
+ * and stopped when the process ends.
+ */
+export function sharedPostgres(): Promise<PostgresServer> {
+  const dir = Deno.env.get(PG_DIR_ENV);
+  shared ??= dir ? Promise.resolve(serverAt(dir, () => Promise.resolve())) : startPostgres();
+  return shared;
+}
+
+/** A fresh database on this process's test server. */
+export async function freshPostgresUrl(): Promise<string> {
+  return await (await sharedPostgres()).createDatabase();
+}
