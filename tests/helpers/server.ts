@@ -8,27 +8,50 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as StdioClientTransportV1 } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { fileURLToPath as fromFileUrl } from "node:url";
+import { freshPostgresUrl, testingOnPostgres } from "./postgres.ts";
 
 /** Absolute path of main.ts. */
 export const MAIN = fromFileUrl(new URL("../../main.ts", import.meta.url));
 /** The repository root (where deno.json is). */
 export const ROOT = fromFileUrl(new URL("../../", import.meta.url));
 
-/** A temporary WAYMARK_HOME, removed by `cleanup`. */
+/** Databases of homes whose servers run on PostgreSQL (`WAYMARK_TEST_DB=postgres`), by home. */
+const DATABASES = new Map<string, string>();
+
+/**
+ * A temporary WAYMARK_HOME, removed by `cleanup`, and the URL of its database: the libSQL file
+ * in it, or, when `WAYMARK_TEST_DB=postgres`, a fresh database on the test's PostgreSQL server,
+ * which every server and command started on this home is then given with `--db`.
+ */
 export async function tempHome(): Promise<
-  { home: string; dbFile: string; cleanup(): Promise<void> }
+  { home: string; dbFile: string; dbUrl: string; cleanup(): Promise<void> }
 > {
   const home = await Deno.makeTempDir({ prefix: "waymark-test-" });
+  const dbFile = `${home}/waymark.db`;
+  const dbUrl = testingOnPostgres() ? await freshPostgresUrl() : `file:${dbFile}`;
+  if (testingOnPostgres()) DATABASES.set(home, dbUrl);
   return {
     home,
-    dbFile: `${home}/waymark.db`,
+    dbFile,
+    dbUrl,
     cleanup: () => Deno.remove(home, { recursive: true }).catch(() => {}),
   };
 }
 
+/** The database of a home from {@linkcode tempHome} (its libSQL file, unless on PostgreSQL). */
+export function dbUrlOf(home: string): string {
+  return DATABASES.get(home) ?? `file:${home}/waymark.db`;
+}
+
+/** `--db URL` for a home whose database is not the file in it; otherwise nothing. */
+export function dbArgs(home: string): string[] {
+  const url = DATABASES.get(home);
+  return url ? ["--db", url] : [];
+}
+
 /** The command line that serves waymark over stdio for a home. */
 export function serverArgs(home: string, extra: string[] = []): string[] {
-  return ["run", "-A", "--quiet", MAIN, "serve", "--home", home, ...extra];
+  return ["run", "-A", "--quiet", MAIN, "serve", "--home", home, ...dbArgs(home), ...extra];
 }
 
 /** The result of a tool call, loosely typed for assertions. */

@@ -2,11 +2,12 @@
  * End-to-end walks over a real stdio server with both MCP client lines (v2 client package and
  * the v1 SDK client): listing and inspecting, a full walk, byte-identical replays, rehydrates
  * that write nothing, forks, checkpoints, and run conditions. The database is inspected
- * directly (a second libSQL connection on the server's file) to check what was written.
+ * directly (a second connection to the server's database) to check what was written; with
+ * `WAYMARK_TEST_DB=postgres` it all runs on PostgreSQL (`postgres_test.ts`).
  * @module
  */
 import assert from "node:assert/strict";
-import { createClient } from "@libsql/client";
+import { withTestDb } from "../helpers/db.ts";
 import { type CallResult, connect, err, ok, tempHome, type TestClient } from "../helpers/server.ts";
 
 type Line = "v1" | "v2";
@@ -18,56 +19,27 @@ type Json = Record<string, any>;
 /** Runs `fn` against a fresh server (own WAYMARK_HOME) and always closes and cleans up. */
 async function withServer(
   line: Line,
-  fn: (c: TestClient, dbFile: string) => Promise<void>,
+  fn: (c: TestClient, dbUrl: string) => Promise<void>,
 ): Promise<void> {
   const home = await tempHome();
   let client: TestClient | undefined;
   try {
     client = await connect(home.home, { client: line });
-    await fn(client, home.dbFile);
+    await fn(client, home.dbUrl);
   } finally {
     await client?.close();
     await home.cleanup();
   }
 }
 
-/** Runs SQL on the server's database file through a separate, short-lived libSQL connection. */
-async function query(dbFile: string, sql: string, args: (string | number)[] = []): Promise<Json[]> {
-  const db = createClient({ url: `file:${dbFile}` });
-  try {
-    const result = await db.execute({ sql, args });
-    return result.rows.map((row) => ({ ...row }));
-  } finally {
-    db.close();
-  }
+/** Runs SQL on the server's database through a separate, short-lived connection. */
+function query(dbUrl: string, sql: string, args: (string | number)[] = []): Promise<Json[]> {
+  return withTestDb(dbUrl, (db) => db.rows(sql, args));
 }
 
 /** Row counts and full contents of every table, to prove a call wrote nothing at all. */
-async function snapshot(dbFile: string): Promise<{ counts: Record<string, number>; dump: string }> {
-  const db = createClient({ url: `file:${dbFile}` });
-  try {
-    const tables =
-      (await db.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name"))
-        .rows.map((r) => String(r.name));
-    assert.ok(
-      tables.includes("events") && tables.includes("nodes"),
-      `unexpected tables: ${tables}`,
-    );
-    const counts: Record<string, number> = {};
-    const dump: Record<string, unknown[]> = {};
-    for (const table of tables) {
-      const quoted = `"${table.replaceAll('"', '""')}"`;
-      counts[table] = Number((await db.execute(`SELECT count(*) AS n FROM ${quoted}`)).rows[0]!.n);
-      dump[table] = (await db.execute(`SELECT * FROM ${quoted} ORDER BY ${
-        // FTS5 keeps some shadow tables WITHOUT ROWID; order those by their key
-        /^search_\w+_(idx|config)$/.test(table) ? 1 : "rowid"}`)).rows.map((r) => ({
-          ...r,
-        }));
-    }
-    return { counts, dump: JSON.stringify(dump) };
-  } finally {
-    db.close();
-  }
+function snapshot(dbUrl: string): Promise<{ counts: Record<string, number>; dump: string }> {
+  return withTestDb(dbUrl, (db) => db.snapshot());
 }
 
 /** Hex run id as stored, from the `run_…` label agents see. */
@@ -128,7 +100,7 @@ async function inspect(c: TestClient, workflowId: string): Promise<Json> {
 
 for (const line of LINES) {
   Deno.test(`[${line}] list_workflows lists the bundled workflows sorted; inspect_workflow previews without writing`, async () => {
-    await withServer(line, async (c, dbFile) => {
+    await withServer(line, async (c, dbUrl) => {
       const listResult = await c.call("list_workflows", {});
       const list = ok(listResult);
       const ids = list.workflows.map((w: Json) => w.id);
@@ -142,7 +114,7 @@ for (const line of LINES) {
         assert.ok(listResult.content[0]!.text.includes(w.id), `text rendering lacks ${w.id}`);
       }
 
-      const before = await snapshot(dbFile);
+      const before = await snapshot(dbUrl);
       for (const summary of list.workflows) {
         const inspected = await inspect(c, summary.id);
         assert.equal(inspected.workflow.id, summary.id);
@@ -163,14 +135,14 @@ for (const line of LINES) {
       const missing = err(await c.call("inspect_workflow", { workflowId: "wr.no_such_workflow" }));
       assert.equal(missing.code, "WORKFLOW_NOT_FOUND");
       assert.deepEqual(missing.details?.knownIds, BUNDLED);
-      const after = await snapshot(dbFile);
+      const after = await snapshot(dbUrl);
       assert.deepEqual(after.counts, before.counts);
       assert.equal(after.dump, before.dump, "inspect_workflow wrote to the database");
     });
   });
 
   Deno.test(`[${line}] a bundled workflow walks to completion; replays are byte-identical; rehydrate writes nothing`, async () => {
-    await withServer(line, async (c, dbFile) => {
+    await withServer(line, async (c, dbUrl) => {
       const inspected = await inspect(c, "wr.bug_investigation");
       // Without context, `reproducible` and `isRegression` are unset: both conditional steps skip.
       const expected = inspected.steps.filter((s: Json) => !s.conditional).map((s: Json) =>
@@ -210,17 +182,17 @@ for (const line of LINES) {
       assert.equal(last.isComplete, true);
       assert.equal(last.pending, null);
       assert.equal(last.ackToken, undefined);
-      const runs = await query(dbFile, "SELECT status, node_count FROM runs WHERE run_id = ?", [
+      const runs = await query(dbUrl, "SELECT status, node_count FROM runs WHERE run_id = ?", [
         runHex(start),
       ]);
       assert.deepEqual(runs, [{ status: "complete", node_count: expected.length + 1 }]);
-      const notes = await query(dbFile, "SELECT count(*) AS n FROM outputs WHERE run_id = ?", [
+      const notes = await query(dbUrl, "SELECT count(*) AS n FROM outputs WHERE run_id = ?", [
         runHex(start),
       ]);
       assert.equal(Number(notes[0]!.n), expected.length);
 
       // Replays: an early pair and the pair that completed the run, after the run moved on.
-      const beforeReplay = await snapshot(dbFile);
+      const beforeReplay = await snapshot(dbUrl);
       for (const index of [0, 1, results.length - 1]) {
         const from = steps[index]!;
         const replayed = await c.call("continue_workflow", {
@@ -248,12 +220,12 @@ for (const line of LINES) {
         assert.match(differentNotes.content[1]!.text, /^Not recorded/);
         assert.deepEqual(differentNotes._meta?.["waymark/replay"], { payloadDiffers: true });
       }
-      const afterReplay = await snapshot(dbFile);
+      const afterReplay = await snapshot(dbUrl);
       assert.deepEqual(afterReplay.counts, beforeReplay.counts);
       assert.equal(afterReplay.dump, beforeReplay.dump, "a replay wrote to the database");
 
       // Rehydrates: the final node, an earlier (non-tip) node, and one with ignored arguments.
-      const before = await snapshot(dbFile);
+      const before = await snapshot(dbUrl);
       const end = ok(await c.call("continue_workflow", { stateToken: last.stateToken }));
       assert.equal(end.isComplete, true);
       assert.equal(end.pending, null);
@@ -282,14 +254,14 @@ for (const line of LINES) {
         }),
       );
       assert.ok(ignored.warnings.some((w: Json) => w.code === "IGNORED_WITHOUT_ACK"));
-      const after = await snapshot(dbFile);
+      const after = await snapshot(dbUrl);
       assert.deepEqual(after.counts, before.counts, "rehydrate changed a row count");
       assert.equal(after.dump, before.dump, "rehydrate changed a row");
     });
   });
 
   Deno.test(`[${line}] advancing an older node forks: forked.existingBranches and two step children`, async () => {
-    await withServer(line, async (c, dbFile) => {
+    await withServer(line, async (c, dbUrl) => {
       const a0 = ok(await c.call("start_workflow", { workflowId: "wr.feature_planning" }));
       const a1 = (await advance(c, a0)).data;
       const a2 = (await advance(c, a1)).data;
@@ -324,7 +296,7 @@ for (const line of LINES) {
       assert.equal(fork.session.runId, a0.session.runId);
 
       const children = await query(
-        dbFile,
+        dbUrl,
         "SELECT node_id FROM nodes WHERE run_id = ? AND parent_id = ? AND node_kind = 'step' ORDER BY created_seq",
         [runHex(a0), a0.session.nodeId],
       );
@@ -353,7 +325,7 @@ for (const line of LINES) {
       const f2 = (await advance(c, fork)).data;
       assert.equal(f2.forked, undefined);
       const stepNodes = await query(
-        dbFile,
+        dbUrl,
         "SELECT count(*) AS n FROM nodes WHERE run_id = ? AND node_kind = 'step'",
         [runHex(a0)],
       );
@@ -362,7 +334,7 @@ for (const line of LINES) {
   });
 
   Deno.test(`[${line}] checkpoint_workflow is idempotent and a later ack attaches after it without forking`, async () => {
-    await withServer(line, async (c, dbFile) => {
+    await withServer(line, async (c, dbUrl) => {
       const n = ok(await c.call("start_workflow", { workflowId: "wr.code_review" }));
       const args = {
         stateToken: n.stateToken,
@@ -382,7 +354,7 @@ for (const line of LINES) {
       assert.equal(JSON.stringify(second), JSON.stringify(first), "checkpoint replay differs");
 
       const checkpoints = await query(
-        dbFile,
+        dbUrl,
         "SELECT node_id, parent_id FROM nodes WHERE run_id = ? AND node_kind = 'checkpoint'",
         [runHex(n)],
       );
@@ -391,7 +363,7 @@ for (const line of LINES) {
       const acked = await advance(c, n);
       assert.equal("forked" in acked.data, false, "an ack after a checkpoint must not fork");
       const row = await query(
-        dbFile,
+        dbUrl,
         "SELECT parent_id, node_kind FROM nodes WHERE run_id = ? AND node_id = ?",
         [runHex(n), acked.data.session.nodeId],
       );
@@ -401,7 +373,7 @@ for (const line of LINES) {
       const third = await c.call("checkpoint_workflow", args);
       assert.equal(JSON.stringify(third), JSON.stringify(first));
       const count = await query(
-        dbFile,
+        dbUrl,
         "SELECT count(*) AS n FROM nodes WHERE run_id = ? AND node_kind = 'checkpoint'",
         [runHex(n)],
       );

@@ -1,12 +1,12 @@
 /**
- * Two server processes on one database file race the same `(stateToken, ackToken)`: exactly
- * one advance is recorded and both clients get byte-identical answers (SPEC §4 "Two processes
+ * Four server processes on one database race the same `(stateToken, ackToken)`: exactly one
+ * advance is recorded and every client gets a byte-identical answer (SPEC §4 "Two processes
  * racing the same ack produce exactly one advance", §6 "coordinate through SQLite
- * transactions").
+ * transactions"; on PostgreSQL through `SERIALIZABLE` transactions, `postgres_test.ts`).
  * @module
  */
 import assert from "node:assert/strict";
-import { createClient } from "@libsql/client";
+import { openTestDb } from "../helpers/db.ts";
 import type { StepResponse } from "../../mod.ts";
 import {
   type CallResult,
@@ -22,6 +22,7 @@ import { writeProjectWorkflow } from "../helpers/workflows.ts";
 const WORKFLOW_ID = "project.race_long";
 const STEPS = 30;
 const ROUNDS = 20;
+const RACERS = 4;
 
 /** Strips the `run_`/`ses_` label prefixes the agent-facing ids carry. */
 function hex(label: string): string {
@@ -47,19 +48,17 @@ function same(a: CallResult, b: CallResult, what: string): void {
   assert.deepEqual(a.content, b.content, `${what}: text content differs`);
 }
 
-Deno.test("two processes racing the same ack record exactly one advance and answer identically", async () => {
-  const { home, dbFile, cleanup } = await tempHome();
+Deno.test("four processes racing the same ack record exactly one advance and answer identically", async () => {
+  const { home, dbUrl, cleanup } = await tempHome();
   const workspace = await Deno.makeTempDir({ prefix: "waymark-race-ws-" });
   const clients: TestClient[] = [];
-  const db = createClient({ url: `file:${dbFile}` });
+  const db = await openTestDb(dbUrl);
   try {
     await writeProjectWorkflow(workspace, { id: WORKFLOW_ID, steps: STEPS });
     const options = { extraArgs: ["--workspace", workspace] };
     // One after the other: starting together on a fresh database is its own test below.
-    const a = await connect(home, options);
-    clients.push(a);
-    const b = await connect(home, options);
-    clients.push(b);
+    for (let i = 0; i < RACERS; i++) clients.push(await connect(home, options));
+    const [a, b] = clients as [TestClient, TestClient];
 
     const started = ok(await a.call("start_workflow", { workflowId: WORKFLOW_ID }));
     assert.equal(started.pending.stepId, "s01");
@@ -69,9 +68,9 @@ Deno.test("two processes racing the same ack record exactly one advance and answ
 
     for (let round = 0; round < ROUNDS; round++) {
       // A fresh ack for the current tip, from alternating processes; rehydrate writes nothing.
-      const eventsBefore = Number((await db.execute("SELECT count(*) AS n FROM events")).rows[0].n);
+      const eventsBefore = await db.number("SELECT count(*) AS n FROM events");
       const fresh = ok(await (round % 2 === 0 ? a : b).call("continue_workflow", { stateToken }));
-      const eventsAfter = Number((await db.execute("SELECT count(*) AS n FROM events")).rows[0].n);
+      const eventsAfter = await db.number("SELECT count(*) AS n FROM events");
       assert.equal(eventsAfter, eventsBefore, `round ${round}: rehydrate wrote events`);
       assert.equal(fresh.pending.stepId, `s${String(expectedStep).padStart(2, "0")}`);
       const nodeId: string = fresh.session.nodeId;
@@ -81,54 +80,48 @@ Deno.test("two processes racing the same ack record exactly one advance and answ
         context: { round },
         output: { notesMarkdown: `round ${round} done` },
       };
-      // Alternate who sends first so neither process always wins.
-      const [first, second] = round % 2 === 0 ? [a, b] : [b, a];
-      const [r1, r2] = await Promise.all([
-        first.call("continue_workflow", args),
-        second.call("continue_workflow", args),
-      ]);
-      same(r1, r2, `round ${round}`);
-      const advanced = r1.structuredContent as unknown as StepResponse;
+      // Rotate who sends first so no process always wins.
+      const order = clients.map((_, i) => clients[(i + round) % clients.length]!);
+      const [r1, ...rest] = await Promise.all(order.map((c) => c.call("continue_workflow", args)));
+      for (const [i, r] of rest.entries()) same(r1!, r, `round ${round}, racer ${i + 2}`);
+      const advanced = r1!.structuredContent as unknown as StepResponse;
       assert.equal(advanced.forked, undefined, `round ${round}: the race produced a fork`);
       expectedStep++;
       assert.equal(advanced.pending?.stepId, `s${String(expectedStep).padStart(2, "0")}`);
 
       // Exactly one attempt and exactly one child for the raced ack.
-      const attempts = await db.execute({
-        sql:
-          "SELECT result_node_id, response FROM attempts WHERE run_id = ? AND node_id = ? AND attempt_kind = 'ack'",
-        args: [runId, nodeId],
-      });
-      assert.equal(
-        attempts.rows.length,
-        1,
-        `round ${round}: ${attempts.rows.length} attempts rows for one ack`,
+      const attempts = await db.rows(
+        "SELECT result_node_id, response FROM attempts WHERE run_id = ? AND node_id = ? AND attempt_kind = 'ack'",
+        [runId, nodeId],
       );
-      const children = await db.execute({
-        sql: "SELECT node_id FROM nodes WHERE run_id = ? AND parent_id = ?",
-        args: [runId, nodeId],
-      });
       assert.equal(
-        children.rows.length,
+        attempts.length,
         1,
-        `round ${round}: ${children.rows.length} children for one ack`,
+        `round ${round}: ${attempts.length} attempts rows for one ack`,
       );
-      assert.equal(attempts.rows[0].result_node_id, children.rows[0].node_id);
-      assert.equal(advanced.session.nodeId, children.rows[0].node_id);
-      // The stored response is the one both clients received.
-      assert.equal(attempts.rows[0].response, JSON.stringify(advanced));
+      const children = await db.rows(
+        "SELECT node_id FROM nodes WHERE run_id = ? AND parent_id = ?",
+        [
+          runId,
+          nodeId,
+        ],
+      );
+      assert.equal(children.length, 1, `round ${round}: ${children.length} children for one ack`);
+      assert.equal(attempts[0]!.result_node_id, children[0]!.node_id);
+      assert.equal(advanced.session.nodeId, children[0]!.node_id);
+      // The stored response is the one every client received.
+      assert.equal(attempts[0]!.response, JSON.stringify(advanced));
 
       // A third, late replay of the same pair still answers byte-identically.
       if (round % 5 === 4) {
-        same(r1, await second.call("continue_workflow", args), `round ${round} late replay`);
+        same(r1!, await order[1]!.call("continue_workflow", args), `round ${round} late replay`);
       }
 
       stateToken = advanced.stateToken;
     }
 
     // The whole run: a straight line, one ack per node, and a log that matches the projections.
-    const count = async (sql: string) =>
-      Number((await db.execute({ sql, args: [runId] })).rows[0].n);
+    const count = (sql: string) => db.number(sql, [runId]);
     assert.equal(await count("SELECT count(*) AS n FROM nodes WHERE run_id = ?"), ROUNDS + 1);
     assert.equal(await count("SELECT count(*) AS n FROM edges WHERE run_id = ?"), ROUNDS);
     assert.equal(await count("SELECT count(*) AS n FROM attempts WHERE run_id = ?"), ROUNDS);
@@ -145,20 +138,18 @@ Deno.test("two processes racing the same ack record exactly one advance and answ
     );
     assert.equal(
       await count(
-        "SELECT count(*) AS n FROM (SELECT parent_id FROM nodes WHERE run_id = ? GROUP BY parent_id HAVING count(*) > 1)",
+        "SELECT count(*) AS n FROM (SELECT parent_id FROM nodes WHERE run_id = ? GROUP BY parent_id HAVING count(*) > 1) AS forks",
       ),
       0,
       "some node has more than one child",
     );
-    const session = await db.execute({
-      sql:
-        "SELECT s.event_count, (SELECT count(*) FROM events e WHERE e.session_id = s.session_id) AS n FROM sessions s",
-      args: [],
-    });
-    assert.equal(session.rows.length, 1);
-    assert.equal(Number(session.rows[0].event_count), Number(session.rows[0].n));
+    const session = await db.rows(
+      "SELECT s.event_count, (SELECT count(*) FROM events e WHERE e.session_id = s.session_id) AS n FROM sessions s",
+    );
+    assert.equal(session.length, 1);
+    assert.equal(Number(session[0]!.event_count), Number(session[0]!.n));
   } finally {
-    db.close();
+    await db.close();
     await Promise.all(clients.map((c) => c.close()));
     await cleanup();
     await Deno.remove(workspace, { recursive: true }).catch(() => {});

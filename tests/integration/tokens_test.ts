@@ -76,6 +76,8 @@ const RECOVERY: Record<Field, RegExp> = {
   ackToken: /continue_workflow with only the stateToken/,
   checkpointToken: /continue_workflow with only the stateToken/,
 };
+/** A token signed elsewhere: say so, name the key, and resume through `resume_session`. */
+const FOREIGN = /signed on another machine \(key [0-9a-f]{8}\).*call resume_session/;
 
 /** Asserts a refusal with `code` naming `field`; returns the error's details. */
 function refused(
@@ -88,7 +90,8 @@ function refused(
   const { error } = result;
   if (
     error.code !== code || error.details?.token !== field || !error.message.includes(field) ||
-    !RECOVERY[field].test(error.message) || error.retry.kind !== "not_retryable"
+    !(error.details?.reason === "unknown_key" ? FOREIGN : RECOVERY[field]).test(error.message) ||
+    error.retry.kind !== "not_retryable"
   ) {
     assert.fail(`${label}: wrong refusal ${JSON.stringify(error)}`);
   }
