@@ -18,6 +18,8 @@ export interface TestDb {
   number(sql: string, args?: unknown[]): Promise<number>;
   /** Runs a statement; how many rows it changed. */
   run(sql: string, args?: unknown[]): Promise<number>;
+  /** The database engine's own consistency check: problems, none when sound. */
+  integrity(): Promise<string[]>;
   /** The names of waymark's tables (the dialect's internal ones left out), sorted. */
   tables(): Promise<string[]>;
   /** Every table's row count and its rows in storage order, to prove a call wrote nothing. */
@@ -66,6 +68,9 @@ function libsqlDb(url: string): TestDb {
       Number((await client.execute({ sql, args: args as never })).rows[0]?.[0]),
     run: async (sql, args = []) =>
       (await client.execute({ sql, args: args as never })).rowsAffected,
+    integrity: async () =>
+      (await client.execute("PRAGMA integrity_check")).rows.map((r) => String(r[0]))
+        .filter((line) => line !== "ok"),
     tables: async () =>
       (await client.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name"))
         .rows.map((r) => String(r.name)),
@@ -94,6 +99,12 @@ async function postgresDb(url: string): Promise<TestDb> {
       return Number(Object.values(result.rows[0] ?? {})[0]);
     },
     run: async (sql, args) => (await query(sql, args)).rowCount ?? 0,
+    // the server keeps its own pages consistent; an index left invalid is what it can report
+    integrity: async () =>
+      (await query(
+        "SELECT CAST(indexrelid AS regclass)::text AS name FROM pg_index WHERE NOT indisvalid",
+      ))
+        .rows.map((r: Row) => `invalid index ${r.name}`),
     tables: async () =>
       (await query(
         "SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1",

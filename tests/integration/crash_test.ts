@@ -11,8 +11,9 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { createClient } from "@libsql/client";
+import { openTestDb } from "../helpers/db.ts";
 import type { StepResponse } from "../../mod.ts";
+import { testingOnPostgres } from "../helpers/postgres.ts";
 import { ROOT, serverArgs, tempHome } from "../helpers/server.ts";
 import { writeProjectWorkflow } from "../helpers/workflows.ts";
 
@@ -175,27 +176,26 @@ interface Received {
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
-/** Checks the file has no partial call in it: every projection row has its event and vice versa. */
+/** Checks the database has no partial call in it: every projection row has its event and vice versa. */
 async function checkDatabase(
-  dbFile: string,
+  dbUrl: string,
   label: string,
 ): Promise<{ events: number; attempts: number }> {
-  const db = createClient({ url: `file:${dbFile}` });
+  const db = await openTestDb(dbUrl);
   try {
-    const all = async (sql: string) => (await db.execute(sql)).rows;
-    const one = async (sql: string) => Number((await db.execute(sql)).rows[0][0]);
+    const all = (sql: string) => db.rows(sql);
+    const one = (sql: string) => db.number(sql);
 
-    const integrity = await all("PRAGMA integrity_check");
-    assert.deepEqual(integrity.map((r) => r[0]), ["ok"], `${label}: integrity_check`);
+    assert.deepEqual(await db.integrity(), [], `${label}: integrity check`);
 
     // Every non-root node has exactly one edge, from its parent; roots have none.
-    const badEdges = await all(`
+    const badEdges = await all(`SELECT * FROM (
       SELECT n.run_id, n.node_id, n.parent_id,
              (SELECT count(*) FROM edges e WHERE e.run_id = n.run_id AND e.to_id = n.node_id) AS edges,
              (SELECT count(*) FROM edges e WHERE e.run_id = n.run_id AND e.to_id = n.node_id
                 AND e.from_id = n.parent_id) AS from_parent
-      FROM nodes n
-      WHERE (n.parent_id IS NULL AND edges <> 0) OR (n.parent_id IS NOT NULL AND (edges <> 1 OR from_parent <> 1))`);
+      FROM nodes n) AS counted
+      WHERE (parent_id IS NULL AND edges <> 0) OR (parent_id IS NOT NULL AND (edges <> 1 OR from_parent <> 1))`);
     assert.equal(
       badEdges.length,
       0,
@@ -210,11 +210,11 @@ async function checkDatabase(
     );
 
     // Every node reached by an ack has exactly one ack attempt naming it, and vice versa.
-    const badAcks = await all(`
+    const badAcks = await all(`SELECT * FROM (
       SELECT e.run_id, e.to_id,
              (SELECT count(*) FROM attempts a WHERE a.run_id = e.run_id AND a.result_node_id = e.to_id
                 AND a.attempt_kind = 'ack') AS attempts
-      FROM edges e WHERE e.edge_kind = 'acked_step' AND attempts <> 1`);
+      FROM edges e WHERE e.edge_kind = 'acked_step') AS counted WHERE attempts <> 1`);
     assert.equal(
       badAcks.length,
       0,
@@ -297,7 +297,7 @@ async function checkDatabase(
     );
     return { events: events.length, attempts: attempts.length };
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
@@ -305,7 +305,7 @@ Deno.test("SIGKILL at random moments leaves no partial state and every received 
   const seed = Number(Deno.env.get("WAYMARK_CRASH_SEED") ?? Math.floor(Math.random() * 2 ** 31));
   console.log(`crash test seed: ${seed} (rerun with WAYMARK_CRASH_SEED=${seed})`);
   const random = prng(seed);
-  const { home, dbFile, cleanup } = await tempHome();
+  const { home, dbUrl, cleanup } = await tempHome();
   const workspace = await Deno.makeTempDir({ prefix: "waymark-crash-ws-" });
   const servers: RawServer[] = [];
   const spawn = async () => {
@@ -422,7 +422,7 @@ Deno.test("SIGKILL at random moments leaves no partial state and every received 
       await driving;
 
       // 3. After the kill: an intact file with nothing half-written.
-      const facts = await checkDatabase(dbFile, label);
+      const facts = await checkDatabase(dbUrl, label);
       // Every received advance is durable (and maybe one more: the call in flight may have committed).
       const own = received.length;
       assert.ok(
@@ -443,7 +443,7 @@ Deno.test("SIGKILL at random moments leaves no partial state and every received 
     console.log(
       `crash test: ${received.length} advances received, ${runsCompleted} runs completed, ${killedInFlight} kills with a call in flight, ${inFlightCommitted} of them committed before the kill`,
     );
-    const final = await checkDatabase(dbFile, "final");
+    const final = await checkDatabase(dbUrl, "final");
     assert.ok(final.attempts >= received.length);
   } finally {
     for (const server of servers) await server.kill().catch(() => {});
@@ -452,16 +452,16 @@ Deno.test("SIGKILL at random moments leaves no partial state and every received 
   }
 });
 
-Deno.test("SIGKILL while the first start creates the database leaves a database the next start opens", async () => {
-  // The first process on a new WAYMARK_HOME creates the schema. Killing it at that moment must
-  // not leave a half-built schema that every later start trips over. Schema creation writes
-  // the WAL from empty to a known size (measured first, on a scratch home); each try kills the
-  // process once the WAL has reached a seeded fraction of that size, i.e. mid-creation.
-  const seed = Number(Deno.env.get("WAYMARK_CRASH_SEED") ?? Math.floor(Math.random() * 2 ** 31));
-  console.log(`first-start crash seed: ${seed} (rerun with WAYMARK_CRASH_SEED=${seed})`);
-  const random = prng(seed);
-  const TRIES = 6;
-  const workspace = await Deno.makeTempDir({ prefix: "waymark-crash-ws-" });
+/** Waits (spinning, so a kill lands close to the chosen moment) for a moment of a first start. */
+type Moment = (dbFile: string) => Promise<string>;
+
+/**
+ * Moments mid-creation of a new database, from a seeded fraction. libSQL writes the schema to
+ * the WAL from empty to a known size (measured first, on a scratch home): a try waits for that
+ * fraction of it. PostgreSQL keeps its log on the server: a try waits that fraction of the
+ * time a first start takes (connecting, the migration lock, the DDL, measured the same way).
+ */
+async function creationMoments(workspace: string): Promise<(fraction: number) => Moment> {
   const walSize = (dbFile: string) => {
     try {
       return Deno.statSync(`${dbFile}-wal`).size;
@@ -469,23 +469,52 @@ Deno.test("SIGKILL while the first start creates the database leaves a database 
       return 0;
     }
   };
+  const scratch = await tempHome();
+  let fullWal = 0;
+  let startMs = 0;
   try {
-    // Calibrate: how large the WAL is once a fresh database is ready.
-    const scratch = await tempHome();
-    let fullWal = 0;
-    try {
-      const server = new RawServer(scratch.home, workspace);
-      await server.initialize();
-      fullWal = walSize(scratch.dbFile);
-      await server.close();
-    } finally {
-      await scratch.cleanup();
+    const began = performance.now();
+    const server = new RawServer(scratch.home, workspace);
+    await server.initialize();
+    startMs = performance.now() - began;
+    fullWal = walSize(scratch.dbFile);
+    await server.close();
+  } finally {
+    await scratch.cleanup();
+  }
+  if (testingOnPostgres()) {
+    return (fraction) => async () => {
+      const ms = Math.round(startMs * fraction);
+      const until = performance.now() + ms;
+      while (performance.now() < until) await new Promise((resolve) => setTimeout(resolve, 1));
+      return `${ms} of ${Math.round(startMs)} ms into the start`;
+    };
+  }
+  assert.ok(fullWal > 0, "a fresh database left no WAL to measure (not in WAL mode?)");
+  return (fraction) => (dbFile) => {
+    const threshold = Math.round(fullWal * fraction);
+    const deadline = performance.now() + 20_000;
+    let size = 0;
+    while ((size = walSize(dbFile)) < threshold && performance.now() < deadline) {
+      // spin
     }
-    assert.ok(fullWal > 0, "a fresh database left no WAL to measure (not in WAL mode?)");
+    return Promise.resolve(`WAL ${size} of ${fullWal} bytes`);
+  };
+}
 
+Deno.test("SIGKILL while the first start creates the database leaves a database the next start opens", async () => {
+  // The first process on a new database creates the schema. Killing it at that moment must
+  // not leave a half-built schema that every later start trips over.
+  const seed = Number(Deno.env.get("WAYMARK_CRASH_SEED") ?? Math.floor(Math.random() * 2 ** 31));
+  console.log(`first-start crash seed: ${seed} (rerun with WAYMARK_CRASH_SEED=${seed})`);
+  const random = prng(seed);
+  const TRIES = 6;
+  const workspace = await Deno.makeTempDir({ prefix: "waymark-crash-ws-" });
+  try {
+    const moment = await creationMoments(workspace);
     for (let i = 0; i < TRIES; i++) {
-      const { home, dbFile, cleanup } = await tempHome();
-      const threshold = Math.round(fullWal * (0.2 + 0.78 * random()));
+      const { home, dbFile, dbUrl, cleanup } = await tempHome();
+      const reached = moment(0.2 + 0.78 * random());
       const first = new Deno.Command(Deno.execPath(), {
         args: serverArgs(home, ["--workspace", workspace]),
         cwd: ROOT,
@@ -495,12 +524,7 @@ Deno.test("SIGKILL while the first start creates the database leaves a database 
       }).spawn();
       let restarted: RawServer | null = null;
       try {
-        // Spin (not sleep) so the kill lands as close as possible to the chosen moment.
-        const deadline = performance.now() + 20_000;
-        let size = 0;
-        while ((size = walSize(dbFile)) < threshold && performance.now() < deadline) {
-          // spin
-        }
+        const when = await reached(dbFile);
         try {
           first.kill("SIGKILL");
         } catch {
@@ -509,7 +533,7 @@ Deno.test("SIGKILL while the first start creates the database leaves a database 
         await first.status;
         await first.stdin.close().catch(() => {});
 
-        const label = `try ${i}: killed at WAL ${size} of ${fullWal} bytes (seed ${seed})`;
+        const label = `try ${i}: killed at ${when} (seed ${seed})`;
         restarted = new RawServer(home, workspace);
         await restarted.initialize().catch((error) => {
           throw new Error(`${label}: ${(error as Error).message}`);
@@ -518,7 +542,7 @@ Deno.test("SIGKILL while the first start creates the database leaves a database 
         assert.equal(started.isError ?? false, false, `${label}: ${started.content?.[0]?.text}`);
         await restarted.close();
         restarted = null;
-        await checkDatabase(dbFile, label);
+        await checkDatabase(dbUrl, label);
       } finally {
         try {
           first.kill("SIGKILL");
