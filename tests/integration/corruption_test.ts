@@ -6,9 +6,9 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { createClient } from "@libsql/client";
 import { openWaymark, type Result, type StepResponse, type Waymark } from "../../mod.ts";
-import { connect, tempHome } from "../helpers/server.ts";
+import { withTestDb } from "../helpers/db.ts";
+import { connect, dbUrlOf, tempHome } from "../helpers/server.ts";
 
 const CORRUPTION = "STORAGE_CORRUPTION_DETECTED";
 const TABLES = [
@@ -24,7 +24,7 @@ const TABLES = [
 ];
 
 function open(home: string): Promise<Waymark> {
-  return openWaymark({ home, dbUrl: `file:${home}/waymark.db`, workspace: home });
+  return openWaymark({ home, dbUrl: dbUrlOf(home), workspace: home });
 }
 
 function value(result: Result<StepResponse>, what: string): StepResponse {
@@ -73,50 +73,34 @@ async function advance(wm: Waymark, from: StepResponse, steps: number): Promise<
 }
 
 /** Every row of every table, in a stable order. */
-async function dump(dbFile: string): Promise<Record<string, unknown[]>> {
-  const db = createClient({ url: `file:${dbFile}` });
-  try {
+function dump(dbUrl: string): Promise<Record<string, unknown[]>> {
+  return withTestDb(dbUrl, async (db) => {
     const out: Record<string, unknown[]> = {};
     for (const table of TABLES) {
-      const result = await db.execute(`SELECT * FROM ${table}`);
-      out[table] = result.rows
-        .map((row) => JSON.stringify(Object.fromEntries(result.columns.map((c) => [c, row[c]]))))
+      out[table] = (await db.rows(`SELECT * FROM ${table}`)).map((row) => JSON.stringify(row))
         .sort();
     }
     return out;
-  } finally {
-    db.close();
-  }
+  });
 }
 
-/** Runs one statement on the file with a fresh connection; returns the rows changed. */
-async function exec(dbFile: string, sql: string, args: (string | number)[] = []): Promise<number> {
-  const db = createClient({ url: `file:${dbFile}` });
-  try {
-    return (await db.execute({ sql, args })).rowsAffected;
-  } finally {
-    db.close();
-  }
+/** Runs one statement with a fresh connection; returns the rows changed. */
+function exec(dbUrl: string, sql: string, args: (string | number)[] = []): Promise<number> {
+  return withTestDb(dbUrl, (db) => db.run(sql, args));
 }
 
-async function query(
-  dbFile: string,
+function query(
+  dbUrl: string,
   sql: string,
   args: (string | number)[] = [],
 ): Promise<Record<string, unknown>[]> {
-  const db = createClient({ url: `file:${dbFile}` });
-  try {
-    const result = await db.execute({ sql, args });
-    return result.rows.map((row) => Object.fromEntries(result.columns.map((c) => [c, row[c]])));
-  } finally {
-    db.close();
-  }
+  return withTestDb(dbUrl, (db) => db.rows(sql, args));
 }
 
 const hex = (label: string) => label.replace(/^[a-z]+_/, "");
 
 Deno.test("a recorded response that fails its digest is refused, marks only its session corrupt and changes nothing else", async () => {
-  const { home, dbFile, cleanup } = await tempHome();
+  const { home, dbUrl, cleanup } = await tempHome();
   let wm: Waymark | null = null;
   try {
     wm = await open(home);
@@ -132,15 +116,15 @@ Deno.test("a recorded response that fails its digest is refused, marks only its 
 
     // Corrupt the recorded answer of the ack that turned a1 into a2.
     const changed = await exec(
-      dbFile,
+      dbUrl,
       `UPDATE attempts SET response = replace(response, '"isComplete":false', '"isComplete":true')
        WHERE run_id = ? AND node_id = ? AND attempt_kind = 'ack'`,
       [hex(a1.session.runId), a1.session.nodeId],
     );
     assert.equal(changed, 1, "the corrupting UPDATE hit no row");
-    const before = await dump(dbFile);
+    const before = await dump(dbUrl);
     const health = () =>
-      query(dbFile, "SELECT session_id, health FROM sessions ORDER BY session_id");
+      query(dbUrl, "SELECT session_id, health FROM sessions ORDER BY session_id");
     assert.deepEqual((await health()).map((r) => r.health), ["healthy", "healthy"]);
 
     wm = await open(home);
@@ -194,7 +178,7 @@ Deno.test("a recorded response that fails its digest is refused, marks only its 
     wm = null;
 
     // Nothing else changed: the refused calls wrote nothing, only the health flag moved.
-    const after = await dump(dbFile);
+    const after = await dump(dbUrl);
     const expected = structuredClone(before);
     expected.sessions = expected.sessions.map((row) => {
       const r = JSON.parse(row as string);
@@ -228,7 +212,7 @@ Deno.test("a recorded response that fails its digest is refused, marks only its 
 
 Deno.test("a replay of an intact attempt in a session marked corrupt is refused too", async () => {
   // SPEC §6: execution tools refuse a corrupt session; continue_workflow is one, replay or not.
-  const { home, dbFile, cleanup } = await tempHome();
+  const { home, dbUrl, cleanup } = await tempHome();
   let wm: Waymark | null = null;
   try {
     wm = await open(home);
@@ -237,7 +221,7 @@ Deno.test("a replay of an intact attempt in a session marked corrupt is refused 
     await wm.close();
     wm = null;
     assert.equal(
-      await exec(dbFile, "UPDATE attempts SET response = response || ' ' WHERE node_id = ?", [
+      await exec(dbUrl, "UPDATE attempts SET response = response || ' ' WHERE node_id = ?", [
         a1.session.nodeId,
       ]),
       1,
@@ -263,7 +247,7 @@ Deno.test("a replay of an intact attempt in a session marked corrupt is refused 
 });
 
 Deno.test("a node whose stored JSON (context, state, preferences) is broken answers STORAGE_CORRUPTION_DETECTED, not a crash", async () => {
-  const { home, dbFile, cleanup } = await tempHome();
+  const { home, dbUrl, cleanup } = await tempHome();
   let wm: Waymark | null = null;
   try {
     wm = await open(home);
@@ -292,19 +276,19 @@ Deno.test("a node whose stored JSON (context, state, preferences) is broken answ
       // A node's context is stored once per change, in `contexts`; the node points at it.
       const changed = column === "context"
         ? await exec(
-          dbFile,
+          dbUrl,
           `UPDATE contexts SET context = ? WHERE run_id = ? AND context_id =
             (SELECT context_id FROM nodes WHERE run_id = ? AND node_id = ?)`,
           [broken, runId, runId, nodeId],
         )
-        : await exec(dbFile, `UPDATE nodes SET ${column} = ? WHERE run_id = ? AND node_id = ?`, [
+        : await exec(dbUrl, `UPDATE nodes SET ${column} = ? WHERE run_id = ? AND node_id = ?`, [
           broken,
           runId,
           nodeId,
         ]);
       assert.equal(changed, 1);
     }
-    const before = await dump(dbFile);
+    const before = await dump(dbUrl);
 
     wm = await open(home);
     for (const [i, [column, broken]] of cases.entries()) {
@@ -340,7 +324,7 @@ Deno.test("a node whose stored JSON (context, state, preferences) is broken answ
     wm = null;
 
     // The refused calls wrote nothing (only the healthy session moved on).
-    const after = await dump(dbFile);
+    const after = await dump(dbUrl);
     const healthySession = hex(healthy.session.sessionId);
     const others = (d: Record<string, unknown[]>) =>
       Object.fromEntries(
@@ -360,7 +344,7 @@ Deno.test("a node whose stored JSON (context, state, preferences) is broken answ
 });
 
 Deno.test("over MCP stdio, a corrupt replay is an isError result with STORAGE_CORRUPTION_DETECTED", async () => {
-  const { home, dbFile, cleanup } = await tempHome();
+  const { home, dbUrl, cleanup } = await tempHome();
   let wm: Waymark | null = null;
   try {
     wm = await open(home);
@@ -370,7 +354,7 @@ Deno.test("over MCP stdio, a corrupt replay is an isError result with STORAGE_CO
     wm = null;
     assert.equal(
       await exec(
-        dbFile,
+        dbUrl,
         "UPDATE attempts SET response = replace(response, 'ack1', 'ack2') WHERE node_id = ?",
         [
           a1.session.nodeId,

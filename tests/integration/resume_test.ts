@@ -6,7 +6,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { createClient } from "@libsql/client";
+import { openTestDb } from "../helpers/db.ts";
 import { connect, connectRich, ok, type RichClient, tempHome } from "../helpers/server.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -192,19 +192,19 @@ Deno.test("two git workspaces on different branches are told apart by ranking; r
     await Deno.remove(plain);
 
     // observations are events and a projection
-    const db = createClient({ url: `file:${home.dbFile}` });
+    const db = await openTestDb(home.dbUrl);
     try {
-      const rows = (await db.execute(
+      const rows = await db.rows(
         "SELECT run_id, workspace, git_branch, git_head_sha FROM observations ORDER BY seq",
-      )).rows.map((r) => ({ ...r }));
+      );
       assert.deepEqual(rows.map((r) => r.git_branch), ["feature-a", "feature-b"]);
       assert.deepEqual(rows.map((r) => r.git_head_sha), [a.head, b.head]);
-      const events = (await db.execute(
+      const events = await db.number(
         "SELECT count(*) AS n FROM events WHERE kind = 'observation_recorded'",
-      )).rows[0]!;
-      assert.equal(Number(events.n), 2, "advancing in an unchanged workspace records nothing new");
+      );
+      assert.equal(events, 2, "advancing in an unchanged workspace records nothing new");
     } finally {
-      db.close();
+      await db.close();
     }
 
     // a client without roots: the server's working directory is the workspace
