@@ -18,6 +18,8 @@ export interface TestDb {
   number(sql: string, args?: unknown[]): Promise<number>;
   /** Runs a statement; how many rows it changed. */
   run(sql: string, args?: unknown[]): Promise<number>;
+  /** The column that gives a row's place in storage (`rowid`, `ctid`). */
+  readonly rowKey: string;
   /** The database engine's own consistency check: problems, none when sound. */
   integrity(): Promise<string[]>;
   /** The names of waymark's tables (the dialect's internal ones left out), sorted. */
@@ -62,6 +64,7 @@ async function snapshotOf(
 function libsqlDb(url: string): TestDb {
   const client = createClient({ url });
   const db: TestDb = {
+    rowKey: "rowid",
     rows: async (sql, args = []) =>
       (await client.execute({ sql, args: args as never })).rows.map((r) => ({ ...r })),
     number: async (sql, args = []) =>
@@ -93,6 +96,7 @@ async function postgresDb(url: string): Promise<TestDb> {
   await client.connect();
   const query = (sql: string, args: unknown[] = []) => client.query(numbered(sql), args);
   const db: TestDb = {
+    rowKey: "ctid",
     rows: async (sql, args) => (await query(sql, args)).rows,
     number: async (sql, args) => {
       const result = await query(sql, args);

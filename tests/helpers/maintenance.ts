@@ -4,7 +4,6 @@
  * of a database file.
  * @module
  */
-import { createClient } from "@libsql/client";
 import {
   applyPreferences,
   DEFAULT_PREFERENCES,
@@ -19,7 +18,8 @@ import {
   openStore,
 } from "../../store/mod.ts";
 import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";
-import { MAIN, ROOT } from "./server.ts";
+import { withTestDb } from "./db.ts";
+import { dbArgs, dbUrlOf, MAIN, ROOT } from "./server.ts";
 
 /** What a `waymark` process printed, and its exit code. */
 export interface Ran {
@@ -40,7 +40,7 @@ export async function runCli(
       "--quiet",
       MAIN,
       ...args,
-      ...(options.home ? ["--home", options.home] : []),
+      ...(options.home ? ["--home", options.home, ...dbArgs(options.home)] : []),
     ],
     cwd: ROOT,
     stdin: options.stdin === undefined ? "null" : "piped",
@@ -71,7 +71,7 @@ export interface ClockedWaymark {
 export async function openAt(home: string, nowIso: string): Promise<ClockedWaymark> {
   let now = nowIso;
   const clock = { now: () => now };
-  const store = await openStore(`file:${home}/waymark.db`, { now: clock.now });
+  const store = await openStore(dbUrlOf(home), { now: clock.now });
   const deps: EngineDeps = {
     store,
     workflows: createWorkflowSource(BUNDLED_WORKFLOWS, [
@@ -95,45 +95,48 @@ export function daysAgo(days: number): string {
   return new Date(Date.now() - days * 86_400_000).toISOString();
 }
 
-/** Runs statements on a database file with a fresh connection; returns the last one's rows. */
-export async function sqlOn(
-  dbFile: string,
+/** A database URL from a URL, or from the path of a libSQL file. */
+const urlOf = (db: string) => /^(file:|postgres(ql)?:)/.test(db) ? db : `file:${db}`;
+
+/**
+ * Runs statements (`?` placeholders) on a database (a URL, or a libSQL file's path) with a
+ * fresh connection; returns the last one's rows.
+ */
+export function sqlOn(
+  db: string,
   ...statements: (string | { sql: string; args: (string | number)[] })[]
 ): Promise<Record<string, unknown>[]> {
-  const db = createClient({ url: `file:${dbFile}` });
-  try {
+  return withTestDb(urlOf(db), async (conn) => {
     let rows: Record<string, unknown>[] = [];
     for (const statement of statements) {
-      const result = await db.execute(statement);
-      rows = result.rows.map((row) => Object.fromEntries(result.columns.map((c) => [c, row[c]])));
+      const { sql, args } = typeof statement === "string"
+        ? { sql: statement, args: [] }
+        : statement;
+      rows = await conn.rows(sql, args);
     }
     return rows;
-  } finally {
-    db.close();
-  }
+  });
 }
 
-/** Every row of every table (FTS tables included), sorted: equal dumps mean nothing was written. */
-export async function dumpAll(dbFile: string): Promise<Record<string, string[]>> {
-  const tables = await sqlOn(
-    dbFile,
-    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
-  );
-  const out: Record<string, string[]> = {};
-  for (const { name } of tables) {
-    const rows = await sqlOn(dbFile, `SELECT rowid AS _rowid, * FROM "${name}"`).catch(() =>
-      sqlOn(dbFile, `SELECT * FROM "${name}"`)
-    );
-    out[String(name)] = rows.map((r) => JSON.stringify(r)).sort();
-  }
-  return out;
+/** Every row of every table (full-text tables included), sorted: equal dumps mean nothing was written. */
+export function dumpAll(db: string): Promise<Record<string, string[]>> {
+  return withTestDb(urlOf(db), async (conn) => {
+    const out: Record<string, string[]> = {};
+    for (const name of (await conn.tables()).filter((t) => !t.startsWith("sqlite_"))) {
+      // the row's place in storage too, where the table has one: a rewritten row moves
+      const rows = await conn.rows(`SELECT ${conn.rowKey} AS _rowid, * FROM "${name}"`)
+        .catch(() => conn.rows(`SELECT * FROM "${name}"`));
+      out[name] = rows.map((r) => JSON.stringify(r)).sort();
+    }
+    return out;
+  });
 }
 
 /** Rows of `table` that belong to a session (hex id), through its runs where needed. */
-export async function sessionRows(dbFile: string, sessionId: string): Promise<number> {
+export async function sessionRows(db: string, sessionId: string): Promise<number> {
   const runs = `(SELECT run_id FROM runs WHERE session_id = '${sessionId}')`;
   const rows = await sqlOn(
-    dbFile,
+    db,
     `SELECT
       (SELECT count(*) FROM events WHERE session_id = '${sessionId}')
       + (SELECT count(*) FROM sessions WHERE session_id = '${sessionId}')

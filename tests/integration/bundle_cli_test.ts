@@ -141,14 +141,14 @@ Deno.test("export --all writes one bundle per session; a refused import writes n
     const bad = join(a.home, "bad.json");
     await Deno.writeTextFile(bad, good.replace(/"title":"/, '"title":"x'));
     await runCli(["sessions", "list"], { home: b.home });
-    const before = await dumpAll(`${b.home}/waymark.db`);
+    const before = await dumpAll(b.dbUrl);
     const refused = await runCli(["import", bad], { home: b.home });
     assert.equal(refused.code, 1);
     assert.match(
       refused.err,
       /bad\.json: refused: The bundle was refused: its session part does not match/,
     );
-    assert.deepEqual(await dumpAll(`${b.home}/waymark.db`), before);
+    assert.deepEqual(await dumpAll(b.dbUrl), before);
     const both = await runCli(["import", ...files, "--json"], { home: b.home });
     assert.equal(both.code, 0, both.err);
     assert.deepEqual(json(both.out).imports.map((i: Json) => i.value.status), [

@@ -11,11 +11,11 @@ import { bundleText, canonicalDigest, eventDigest, seal } from "../../store/bund
 import { continueWorkflow, resumeSession } from "../../engine/mod.ts";
 import { openWaymark, type Waymark } from "../../mod.ts";
 import { dumpAll, holdsToken, withoutTokens } from "../helpers/maintenance.ts";
-import { tempHome } from "../helpers/server.ts";
+import { dbUrlOf, tempHome } from "../helpers/server.ts";
 import { inProcess, seedForkedReview } from "../helpers/viewer_fixture.ts";
 
 function open(home: string): Promise<Waymark> {
-  return openWaymark({ home, dbUrl: `file:${home}/waymark.db`, workspace: home });
+  return openWaymark({ home, dbUrl: dbUrlOf(home), workspace: home });
 }
 
 async function exported(wm: Waymark, sessionId: string): Promise<string> {
@@ -66,10 +66,10 @@ Deno.test("a session exports to the same bytes, without tokens, and again after 
       assert.ok(first.ok && first.value.status === "imported" && !first.value.rekeyed);
       assert.equal(first.value.sessionId, `ses_${a.sessionId}`);
       assert.equal(await exported(wb, a.sessionId), a.text, "the re-export after import differs");
-      const before = await dumpAll(`${b.home}/waymark.db`);
+      const before = await dumpAll(b.dbUrl);
       const again = await importBundle(wb, a.text);
       assert.ok(again.ok && again.value.status === "already_imported");
-      assert.deepEqual(await dumpAll(`${b.home}/waymark.db`), before, "a repeat import wrote");
+      assert.deepEqual(await dumpAll(b.dbUrl), before, "a repeat import wrote");
     } finally {
       await wb.close();
     }
@@ -162,14 +162,14 @@ Deno.test("every kind of tampering is refused whole, with the reason, and nothin
     const wb = await open(b.home);
     try {
       await wb.start({ workflowId: "wr.code_review", goal: "already here" });
-      const before = await dumpAll(`${b.home}/waymark.db`);
+      const before = await dumpAll(b.dbUrl);
       for (const [what, text, reason] of tamperings(a.text, other)) {
         const result = await importBundle(wb, text);
         assert.equal(result.ok, false, `${what}: imported`);
         if (!result.ok) {
           assert.match(result.error.message, reason, `${what}: ${result.error.message}`);
         }
-        assert.deepEqual(await dumpAll(`${b.home}/waymark.db`), before, `${what}: wrote`);
+        assert.deepEqual(await dumpAll(b.dbUrl), before, `${what}: wrote`);
       }
       const future = await importBundle(
         wb,

@@ -17,6 +17,7 @@ import {
 } from "../../engine/mod.ts";
 import type { Autonomy } from "../../engine/vocabulary.ts";
 import { openWaymark, type Waymark } from "../../mod.ts";
+import { freshPostgresUrl, testingOnPostgres } from "../helpers/postgres.ts";
 import { connect, ok, tempHome } from "../helpers/server.ts";
 
 const BLOCKING: Autonomy[] = ["guided", "full_auto_stop_on_user_deps"];
@@ -78,7 +79,8 @@ const MANY = JSON.stringify({
 
 async function setup(): Promise<{ waymark: Waymark; deps: EngineDeps; close(): Promise<void> }> {
   const home = await Deno.makeTempDir({ prefix: "waymark-enforce-" });
-  const waymark = await openWaymark({ home, dbUrl: ":memory:", workspace: home });
+  const dbUrl = testingOnPostgres() ? await freshPostgresUrl() : ":memory:";
+  const waymark = await openWaymark({ home, dbUrl, workspace: home });
   const results = await loadWorkflowFiles([
     { source: "user", file: "gates.json", text: GATES },
     { source: "user", file: "many.json", text: MANY },

@@ -1,5 +1,5 @@
 /**
- * Retention on real libSQL files: `gc` removes sessions idle past the limit with their log,
+ * Retention on real databases (libSQL files; PostgreSQL under `postgres_test.ts`): `gc` removes sessions idle past the limit with their log,
  * projections, full-text rows and the snapshots no other run uses, and nothing else; a dry run
  * lists them and writes nothing; `--keep-running`, the `config.json` default, and no deletion
  * without either; an import counts as activity; and a server advancing runs in another process
@@ -45,13 +45,13 @@ async function ack(wm: ClockedWaymark, at: StepResponse, notes: string): Promise
 }
 
 /** Snapshots stored, by workflow id. */
-async function snapshotIds(dbFile: string): Promise<string[]> {
-  return (await sqlOn(dbFile, "SELECT workflow_id FROM workflow_snapshots ORDER BY workflow_id"))
+async function snapshotIds(dbUrl: string): Promise<string[]> {
+  return (await sqlOn(dbUrl, "SELECT workflow_id FROM workflow_snapshots ORDER BY workflow_id"))
     .map((r) => String(r.workflow_id));
 }
 
 Deno.test("gc removes idle sessions with everything they own and nothing else; dry run, keep-running, retention", async () => {
-  const { home, dbFile, cleanup } = await tempHome();
+  const { home, dbUrl, cleanup } = await tempHome();
   const other = await tempHome();
   try {
     await writeTinyWorkflow(`${home}/workflows`);
@@ -72,7 +72,7 @@ Deno.test("gc removes idle sessions with everything they own and nothing else; d
     assert.ok(bundle.ok && (await importBundle(wm, bundle.value.text)).ok);
     await wm.close();
 
-    const before = await dumpAll(dbFile);
+    const before = await dumpAll(dbUrl);
     const dry = await runCli(["gc", "--older-than", "30d", "--dry-run"], { home });
     assert.equal(dry.code, 0, dry.err);
     const listed = dry.out.trim().split("\n").map((l) => /ses_[0-9a-f]{16}/.exec(l)![0]).sort();
@@ -80,30 +80,30 @@ Deno.test("gc removes idle sessions with everything they own and nothing else; d
     assert.deepEqual(listed, old);
     assert.match(dry.out, /would remove ses_\w+ +last active .* ~\d+(\.\d)? KB/);
     assert.match(dry.err, /would remove 3 session\(s\), about \d/);
-    assert.deepEqual(await dumpAll(dbFile), before, "a dry run wrote");
+    assert.deepEqual(await dumpAll(dbUrl), before, "a dry run wrote");
 
     const kept = await runCli(["gc", "--older-than", "30d", "--keep-running"], { home });
     assert.equal(kept.code, 0, kept.err);
     assert.match(kept.out, new RegExp(`removed ${s4.session.sessionId}`));
     assert.equal(kept.out.trim().split("\n").length, 1, "--keep-running removed a running session");
-    assert.deepEqual(await snapshotIds(dbFile), ["wr.bug_investigation", "wr.code_review"]);
+    assert.deepEqual(await snapshotIds(dbUrl), ["wr.bug_investigation", "wr.code_review"]);
 
     const gone = await runCli(["gc", "--older-than", "30d"], { home });
     assert.equal(gone.code, 0, gone.err);
     for (const s of [s1, s2, s4]) {
       assert.equal(
-        await sessionRows(dbFile, hex(s.session.sessionId)),
+        await sessionRows(dbUrl, hex(s.session.sessionId)),
         0,
         `${s.session.sessionId} left rows`,
       );
     }
     assert.deepEqual(
-      await snapshotIds(dbFile),
+      await snapshotIds(dbUrl),
       ["wr.code_review"],
       "a snapshot only old runs used is kept",
     );
     const fts = await sqlOn(
-      dbFile,
+      dbUrl,
       `SELECT (SELECT count(*) FROM search_titles) AS titles, (SELECT count(*) FROM runs) AS runs,
         (SELECT count(*) FROM search_outputs) AS outputs, (SELECT count(*) FROM outputs) AS rows`,
     );
@@ -148,7 +148,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const { home, dbFile, cleanup } = await tempHome();
+    const { home, dbUrl, cleanup } = await tempHome();
     try {
       const wm = await openAt(home, daysAgo(40));
       const idle: string[] = [];
@@ -170,7 +170,7 @@ Deno.test({
         let duringGc = 0;
         const racedResults: boolean[] = [];
         const sessions = async () =>
-          Number((await sqlOn(dbFile, "SELECT count(*) AS n FROM sessions"))[0]!.n);
+          Number((await sqlOn(dbUrl, "SELECT count(*) AS n FROM sessions"))[0]!.n);
         const all = await sessions();
         for (let i = 0; i < 400 && (!finished || i < 10); i++) {
           live = ok(
@@ -202,23 +202,23 @@ Deno.test({
         assert.equal(done.code, 0, done.err);
         // the live session kept every advance
         const liveRows = await sqlOn(
-          dbFile,
+          dbUrl,
           `SELECT count(*) AS n FROM nodes WHERE run_id = '${hex(live.session.runId)}'`,
         );
         assert.equal(Number(liveRows[0]!.n), liveAdvances + 1);
         for (const id of idle) {
-          assert.equal(await sessionRows(dbFile, hex(id)), 0, `${id} left rows`);
+          assert.equal(await sessionRows(dbUrl, hex(id)), 0, `${id} left rows`);
         }
         // the raced session is whole or wholly gone
         const racedId = hex(raced.session.sessionId);
         const nodes = Number(
-          (await sqlOn(dbFile, `SELECT count(*) AS n FROM nodes WHERE session_id = '${racedId}'`))[
+          (await sqlOn(dbUrl, `SELECT count(*) AS n FROM nodes WHERE session_id = '${racedId}'`))[
             0
           ]!.n,
         );
         const succeeded = racedResults.filter(Boolean).length;
         if (nodes > 0) assert.equal(nodes, 1 + succeeded, "the raced session lost an advance");
-        else assert.equal(await sessionRows(dbFile, racedId), 0);
+        else assert.equal(await sessionRows(dbUrl, racedId), 0);
         assert.ok(duringGc > 0, "no advance was answered while gc was removing sessions");
         console.error(
           `live advances during gc: ${duringGc}; the raced session was ${
