@@ -29,7 +29,7 @@ import {
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
 import { createWorkflowSource, loadConfig, openStore, rotateKeyring } from "./store/mod.ts";
 import type { CliHost } from "./store/maintenance/cli.ts";
-import { parseArgsOptions, parseSettings } from "./store/settings.ts";
+import { parseArgsOptions, parseSettings, redactDbUrl } from "./store/settings.ts";
 
 const HELP = `waymark ${VERSION}: a rewind-safe workflow runtime for AI coding agents, over MCP.
 
@@ -55,7 +55,8 @@ Usage:
 Options:
   --home DIR            data folder (default $WAYMARK_HOME or ~/.waymark)
   --db URL              database URL (default $WAYMARK_DB_URL or file:<home>/waymark.db;
-                        :memory: for a throwaway store)
+                        :memory: for a throwaway store; postgres://… for a team store
+                        on a PostgreSQL server)
   --workspace DIR       project folder whose .waymark/workflows is searched (default: cwd)
   --workflows-dir DIR   an extra workflow folder (repeatable; lowest precedence)
   --busy-timeout MS     how long to wait for another process's database lock (default 5000)
@@ -202,7 +203,9 @@ async function serve(
 ): Promise<number> {
   const waymark = await openWaymark(options);
   log(
-    `serving MCP over stdio (${flags.server.profile} profile); database ${waymark.paths.dbUrl}`,
+    `serving MCP over stdio (${flags.server.profile} profile); database ${
+      redactDbUrl(waymark.paths.dbUrl)
+    }`,
   );
   // the viewer, when asked for, logs its URL to stderr: stdout carries JSON-RPC only
   const viewer = flags.viewer ? await startViewer(waymark, flags.viewerPort) : null;
@@ -244,7 +247,7 @@ async function view(options: WaymarkOptions, port: number | undefined): Promise<
     return 1;
   }
   process.stdout.write(`waymark viewer: ${viewer.url}\n`);
-  log(`read-only viewer of ${waymark.paths.dbUrl}; Ctrl-C stops it`);
+  log(`read-only viewer of ${redactDbUrl(waymark.paths.dbUrl)}; Ctrl-C stops it`);
   await new Promise<void>((stop) => {
     process.once("SIGINT", () => stop());
     process.once("SIGTERM", () => stop());
@@ -264,7 +267,7 @@ async function serveHttp(
   },
 ): Promise<number> {
   const waymark = await openWaymark(options);
-  log(`database ${waymark.paths.dbUrl}`);
+  log(`database ${redactDbUrl(waymark.paths.dbUrl)}`);
   // Loaded on demand: it serves with Deno.serve, and plain stdio serving never needs it.
   const { serveMcpHttp } = await import("./web/mcp_http.ts");
   const handle = await serveMcpHttp(

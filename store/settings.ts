@@ -38,6 +38,11 @@ const dbUrl = (name: string) =>
     `${name} must be file:PATH, :memory:, libsql://…, http(s)://… or postgres://…`,
   );
 
+/** A database URL with its password masked, for logs and messages. */
+export function redactDbUrl(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@/]*@/i, "$1***@");
+}
+
 const flag = (name: string) =>
   z.string().regex(/^(1|0|true|false|yes|no)$/i, `${name} must be 1/0, true/false or yes/no`)
     .transform((v) => /^(1|true|yes)$/i.test(v));

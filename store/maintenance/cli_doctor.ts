@@ -6,6 +6,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { databaseFile } from "../libsql/maintenance.ts";
+import { redactDbUrl } from "../settings.ts";
 import type { CliHost, CliInput } from "./cli.ts";
 import { writeJson } from "./cli.ts";
 import { type DoctorReport, runDoctor } from "./doctor.ts";
@@ -34,7 +35,7 @@ export async function doctorCommand(host: CliHost, input: CliInput): Promise<num
   const report = await runDoctor({
     version: host.version,
     buildKind: host.buildKind,
-    dbUrl,
+    dbUrl: redactDbUrl(dbUrl),
     keysFile: host.paths.keysFile,
     workflows: host.workflows(),
     open: () => {

@@ -160,9 +160,14 @@ async function databaseChecks(
     };
   }
   try {
-    const findings: DoctorFinding[] = [
-      { check: "database", ok: true, message: `opened ${target.dbUrl}` },
-    ];
+    // a server says what it is, how far away, and how its connections stand
+    const server = await store.maintenance.serverInfo(store.db);
+    const findings: DoctorFinding[] = [{
+      check: "database",
+      ok: true,
+      message: `opened ${target.dbUrl}${server ? `: ${server.message}` : ""}`,
+      ...(server ? { details: server.details } : {}),
+    }];
     const schema = await store.maintenance.schemaStatus();
     if (schema.pending.length > 0 && options.repair) {
       await store.maintenance.migrate();

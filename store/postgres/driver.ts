@@ -73,8 +73,3 @@ export class SerializablePostgresDialect extends PostgresDialect {
     return new SerializableDriver(this.#config);
   }
 }
-
-/** `url` with its password masked, for messages. */
-export function redactUrl(url: string): string {
-  return url.replace(/^(postgres(?:ql)?:\/\/[^:/@]*:)[^@]*@/i, "$1***@");
-}

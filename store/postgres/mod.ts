@@ -12,7 +12,8 @@ import type { SqlDialect } from "../sql/dialect.ts";
 import { newerSchemaMessage } from "../sql/migrations.ts";
 import type { Database } from "../sql/schema.ts";
 import { createSqlStore, type OpenedSqlStore, type OpenStoreOptions } from "../sql/store.ts";
-import { createPool, redactUrl, SerializablePostgresDialect } from "./driver.ts";
+import { redactDbUrl } from "../settings.ts";
+import { createPool, SerializablePostgresDialect } from "./driver.ts";
 import { isConflict, read, storageError, transact } from "./errors.ts";
 import { tsvectorSearch } from "./fts.ts";
 import { postgresMaintenance } from "./maintenance.ts";
@@ -49,7 +50,7 @@ export async function openPostgresStore(
   options: OpenStoreOptions = {},
 ): Promise<PostgresStore> {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
-  const location = redactUrl(url);
+  const location = redactDbUrl(url);
   const pool = createPool(url, { connectTimeoutMs: Math.max(busyTimeoutMs, 2000) });
   const db = new Kysely<Database>({ dialect: new SerializablePostgresDialect({ pool }) });
   const dialect = postgresDialect({ location, busyTimeoutMs });

@@ -318,7 +318,7 @@ Deno.test({
           const text = await Deno.readTextFile(await download.path());
           await page.close();
           const other = await tempHome();
-          const waymark = await openWaymark({ home: other.home });
+          const waymark = await openWaymark({ home: other.home, dbUrl: other.dbUrl });
           try {
             const imported = await importBundle(waymark, text);
             assert.ok(imported.ok, JSON.stringify(imported));

@@ -4,7 +4,7 @@
  * @module
  */
 import type { Waymark } from "../../mod.ts";
-import { MAIN, ok, ROOT, type TestClient } from "./server.ts";
+import { dbArgs, MAIN, ok, ROOT, type TestClient } from "./server.ts";
 
 /** The fields of a step response the fixtures use. */
 export interface Step {
@@ -183,7 +183,7 @@ export interface ViewProcess {
 /** Spawns `waymark view --port 0` on a home and waits for the URL it prints on stdout. */
 export async function spawnView(home: string): Promise<ViewProcess> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", MAIN, "view", "--home", home, "--port", "0"],
+    args: ["run", "-A", "--quiet", MAIN, "view", "--home", home, ...dbArgs(home), "--port", "0"],
     cwd: ROOT,
     stdin: "null",
     stdout: "piped",
