@@ -41,8 +41,11 @@ export function createPool(url: string, options: { connectTimeoutMs: number }): 
     idleTimeoutMillis: 30_000,
     allowExitOnIdle: true,
   });
-  // An idle connection the server dropped: the pool removes it; the next call connects anew.
+  // A connection the server dropped reports it twice: as the failure of the query in flight
+  // (handled where it was made) and as an `error` event, which would end the process if no one
+  // listened. The pool removes an idle one; one in use is dropped when it is given back.
   pool.on("error", () => {});
+  pool.on("connect", (client: pg.PoolClient) => client.on("error", () => {}));
   return pool;
 }
 

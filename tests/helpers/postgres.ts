@@ -29,6 +29,14 @@ export interface PostgresServer {
   stop(): Promise<void>;
 }
 
+/** A server this process started, which it may also take down and bring back. */
+export interface OwnedPostgresServer extends PostgresServer {
+  /** Shuts the server down (`fast`: open connections are cut), keeping its data. */
+  down(): Promise<void>;
+  /** Starts it again on the same directory. */
+  up(): Promise<void>;
+}
+
 /** The newest installed PostgreSQL's `bin` directory, or `null`. */
 export function postgresBin(): string | null {
   const root = "/usr/lib/postgresql";
@@ -95,7 +103,9 @@ function serverAt(dir: string, stop: () => Promise<void>): PostgresServer {
  * Starts a server in a new temporary directory. `durable` keeps PostgreSQL's default
  * durability (for benchmarks); tests turn off `fsync`, since nothing here survives a reboot.
  */
-export async function startPostgres(options: { durable?: boolean } = {}): Promise<PostgresServer> {
+export async function startPostgres(
+  options: { durable?: boolean } = {},
+): Promise<OwnedPostgresServer> {
   const bin = postgresBin();
   if (!bin) throw new Error("PostgreSQL is not installed (Debian: apt-get install postgresql)");
   const dir = await Deno.makeTempDir({ prefix: "waymark-pg-" });
@@ -117,16 +127,9 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
     "-c max_connections=200",
     ...(options.durable ? [] : ["-c fsync=off", "-c full_page_writes=off"]),
   ];
-  await run(`${bin}/pg_ctl`, [
-    "-D",
-    data,
-    "-o",
-    settings.join(" "),
-    "-l",
-    `${dir}/log`,
-    "-w",
-    "start",
-  ]);
+  const ctl = (...args: string[]) => run(`${bin}/pg_ctl`, ["-D", data, ...args]);
+  const up = () => ctl("-o", settings.join(" "), "-l", `${dir}/log`, "-w", "start");
+  await up();
   let stopped = false;
   const stopSync = () => {
     if (stopped) return;
@@ -136,11 +139,20 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
     Deno.removeSync(dir, { recursive: true });
   };
   globalThis.addEventListener("unload", stopSync);
-  return serverAt(dir, () => {
+  const server = serverAt(dir, () => {
     globalThis.removeEventListener("unload", stopSync);
     stopSync();
     return Promise.resolve();
   });
+  return {
+    ...server,
+    async down() {
+      await ctl("-m", "fast", "-w", "stop");
+    },
+    async up() {
+      await up();
+    },
+  };
 }
 
 let shared: Promise<PostgresServer> | null = null;

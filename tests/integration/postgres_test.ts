@@ -1,0 +1,314 @@
+/**
+ * The team store on a real PostgreSQL server (Debian's package, started by
+ * `tests/helpers/postgres.ts`; never a mock). First the server-driving suites run again,
+ * unchanged, with `WAYMARK_TEST_DB=postgres` (walk, replay, fork, rehydrate writes nothing,
+ * blocked attempts, checkpoints, resume ranking, corruption, four racing processes, `kill -9`
+ * mid-advance, gc beside a live server, bundles, and the viewer in a browser): their homes get
+ * a fresh database on this file's server. Then what only a shared server has: machines with
+ * their own keyrings on one database, connections lost mid-call, the server going away,
+ * servers migrating a new database together, and doctor and backup.
+ * @module
+ */
+import assert from "node:assert/strict";
+import pg from "pg";
+import { continueWorkflow, resumeSession, type Store } from "../../engine/mod.ts";
+import { openStore } from "../../store/mod.ts";
+import { MIGRATIONS } from "../../store/sql/migrations.ts";
+import { runCli } from "../helpers/maintenance.ts";
+import {
+  freshPostgresUrl,
+  PG_DIR_ENV,
+  postgresBin,
+  sharedPostgres,
+  startPostgres,
+  TEST_DB_ENV,
+} from "../helpers/postgres.ts";
+import { connect, err, ok, ROOT } from "../helpers/server.ts";
+import { ack, engineDeps, start, value } from "../store/subjects.ts";
+
+/** Without a server installed the file is skipped, except on CI (which installs one). */
+const ignore = postgresBin() === null && !Deno.env.get("CI");
+if (ignore) console.error("skipping the PostgreSQL tests: apt-get install postgresql");
+
+/** The suites that drive servers and CLI commands, run again on PostgreSQL. */
+const SUITES = [
+  "tests/integration/mcp_walk_test.ts",
+  "tests/integration/enforcement_test.ts",
+  "tests/integration/resume_test.ts",
+  "tests/integration/corruption_test.ts",
+  "tests/integration/race_test.ts",
+  "tests/integration/crash_test.ts",
+  "tests/integration/gc_test.ts",
+  "tests/integration/bundle_test.ts",
+  "tests/integration/bundle_cli_test.ts",
+  "tests/browser/viewer_browser_test.ts",
+];
+
+for (const suite of SUITES) {
+  Deno.test({
+    name: `on PostgreSQL: ${suite}`,
+    ignore,
+    async fn() {
+      const server = await sharedPostgres();
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: ["test", "-A", "--quiet", suite],
+        cwd: ROOT,
+        env: { [TEST_DB_ENV]: "postgres", [PG_DIR_ENV]: server.dir, NO_COLOR: "1" },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+      assert.ok(out.success, `${suite} failed on PostgreSQL:\n${text.slice(-6000)}`);
+      assert.match(text, /\bok \| [1-9]\d* passed/, `${suite} ran no test:\n${text.slice(-2000)}`);
+    },
+  });
+}
+
+/** Two homes (two keyrings: two machines) on one database. */
+async function twoMachines(): Promise<
+  { homes: [string, string]; url: string; cleanup(): Promise<void> }
+> {
+  const url = await freshPostgresUrl();
+  const a = await Deno.makeTempDir({ prefix: "waymark-machine-a-" });
+  const b = await Deno.makeTempDir({ prefix: "waymark-machine-b-" });
+  return {
+    homes: [a, b],
+    url,
+    async cleanup() {
+      for (const home of [a, b]) await Deno.remove(home, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+Deno.test({
+  name:
+    "a run started on machine A continues on machine B through resume_session; A's tokens are refused on B, saying so",
+  ignore,
+  async fn() {
+    const { homes: [homeA, homeB], url, cleanup } = await twoMachines();
+    const a = await connect(homeA, { extraArgs: ["--db", url] });
+    const b = await connect(homeB, { extraArgs: ["--db", url] });
+    try {
+      const started = ok(
+        await a.call("start_workflow", {
+          workflowId: "wr.bug_investigation",
+          goal: "Checkout timeouts",
+        }),
+      );
+      const onA = ok(
+        await a.call("continue_workflow", {
+          stateToken: started.stateToken,
+          ackToken: started.ackToken,
+          output: { notesMarkdown: "The wombat cache evicts sessions under load." },
+        }),
+      );
+      // A's tokens on B: refused, naming what happened and the way on
+      const foreign = err(
+        await b.call("continue_workflow", {
+          stateToken: onA.stateToken,
+          ackToken: onA.ackToken,
+          output: { notesMarkdown: "from B" },
+        }),
+      );
+      assert.equal(foreign.code, "TOKEN_INVALID");
+      assert.equal(foreign.details?.reason, "unknown_key");
+      assert.match(foreign.message, /signed on another machine \(key [0-9a-f]{8}\)/);
+      assert.match(foreign.message, /call resume_session/);
+      // B finds the run in the shared store and gets its own tokens for A's tip
+      const found = ok(await b.call("resume_session", { query: "wombat" }));
+      assert.equal(found.candidates.length, 1);
+      const c = found.candidates[0];
+      assert.equal(c.sessionId, started.session.sessionId);
+      assert.equal(c.tip.nodeId, onA.session.nodeId);
+      assert.notEqual(c.tip.stateToken, onA.stateToken, "B signs with its own key");
+      const onB = ok(
+        await b.call("continue_workflow", {
+          stateToken: c.tip.stateToken,
+          ackToken: c.tip.ackToken,
+          output: { notesMarkdown: "Carried on from machine B: the wombat cache is fixed." },
+        }),
+      );
+      assert.equal(onB.session.runId, started.session.runId);
+      // and A sees B's step when it looks again
+      const back = ok(await a.call("resume_session", { query: started.session.runId }));
+      assert.equal(back.candidates[0].tip.nodeId, onB.session.nodeId);
+      // A's own token still works on A: a replay of its ack answers as before
+      const replay = ok(
+        await a.call("continue_workflow", {
+          stateToken: started.stateToken,
+          ackToken: started.ackToken,
+          output: { notesMarkdown: "The wombat cache evicts sessions under load." },
+        }),
+      );
+      assert.deepEqual(replay, onA);
+    } finally {
+      await a.close();
+      await b.close();
+      await cleanup();
+    }
+  },
+});
+
+/** The waymark connections to a database cut by the server (as a restart or a proxy would). */
+async function cutConnections(url: string): Promise<number> {
+  const admin = new pg.Client({ connectionString: url, application_name: "test-admin" });
+  await admin.connect();
+  try {
+    const result = await admin.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+       WHERE application_name = 'waymark' AND datname = current_database()`,
+    );
+    return result.rowCount ?? 0;
+  } finally {
+    await admin.end();
+  }
+}
+
+Deno.test({
+  name:
+    "a connection lost in the middle of a write is tried again on a new one: one advance, the same answer",
+  ignore,
+  async fn() {
+    const url = await freshPostgresUrl();
+    const store = await openStore(url);
+    try {
+      let tries = 0;
+      // the server cuts the connection while the ack's transaction is open
+      const cutting: Store = {
+        ...store,
+        write: (fn) =>
+          store.write(async (tx) => {
+            if (tries++ === 0) assert.ok(await cutConnections(url) >= 1);
+            return await fn(tx);
+          }),
+      };
+      const deps = await engineDeps(cutting);
+      const root = await start(deps, "project.plain");
+      tries = 0;
+      const next = await ack(deps, root, "cut once");
+      assert.equal(tries, 2, "the write ran again after the cut");
+      const counts = await store.counts();
+      assert.equal(counts.attempts, 1);
+      assert.equal(counts.nodes, 2);
+      const replay = value(
+        await continueWorkflow(deps, {
+          stateToken: root.stateToken,
+          ackToken: root.ackToken!,
+          output: { notesMarkdown: "cut once" },
+        }),
+      );
+      assert.deepEqual(replay, next);
+      // connections cut between calls: the next reads and writes open new ones
+      await cutConnections(url);
+      value(await resumeSession(deps, { query: "cut" }));
+      await ack(deps, next, "after a cut between calls");
+    } finally {
+      await store.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "with the server down a call is STORAGE_UNREACHABLE (retryable) and writes nothing; once it is back the same call succeeds once",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const server = await startPostgres();
+    const store = await openStore(await server.createDatabase(), { busyTimeoutMs: 500 });
+    try {
+      const deps = await engineDeps(store);
+      const root = await start(deps, "project.plain");
+      const args = {
+        stateToken: root.stateToken,
+        ackToken: root.ackToken!,
+        output: { notesMarkdown: "while the server was away" },
+      };
+      await server.down();
+      const refused = await continueWorkflow(deps, args);
+      assert.ok(!refused.ok);
+      assert.equal(refused.error.code, "STORAGE_UNREACHABLE", refused.error.message);
+      assert.equal(refused.error.retry.kind, "retryable_after_ms");
+      assert.match(refused.error.message, /cannot be reached/);
+      const search = await resumeSession(deps, { query: "server" });
+      assert.ok(!search.ok && search.error.code === "STORAGE_UNREACHABLE");
+      await server.up();
+      const done = value(await continueWorkflow(deps, args));
+      assert.deepEqual(value(await continueWorkflow(deps, args)), done);
+      const counts = await store.counts();
+      assert.deepEqual([counts.attempts, counts.nodes, counts.outputs], [1, 2, 1]);
+    } finally {
+      await store.close();
+      await server.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "servers opening a new database together migrate it once",
+  ignore,
+  async fn() {
+    const url = await freshPostgresUrl();
+    const stores = await Promise.all(Array.from({ length: 6 }, () => openStore(url)));
+    try {
+      const status = await stores[0]!.maintenance.schemaStatus();
+      assert.deepEqual(status.applied, Object.keys(MIGRATIONS).sort());
+      assert.deepEqual([status.pending, status.unknown], [[], []]);
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "doctor reports the server, its round trip, the pool and the schema; backup writes a libSQL file that checks out",
+  ignore,
+  async fn() {
+    const url = await freshPostgresUrl();
+    const home = await Deno.makeTempDir({ prefix: "waymark-pg-doctor-" });
+    try {
+      const client = await connect(home, { extraArgs: ["--db", url] });
+      try {
+        const started = ok(await client.call("start_workflow", { workflowId: "wr.code_review" }));
+        ok(
+          await client.call("continue_workflow", {
+            stateToken: started.stateToken,
+            ackToken: started.ackToken,
+            output: { notesMarkdown: "Looked at the numbat parser." },
+          }),
+        );
+      } finally {
+        await client.close();
+      }
+      const doctor = await runCli(["doctor", "--json", "--db", url], { home });
+      assert.equal(doctor.code, 0, doctor.out + doctor.err);
+      const report = JSON.parse(doctor.out);
+      const database = report.findings.find((f: { check: string }) => f.check === "database");
+      assert.match(database.message, /PostgreSQL \d+\.\d+.*, round trip [\d.]+ ms, pool \d+ of 4/);
+      assert.equal(database.details.server, "postgresql");
+      assert.equal(typeof database.details.latencyMs, "number");
+      assert.equal(database.details.pool.size, 4);
+      const schema = report.findings.find((f: { check: string }) => f.check === "schema");
+      assert.equal(schema.message, `schema current (${Object.keys(MIGRATIONS).sort().at(-1)})`);
+
+      const copy = `${home}/backup.db`;
+      const backup = await runCli(["backup", copy, "--db", url], { home });
+      assert.equal(backup.code, 0, backup.err);
+      const check = await runCli(["doctor", copy, "--json"], { home });
+      assert.equal(check.code, 0, check.out);
+      const sessions = await runCli(["sessions", "list", "--db", `file:${copy}`], { home });
+      assert.equal(sessions.code, 0, sessions.err);
+      const restored = await connect(home, { extraArgs: ["--db", `file:${copy}`] });
+      try {
+        const found = ok(await restored.call("resume_session", { query: "numbat" }));
+        assert.equal(found.candidates.length, 1, "the copy's search index finds the notes");
+      } finally {
+        await restored.close();
+      }
+    } finally {
+      await Deno.remove(home, { recursive: true }).catch(() => {});
+    }
+  },
+});
