@@ -102,9 +102,10 @@ function serverAt(dir: string, stop: () => Promise<void>): PostgresServer {
 /**
  * Starts a server in a new temporary directory. `durable` keeps PostgreSQL's default
  * durability (for benchmarks); tests turn off `fsync`, since nothing here survives a reboot.
+ * `settings` are more `name=value` server settings.
  */
 export async function startPostgres(
-  options: { durable?: boolean } = {},
+  options: { durable?: boolean; settings?: string[] } = {},
 ): Promise<OwnedPostgresServer> {
   const bin = postgresBin();
   if (!bin) throw new Error("PostgreSQL is not installed (Debian: apt-get install postgresql)");
@@ -126,6 +127,7 @@ export async function startPostgres(
     "-c listen_addresses=''",
     "-c max_connections=200",
     ...(options.durable ? [] : ["-c fsync=off", "-c full_page_writes=off"]),
+    ...(options.settings ?? []).map((setting) => `-c ${setting}`),
   ];
   const ctl = (...args: string[]) => run(`${bin}/pg_ctl`, ["-D", data, ...args]);
   const up = () => ctl("-o", settings.join(" "), "-l", `${dir}/log`, "-w", "start");
