@@ -30,6 +30,34 @@ const types = {
   },
 };
 
+/** Most distinct statements prepared by name (beyond it, statements are parsed each time). */
+const MAX_PREPARED = 400;
+const prepared = new Map<string, string>();
+
+/**
+ * The name a statement is prepared under on every connection: a call's statements repeat, so
+ * the server parses and plans each once per connection instead of once per call. Statements
+ * that select `*` stay unnamed (their result type would change with the schema).
+ */
+function preparedName(text: string): string | undefined {
+  let name = prepared.get(text);
+  if (name === undefined && prepared.size < MAX_PREPARED && !/select \*|\.\*/i.test(text)) {
+    name = `waymark_${prepared.size}`;
+    prepared.set(text, name);
+  }
+  return name;
+}
+
+/** `client.query(text, values)` as Kysely calls it, with the statement prepared by name. */
+function prepareStatements(client: pg.PoolClient): void {
+  const query = client.query.bind(client);
+  client.query =
+    ((text: unknown, values?: unknown) =>
+      typeof text === "string" && Array.isArray(values)
+        ? query({ name: preparedName(text), text, values })
+        : query(text as never, values as never)) as typeof client.query;
+}
+
 /** A `pg` pool for `url` (any `postgres://` URL `pg` reads, e.g. `?host=/socket/dir`). */
 export function createPool(url: string, options: { connectTimeoutMs: number }): pg.Pool {
   const pool = new pg.Pool({
@@ -45,7 +73,10 @@ export function createPool(url: string, options: { connectTimeoutMs: number }): 
   // (handled where it was made) and as an `error` event, which would end the process if no one
   // listened. The pool removes an idle one; one in use is dropped when it is given back.
   pool.on("error", () => {});
-  pool.on("connect", (client: pg.PoolClient) => client.on("error", () => {}));
+  pool.on("connect", (client: pg.PoolClient) => {
+    client.on("error", () => {});
+    prepareStatements(client);
+  });
   return pool;
 }
 

@@ -53,12 +53,6 @@ function matchRows(ex: Executor, layer: TextLayer, query: { q: string; limit: nu
     WHERE t.tsv @@ q.q ORDER BY rank DESC, t.run_id LIMIT ${limit}`.execute(ex);
 }
 
-async function upsertTip(tx: Executor, runId: string, text: string): Promise<void> {
-  await sql`INSERT INTO search_tips (run_id, text, tsv)
-    VALUES (${runId}, ${text}, CAST(${tsvectorOf(text)} AS tsvector))
-    ON CONFLICT (run_id) DO UPDATE SET text = excluded.text, tsv = excluded.tsv`.execute(tx);
-}
-
 const sessionRuns = (sessionId: string) =>
   sql`SELECT run_id FROM runs WHERE session_id = ${sessionId}`;
 
@@ -103,11 +97,15 @@ export const tsvectorSearch: FullTextSearch = {
       ON CONFLICT (run_id) DO UPDATE SET text = excluded.text, tsv = excluded.tsv`.execute(tx);
   },
   async indexOutput(tx, { runId, nodeId, text }) {
-    await sql`INSERT INTO search_outputs (run_id, node_id, text, tsv)
-      VALUES (${runId}, ${nodeId}, ${text}, CAST(${tsvectorOf(text)} AS tsvector))
-      ON CONFLICT (run_id, node_id) DO UPDATE SET text = excluded.text, tsv = excluded.tsv`
-      .execute(tx);
-    await upsertTip(tx, runId, text);
+    const tsv = tsvectorOf(text);
+    // both rows in one statement: one round trip to the server
+    await sql`WITH output AS (INSERT INTO search_outputs (run_id, node_id, text, tsv)
+        VALUES (${runId}, ${nodeId}, ${text}, CAST(${tsv} AS tsvector))
+        ON CONFLICT (run_id, node_id) DO UPDATE SET text = excluded.text, tsv = excluded.tsv)
+      INSERT INTO search_tips (run_id, text, tsv)
+        SELECT run_id, text, tsv FROM (VALUES (${runId}, ${text}, CAST(${tsv} AS tsvector)))
+          AS tip (run_id, text, tsv)
+      ON CONFLICT (run_id) DO UPDATE SET text = excluded.text, tsv = excluded.tsv`.execute(tx);
   },
   async match(ex, layer, query: SearchQuery): Promise<TextMatch[]> {
     const q = tsqueryOf(query.terms);

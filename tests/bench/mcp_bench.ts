@@ -12,7 +12,8 @@
  *   deno task bench --quick    smoke run (max 1,000 prior advances, fewer samples)
  *
  * Other flags: `--no-roots` (do not advertise the roots capability), `--keep` (keep the temp
- * dirs and print where they are), `--samples N`, `--out FILE`.
+ * dirs and print where they are), `--samples N`, `--out FILE`, `--db postgres` (everything on a
+ * throwaway local PostgreSQL server, `postgres_db.ts`).
  *
  * `tests/bench/in_process.ts` runs the same calls in-process (no transport) and times every SQL
  * statement, to split a stdio latency into transport and engine time.
@@ -29,6 +30,7 @@ import { LONG_ID, longWorkflow, r3, type Stats, stats } from "./common.ts";
 import { TARGET_VIEWER_MS, VIEWER_SESSION, viewerBench, viewerJson } from "./viewer_bench.ts";
 import { resumeBench, resumeJson, resumeReport } from "./resume_bench.ts";
 import { deepworkBench, deepworkJson, deepworkReport } from "./deepwork_bench.ts";
+import { benchDatabase } from "./postgres_db.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const MAIN = join(ROOT, "main.ts");
@@ -51,7 +53,9 @@ interface Config {
   roots: boolean;
 }
 
-function config(argv: string[]): { config: Config; keep: boolean; out: string } {
+function config(
+  argv: string[],
+): { config: Config; keep: boolean; out: string; db: string | undefined } {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -60,6 +64,7 @@ function config(argv: string[]): { config: Config; keep: boolean; out: string } 
       keep: { type: "boolean", default: false },
       samples: { type: "string" },
       out: { type: "string" },
+      db: { type: "string" },
     },
   });
   const quick = values.quick === true;
@@ -84,6 +89,7 @@ function config(argv: string[]): { config: Config; keep: boolean; out: string } 
     },
     keep: values.keep === true,
     out: values.out ?? join(ROOT, "bench-results", "bench.json"),
+    db: values.db,
   };
 }
 
@@ -331,7 +337,8 @@ function log(line: string): void {
 // main
 
 async function main(): Promise<number> {
-  const { config: cfg, keep, out } = config(Deno.args);
+  const { config: cfg, keep, out, db } = config(Deno.args);
+  const database = await benchDatabase(db);
   const loadavgAtStart = Deno.loadavg();
   const tmp = await Deno.makeTempDir({ prefix: "waymark-bench-" });
   const workspace = join(tmp, "workspace");
@@ -342,6 +349,7 @@ async function main(): Promise<number> {
   const cleanup = (): Promise<void> =>
     cleaning ??= (async () => {
       if (server) await server.close();
+      await database.stop();
       if (keep) log(`kept temp dirs in ${tmp}`);
       else await Deno.remove(tmp, { recursive: true }).catch(() => {});
     })();
@@ -360,7 +368,9 @@ async function main(): Promise<number> {
     await Deno.mkdir(homes, { recursive: true });
     const workflowFile = join(workspace, ".waymark", "workflows", "bench_long.json");
     await Deno.writeTextFile(workflowFile, longWorkflow(cfg.longSteps));
-    log(`mode ${cfg.mode}; ${cfg.longSteps} generated steps; workspace ${workspace}`);
+    log(
+      `mode ${cfg.mode}; database ${database.label}; ${cfg.longSteps} generated steps; workspace ${workspace}`,
+    );
 
     // ---- cold start ---------------------------------------------------------------------------
     log("warming Deno's module cache (one unmeasured spawn)");
@@ -565,6 +575,7 @@ async function main(): Promise<number> {
         benchmark: "waymark-mcp-stdio",
         timestamp: new Date().toISOString(),
         mode: cfg.mode,
+        database: database.label,
         config: cfg,
         machine: {
           deno: Deno.version,

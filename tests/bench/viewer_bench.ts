@@ -108,7 +108,7 @@ export async function viewerBench(
     }
     const buildMs = performance.now() - t0;
     const run = await waymark.store.db.selectFrom("runs").select(["run_id", "node_count"])
-      .executeTakeFirstOrThrow();
+      .where("session_id", "=", sessionId).executeTakeFirstOrThrow();
     log(`viewer bench: wrote ${run.node_count} nodes in ${(buildMs / 1000).toFixed(1)} s`);
 
     const host = "127.0.0.1:4321";

@@ -1,0 +1,26 @@
+/**
+ * `deno task bench --db postgres`: the bench on a throwaway local PostgreSQL server (Debian's
+ * package, started by `tests/helpers/postgres.ts`) over a Unix socket. It keeps `fsync` on and
+ * lets commits return before their log is flushed (`synchronous_commit=off`), the durability
+ * the embedded file has by default (SQLite's WAL with `synchronous=NORMAL`): a crashed
+ * process loses nothing, a crashed machine may lose the last moments. Every waymark the bench
+ * starts uses one database on it, through `WAYMARK_DB_URL`.
+ * @module
+ */
+import { startPostgres } from "../helpers/postgres.ts";
+
+/** The database the bench runs on: `libsql` (the default file per home) or `postgres`. */
+export async function benchDatabase(
+  db: string | undefined,
+): Promise<{ label: string; stop(): Promise<void> }> {
+  if (db === undefined || db === "libsql") {
+    return {
+      label: "libsql",
+      stop: () => Promise.resolve(),
+    };
+  }
+  if (db !== "postgres") throw new Error("--db must be libsql or postgres");
+  const server = await startPostgres({ durable: true, settings: ["synchronous_commit=off"] });
+  Deno.env.set("WAYMARK_DB_URL", await server.createDatabase());
+  return { label: "postgres", stop: () => server.stop() };
+}
