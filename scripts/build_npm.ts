@@ -97,6 +97,19 @@ export function rewriteNpmImports(code: string, deps: Map<string, string>): stri
   });
 }
 
+/**
+ * The type packages the sources name in `// @ts-types="npm:@types/name@version"` directives
+ * (for packages that ship no types): the declarations need them, and so do a consumer's.
+ */
+async function typePackages(deps: Map<string, string>): Promise<void> {
+  for (const file of await localGraph()) {
+    const text = await Deno.readTextFile(file);
+    for (const [, name, version] of text.matchAll(/@ts-types="npm:(@types\/[^@"]+)@([^"]+)"/g)) {
+      deps.set(name!, version!);
+    }
+  }
+}
+
 /** Reads `VERSION` from mod.ts. */
 async function moduleVersion(): Promise<string> {
   const text = await Deno.readTextFile(join(ROOT, "mod.ts"));
@@ -322,6 +335,7 @@ async function main(): Promise<void> {
   await cleanDist();
   const version = await moduleVersion();
   const size = await bundle(deps);
+  await typePackages(deps);
   await ensureToolchain(deps);
   await declarations(deps);
   await packageJson(version, deps);

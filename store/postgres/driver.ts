@@ -5,6 +5,7 @@
  * two conflicting transactions is refused and tried again).
  * @module
  */
+// @ts-types="npm:@types/pg@8.23.1"
 import pg from "npm:pg@8.23.1";
 import {
   type DatabaseConnection,

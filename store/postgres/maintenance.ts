@@ -6,6 +6,7 @@
  * @module
  */
 import { type Kysely, sql } from "npm:kysely@0.29.9";
+// @ts-types="npm:@types/pg@8.23.1"
 import type pg from "npm:pg@8.23.1";
 import type { MaintenanceDialect, ServerInfo } from "../sql/dialect.ts";
 import type { Executor } from "../sql/graph_sql.ts";

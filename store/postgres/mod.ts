@@ -6,6 +6,7 @@
  * @module
  */
 import { Kysely } from "npm:kysely@0.29.9";
+// @ts-types="npm:@types/pg@8.23.1"
 import type pg from "npm:pg@8.23.1";
 import { StorageBusyError } from "../../engine/mod.ts";
 import type { SqlDialect } from "../sql/dialect.ts";
