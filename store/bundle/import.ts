@@ -162,9 +162,9 @@ export async function importBundle(
   const verified = await verifyBundle(text);
   if (!verified.ok) return verified;
   try {
-    const value = await target.store.db.transaction().execute((tx) =>
-      write(tx, target, verified.value)
-    );
+    // the dialect's transaction: on a shared server, one refused for another's sake runs again
+    const { db, dialect } = target.store;
+    const value = await dialect.transact(db, (tx) => write(tx, target, verified.value));
     return { ok: true, value };
   } catch (error) {
     if (!target.store.dialect.isBusy(error)) throw error;
