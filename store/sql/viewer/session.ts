@@ -4,8 +4,6 @@
  * @module
  */
 import { sql } from "npm:kysely@0.29.9";
-import { z } from "npm:zod@4.6.7";
-import { decodeJsonOr } from "../rows.ts";
 import { deriveStatus, type SessionSummary, type ViewerDb } from "./sessions_list.ts";
 
 /** Most runs listed in a session's sidebar. */
@@ -57,23 +55,28 @@ export interface SessionDetail {
   runsTruncated: boolean;
 }
 
-const namedColumn = z.looseObject({ name: z.string() });
+/** Characters read from the start of a pinned snapshot to find its workflow's name. */
+const SNAPSHOT_HEAD_CHARS = 1024;
+/** A JSON string literal. */
+const STRING = String.raw`"(?:[^"\\]|\\.)*"`;
+/** The top-level scalar members that precede `name` in a compiled workflow, then `name`. */
+const NAME_IN_HEAD = new RegExp(
+  String.raw`^\{(?:${STRING}:(?:${STRING}|-?[\d.eE+-]+|true|false|null),)*"name":(${STRING})`,
+);
 
 /**
- * The names of the pinned workflows, by hash; read from the snapshots here (a session's runs
- * pin few distinct ones) rather than with a dialect's JSON function in SQL.
+ * A workflow's name from the start of its pinned snapshot: compiled workflows put their scalar
+ * members (`format`, `id`, `kind`, `name`, ...) first, so a short head holds it and a page never
+ * reads a whole (possibly multi-megabyte) snapshot, nor needs a dialect's JSON function in SQL.
  */
-async function workflowNames(db: ViewerDb, hashes: string[]): Promise<Map<string, string>> {
-  const distinct = [...new Set(hashes)];
-  if (distinct.length === 0) return new Map();
-  const rows = await db.selectFrom("workflow_snapshots").select(["workflow_hash", "compiled"])
-    .where("workflow_hash", "in", distinct).execute();
-  const names = new Map<string, string>();
-  for (const row of rows) {
-    const name = decodeJsonOr(namedColumn, row.compiled, null)?.name;
-    if (name !== undefined) names.set(row.workflow_hash, name);
+export function workflowNameOf(head: string | null): string | null {
+  const literal = head === null ? null : NAME_IN_HEAD.exec(head)?.[1];
+  if (!literal) return null;
+  try {
+    return JSON.parse(literal) as string;
+  } catch {
+    return null;
   }
-  return names;
 }
 
 /** A session and its runs, or `null`. */
@@ -82,6 +85,7 @@ export async function getSession(db: ViewerDb, sessionId: string): Promise<Sessi
     .executeTakeFirst();
   if (!row) return null;
   const runs = await db.selectFrom("runs as r")
+    .leftJoin("workflow_snapshots as w", "w.workflow_hash", "r.workflow_hash")
     .leftJoin("run_links as l", "l.run_id", "r.run_id")
     .select([
       "l.parent_run_id",
@@ -96,6 +100,7 @@ export async function getSession(db: ViewerDb, sessionId: string): Promise<Sessi
       "r.last_node_id",
       "r.created_at",
       "r.updated_at",
+      sql<string | null>`substr(w.compiled, 1, ${SNAPSHOT_HEAD_CHARS})`.as("snapshot_head"),
       (eb) =>
         eb.selectFrom("nodes as n").select(sql<number>`count(*)`.as("tips"))
           .whereRef("n.run_id", "=", "r.run_id")
@@ -108,12 +113,11 @@ export async function getSession(db: ViewerDb, sessionId: string): Promise<Sessi
     ])
     .where("r.session_id", "=", sessionId).orderBy("r.created_at").orderBy("r.run_id")
     .limit(MAX_RUNS + 1).execute();
-  const names = await workflowNames(db, runs.slice(0, MAX_RUNS).map((r) => r.workflow_hash));
   const list = runs.slice(0, MAX_RUNS).map((r): RunSummary => ({
     runId: r.run_id,
     workflowId: r.workflow_id,
     workflowHash: r.workflow_hash,
-    title: r.goal ?? names.get(r.workflow_hash) ?? r.workflow_id,
+    title: r.goal ?? workflowNameOf(r.snapshot_head) ?? r.workflow_id,
     goal: r.goal,
     status: r.status,
     nodeCount: Number(r.node_count),
