@@ -276,7 +276,10 @@ export interface StoreWriter extends StoreReader {
 export interface Store extends StoreReader {
   /**
    * Runs `fn` in one write transaction, serialised with every other writer on the same
-   * database (across processes). Everything `fn` appends commits together or not at all.
+   * database (across processes). Everything `fn` appends commits together or not at all. A
+   * store may run `fn` again from the start when the database refused a try (another writer
+   * got there first, or the connection dropped before the commit): `fn` keeps its effects in
+   * what it returns and appends, or resets what it notes outside at its start.
    */
   write<T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T>;
 }

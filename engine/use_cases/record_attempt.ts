@@ -133,6 +133,7 @@ export async function recordAttempt(
   const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
   let committed: Recorded | null = null;
   const result = await deps.store.write(async (tx) => {
+    committed = null; // a try the store runs again starts afresh
     const raced = await tx.getAttempt(claims.runId, claims.nodeId, attemptId, spec.kind);
     if (raced) return replay(raced, { digest, options });
     const decided = await spec.decide(tx, { ...loaded.value, attemptId, warnings });
