@@ -48,7 +48,8 @@ export function postgresMaintenance(db: Kysely<Database>, pool: pg.Pool): Mainte
   return {
     integrityCheck: (ex) => invalidIndexes(ex),
     async vacuum(ex) {
-      await sql`VACUUM`.execute(ex);
+      // and fresh statistics for the planner (after an import or a large gc)
+      await sql`VACUUM (ANALYZE)`.execute(ex);
     },
     backupTo: (_ex, file) => backupToLibsql(db, file),
     async databaseBytes(ex) {

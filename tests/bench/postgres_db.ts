@@ -3,8 +3,10 @@
  * package, started by `tests/helpers/postgres.ts`) over a Unix socket. It keeps `fsync` on and
  * lets commits return before their log is flushed (`synchronous_commit=off`), the durability
  * the embedded file has by default (SQLite's WAL with `synchronous=NORMAL`): a crashed
- * process loses nothing, a crashed machine may lose the last moments. Every waymark the bench
- * starts uses one database on it, through `WAYMARK_DB_URL`.
+ * process loses nothing, a crashed machine may lose the last moments. The bench writes hours of
+ * agent work in seconds, so autovacuum runs every second (instead of every minute) to keep the
+ * planner's statistics and the updated rows' old versions as current as agent speed would.
+ * Every waymark the bench starts uses one database on it, through `WAYMARK_DB_URL`.
  * @module
  */
 import { startPostgres } from "../helpers/postgres.ts";
@@ -20,7 +22,15 @@ export async function benchDatabase(
     };
   }
   if (db !== "postgres") throw new Error("--db must be libsql or postgres");
-  const server = await startPostgres({ durable: true, settings: ["synchronous_commit=off"] });
+  const server = await startPostgres({
+    durable: true,
+    settings: [
+      "synchronous_commit=off",
+      "autovacuum_naptime=1",
+      "autovacuum_analyze_scale_factor=0.02",
+      "autovacuum_vacuum_scale_factor=0.02",
+    ],
+  });
   Deno.env.set("WAYMARK_DB_URL", await server.createDatabase());
   return { label: "postgres", stop: () => server.stop() };
 }
