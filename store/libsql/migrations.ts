@@ -4,7 +4,7 @@
  * @module
  */
 import type { Client } from "npm:@libsql/client@0.18.0";
-import { LibsqlDialect } from "npm:@libsql/kysely-libsql@0.4.1";
+import { LibsqlDialect } from "./kysely_driver.ts";
 import { Kysely, sql } from "npm:kysely@0.29.9";
 
 /** One migration: a function that brings the schema one step forward. */
@@ -171,6 +171,18 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0002_resume": resume,
 };
 
+/** Whether every migration is applied: one read, and no write lock, when the schema is current. */
+async function isCurrent(client: Client): Promise<boolean> {
+  let rows;
+  try {
+    rows = (await client.execute("SELECT name FROM waymark_migrations")).rows;
+  } catch {
+    return false; // a new database: the table is created below
+  }
+  const applied = new Set(rows.map((r) => r.name));
+  return Object.keys(MIGRATIONS).every((name) => applied.has(name));
+}
+
 /**
  * Brings a database to the latest schema. Everything happens in one `BEGIN IMMEDIATE`
  * transaction: processes starting together on a new database queue on the write lock, the
@@ -178,6 +190,7 @@ export const MIGRATIONS: Record<string, Migration> = {
  * rolls back DDL with the rest).
  */
 export async function migrateToLatest(client: Client): Promise<void> {
+  if (await isCurrent(client)) return;
   const tx = await client.transaction("write");
   try {
     await tx.execute(
@@ -186,7 +199,7 @@ export async function migrateToLatest(client: Client): Promise<void> {
     const applied = new Set(
       (await tx.execute("SELECT name FROM waymark_migrations")).rows.map((r) => r.name),
     );
-    const db = new Kysely<unknown>({ dialect: new LibsqlDialect({ client: tx as never }) });
+    const db = new Kysely<unknown>({ dialect: new LibsqlDialect({ client: tx }) });
     for (const name of Object.keys(MIGRATIONS).sort()) {
       if (applied.has(name)) continue;
       try {

@@ -6,7 +6,7 @@
  * @module
  */
 import { type Client, createClient } from "npm:@libsql/client@0.18.0";
-import { LibsqlDialect } from "npm:@libsql/kysely-libsql@0.4.1";
+import { LibsqlDialect } from "./kysely_driver.ts";
 import { Kysely } from "npm:kysely@0.29.9";
 import type { SqlDialect } from "../sql/dialect.ts";
 import type { Database } from "../sql/schema.ts";
@@ -68,7 +68,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     }
     await migrateToLatest(client);
   });
-  const db = new Kysely<Database>({ dialect: new LibsqlDialect({ client: client as never }) });
+  const db = new Kysely<Database>({ dialect: new LibsqlDialect({ client }) });
   const now = options.now ?? (() => new Date().toISOString());
   return {
     ...createSqlStore(db, { dialect: libsqlDialect, now }),
