@@ -21,6 +21,7 @@ import {
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
 import { rotateKeyring } from "./store/mod.ts";
 import { parseArgsOptions, parseSettings } from "./store/settings.ts";
+import { loadMcpHttp, loadViewer } from "./web/lazy.ts";
 
 const HELP = `waymark ${VERSION}: a rewind-safe workflow runtime for AI coding agents, over MCP.
 
@@ -145,7 +146,7 @@ async function startViewer(
   waymark: Awaited<ReturnType<typeof openWaymark>>,
   port: number | undefined,
 ): Promise<{ url: string; close(): Promise<void> } | null> {
-  const { serveViewer } = await import("./web/mod.ts");
+  const { serveViewer } = await loadViewer();
   try {
     return serveViewer({ db: waymark.store.db, port, log });
   } catch (error) {
@@ -183,7 +184,7 @@ async function serveHttp(
   const waymark = await openWaymark(options);
   log(`database ${waymark.paths.dbUrl}`);
   // Loaded on demand: it serves with Deno.serve, and plain stdio serving never needs it.
-  const { serveMcpHttp } = await import("./web/mcp_http.ts");
+  const { serveMcpHttp } = await loadMcpHttp();
   const handle = await serveMcpHttp(
     () => waymark.mcpServer({ log, enableStartSession: flags.enableStartSession }),
     { port: flags.port, log, maxBodyBytes: flags.maxBodyBytes, maxSessions: flags.maxSessions },
