@@ -3,10 +3,13 @@
  * literal imports, so the bundler inlines the web adapters.
  * @module
  */
-import type * as lazy from "./lazy.ts";
 
 /** The viewer (`web/mod.ts`). */
-export const loadViewer: typeof lazy.loadViewer = () => import("./mod.ts");
+export function loadViewer(): Promise<typeof import("./mod.ts")> {
+  return import("./mod.ts");
+}
 
 /** MCP over Streamable HTTP (`web/mcp_http.ts`). */
-export const loadMcpHttp: typeof lazy.loadMcpHttp = () => import("./mcp_http.ts");
+export function loadMcpHttp(): Promise<typeof import("./mcp_http.ts")> {
+  return import("./mcp_http.ts");
+}
