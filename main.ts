@@ -17,11 +17,13 @@ import {
   renderList,
   stepCount,
   type WorkflowFile,
+  workflowJsonSchema,
 } from "./engine/mod.ts";
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
 import { rotateKeyring } from "./store/mod.ts";
 import { parseArgsOptions, parseSettings } from "./store/settings.ts";
 import { loadMcpHttp, loadViewer } from "./web/lazy.ts";
+import { BUILD_KIND } from "./build.ts";
 
 const HELP = `waymark ${VERSION}: a rewind-safe workflow runtime for AI coding agents, over MCP.
 
@@ -33,6 +35,7 @@ Usage:
   waymark workflows list           list workflows from every source
   waymark workflows inspect ID     show one workflow's steps
   waymark workflows validate FILE  check a workflow file and print its workflowHash
+  waymark workflows schema         print the workflow files' JSON Schema (for "$schema")
   waymark keys rotate              new signing key; tokens signed by the previous one stay valid
   waymark --version | --help
 
@@ -79,7 +82,8 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (values.version) {
-    process.stdout.write(`waymark ${VERSION}\n`);
+    // a compiled binary runs the bundle, and only the runtime knows it is standalone
+    process.stdout.write(`waymark ${VERSION} (${Deno.build.standalone ? "binary" : BUILD_KIND})\n`);
     return 0;
   }
   const options: WaymarkOptions = {
@@ -231,6 +235,10 @@ async function workflows(
   sub: string | undefined,
   arg: string | undefined,
 ): Promise<number> {
+  if (sub === "schema") {
+    process.stdout.write(`${JSON.stringify(workflowJsonSchema(), null, 2)}\n`);
+    return 0;
+  }
   if (sub === "validate") {
     if (!arg) {
       process.stderr.write("usage: waymark workflows validate FILE\n");
@@ -272,7 +280,7 @@ async function workflows(
       process.stdout.write(`${renderInspect(result.value)}\n`);
       return 0;
     }
-    process.stderr.write(`usage: waymark workflows list|inspect ID|validate FILE\n`);
+    process.stderr.write(`usage: waymark workflows list|inspect ID|validate FILE|schema\n`);
     return 2;
   } finally {
     await waymark.close();
