@@ -19,17 +19,29 @@ function jsonSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
   return out;
 }
 
+// Publishing costs milliseconds per tool (zod's JSON Schema conversion), so it happens once per
+// tool definition and process, on the first `tools/list`; bounded by the tools that exist.
+const published = new WeakMap<
+  ToolDefinition,
+  { inputSchema: ObjectSchema; outputSchema: ObjectSchema }
+>();
+
 /** The published JSON Schemas of a tool: input, and output as success-or-error-envelope. */
 export function toolSchemas(
   tool: ToolDefinition,
 ): { inputSchema: ObjectSchema; outputSchema: ObjectSchema } {
-  return {
-    inputSchema: { ...jsonSchema(tool.input, "input"), type: "object" },
-    outputSchema: {
-      type: "object",
-      anyOf: [jsonSchema(tool.output, "output"), jsonSchema(errorEnvelopeSchema, "output")],
-    },
-  };
+  let schemas = published.get(tool);
+  if (!schemas) {
+    schemas = {
+      inputSchema: { ...jsonSchema(tool.input, "input"), type: "object" },
+      outputSchema: {
+        type: "object",
+        anyOf: [jsonSchema(tool.output, "output"), jsonSchema(errorEnvelopeSchema, "output")],
+      },
+    };
+    published.set(tool, schemas);
+  }
+  return schemas;
 }
 
 /** Serves `tools/list` and `tools/call` for `tools`. */
@@ -38,15 +50,16 @@ export function registerTools(
   connection: Connection,
   tools: readonly ToolDefinition[],
 ): void {
-  const listed = tools.map((tool) => ({
-    name: tool.name,
-    title: tool.title,
-    description: tool.description,
-    ...toolSchemas(tool),
-    annotations: { readOnlyHint: tool.readOnly, idempotentHint: tool.idempotent },
-  }));
+  const listed = () =>
+    tools.map((tool) => ({
+      name: tool.name,
+      title: tool.title,
+      description: tool.description,
+      ...toolSchemas(tool),
+      annotations: { readOnlyHint: tool.readOnly, idempotentHint: tool.idempotent },
+    }));
   const byName = new Map(tools.map((t) => [t.name, t]));
-  server.setRequestHandler("tools/list", () => ({ tools: listed }));
+  server.setRequestHandler("tools/list", () => ({ tools: listed() }));
   server.setRequestHandler("tools/call", (request, ctx) => {
     const { name, arguments: args } = request.params;
     const tool = byName.get(name);
