@@ -26,6 +26,8 @@ export interface Config {
   longSteps: number;
   /** Whether the client advertises roots. */
   roots: boolean;
+  /** Where the long session's server writes a V8 CPU profile (`--cpu-prof DIR`), if anywhere. */
+  cpuProf?: string;
 }
 
 /** Reads the command line. */
@@ -38,6 +40,7 @@ export function config(argv: string[]): { config: Config; keep: boolean; out: st
       keep: { type: "boolean", default: false },
       samples: { type: "string" },
       out: { type: "string" },
+      "cpu-prof": { type: "string" },
     },
   });
   const quick = values.quick === true;
@@ -56,6 +59,7 @@ export function config(argv: string[]): { config: Config; keep: boolean; out: st
       levels,
       longSteps: quick ? maxLevel + samples + 200 : Math.max(10_600, maxLevel + samples + 200),
       roots: values["no-roots"] !== true,
+      cpuProf: values["cpu-prof"],
     },
     keep: values.keep === true,
     out: values.out ?? join(ROOT, "bench-results", "bench.json"),

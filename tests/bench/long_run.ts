@@ -163,6 +163,7 @@ export async function longSession(
     home: dirs.home,
     cwd: dirs.workspace,
     roots: cfg.roots,
+    denoFlags: cfg.cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${cfg.cpuProf}`] : [],
   });
   try {
     await handshake(rpc, cfg.roots);

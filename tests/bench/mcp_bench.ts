@@ -16,7 +16,9 @@
  *   deno task bench            full run (several minutes on 2 cores)
  *   deno task bench --quick    smoke run (1,000 prior advances at most, fewer samples)
  *
- * Other flags: `--no-roots`, `--keep` (keep the temp dirs), `--samples N`, `--out FILE`.
+ * Other flags: `--no-roots`, `--keep` (keep the temp dirs), `--samples N`, `--out FILE`,
+ * `--cpu-prof DIR` (the long session's server writes a V8 CPU profile there; summarise it with
+ * `cpu_profile.ts`).
  * `in_process.ts` runs the same calls without a transport and times every SQL statement.
  * Targets are reported, never enforced: the exit code is non-zero only when something fails.
  * @module

@@ -58,6 +58,8 @@ export interface SpawnSpec {
   roots: boolean;
   /** The single-file build, for `bundle`. */
   bundleFile?: string;
+  /** Extra `deno run` flags (such as `--cpu-prof`), for `main_ts`. */
+  denoFlags?: string[];
 }
 
 function argsFor(spec: SpawnSpec): string[] {
@@ -68,7 +70,15 @@ function argsFor(spec: SpawnSpec): string[] {
     case "task_start": // exactly the README's `deno task start`, from any folder
       return ["task", "--quiet", "--config", join(ROOT, "deno.json"), "start", ...home];
     case "main_ts":
-      return ["run", "-A", "--quiet", join(ROOT, "main.ts"), "serve", ...home];
+      return [
+        "run",
+        "-A",
+        "--quiet",
+        ...spec.denoFlags ?? [],
+        join(ROOT, "main.ts"),
+        "serve",
+        ...home,
+      ];
     case "bundle":
       return ["run", "-A", "--quiet", spec.bundleFile!, "serve", ...home];
   }
