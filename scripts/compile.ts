@@ -1,7 +1,7 @@
 /**
  * `deno task compile [--target T] [--output FILE] [--self-extracting]`: the single `waymark`
- * binary, compiled from the single-file build (`deno task bundle`, written to
- * `dist/waymark.js`). Everything is in that file (code, bundled workflows, viewer assets), so
+ * binary, compiled from the single-file build (`deno task bundle`, in its flavour with the web
+ * adapters inlined, since a binary's module graph is fixed). Everything is in that file (code, bundled workflows, viewer assets), so
  * nothing needs `--include`; the npm packages, `@libsql/client`'s native addon among them, are
  * embedded by `deno compile` itself. `--self-extracting` is passed on, for a platform where the
  * addon will not load from inside the binary.
@@ -35,8 +35,21 @@ function firstError(stderr: string): string {
 }
 
 async function compile(options: { target?: string; output: string; selfExtracting: boolean }) {
-  const input = join(ROOT, "dist", "waymark.js");
-  await bundle(input);
+  // the bundle with the web adapters inlined: a binary's module graph is fixed when it is built
+  const dir = await Deno.makeTempDir({ prefix: "waymark-compile-" });
+  try {
+    const input = join(dir, "waymark.js");
+    await bundle(input, "inline");
+    await denoCompile(input, options);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+async function denoCompile(
+  input: string,
+  options: { target?: string; output: string; selfExtracting: boolean },
+): Promise<void> {
   // --no-check: the bundle is plain JavaScript, type-checked as source by `deno task check`
   const args = ["compile", "-A", "--quiet", "--no-check", "--output", options.output];
   if (options.target) args.push("--target", options.target);

@@ -175,3 +175,51 @@ Deno.test("the bundle's `view` serves pages and the embedded assets", async () =
     await bundle.cleanup();
   }
 });
+
+Deno.test("the bundle's `serve --http` answers MCP over Streamable HTTP", async () => {
+  const bundle = await lonelyBundle();
+  const { home, cleanup } = await tempHome();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", "waymark.js", "serve", "--http", "0", "--home", home],
+    cwd: bundle.dir,
+    stdout: "null",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  try {
+    const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+    let logged = "";
+    while (!/http:\/\/127\.0\.0\.1:\d+\/mcp/.test(logged)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`serve --http exited before logging its URL: ${logged}`);
+      logged += value;
+    }
+    reader.releaseLock();
+    const url = /http:\/\/127\.0\.0\.1:\d+\/mcp/.exec(logged)![0];
+    const response = await fetch(url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "bundle-test", version: "1.0.0" },
+        },
+      }),
+    });
+    assert.equal(response.status, 200);
+    assert.match(await response.text(), /"serverInfo":\{"name":"waymark"/);
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+    await child.stderr.cancel().catch(() => {});
+    await cleanup();
+    await bundle.cleanup();
+  }
+});
