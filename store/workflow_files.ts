@@ -175,6 +175,8 @@ export function createWorkflowSource(
   );
   let last: { key: string; set: LoadedSet } | null = null;
   let found: { key: string; byId: Map<string, LoadedWorkflow | null> } | null = null;
+  const bundledOnly: View = { key: "", listings: [], files: () => bundledStates };
+  const bundledFound = new Map<string, LoadedWorkflow>(); // at most one per bundled file
 
   function view(): View {
     const listings = dirs.map((dir) => ({ dir, listing: listDir(dir) }));
@@ -270,6 +272,19 @@ export function createWorkflowSource(
       return last.set;
     },
     async find(workflowId: string): Promise<LoadedWorkflow | null> {
+      // A `wr.*` id is only ever a bundled file's, and those cannot change: no listing, and
+      // the answer is kept unless the compiler read routines (which may live in folders).
+      if (onlyBundledMayDefine(workflowId)) {
+        const kept = bundledFound.get(workflowId);
+        if (kept) return kept;
+        const workflow = await findOne(bundledOnly, workflowId);
+        if (!workflow) return null;
+        const state = bundledStates.find((s) => s.input!.file === workflow.file)!;
+        if (compiled.get(state.digest)?.routines === null) {
+          bundledFound.set(workflowId, workflow);
+          return workflow;
+        }
+      }
       const current = view();
       if (last?.key === current.key) {
         return last.set.workflows.find((w) => w.id === workflowId) ?? null;
