@@ -1,6 +1,6 @@
 /**
  * The web adapters (viewer, MCP over HTTP), loaded on first use. The specifiers are computed
- * on purpose: Deno prepares every literal `import("…")` target of the module graph at start-up
+ * on purpose: Deno prepares every literal dynamic-import target of the module graph at start-up
  * (reading and resolving the viewer, Hono and markdown-it, ~20 ms) even when it is never called.
  * `deno task bundle` maps this file to `lazy_bundle.ts`, whose literal imports it can inline.
  * @module
