@@ -115,6 +115,20 @@ function fileState(input: SourceFile, version: string): FileState {
   return state;
 }
 
+/** A bundled file's state: its (unvalidated, cheap) parse gives the id, and is kept for compiling. */
+function bundledState(input: SourceFile): FileState {
+  const parsed = parseSourceFile(input);
+  const state: FileState = {
+    version: "bundled",
+    input,
+    id: parsed.ok ? parsed.file.id : null,
+    digest: sha256(input.source, input.file, input.text),
+    parsed,
+  };
+  stateOf.set(input, state);
+  return state;
+}
+
 function readState(source: SourceDir["source"], file: string, version: string): FileState {
   try {
     return fileState({ source, file, text: readFileSync(file, "utf8") }, version);
@@ -169,14 +183,16 @@ export function createWorkflowSource(
   bundled: readonly SourceFile[],
   dirs: readonly SourceDir[],
 ): WorkflowSource {
-  const bundledStates = bundled.map((f) => fileState(f, "bundled"));
+  // read on first use, not at start-up (their ids and digests cost milliseconds)
+  let bundledRead: FileState[] | null = null;
+  const bundledStates = () => bundledRead ??= bundled.map(bundledState);
   const states = new Map<string, FileState>();
   const compiled = new Lru<string, { routines: string | null; result: LoadResult }>(
     COMPILED_CACHE_ENTRIES,
   );
   let last: { key: string; set: LoadedSet } | null = null;
   let found: { key: string; byId: Map<string, LoadedWorkflow | null> } | null = null;
-  const bundledOnly: View = { key: "", listings: [], files: () => bundledStates };
+  const bundledOnly: View = { key: "", listings: [], files: bundledStates };
   const bundledFound = new Map<string, LoadedWorkflow>(); // at most one per bundled file
 
   function view(): View {
@@ -184,7 +200,7 @@ export function createWorkflowSource(
     let all: FileState[] | null = null;
     const files = (): FileState[] => {
       if (all) return all;
-      all = [...bundledStates];
+      all = [...bundledStates()];
       const live = new Set<string>();
       for (const { dir, listing } of listings) {
         if (!Array.isArray(listing)) continue;
@@ -208,7 +224,7 @@ export function createWorkflowSource(
     const readable = () => current.files().filter((s) => s.input !== null);
     const index = {
       declaring: (id: string): SourceFile[] =>
-        (onlyBundledMayDefine(id) ? bundledStates : readable()).filter((s) => s.id === id)
+        (onlyBundledMayDefine(id) ? bundledStates() : readable()).filter((s) => s.id === id)
           .map((s) => s.input!),
       routineFiles: (): SourceFile[] =>
         readable().filter((s) => s.id !== null && isRoutineId(s.id)).map((s) => s.input!),
@@ -235,8 +251,8 @@ export function createWorkflowSource(
   async function loadAll(current: View): Promise<LoadedSet> {
     const all: ParsedSource[] = [];
     const files = current.files();
-    for (const state of bundledStates) all.push(parse(state.input!));
-    let next = bundledStates.length;
+    for (const state of bundledStates()) all.push(parse(state.input!));
+    let next = bundled.length;
     for (const { listing } of current.listings) {
       if (!Array.isArray(listing)) {
         all.push(listing);
@@ -280,7 +296,7 @@ export function createWorkflowSource(
         if (kept) return kept;
         const workflow = await findOne(bundledOnly, workflowId);
         if (!workflow) return null;
-        const state = bundledStates.find((s) => s.input!.file === workflow.file)!;
+        const state = bundledStates().find((s) => s.input!.file === workflow.file)!;
         if (compiled.get(state.digest)?.routines === null) {
           bundledFound.set(workflowId, workflow);
           return workflow;
