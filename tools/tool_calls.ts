@@ -5,7 +5,7 @@
  */
 import type { CallToolResult, Server, ServerContext } from "npm:@modelcontextprotocol/server@2.4.0";
 import { z } from "npm:zod@4.6.7";
-import type { ToolCall, ToolContext, ToolDefinition } from "./define_tool.ts";
+import type { PublishedSchemas, ToolCall, ToolContext, ToolDefinition } from "./define_tool.ts";
 import type { Connection } from "./connection.ts";
 import { errorEnvelopeSchema, errorResult } from "./errors.ts";
 import { progressSender } from "./notifications.ts";
@@ -44,18 +44,19 @@ export function toolSchemas(
   return schemas;
 }
 
-/** Serves `tools/list` and `tools/call` for `tools`. */
+/** Serves `tools/list` (with `published` schemas where given) and `tools/call` for `tools`. */
 export function registerTools(
   server: Server,
   connection: Connection,
   tools: readonly ToolDefinition[],
+  published: Readonly<Record<string, PublishedSchemas>> = {},
 ): void {
   const listed = () =>
     tools.map((tool) => ({
       name: tool.name,
       title: tool.title,
       description: tool.description,
-      ...toolSchemas(tool),
+      ...(published[tool.name] ?? toolSchemas(tool)),
       annotations: { readOnlyHint: tool.readOnly, idempotentHint: tool.idempotent },
     }));
   const byName = new Map(tools.map((t) => [t.name, t]));
