@@ -170,14 +170,14 @@ async function bundle(deps: Map<string, string>): Promise<number> {
   return size;
 }
 
-/** The local files of mod.ts's module graph (TypeScript only; text imports are ambient). */
+/** The local files of mod.ts's module graph (TypeScript and JSON; text imports are ambient). */
 async function localGraph(): Promise<string[]> {
   const info = JSON.parse(await run(Deno.execPath(), ["info", "--json", join(ROOT, "mod.ts")]));
   const files: string[] = [];
   for (const module of info.modules as { specifier: string; mediaType?: string }[]) {
     if (!module.specifier.startsWith("file:")) continue;
     const path = fromFileUrl(module.specifier);
-    if (module.mediaType === "TypeScript" || module.mediaType === "TSX") files.push(path);
+    if (["TypeScript", "TSX", "Json"].includes(module.mediaType ?? "")) files.push(path);
   }
   return files;
 }
@@ -231,6 +231,10 @@ async function emitDeclarations(src: string, deps: Map<string, string>): Promise
   for (const file of await localGraph()) {
     const target = join(src, relative(ROOT, file));
     await Deno.mkdir(dirname(target), { recursive: true });
+    if (file.endsWith(".json")) {
+      await Deno.copyFile(file, target); // data, such as the published tool schemas
+      continue;
+    }
     const seen = new Map(deps);
     await Deno.writeTextFile(target, rewriteNpmImports(await Deno.readTextFile(file), seen));
     for (const [name, version] of seen) {
@@ -258,6 +262,7 @@ async function emitDeclarations(src: string, deps: Map<string, string>): Promise
       declaration: true,
       emitDeclarationOnly: true,
       allowImportingTsExtensions: true,
+      resolveJsonModule: true,
       rewriteRelativeImportExtensions: true,
       rootDir: ".",
       outDir: DIST,
