@@ -1,10 +1,16 @@
 /**
- * The boundary of every use-case: adapter failures (a corrupt or busy store, anything thrown)
- * become structured errors, so nothing throws across it.
+ * The boundary of every use-case: adapter failures (a corrupt or busy store, a broken invariant,
+ * anything thrown) become structured errors, so nothing throws across it.
  * @module
  */
 import { sessionLabel } from "../ids.ts";
-import { fail, type Result, StorageBusyError, StorageCorruptionError } from "../result.ts";
+import {
+  fail,
+  InvariantViolationError,
+  type Result,
+  StorageBusyError,
+  StorageCorruptionError,
+} from "../result.ts";
 
 /** Runs a use-case body and returns what it throws as a structured error. */
 export async function guard<T>(body: () => Promise<Result<T>>): Promise<Result<T>> {
@@ -18,6 +24,13 @@ export async function guard<T>(body: () => Promise<Result<T>>): Promise<Result<T
         {
           details: error.sessionId ? { sessionId: sessionLabel(error.sessionId) } : undefined,
         },
+      );
+    }
+    if (error instanceof InvariantViolationError) {
+      return fail(
+        "INVARIANT_VIOLATION",
+        `${error.message}. This is a bug or a damaged database, not something a retry fixes; nothing was recorded by this call.`,
+        { details: error.seen },
       );
     }
     if (error instanceof StorageBusyError) {

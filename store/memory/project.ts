@@ -94,6 +94,7 @@ function project(tables: Tables, event: DomainEvent, stamp: { seq: number; at: s
     case "gap_recorded":
     case "capability_observed":
     case "divergence_recorded":
+    case "assessment_recorded":
       // The log is their record, as in the libSQL store.
       return;
     case "advance_recorded":

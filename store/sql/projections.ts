@@ -171,6 +171,7 @@ export async function project(scope: ProjectionScope, event: DomainEvent): Promi
     case "gap_recorded":
     case "capability_observed":
     case "divergence_recorded":
+    case "assessment_recorded":
       // The log is their record; the viewer's projections of them come with the viewer.
       return;
   }
