@@ -36,6 +36,16 @@ export const pendingSchema = z.object({
     required: z.boolean(),
     example: z.record(z.string(), z.unknown()).describe("A valid artifact for output.artifacts."),
   }).optional().describe("The artifact the acknowledgement must carry in output.artifacts."),
+  assessments: z.array(z.object({
+    assessmentId: z.string(),
+    dimensions: z.array(z.object({
+      id: z.string(),
+      levels: z.array(z.string()),
+      required: z.boolean(),
+    })),
+  })).optional().describe(
+    "The assessments the acknowledgement must carry, one `wr.assessment` artifact each: {kind, assessmentId, dimensions: {dimensionId: level}}.",
+  ),
   notesOptional: z.literal(true).optional().describe(
     "Present when output.notesMarkdown may be left out (the step has an output contract or is marked notesOptional); otherwise notes are required.",
   ),

@@ -4,7 +4,13 @@
  * loop), so every decision is local to one node and never needs the run's history.
  * @module
  */
-import type { CompiledLoop, CompiledNode, CompiledStep, CompiledWorkflow } from "./compiled.ts";
+import type {
+  CompiledAssessment,
+  CompiledLoop,
+  CompiledNode,
+  CompiledStep,
+  CompiledWorkflow,
+} from "./compiled.ts";
 import { evaluateCondition, readVar } from "./conditions.ts";
 import { fillPlaceholders } from "./render.ts";
 import { CAPABILITIES, type Capability, type CapabilityStatus } from "../vocabulary.ts";
@@ -59,6 +65,8 @@ export interface PendingStep {
   outputContract?: { contractRef: string; required: boolean; example: Record<string, unknown> };
   /** The innermost enclosing loop, when the step is inside one. */
   loop?: { loopId: string; iteration: number; maxIterations: number };
+  /** The assessments the acknowledgement must carry. */
+  assessments?: { assessmentId: string; dimensions: CompiledAssessment["dimensions"] }[];
   /** Present when notes may be left out (an output contract, or `notesOptional`). */
   notesOptional?: true;
 }
@@ -360,6 +368,12 @@ export function pendingStep(
       required: step.outputContract.required,
       example: compiled.contracts?.[step.outputContract.contractRef]?.example ?? {},
     };
+  }
+  if (step.assessments) {
+    pending.assessments = step.assessments.map((a) => ({
+      assessmentId: a.id,
+      dimensions: a.dimensions,
+    }));
   }
   if (notesOptional(step)) pending.notesOptional = true;
   if (s.frames.length > 0) {

@@ -1,7 +1,8 @@
 /** @jsxImportSource npm:hono@4.13.19/jsx */
 /**
- * The session page's node panel: the focused node's facts, notes, artifacts, blockers, the
- * pending step's prompt, where it leads (children, attempts) and its context and state.
+ * The session page's node panel: the focused node's facts, notes, artifacts, assessments,
+ * blockers, the pending step's prompt, where it leads (children, attempts) and its context and
+ * state.
  * @module
  */
 import type { FC } from "npm:hono@4.13.19/jsx";
@@ -72,7 +73,7 @@ const NodeHead: FC<Part> = ({ node, link }) => (
   </>
 );
 
-/** What was recorded on the node: notes, artifacts, blockers and gaps. */
+/** What was recorded on the node: notes, artifacts, assessments, blockers and gaps. */
 const NodeRecord: FC<{ node: NodeView }> = ({ node }) => {
   const blockers = node.attempts.flatMap((a) => a.blockers);
   const gaps = node.attempts.flatMap((a) => a.gaps);
@@ -90,6 +91,28 @@ const NodeRecord: FC<{ node: NodeView }> = ({ node }) => {
           <section class="section">
             <h3>Artifacts ({node.artifacts.length})</h3>
             <Artifacts artifacts={node.artifacts} />
+          </section>
+        )
+        : null}
+
+      {node.assessments.length > 0
+        ? (
+          <section class="section" id="assessments">
+            <h3>Assessments</h3>
+            <ul class="kids">
+              {node.assessments.map((a) => (
+                <li>
+                  <code>{a.assessmentId}</code>
+                  {a.stepId ? <span class="muted small">{` on ${a.stepId}`}</span> : null}:{" "}
+                  {Object.entries(a.dimensions).map(([dim, level], i) => (
+                    <>
+                      {i > 0 ? ", " : ""}
+                      {dim} <strong>{level}</strong>
+                    </>
+                  ))}
+                </li>
+              ))}
+            </ul>
           </section>
         )
         : null}

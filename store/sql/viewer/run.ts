@@ -5,6 +5,7 @@
  * @module
  */
 import { sql } from "npm:kysely@0.29.9";
+import { z } from "npm:zod@4.6.7";
 import { type CompiledWorkflow, StorageCorruptionError } from "../../../engine/mod.ts";
 import { ancestorsCte, nodesWithOutputs, nodesWithParent } from "../graph_sql.ts";
 import { readSnapshot } from "../reader.ts";
@@ -112,6 +113,16 @@ export interface AttemptRow {
   gaps: unknown[];
 }
 
+/** An assessment recorded on a node: the levels given, by dimension. */
+export interface AssessmentRow {
+  /** Assessment id. */
+  assessmentId: string;
+  /** The step it was given for. */
+  stepId: string | null;
+  /** Dimension id → level. */
+  dimensions: Record<string, string>;
+}
+
 /** Everything about one node. */
 export interface NodeDetailRow extends GraphNodeRow {
   /** Distance from the root. */
@@ -140,6 +151,8 @@ export interface NodeDetailRow extends GraphNodeRow {
   children: { nodeId: string; kind: string; pendingStepId: string | null }[];
   /** Attempts made on this node, oldest first. */
   attempts: AttemptRow[];
+  /** Assessments recorded on this node (by the acknowledgement that created it). */
+  assessments: AssessmentRow[];
 }
 
 /** Where a node is: its run and its id. */
@@ -197,6 +210,35 @@ async function attemptsOn(db: ViewerDb, { runId, nodeId }: NodeAt): Promise<Atte
   });
 }
 
+const assessmentEvent = z.object({
+  kind: z.literal("assessment_recorded"),
+  runId: z.string(),
+  nodeId: z.string(),
+  stepId: z.string().nullable(),
+  assessmentId: z.string(),
+  dimensions: z.record(z.string(), z.string()),
+});
+
+/**
+ * The assessments recorded on a node. Their record is the log (`assessment_recorded`), read
+ * through the session index: a session holds few of them.
+ */
+async function assessmentsOn(
+  db: ViewerDb,
+  sessionId: string,
+  at: NodeAt,
+): Promise<AssessmentRow[]> {
+  const rows = await db.selectFrom("events").select("payload")
+    .where("session_id", "=", sessionId).where("kind", "=", "assessment_recorded")
+    .orderBy("seq").execute();
+  return rows.flatMap((r) => {
+    const e = decodeJsonOr(assessmentEvent, r.payload, null);
+    return e && e.runId === at.runId && e.nodeId === at.nodeId
+      ? [{ assessmentId: e.assessmentId, stepId: e.stepId, dimensions: e.dimensions }]
+      : [];
+  });
+}
+
 /**
  * One node with its notes, artifacts, children and attempts, or `null`. Stored JSON that fails
  * its schema shows as empty rather than failing the page.
@@ -204,11 +246,12 @@ async function attemptsOn(db: ViewerDb, { runId, nodeId }: NodeAt): Promise<Atte
 export async function getNodeDetail(db: ViewerDb, at: NodeAt): Promise<NodeDetailRow | null> {
   const row = await nodeDetailRow(db, at);
   if (!row) return null;
-  const [children, attempts] = await Promise.all([
+  const [children, attempts, assessments] = await Promise.all([
     db.selectFrom("nodes").select(["node_id", "node_kind", "pending_step_id"])
       .where("run_id", "=", at.runId).where("parent_id", "=", at.nodeId).orderBy("created_seq")
       .limit(200).execute(),
     attemptsOn(db, at),
+    assessmentsOn(db, row.session_id, at),
   ]);
   return {
     runId: row.run_id,
@@ -236,6 +279,7 @@ export async function getNodeDetail(db: ViewerDb, at: NodeAt): Promise<NodeDetai
       pendingStepId: c.pending_step_id,
     })),
     attempts,
+    assessments,
   };
 }
 
