@@ -7,7 +7,14 @@ import { parseArgs } from "node:util";
 import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import process from "node:process";
-import { openWaymark, resolvePaths, serveMcpStdio, VERSION, type WaymarkOptions } from "./mod.ts";
+import {
+  openWaymark,
+  resolvePaths,
+  serveMcpStdio,
+  VERSION,
+  type WaymarkOptions,
+  type WaymarkServerOptions,
+} from "./mod.ts";
 import {
   formatLoadError,
   isRoutineId,
@@ -16,10 +23,12 @@ import {
   renderInspect,
   renderList,
   stepCount,
+  unfillablePlaceholders,
   type WorkflowFile,
 } from "./engine/mod.ts";
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
-import { rotateKeyring } from "./store/mod.ts";
+import { createWorkflowSource, loadConfig, openStore, rotateKeyring } from "./store/mod.ts";
+import type { CliHost } from "./store/maintenance/cli.ts";
 import { parseArgsOptions, parseSettings } from "./store/settings.ts";
 
 const HELP = `waymark ${VERSION}: a rewind-safe workflow runtime for AI coding agents, over MCP.
@@ -33,6 +42,14 @@ Usage:
   waymark workflows inspect ID     show one workflow's steps
   waymark workflows validate FILE  check a workflow file and print its workflowHash
   waymark keys rotate              new signing key; tokens signed by the previous one stay valid
+  waymark sessions list            sessions, newest first (--workspace W, --status S, --json)
+  waymark sessions show ID         one session's runs, tips and latest notes (--json)
+  waymark sessions export ID       a session as one verified JSON bundle (-o FILE; default stdout)
+  waymark sessions export --all -o DIR   one bundle per session (--workspace, --status, --older-than)
+  waymark import FILE...           import bundles (verified first; never merges; twice is a no-op)
+  waymark gc --older-than 30d      remove idle sessions (--dry-run, --keep-running, --vacuum)
+  waymark doctor [FILE]            check the database, keyring and workflows (--repair, --json)
+  waymark backup FILE              a consistent copy of the database while servers run
   waymark --version | --help
 
 Options:
@@ -48,11 +65,27 @@ Options:
                         is closed (default 100)
   --enable-start-session
                         (serve) list the start_session tool (or WAYMARK_ENABLE_START_SESSION=1)
+  --profile NAME        (serve) default, or deepwork: DeepWork's tools over .deepwork/jobs
+                        (or WAYMARK_PROFILE)
+  --jobs-dir DIR        a folder of DeepWork job folders (repeatable; after the workspace's
+                        .deepwork/jobs; DEEPWORK_ADDITIONAL_JOBS_FOLDERS adds more, colon-separated)
+  --review-command CMD  (deepwork) external quality reviewer: prompt on stdin, JSON verdict
+                        {passed, feedback, criteria_results?} on stdout; self-review without it
+  --no-quality-gate     (deepwork) skip quality reviews
+  --quality-gate-timeout S       (deepwork) seconds one review may take (default 120)
+  --quality-gate-max-attempts N  (deepwork) external reviews per step (default 3)
   --port N              viewer port for \`view\` (default 4321; 0 picks a free one)
   --viewer-port N       viewer port for \`serve --viewer\` (default 4321; 0 picks a free one)
 
-<home>/config.json (optional, JSONC): {"workflowDirs": [...], "preferences": {...}}
+  -o, --output FILE     (sessions export) where the bundle goes (- for stdout; a folder with --all)
+  --older-than AGE      (gc, export --all) idle longer than AGE: 45m, 12h, 30d, 2w
+
+<home>/config.json (optional, JSONC):
+  {"workflowDirs": [...], "preferences": {...}, "retention": {"olderThan": "90d"}, "jobDirs": [...]}
 `;
+
+/** How this waymark was built. */
+const BUILD_KIND = "source";
 
 function log(line: string): void {
   process.stderr.write(`[waymark] ${line}\n`);
@@ -87,27 +120,47 @@ async function main(argv: string[]): Promise<number> {
     workspace: values.workspace,
     extraWorkflowDirs: values["workflows-dir"],
     busyTimeoutMs: values["busy-timeout"],
+    jobDirs: values["jobs-dir"],
   };
   const [command = "serve", sub, arg] = positionals;
   if (command === "serve") {
     const enableStartSession = values["enable-start-session"] === true ||
       env.WAYMARK_ENABLE_START_SESSION === true;
+    const server: WaymarkServerOptions = {
+      log,
+      enableStartSession,
+      profile: values.profile ?? env.WAYMARK_PROFILE ?? "default",
+      qualityGate: {
+        enabled: values["no-quality-gate"] !== true,
+        reviewCommand: values["review-command"],
+        timeoutSeconds: values["quality-gate-timeout"],
+        maxAttempts: values["quality-gate-max-attempts"],
+      },
+    };
     if (values.http !== undefined) {
       return await serveHttp(options, {
         port: values.http,
-        enableStartSession,
+        server,
         maxBodyBytes: values["max-body-bytes"],
         maxSessions: values["max-sessions"],
       });
     }
     return await serve(options, {
-      enableStartSession,
+      server,
       viewer: values.viewer === true,
       viewerPort: values["viewer-port"],
     });
   }
   if (command === "view") return await view(options, values.port);
   if (command === "workflows") return await workflows(options, sub, arg);
+  const { STORE_COMMANDS } = await import("./store/maintenance/commands.ts");
+  const storeCommand = STORE_COMMANDS[command];
+  if (storeCommand) {
+    return await storeCommand(storeHost(options), {
+      positionals: positionals.slice(1),
+      flags: values,
+    });
+  }
   if (command === "keys" && sub === "rotate") {
     const { keysFile } = resolvePaths(options);
     const keyring = await rotateKeyring(keysFile);
@@ -120,18 +173,43 @@ async function main(argv: string[]): Promise<number> {
   return 2;
 }
 
+/** What the store's commands get: paths, openers and the output streams. */
+function storeHost(options: WaymarkOptions): CliHost {
+  return {
+    paths: resolvePaths(options),
+    version: VERSION,
+    buildKind: BUILD_KIND,
+    open: () => openWaymark(options),
+    openDatabase: (url) => openStore(url, { busyTimeoutMs: options.busyTimeoutMs, migrate: false }),
+    workflows: () => ({
+      // as openWaymark composes them: config.json's folders after the flags'
+      load: async () => {
+        const { workflowDirs } = await loadConfig(resolvePaths(options).home);
+        const extra = [...(options.extraWorkflowDirs ?? []), ...workflowDirs];
+        const dirs = resolvePaths({ ...options, extraWorkflowDirs: extra }).workflowDirs;
+        return await createWorkflowSource(BUNDLED_WORKFLOWS, dirs).load();
+      },
+    }),
+    stdout: (text) => void process.stdout.write(text),
+    stderr: (text) => void process.stderr.write(text),
+    now: () => new Date(),
+  };
+}
+
 async function serve(
   options: WaymarkOptions,
-  flags: { enableStartSession: boolean; viewer: boolean; viewerPort?: number },
+  flags: { server: WaymarkServerOptions; viewer: boolean; viewerPort?: number },
 ): Promise<number> {
   const waymark = await openWaymark(options);
-  log(`serving MCP over stdio; database ${waymark.paths.dbUrl}`);
+  log(
+    `serving MCP over stdio (${flags.server.profile} profile); database ${waymark.paths.dbUrl}`,
+  );
   // the viewer, when asked for, logs its URL to stderr: stdout carries JSON-RPC only
   const viewer = flags.viewer ? await startViewer(waymark, flags.viewerPort) : null;
   if (viewer) log(`viewer: ${viewer.url}`);
   await new Promise<void>((resolveClosed) => {
     serveMcpStdio(
-      () => waymark.mcpServer({ log, enableStartSession: flags.enableStartSession }),
+      () => waymark.mcpServer(flags.server),
       { log, onClose: resolveClosed },
     );
   });
@@ -178,14 +256,19 @@ async function view(options: WaymarkOptions, port: number | undefined): Promise<
 
 async function serveHttp(
   options: WaymarkOptions,
-  flags: { port: number; enableStartSession: boolean; maxBodyBytes?: number; maxSessions?: number },
+  flags: {
+    port: number;
+    server: WaymarkServerOptions;
+    maxBodyBytes?: number;
+    maxSessions?: number;
+  },
 ): Promise<number> {
   const waymark = await openWaymark(options);
   log(`database ${waymark.paths.dbUrl}`);
   // Loaded on demand: it serves with Deno.serve, and plain stdio serving never needs it.
   const { serveMcpHttp } = await import("./web/mcp_http.ts");
   const handle = await serveMcpHttp(
-    () => waymark.mcpServer({ log, enableStartSession: flags.enableStartSession }),
+    () => waymark.mcpServer(flags.server),
     { port: flags.port, log, maxBodyBytes: flags.maxBodyBytes, maxSessions: flags.maxSessions },
   );
   const stop = () => void handle.close();
@@ -249,7 +332,8 @@ async function workflows(
         stepCount(loaded.workflow.compiled)
       } steps, ${loaded.workflow.hash})\n`,
     );
-    for (const w of loaded.workflow.warnings) {
+    const checks = unfillablePlaceholders(loaded.workflow.compiled);
+    for (const w of [...loaded.workflow.warnings, ...checks]) {
       process.stdout.write(`warning [${w.code}]: ${w.message}\n`);
     }
     return 0;

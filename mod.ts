@@ -27,6 +27,8 @@ import {
   type EngineDeps,
   type InspectResponse,
   inspectWorkflow,
+  jobsAsWorkflows,
+  type JobSource,
   type ListResponse,
   listWorkflows,
   type Result,
@@ -35,6 +37,8 @@ import {
   type StepResponse,
 } from "./engine/mod.ts";
 import {
+  additionalJobFolders,
+  createJobSource,
   createWorkflowSource,
   cryptoRandom,
   loadConfig,
@@ -45,7 +49,8 @@ import {
   systemClock,
 } from "./store/mod.ts";
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
-import { createMcpServer } from "./tools/mod.ts";
+import { createMcpServer, deepworkProfile } from "./tools/mod.ts";
+import { commandReviewer } from "./tools/profiles/deepwork/reviewer.ts";
 
 export {
   type CallOptions,
@@ -57,6 +62,8 @@ export {
   type ErrorCode,
   type InspectResponse,
   inspectWorkflow,
+  jobsAsWorkflows,
+  type JobSource,
   type ListResponse,
   listWorkflows,
   type Preferences,
@@ -75,8 +82,24 @@ export {
   type Store,
   type WaymarkError,
 } from "./engine/mod.ts";
-export { createMcpServer, type McpServerOptions, serveMcpStdio } from "./tools/mod.ts";
+export {
+  createMcpServer,
+  deepworkProfile,
+  type DeepworkProfileOptions,
+  type McpServerOptions,
+  serveMcpStdio,
+} from "./tools/mod.ts";
 export { openStore, type SqliteStore } from "./store/mod.ts";
+export {
+  type BundleError,
+  type BundleResult,
+  type ExportedBundle,
+  exportSession,
+  type ExportSource,
+  importBundle,
+  type ImportedSession,
+  type ImportTarget,
+} from "./store/bundle/mod.ts";
 
 /** waymark's version. */
 export const VERSION = "0.1.0";
@@ -93,6 +116,35 @@ export interface WaymarkOptions {
   extraWorkflowDirs?: string[];
   /** Busy timeout for database locks, in ms. */
   busyTimeoutMs?: number;
+  /** Folders of DeepWork job folders, after the workspace's `.deepwork/jobs`. */
+  jobDirs?: string[];
+}
+
+/** The tool profiles a server can serve. */
+export type ProfileName = "default" | "deepwork";
+
+/** The DeepWork profile's quality gate. */
+export interface QualityGateOptions {
+  /** Whether reviews run at all (default true). */
+  enabled?: boolean;
+  /** An external reviewer command (review prompt on stdin, JSON verdict on stdout); self-review without. */
+  reviewCommand?: string;
+  /** How long one review may take, in seconds (default 120). */
+  timeoutSeconds?: number;
+  /** External reviews per step before `finished_step` fails (default 3). */
+  maxAttempts?: number;
+}
+
+/** Options of {@linkcode Waymark.mcpServer}. */
+export interface WaymarkServerOptions {
+  /** Where to send log lines (never stdout). */
+  log?: (line: string) => void;
+  /** List `start_session` (default profile). */
+  enableStartSession?: boolean;
+  /** Which tools to serve (default `default`). */
+  profile?: ProfileName;
+  /** The DeepWork profile's quality gate. */
+  qualityGate?: QualityGateOptions;
 }
 
 /** Resolved locations. */
@@ -105,6 +157,10 @@ export interface WaymarkPaths {
   keysFile: string;
   /** Workflow directories in precedence order (after the bundled ones). */
   workflowDirs: SourceDir[];
+  /** The workspace folder whose `.deepwork/jobs` the default profile lists. */
+  workspace: string;
+  /** Folders of DeepWork job folders, with `DEEPWORK_ADDITIONAL_JOBS_FOLDERS` last. */
+  jobDirs: string[];
 }
 
 /** Resolves options and environment into concrete paths. */
@@ -125,6 +181,11 @@ export function resolvePaths(options: WaymarkOptions = {}): WaymarkPaths {
         dir: resolve(dir),
       })),
     ],
+    workspace,
+    jobDirs: [
+      ...(options.jobDirs ?? []),
+      ...additionalJobFolders(env("DEEPWORK_ADDITIONAL_JOBS_FOLDERS")),
+    ].map((dir) => resolve(dir)),
   };
 }
 
@@ -146,10 +207,10 @@ export interface Waymark {
   continue(input: ContinueInput): Promise<Result<StepResponse>>;
   /** Records a checkpoint. */
   checkpoint(input: CheckpointInput): Promise<Result<StepResponse>>;
+  /** DeepWork jobs (the workspace's and the configured folders'). */
+  readonly jobs: JobSource;
   /** Creates an MCP server over this waymark (one per connection). */
-  mcpServer(
-    options?: { log?: (line: string) => void; enableStartSession?: boolean },
-  ): ReturnType<typeof createMcpServer>;
+  mcpServer(options?: WaymarkServerOptions): ReturnType<typeof createMcpServer>;
   /** Closes the database. */
   close(): Promise<void>;
 }
@@ -162,14 +223,20 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
   const paths = resolvePaths({
     ...options,
     extraWorkflowDirs: [...(options.extraWorkflowDirs ?? []), ...config.workflowDirs],
+    jobDirs: [...(options.jobDirs ?? []), ...config.jobDirs],
   });
+  const jobs = createJobSource({ dirs: paths.jobDirs });
   const store = await openStore(paths.dbUrl, {
     busyTimeoutMs: options.busyTimeoutMs,
     now: systemClock.now,
   });
   const deps: EngineDeps = {
     store,
-    workflows: createWorkflowSource(BUNDLED_WORKFLOWS, paths.workflowDirs),
+    workflows: createWorkflowSource(
+      BUNDLED_WORKFLOWS,
+      paths.workflowDirs,
+      async () => jobsAsWorkflows(await jobs.load(paths.workspace)),
+    ),
     keyring: await loadOrCreateKeyring(paths.keysFile),
     clock: systemClock,
     random: cryptoRandom,
@@ -184,12 +251,26 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
     start: (input) => startWorkflow(deps, input),
     continue: (input) => continueWorkflow(deps, input),
     checkpoint: (input) => checkpointWorkflow(deps, input),
+    jobs,
     mcpServer: (opts = {}) =>
       createMcpServer(deps, {
         version: VERSION,
         log: opts.log,
         enableStartSession: opts.enableStartSession,
+        ...(opts.profile === "deepwork"
+          ? { profile: deepworkProfile({ jobs, gate: gateOf(opts.qualityGate), log: opts.log }) }
+          : {}),
       }),
     close: () => store.close(),
+  };
+}
+
+/** The DeepWork quality gate from its options: off, self-review, or an external command. */
+function gateOf(options: QualityGateOptions = {}) {
+  if (options.enabled === false) return null;
+  return {
+    maxAttempts: options.maxAttempts ?? 3,
+    timeoutMs: (options.timeoutSeconds ?? 120) * 1000,
+    runner: options.reviewCommand ? commandReviewer(options.reviewCommand) : null,
   };
 }

@@ -241,6 +241,17 @@ export const CONTRACT_PACKS: ReadonlyMap<string, ContractPack> = new Map(
         gaps: [{ severity: "major", summary: "No staging access; the migration was not dry-run." }],
       },
     ),
+    pack(
+      "wr.contracts.job_outputs",
+      "The outputs a DeepWork job step declares, by name: a path, a list of paths, or inline text.",
+      {
+        outputs: z.record(z.string(), z.union([z.string(), z.array(z.string())])),
+        files: z.array(
+          z.object({ output: z.string(), path: z.string(), size: z.number(), sha256: z.string() }),
+        ).optional(),
+      },
+      { outputs: { report: "reports/summary.md" } },
+    ),
   ].map((p) => [p.id, p]),
 );
 

@@ -20,6 +20,7 @@ import { evaluateCondition, readVar } from "./workflow/conditions.ts";
 import { notesOptional } from "./workflow/interpreter.ts";
 import type { UserDependency, ValidationCriteria, ValidationRule } from "./workflow/schema.ts";
 import { jsonSchemaProblems } from "./json_schema_check.ts";
+import { outputsProblem, type SubmittedOutputs } from "./deepwork/outputs.ts";
 import type { Capability, CapabilityStatus } from "./vocabulary.ts";
 
 /** Bounds of a blocked response. */
@@ -364,6 +365,26 @@ function probeProblems(
   }];
 }
 
+/**
+ * A job step's `wr.job_outputs` artifact checked by the same structural rules as DeepWork's
+ * `finished_step` (files are checked by that profile only).
+ */
+function jobOutputProblems(step: CompiledStep, artifacts: readonly Artifact[]): Blocker[] {
+  const contract = step.outputContract;
+  const artifact = artifacts.find((a) => a.kind === contract?.artifactKind);
+  if (!artifact || !contract) return [];
+  const outputs = artifact.outputs as SubmittedOutputs;
+  const problem = outputsProblem(step.job?.outputs ?? [], outputs, step.id);
+  if (!problem) return [];
+  return [{
+    code: "INVALID_REQUIRED_OUTPUT",
+    pointer: { kind: "output_contract", contractRef: contract.contractRef },
+    message: problem,
+    suggestedFix:
+      "Fix `outputs` in the wr.job_outputs artifact (names and value types as the step declares) and acknowledge again with the new ackToken.",
+  }];
+}
+
 /** Reviews an acknowledgement of `step` against its requirements. */
 export function reviewAck(
   compiled: CompiledWorkflow,
@@ -383,6 +404,8 @@ export function reviewAck(
   const artifacts = reviewArtifacts(review, contract, input.artifacts);
   if (contract && !artifacts.satisfied) {
     review.problems.push(...contractProblems(step, contract, artifacts.errors));
+  } else if (contract && step.job) {
+    review.problems.push(...jobOutputProblems(step, input.artifacts));
   }
   if (!notesOptional(step) && !hasNotes(input)) review.problems.push(...notesProblems(step));
   if (step.validation !== undefined) {

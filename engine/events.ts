@@ -14,6 +14,8 @@ import type {
   EdgeKind,
   GapSeverity,
   NodeKind,
+  Reviewer,
+  ReviewVerdict,
   SessionKind,
 } from "./vocabulary.ts";
 
@@ -114,6 +116,8 @@ export type DomainEvent =
     resultNodeId: string;
     /** The exact response returned, replayed byte for byte. */
     response: string;
+    /** SHA-256 of the call's payload (see `payloadDigest`), to tell a replay that differs. */
+    payloadDigest?: string;
   }
   | {
     kind: "gap_recorded";
@@ -167,6 +171,62 @@ export type DomainEvent =
     resultNodeId: string;
     /** The exact response returned, replayed byte for byte. */
     response: string;
+    /** SHA-256 of the call's payload (see `payloadDigest`), to tell a replay that differs. */
+    payloadDigest?: string;
+  }
+  | StackEvent;
+
+/** One criterion of a review verdict. */
+export interface CriterionResult {
+  /** The criterion's name. */
+  criterion: string;
+  /** Whether it was met. */
+  passed: boolean;
+  /** What the reviewer said about it. */
+  feedback?: string;
+}
+
+/**
+ * Events of runs that nest (DeepWork's workflow stack), end early, and have their outputs
+ * reviewed. Each is recorded at a node, so the viewer shows it there.
+ */
+export type StackEvent =
+  | {
+    kind: "run_stacked";
+    sessionId: string;
+    runId: string;
+    /** The sub-agent whose stack this is; `null` for the main agent. */
+    agentId: string | null;
+    /** The run (and the node of it) that was current when this one was pushed; `null` at the bottom. */
+    parentRunId: string | null;
+    parentNodeId: string | null;
+    /** The job's folder when the run started, for `begin_step.job_dir`. */
+    jobDir: string | null;
+  }
+  | {
+    kind: "run_aborted";
+    sessionId: string;
+    runId: string;
+    /** The node the run stood at. */
+    nodeId: string;
+    stepId: string | null;
+    explanation: string;
+  }
+  | {
+    kind: "review_recorded";
+    sessionId: string;
+    runId: string;
+    /** The node whose pending step was reviewed. */
+    nodeId: string;
+    stepId: string | null;
+    reviewer: Reviewer;
+    verdict: ReviewVerdict;
+    /** The attempt's number among this reviewer's reviews of the step at this node, from 1. */
+    attempt: number;
+    feedback: string;
+    criteria: CriterionResult[] | null;
+    /** Where self-review instructions were written, when they were. */
+    file: string | null;
   };
 
 /** The kind names of {@linkcode DomainEvent}. */

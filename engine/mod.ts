@@ -45,3 +45,12 @@ export { startSession, type StartSessionInput } from "./use_cases/start_session.
 export { SESSION_NOTES_WORKFLOW } from "./use_cases/session_notes.ts";
 export { buildRecap, RECAP_BUDGET_BYTES, type RecapOptions } from "./use_cases/recap.ts";
 export { workflowJsonSchema } from "./workflow/json_schema.ts";
+export { unfillablePlaceholders } from "./workflow/placeholder_check.ts";
+export {
+  type AbortOutcome,
+  abortRun,
+  abortWorkflow,
+  type RunAbortResponse,
+  runAbortResponseSchema,
+} from "./use_cases/abort_run.ts";
+export * from "./deepwork/mod.ts";

@@ -3,7 +3,7 @@
  * adapters implement. The engine never reaches past them.
  * @module
  */
-import type { DomainEvent, NodeFacts } from "./events.ts";
+import type { Artifact, DomainEvent, NodeFacts, StackEvent } from "./events.ts";
 import type { CompiledWorkflow } from "./workflow/compiled.ts";
 import type { LoadedSet } from "./workflow/catalog.ts";
 import type { Keyring } from "./tokens.ts";
@@ -13,6 +13,7 @@ import type {
   AttemptKind,
   AttemptOutcome,
   EdgeKind,
+  RunStatus,
   SearchLayer,
   SessionKind,
 } from "./vocabulary.ts";
@@ -41,6 +42,8 @@ export interface RunRecord {
   workflowHash: string;
   /** Whether the run's session failed an integrity check (execution tools refuse it). */
   corrupt: boolean;
+  /** `running`, `complete` (some branch reached the end) or `aborted`. */
+  status: RunStatus;
   /** The latest workspace observation recorded for the run, or `null` when none was. */
   observed: WorkspaceObservation | null;
 }
@@ -73,12 +76,16 @@ export interface AttemptRecord {
   attemptId: string;
   /** What the attempt produced. */
   outcome: AttemptOutcome;
+  /** The node it produced. */
+  resultNodeId: string;
   /** The exact response, as first returned. */
   response: string;
   /** The attempt's session. */
   sessionId: string;
   /** Whether that session failed an integrity check (execution tools refuse it, replays too). */
   corrupt: boolean;
+  /** The digest of the payload the attempt was first made with; `null` if made before digests. */
+  payloadDigest: string | null;
 }
 
 /** What one search layer looks for. */
@@ -165,6 +172,57 @@ export interface SessionSummary {
   runs: SessionRunSummary[];
 }
 
+/** A run on a workflow stack (DeepWork's nested workflows), with where it stands. */
+export interface StackFrame {
+  /** Run id (hex). */
+  runId: string;
+  /** Its session. */
+  sessionId: string;
+  /** The sub-agent whose stack it is on; `null` for the main agent. */
+  agentId: string | null;
+  /** The run below it on the stack and the node that run stood at; `null` at the bottom. */
+  parentRunId: string | null;
+  /** See `parentRunId`. */
+  parentNodeId: string | null;
+  /** Position on the stack, from 0 at the bottom. */
+  depth: number;
+  /** The job's folder when the run started. */
+  jobDir: string | null;
+  /** Workflow id. */
+  workflowId: string;
+  /** The pinned compiled workflow. */
+  workflowHash: string;
+  /** `running`, `complete` or `aborted`. */
+  status: RunStatus;
+  /** The run's newest node that is not a blocked attempt: where it stands. */
+  tipNodeId: string;
+  /** That node's pending step (`null` once complete). */
+  pendingStepId: string | null;
+}
+
+/** One (session, agent) stack: its running frames and the frame that left it last. */
+export interface StackView {
+  /** Running frames, bottom first. */
+  frames: StackFrame[];
+  /** The most recently finished or aborted frame, or `null` when none has left. */
+  lastFinished: StackFrame | null;
+}
+
+/** The events recorded at a node that nesting and reviews add (reviews, gaps, an abort). */
+export type NodeEvent =
+  | Extract<StackEvent, { kind: "review_recorded" | "run_aborted" }>
+  | Extract<DomainEvent, { kind: "gap_recorded" }>;
+
+/** The output recorded on arrival at a node of a branch. */
+export interface BranchOutput {
+  /** The node. */
+  nodeId: string;
+  /** The step whose completion the output describes. */
+  stepId: string | null;
+  /** Its artifacts. */
+  artifacts: Artifact[];
+}
+
 /** Read access to the store. */
 export interface StoreReader {
   /** A run, or `null`. */
@@ -195,6 +253,17 @@ export interface StoreReader {
   listSessions(options: { limit: number; offset: number }): Promise<SessionSummary[]>;
   /** One session with its runs, or `null`. */
   getSession(sessionId: string): Promise<SessionSummary | null>;
+  /** The stack of one agent (`null`: the main agent) in a session. */
+  getStack(sessionId: string, agentId: string | null): Promise<StackView>;
+  /**
+   * The session of `agentId`'s stack in a workspace folder: the one with the most recently
+   * changed running run, else the one whose run finished last; `null` when there is none.
+   */
+  findStackSession(workspace: string | null, agentId: string | null): Promise<string | null>;
+  /** Reviews, gaps and aborts recorded at a node, oldest first. */
+  getNodeEvents(runId: string, nodeId: string): Promise<NodeEvent[]>;
+  /** Outputs recorded along the branch from the root to a node (root first), at most `limit`. */
+  getBranchOutputs(runId: string, nodeId: string, limit: number): Promise<BranchOutput[]>;
 }
 
 /** Read and append access inside one write transaction. */

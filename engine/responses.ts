@@ -308,7 +308,7 @@ export const resumeCandidateSchema = z.object({
   title: z.string(),
   sessionKind: z.enum(SESSION_KINDS),
   workflowId: z.string(),
-  status: z.string().describe("`running` or `complete`."),
+  status: z.string().describe("`running`, `complete` or `aborted`."),
   updatedAt: z.string(),
   match: z.enum(SEARCH_LAYERS).describe(
     "Which search layer found it: id, title, tip_notes (the run's latest notes), deep (any output), recent (no query).",

@@ -11,7 +11,7 @@
 import { fail, ok, type Result } from "./result.ts";
 import { toHex } from "./hash.ts";
 
-import type { TokenKind } from "./vocabulary.ts";
+import { TOKEN_KINDS, type TokenKind } from "./vocabulary.ts";
 
 /** The argument names agents see, used in error messages. */
 export const TOKEN_FIELD: Record<TokenKind, string> = {
@@ -203,4 +203,37 @@ export function verifyToken(
   };
   if (kind !== "state") claims.attemptId = toHex(body.subarray(HEADER_BYTES + ID_BYTES * 2));
   return ok(claims);
+}
+
+/**
+ * What a token names, read without checking its signature or key: for redacting tokens from
+ * exported data (a bundle keeps which node a token named, never the token). Never use it to
+ * authorise anything; `null` when the text is not a well-formed token.
+ */
+export function readTokenClaims(token: string): TokenClaims | null {
+  const kind = (Object.keys(PREFIX) as TokenKind[]).find((k) => token.startsWith(`${PREFIX[k]}_`));
+  if (!kind) return null;
+  const encoded = token.slice(PREFIX[kind].length + 1);
+  const bytes = encoded.length === ((bodyLength(kind) + MAC_BYTES) / 3) * 4
+    ? fromBase64Url(encoded)
+    : null;
+  if (!bytes || bytes[0] !== KIND_BYTE[kind]) return null;
+  const claims: TokenClaims = {
+    kind,
+    runId: toHex(bytes.subarray(HEADER_BYTES, HEADER_BYTES + ID_BYTES)),
+    nodeId: toHex(bytes.subarray(HEADER_BYTES + ID_BYTES, HEADER_BYTES + ID_BYTES * 2)),
+  };
+  if (kind !== "state") {
+    claims.attemptId = toHex(
+      bytes.subarray(HEADER_BYTES + ID_BYTES * 2, HEADER_BYTES + ID_BYTES * 2 + ATTEMPT_BYTES),
+    );
+  }
+  return claims;
+}
+
+/** A fresh global pattern matching every well-formed token spelling in a text. */
+export function tokenPattern(): RegExp {
+  const chars = (kind: TokenKind) => ((bodyLength(kind) + MAC_BYTES) / 3) * 4;
+  const alternatives = TOKEN_KINDS.map((k) => `${PREFIX[k]}_[A-Za-z0-9_-]{${chars(k)}}`);
+  return new RegExp(`(?<![A-Za-z0-9_-])(?:${alternatives.join("|")})(?![A-Za-z0-9_-])`, "g");
 }

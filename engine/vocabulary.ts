@@ -54,8 +54,8 @@ export const SESSION_HEALTHS = ["healthy", "corrupt"] as const;
 /** A session's health. */
 export type SessionHealth = typeof SESSION_HEALTHS[number];
 
-/** Whether a run still has a pending step. */
-export const RUN_STATUSES = ["running", "complete"] as const;
+/** Whether a run still has a pending step, or was abandoned (`abort_workflow`). */
+export const RUN_STATUSES = ["running", "complete", "aborted"] as const;
 /** A run's status. */
 export type RunStatus = typeof RUN_STATUSES[number];
 
@@ -100,6 +100,53 @@ export const TOKEN_KINDS = ["state", "ack", "checkpoint"] as const;
 export type TokenKind = typeof TOKEN_KINDS[number];
 /** The kinds of attempt: those of the tokens that name one. */
 export type AttemptKind = Exclude<TokenKind, "state">;
+
+/** Why a session bundle could not be written or read (`waymark sessions export` / `import`). */
+export const BUNDLE_ERROR_CODES = [
+  "SESSION_NOT_FOUND",
+  "SESSION_CORRUPT",
+  "BUNDLE_INVALID",
+  "BUNDLE_VERSION_UNSUPPORTED",
+  "STORAGE_BUSY",
+] as const;
+/** A bundle error code. */
+export type BundleErrorCode = typeof BUNDLE_ERROR_CODES[number];
+
+/** What `waymark doctor` checks, in the order it reports them. */
+export const DOCTOR_CHECKS = [
+  "version",
+  "database",
+  "schema",
+  "integrity",
+  "event_log",
+  "snapshots",
+  "projections",
+  "search_index",
+  "keyring",
+  "wal",
+  "workflows",
+] as const;
+/** A doctor check. */
+export type DoctorCheck = typeof DOCTOR_CHECKS[number];
+/** The value types a DeepWork job output (or step argument) may declare. */
+export const JOB_OUTPUT_TYPES = ["file", "files", "file_path", "string"] as const;
+/** A job output type. */
+export type JobOutputType = typeof JOB_OUTPUT_TYPES[number];
+
+/** The statuses of DeepWork's `finished_step`. */
+export const JOB_STEP_STATUSES = ["needs_work", "next_step", "workflow_complete"] as const;
+/** A `finished_step` status. */
+export type JobStepStatus = typeof JOB_STEP_STATUSES[number];
+
+/** Who reviewed a step's outputs: the agent itself, an external command, a JSON Schema. */
+export const REVIEWERS = ["self", "external", "json_schema"] as const;
+/** A reviewer. */
+export type Reviewer = typeof REVIEWERS[number];
+
+/** What a review concluded (`requested`: self-review instructions were handed out). */
+export const REVIEW_VERDICTS = ["requested", "passed", "failed", "error"] as const;
+/** A review verdict. */
+export type ReviewVerdict = typeof REVIEW_VERDICTS[number];
 
 /** Whether `value` belongs to the closed set `list`; narrows it to the set's type. */
 export function isMember<T extends string>(list: readonly T[], value: unknown): value is T {

@@ -1,6 +1,6 @@
 /**
- * `$WAYMARK_HOME/config.json` (JSON or JSONC): extra workflow directories and the global
- * default preferences that every new session copies.
+ * `$WAYMARK_HOME/config.json` (JSON or JSONC): extra workflow directories, the global
+ * default preferences that every new session copies, and the retention `waymark gc` applies.
  * @module
  */
 import { readFile } from "node:fs/promises";
@@ -8,6 +8,7 @@ import { isAbsolute, join } from "node:path";
 import { parse, type ParseError, printParseErrorCode } from "npm:jsonc-parser@3.3.1";
 import { z } from "npm:zod@4.6.7";
 import { formatPath, type PreferencesPatch, preferencesPatchSchema } from "../engine/mod.ts";
+import { durationSchema } from "./maintenance/duration.ts";
 
 const configSchema = z.object({
   $schema: z.string().optional(),
@@ -15,6 +16,12 @@ const configSchema = z.object({
     "Extra workflow directories (lowest precedence); relative paths are relative to WAYMARK_HOME.",
   ),
   preferences: preferencesPatchSchema.optional().describe("Default preferences for new sessions."),
+  retention: z.object({
+    olderThan: z.string().describe("`waymark gc` with no flags removes sessions idle this long."),
+  }).strict().optional(),
+  jobDirs: z.array(z.string().min(1)).optional().describe(
+    "Folders of DeepWork job folders (after the workspace's .deepwork/jobs); relative to WAYMARK_HOME.",
+  ),
 }).strict();
 
 /** The settings read from the config file. */
@@ -23,7 +30,13 @@ export interface WaymarkConfig {
   workflowDirs: string[];
   /** Default preferences for new sessions. */
   preferences: PreferencesPatch;
+  /** How long `waymark gc` with no flags keeps an idle session, or `null` (gc then needs a flag). */
+  retention: { olderThan: string; olderThanMs: number } | null;
+  /** Folders of DeepWork job folders, absolute. */
+  jobDirs: string[];
 }
+
+const retentionAge = durationSchema("retention.olderThan");
 
 /** Reads `<home>/config.json`; a missing file is an empty config, a broken one an error that says where. */
 export async function loadConfig(home: string): Promise<WaymarkConfig> {
@@ -33,7 +46,7 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
     text = await readFile(file, "utf8");
   } catch (error) {
     if ((error as { code?: string }).code === "ENOENT") {
-      return { workflowDirs: [], preferences: {} };
+      return { workflowDirs: [], preferences: {}, retention: null, jobDirs: [] };
     }
     throw error;
   }
@@ -54,13 +67,18 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
     throw new Error(
       `${file}: ${
         problems.join("; ")
-      }. Allowed keys: workflowDirs (string[]), preferences ({autonomy, riskPolicy}).`,
+      }. Allowed keys: workflowDirs (string[]), preferences ({autonomy, riskPolicy}), retention ({olderThan}), jobDirs (string[]).`,
     );
   }
+  const olderThan = parsed.data.retention?.olderThan;
+  const age = olderThan === undefined ? null : retentionAge.safeParse(olderThan);
+  if (age && !age.success) throw new Error(`${file}: ${age.error.issues[0]!.message}`);
   return {
+    retention: olderThan && age?.success ? { olderThan, olderThanMs: age.data } : null,
     workflowDirs: (parsed.data.workflowDirs ?? []).map((dir) =>
       isAbsolute(dir) ? dir : join(home, dir)
     ),
     preferences: parsed.data.preferences ?? {},
+    jobDirs: (parsed.data.jobDirs ?? []).map((dir) => isAbsolute(dir) ? dir : join(home, dir)),
   };
 }

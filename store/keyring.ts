@@ -3,7 +3,7 @@
  * rotation, the previous one (so rotation never breaks live runs).
  * @module
  */
-import { chmod, link, mkdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
+import { chmod, link, mkdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { createHmac, randomBytes } from "node:crypto";
 import { Buffer } from "node:buffer";
@@ -112,4 +112,30 @@ export async function rotateKeyring(path: string): Promise<Keyring> {
   await chmod(temp, 0o600);
   await rename(temp, path);
   return parseKeyFile(await readFile(path, "utf8"), path);
+}
+
+/**
+ * What is wrong with the keyring at `path`, without creating or changing it: missing, not a
+ * keyring (with the reason), or readable by others than its owner. Empty when sound.
+ */
+export async function inspectKeyring(path: string): Promise<string[]> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    return (error as { code?: string }).code === "ENOENT"
+      ? [`${path} does not exist (waymark creates it the next time it opens this home)`]
+      : [`${path} cannot be read: ${(error as Error).message}`];
+  }
+  const problems: string[] = [];
+  try {
+    readKeyFile(text, path);
+  } catch (error) {
+    problems.push((error as Error).message);
+  }
+  const mode = (await stat(path)).mode & 0o777;
+  if (process.platform !== "win32" && mode !== 0o600) {
+    problems.push(`${path} has mode ${mode.toString(8).padStart(4, "0")}; it must be 0600`);
+  }
+  return problems;
 }

@@ -8,7 +8,8 @@ export { openStore, type OpenStoreOptions, type SqliteStore } from "./libsql/mod
 export type { SqlStore } from "./sql/store.ts";
 export { type MemoryStore, openMemoryStore } from "./memory/mod.ts";
 export { loadOrCreateKeyring, rotateKeyring } from "./keyring.ts";
-export { createWorkflowSource, type SourceDir } from "./workflow_files.ts";
+export { createWorkflowSource, type ExtraWorkflows, type SourceDir } from "./workflow_files.ts";
+export { additionalJobFolders, createJobSource, type JobSourceOptions } from "./deepwork_jobs.ts";
 export { cryptoRandom, systemClock } from "./system.ts";
 export { loadConfig, type WaymarkConfig } from "./config_file.ts";
 export type { Database } from "./sql/schema.ts";

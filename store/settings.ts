@@ -5,6 +5,8 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
+import { durationSchema } from "./maintenance/duration.ts";
+import { STATUS_FILTERS } from "./sql/viewer/sessions_list.ts";
 
 const port = (name: string) =>
   z.string().regex(/^\d{1,5}$/, `${name} must be a port number from 0 to 65535`)
@@ -40,6 +42,9 @@ const flag = (name: string) =>
   z.string().regex(/^(1|0|true|false|yes|no)$/i, `${name} must be 1/0, true/false or yes/no`)
     .transform((v) => /^(1|true|yes)$/i.test(v));
 
+const profile = (name: string) =>
+  z.enum(["default", "deepwork"], { error: `${name} must be default or deepwork` });
+
 /** The flags, as `node:util` parseArgs returns them (strings and booleans). */
 export const flagsSchema = z.object({
   home: text("--home").optional(),
@@ -54,6 +59,23 @@ export const flagsSchema = z.object({
   "max-body-bytes": count("--max-body-bytes", 1024 * 1024 * 1024).optional(),
   "max-sessions": count("--max-sessions", 100_000).optional(),
   "enable-start-session": z.boolean().optional(),
+  output: text("--output").optional(),
+  all: z.boolean().optional(),
+  status: z.enum(STATUS_FILTERS, {
+    error: `--status must be one of ${STATUS_FILTERS.join(", ")}`,
+  }).optional(),
+  json: z.boolean().optional(),
+  "older-than": durationSchema("--older-than").optional(),
+  "dry-run": z.boolean().optional(),
+  "keep-running": z.boolean().optional(),
+  vacuum: z.boolean().optional(),
+  repair: z.boolean().optional(),
+  profile: profile("--profile").optional(),
+  "jobs-dir": z.array(text("--jobs-dir")).optional(),
+  "review-command": text("--review-command").optional(),
+  "no-quality-gate": z.boolean().optional(),
+  "quality-gate-timeout": count("--quality-gate-timeout", 86_400).optional(),
+  "quality-gate-max-attempts": count("--quality-gate-max-attempts", 100).optional(),
   help: z.boolean().optional(),
   version: z.boolean().optional(),
 });
@@ -63,6 +85,8 @@ export const environmentSchema = z.object({
   WAYMARK_HOME: text("WAYMARK_HOME").optional(),
   WAYMARK_DB_URL: dbUrl("WAYMARK_DB_URL").optional(),
   WAYMARK_ENABLE_START_SESSION: flag("WAYMARK_ENABLE_START_SESSION").optional(),
+  WAYMARK_PROFILE: profile("WAYMARK_PROFILE").optional(),
+  DEEPWORK_ADDITIONAL_JOBS_FOLDERS: z.string().optional(),
 });
 
 /** Validated flags. */
@@ -75,7 +99,7 @@ export function parseArgsOptions(): Record<
   string,
   { type: "string" | "boolean"; multiple?: boolean; short?: string }
 > {
-  const shorts: Record<string, string> = { help: "h", version: "V" };
+  const shorts: Record<string, string> = { help: "h", version: "V", output: "o" };
   const table: Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }> =
     {};
   for (const [name, schema] of Object.entries(flagsSchema.shape)) {

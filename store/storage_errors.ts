@@ -22,12 +22,12 @@ export function isBusy(error: unknown): boolean {
 
 /**
  * The engine error a driver error stands for, or the error itself when it is none of the known
- * storage faults. `location` names the database in messages; `sessionId` is the session being
- * read or written, when known.
+ * storage faults. `location` names the database in messages (the session, if any, is named by
+ * the store's fault boundary, which knows what the call touched).
  */
 export function storageError(
   error: unknown,
-  context: { location: string; sessionId?: string | null },
+  context: { location: string },
 ): unknown {
   if (error instanceof StorageCorruptionError || error instanceof StorageBusyError) return error;
   const code = codeOf(error);
@@ -43,7 +43,7 @@ export function storageError(
   if (/SQLITE_CORRUPT|SQLITE_NOTADB|malformed/i.test(code)) {
     return new StorageCorruptionError(
       `The database file ${context.location} is damaged (${code.trim().split(" ")[0]})`,
-      context.sessionId ?? null,
+      null,
     );
   }
   return error;

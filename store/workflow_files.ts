@@ -61,10 +61,19 @@ function listDir({ source, dir }: SourceDir): { file: string; version: string }[
   );
 }
 
-/** Creates a workflow source over bundled files and directories, in precedence order. */
+/** Workflows loaded elsewhere (DeepWork jobs), merged into the catalog under its precedence. */
+export type ExtraWorkflows = () => Promise<
+  { workflows: LoadedWorkflow[]; errors: WorkflowLoadError[] }
+>;
+
+/**
+ * Creates a workflow source over bundled files and directories, in precedence order, plus
+ * `extra` workflows (DeepWork jobs as `<job>.<workflow>`).
+ */
 export function createWorkflowSource(
   bundled: readonly SourceFile[],
   dirs: readonly SourceDir[],
+  extra?: ExtraWorkflows,
 ): WorkflowSource {
   const cache = new Map<string, { version: string; loaded: Loaded }>();
   let bundledLoaded: Promise<Loaded[]> | null = null;
@@ -93,7 +102,12 @@ export function createWorkflowSource(
   return {
     async load(): Promise<LoadedSet> {
       const listings = dirs.map((d) => ({ dir: d, listing: listDir(d) }));
-      const key = JSON.stringify(listings.map((l) => l.listing));
+      const more = extra ? await extra() : { workflows: [], errors: [] };
+      const key = JSON.stringify([
+        listings.map((l) => l.listing),
+        more.workflows.map((w) => `${w.id}:${w.hash}:${w.file}`),
+        more.errors,
+      ]);
       if (last && last.key === key) return last.set;
       bundledLoaded ??= Promise.resolve(bundled.map((f) => parseSourceFile(f)));
       const all: Loaded[] = [...await bundledLoaded];
@@ -107,6 +121,8 @@ export function createWorkflowSource(
         if (item.ok) workflows.push(item.workflow);
         else errors.push(item.error);
       }
+      workflows.push(...more.workflows);
+      errors.push(...more.errors);
       last = { key, set: resolveCatalog(workflows, errors) };
       return last.set;
     },

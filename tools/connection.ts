@@ -26,4 +26,6 @@ export interface Connection {
   workspace(ctx: ServerContext): Promise<WorkspaceObservation>;
   /** Where to send log lines (never stdout). */
   log?: (line: string) => void;
+  /** A `tools/call`'s arguments as they arrived on the wire, before the SDK copied them. */
+  rawArguments?: (requestId: string | number) => unknown;
 }

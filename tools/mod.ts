@@ -14,6 +14,7 @@ export {
   type ToolSuccess,
 } from "./define_tool.ts";
 export { DEFAULT_PROFILE, TOOLS } from "./profiles/default.ts";
+export { deepworkProfile, type DeepworkProfileOptions } from "./profiles/deepwork.ts";
 export { toolSchemas } from "./tool_calls.ts";
 export { SESSION_URI_PREFIX } from "./resources.ts";
 export { firstFileRoot, gitState, observeWorkspace, RootsCache } from "./workspace.ts";

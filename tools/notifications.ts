@@ -12,6 +12,8 @@ import { sessionUri } from "./resources.ts";
 const HEALTH_CODES: Partial<Record<WaymarkError["code"], "error" | "warning">> = {
   STORAGE_CORRUPTION_DETECTED: "error",
   STORAGE_BUSY: "warning",
+  STORAGE_FULL: "error",
+  STORAGE_READ_ONLY: "error",
 };
 
 /** The notifier of one connection. */

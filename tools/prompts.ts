@@ -12,6 +12,7 @@ import {
   type ServerContext,
 } from "npm:@modelcontextprotocol/server@2.4.0";
 import { type EngineDeps, renderStepResponse, startWorkflow } from "../engine/mod.ts";
+import { screenArguments } from "./argument_guard.ts";
 import type { Connection } from "./connection.ts";
 
 /** Serves every workflow as a prompt that starts it. */
@@ -70,6 +71,10 @@ async function getPrompt(
   const { workflowId, args, ctx } = request;
   const { deps, notifier } = connection;
   const context = contextArgument(args.context);
+  const refused = screenArguments(workflowId, { goal: args.goal, context });
+  if (refused) {
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, refused.message, { error: refused });
+  }
   const result = await startWorkflow(
     deps,
     { workflowId, goal: args.goal || undefined, context },

@@ -68,3 +68,9 @@ export const startSessionInput = z.object({
   ),
   preferences: preferencesPatchSchema.optional(),
 }).strict();
+
+/** `abort_workflow` input. */
+export const abortInput = z.object({
+  stateToken: z.string().min(1).max(200).describe("Any stateToken of the run to abort."),
+  explanation: z.string().min(1).max(8000).describe("Why the run is abandoned."),
+}).strict();

@@ -5,7 +5,7 @@
  * (`workspace.ts`).
  * @module
  */
-import { Server } from "npm:@modelcontextprotocol/server@2.4.0";
+import { Server, type Transport } from "npm:@modelcontextprotocol/server@2.4.0";
 import process from "node:process";
 import type { EngineDeps } from "../engine/mod.ts";
 import type { ToolProfile } from "./define_tool.ts";
@@ -13,6 +13,7 @@ import type { Connection } from "./connection.ts";
 import { DEFAULT_PROFILE } from "./profiles/default.ts";
 import { createNotifier } from "./notifications.ts";
 import { registerPrompts } from "./prompts.ts";
+import { RawArguments } from "./raw_arguments.ts";
 import { registerResources } from "./resources.ts";
 import { registerTools } from "./tool_calls.ts";
 import { connectionWorkspace } from "./workspace.ts";
@@ -31,10 +32,20 @@ export interface McpServerOptions {
   profile?: ToolProfile;
 }
 
+/** The SDK server, keeping each tool call's arguments as they arrived (see `raw_arguments.ts`). */
+class WaymarkServer extends Server {
+  readonly rawArguments = new RawArguments();
+
+  override async connect(transport: Transport): Promise<void> {
+    this.rawArguments.tap(transport);
+    await super.connect(transport);
+  }
+}
+
 /** Creates an MCP server exposing a profile's tools, and waymark's prompts and resources. */
 export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Server {
   const profile = options.profile ?? DEFAULT_PROFILE;
-  const server = new Server(
+  const server = new WaymarkServer(
     { name: "waymark", version: options.version },
     {
       capabilities: {
@@ -52,6 +63,7 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
     notifier: createNotifier(server, { log: options.log }),
     workspace: connectionWorkspace(server, { cwd: options.cwd ?? process.cwd(), log: options.log }),
     log: options.log,
+    rawArguments: (id) => server.rawArguments.take(id),
   };
   const tools = profile.tools.filter((t) =>
     !t.flag || (t.flag === "startSession" && options.enableStartSession)

@@ -49,6 +49,7 @@ export function registerTools(
   server.setRequestHandler("tools/list", () => ({ tools: listed }));
   server.setRequestHandler("tools/call", (request, ctx) => {
     const { name, arguments: args } = request.params;
+    const raw = connection.rawArguments?.(ctx.mcpReq.id);
     const tool = byName.get(name);
     if (!tool) {
       return errorResult({
@@ -60,10 +61,26 @@ export function registerTools(
         details: { tool: name },
       });
     }
-    const call = tool.parse(args ?? {});
+    const call = tool.parse((raw !== null && typeof raw === "object" ? raw : args) ?? {});
     if (!call.ok) return errorResult(call.error);
     return runCall(connection, { name, call: call.value, ctx });
   });
+}
+
+/** What a replay whose payload differs from the recorded one tells the agent, beside the answer. */
+export const REPLAY_NOTICE =
+  "Not recorded: these tokens were already used, so the answer above is the one recorded the first time, and the output, context and preferences sent with this call (which differ from that first call's) were not kept. To keep them, call checkpoint_workflow with the stateToken and checkpointToken above, or call continue_workflow with only the stateToken you used (rehydrate) and acknowledge again with the fresh ackToken it returns (a fork).";
+
+/**
+ * A replay's answer as recorded (structured content and first text unchanged), with
+ * `_meta["waymark/replay"]` and a second text item saying the new payload was not recorded.
+ */
+function withReplayNotice(answer: CallToolResult): CallToolResult {
+  return {
+    ...answer,
+    content: [...answer.content, { type: "text", text: REPLAY_NOTICE }],
+    _meta: { ...answer._meta, "waymark/replay": { payloadDiffers: true } },
+  };
 }
 
 /** Runs a validated call, then sends what it changed; an exception becomes INTERNAL_ERROR. */
@@ -77,8 +94,10 @@ async function runCall(
     const appended = new Set<string>();
     const progress: Promise<void>[] = [];
     const sendProgress = progressSender(ctx);
+    const replayed = { payloadDiffers: false };
     const context: ToolContext = {
       onAppend: (sessionId) => appended.add(sessionId),
+      onReplay: (replay) => Object.assign(replayed, replay),
       ...(sendProgress ? { onProgress: (p) => progress.push(sendProgress(p)) } : {}),
       ...(call.usesWorkspace ? { workspace: await connection.workspace(ctx) } : {}),
     };
@@ -89,10 +108,11 @@ async function runCall(
     }
     await Promise.all(progress);
     for (const sessionId of appended) await notifier.sessionChanged(sessionId);
-    return {
+    const answer: CallToolResult = {
       content: [{ type: "text", text: result.value.text() }],
       structuredContent: result.value.value,
     };
+    return replayed.payloadDiffers ? withReplayNotice(answer) : answer;
   } catch (error) {
     connection.log?.(
       `tool ${name} failed: ${error instanceof Error ? error.stack : String(error)}`,

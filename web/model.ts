@@ -91,6 +91,7 @@ export const paths = {
   node: (sessionId: string, runId: string, nodeId: string): string =>
     `/sessions/${sessionLabel(sessionId)}/runs/${runLabel(runId)}/nodes/${nodeId}`,
   exportMd: (sessionId: string): string => `/sessions/${sessionLabel(sessionId)}/export.md`,
+  bundle: (sessionId: string): string => `/api/sessions/${sessionLabel(sessionId)}/bundle`,
   sessionEvents: (sessionId: string): string => `/api/sessions/${sessionLabel(sessionId)}/events`,
 };
 

@@ -3,6 +3,7 @@
  * token; never forks (it attaches after the node's last checkpoint).
  * @module
  */
+import { checkOutput } from "../limits.ts";
 import type { EngineDeps, StoreWriter } from "../ports.ts";
 import { fail, type Result } from "../result.ts";
 import type { StepResponse } from "../responses.ts";
@@ -42,10 +43,13 @@ export function checkpointWorkflow(
         { details: { path: "output" } },
       ));
     }
+    const sized = checkOutput(input.output);
+    if (!sized.ok) return Promise.resolve(sized);
     return recordAttempt(deps, {
       stateToken: input.stateToken,
       token: input.checkpointToken,
       kind: "checkpoint",
+      payload: { output: input.output },
       decide: (tx, attempt) => recordCheckpoint(deps, tx, { attempt, input, options }),
     }, options);
   });

@@ -5,6 +5,7 @@
  */
 import { examplePayload } from "../enforce.ts";
 import { runLabel } from "../ids.ts";
+import { checkContext, checkOutput } from "../limits.ts";
 import type { EngineDeps, StoreWriter } from "../ports.ts";
 import { fail, ok, type Result } from "../result.ts";
 import type { StepResponse } from "../responses.ts";
@@ -45,10 +46,15 @@ export function continueWorkflow(
 ): Promise<Result<StepResponse>> {
   return guard(() => {
     if (input.ackToken === undefined) return rehydrate(deps, input);
+    const checked = checkContext(input.context);
+    if (!checked.ok) return Promise.resolve(checked);
+    const sized = checkOutput(input.output);
+    if (!sized.ok) return Promise.resolve(sized);
     return recordAttempt(deps, {
       stateToken: input.stateToken,
       token: input.ackToken,
       kind: "ack",
+      payload: { context: input.context, output: input.output, preferences: input.preferences },
       refuse: refuseComplete,
       decide: (tx, attempt) => {
         const assessment = assessAck(attempt.node, {

@@ -1,6 +1,8 @@
 /**
- * The boundary of every use-case: adapter failures (a corrupt or busy store, a broken invariant,
- * anything thrown) become structured errors, so nothing throws across it.
+ * The boundary of every use-case: adapter failures (a corrupt, busy, full or read-only store,
+ * a broken invariant, anything thrown) become structured errors, so nothing throws across it.
+ * Each says whether a retry can help: a busy database soon, a full disk once space is freed, a
+ * read-only or damaged file or a broken invariant never.
  * @module
  */
 import { sessionLabel } from "../ids.ts";
@@ -10,39 +12,18 @@ import {
   type Result,
   StorageBusyError,
   StorageCorruptionError,
+  StorageUnavailableError,
 } from "../result.ts";
+
+/** How long a client should wait before retrying on a full disk. */
+const DISK_FULL_RETRY_MS = 30_000;
 
 /** Runs a use-case body and returns what it throws as a structured error. */
 export async function guard<T>(body: () => Promise<Result<T>>): Promise<Result<T>> {
   try {
     return await body();
   } catch (error) {
-    if (error instanceof StorageCorruptionError) {
-      return fail(
-        "STORAGE_CORRUPTION_DETECTED",
-        `${error.message}. Read-only tools and the viewer still work; start a new run to carry on.`,
-        {
-          details: error.sessionId ? { sessionId: sessionLabel(error.sessionId) } : undefined,
-        },
-      );
-    }
-    if (error instanceof InvariantViolationError) {
-      return fail(
-        "INVARIANT_VIOLATION",
-        `${error.message}. This is a bug or a damaged database, not something a retry fixes; nothing was recorded by this call.`,
-        { details: error.seen },
-      );
-    }
-    if (error instanceof StorageBusyError) {
-      return fail(
-        "STORAGE_BUSY",
-        "The database is busy with another waymark process; retry shortly.",
-        {
-          retry: { kind: "retryable_after_ms", afterMs: 250 },
-        },
-      );
-    }
-    return fail(
+    return storageFailure(error) ?? invariantFailure(error) ?? fail(
       "INTERNAL_ERROR",
       `waymark failed unexpectedly: ${
         error instanceof Error ? error.message : String(error)
@@ -52,4 +33,50 @@ export async function guard<T>(body: () => Promise<Result<T>>): Promise<Result<T
       },
     );
   }
+}
+
+/** The structured error for a storage fault, or `null` when `error` is none. */
+function storageFailure(error: unknown): Result<never> | null {
+  if (error instanceof StorageCorruptionError) {
+    return fail(
+      "STORAGE_CORRUPTION_DETECTED",
+      `${error.message}. Read-only tools and the viewer still work; run \`waymark doctor\` to look further, and start a new run to carry on.`,
+      {
+        details: error.sessionId ? { sessionId: sessionLabel(error.sessionId) } : undefined,
+      },
+    );
+  }
+  if (error instanceof StorageBusyError) {
+    return fail(
+      "STORAGE_BUSY",
+      "The database is busy with another waymark process; retry shortly.",
+      {
+        retry: { kind: "retryable_after_ms", afterMs: 250 },
+      },
+    );
+  }
+  if (!(error instanceof StorageUnavailableError)) return null;
+  const details = { file: error.location, fault: error.fault };
+  if (error.fault === "disk_full") {
+    return fail(
+      "STORAGE_FULL",
+      `The disk holding the database ${error.location} is full. Free space on that disk (or point WAYMARK_HOME elsewhere), then retry; nothing was recorded by this call.`,
+      { retry: { kind: "retryable_after_ms", afterMs: DISK_FULL_RETRY_MS }, details },
+    );
+  }
+  return fail(
+    "STORAGE_READ_ONLY",
+    `The database ${error.location} is read-only: waymark needs write permission on that file and on its folder (for the -wal and -shm files beside it). Fix the permission and restart waymark; nothing was recorded by this call.`,
+    { details },
+  );
+}
+
+/** The structured error for a broken invariant, carrying what was seen, or `null`. */
+function invariantFailure(error: unknown): Result<never> | null {
+  if (!(error instanceof InvariantViolationError)) return null;
+  return fail(
+    "INVARIANT_VIOLATION",
+    `${error.message}. This is a bug or a damaged database, not something a retry fixes; nothing was recorded by this call.`,
+    { details: error.seen },
+  );
 }

@@ -10,8 +10,9 @@ import type { StepResponse } from "../responses.ts";
 import { mintToken } from "../tokens.ts";
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import type { Warning } from "../workflow/catalog.ts";
-import { isComplete, pendingStep, readState } from "../workflow/interpreter.ts";
+import { isComplete, readState, renderPending } from "../workflow/interpreter.ts";
 import { CAPABILITIES } from "../vocabulary.ts";
+import { notProvided } from "../workflow/render.ts";
 
 /** Fresh tokens for a node: a state token and new ack/checkpoint attempts. */
 export function tokensFor(
@@ -36,6 +37,18 @@ export function tokensFor(
   return { stateToken, ackToken, checkpointToken };
 }
 
+/** One `MISSING_PLACEHOLDER` warning per placeholder the pending prompt had no value for. */
+function placeholderWarnings(rendered: ReturnType<typeof renderPending>): Warning[] {
+  if (!rendered) return [];
+  return rendered.missing.map((name) => ({
+    code: "MISSING_PLACEHOLDER",
+    message:
+      `The prompt of step \`${rendered.pending.stepId}\` uses {{${name}}}, which the context does not provide, so it reads "${
+        notProvided(name)
+      }". If you know it, put it in \`context\` when you acknowledge this step, so later steps have it.`,
+  }));
+}
+
 /** Builds the response for a node: fresh tokens, the pending step, session facts. */
 export function responseFor(
   deps: Pick<EngineDeps, "keyring" | "random">,
@@ -45,10 +58,11 @@ export function responseFor(
 ): StepResponse {
   const complete = isComplete(compiled, node.state);
   const tokens = tokensFor(deps, node, complete);
+  const rendered = renderPending(compiled, node.state, node.context);
   const response: StepResponse = {
     kind: "ok",
     ...tokens,
-    pending: pendingStep(compiled, node.state, node.context),
+    pending: rendered?.pending ?? null,
     isComplete: complete,
     session: {
       sessionId: sessionLabel(node.sessionId),
@@ -57,7 +71,7 @@ export function responseFor(
     },
     workflow: { id: compiled.id, name: compiled.name, hash: extra.workflowHash },
     preferences: node.preferences,
-    warnings: extra.warnings,
+    warnings: [...extra.warnings, ...placeholderWarnings(rendered)],
   };
   const observed = readState(node.state).caps ?? {};
   const declared = CAPABILITIES.toSorted().flatMap((cap) => {

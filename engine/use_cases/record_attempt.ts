@@ -5,9 +5,10 @@
  * @module
  */
 import type { DomainEvent } from "../events.ts";
-import { sessionLabel } from "../ids.ts";
-import type { EngineDeps, StoreWriter } from "../ports.ts";
-import { ok, type Result } from "../result.ts";
+import { runLabel, sessionLabel } from "../ids.ts";
+import { canonicalJson, sha256Hex } from "../hash.ts";
+import type { AttemptRecord, EngineDeps, StoreWriter } from "../ports.ts";
+import { fail, ok, type Result } from "../result.ts";
 import type { StepProgress, StepResponse } from "../responses.ts";
 import type { Warning } from "../workflow/catalog.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
@@ -30,6 +31,12 @@ export interface CallOptions {
    * a blocked acknowledgement, a replay, a rehydrate or a checkpoint.
    */
   onProgress?: (progress: StepProgress) => void;
+  /**
+   * Told when the call replayed an attempt already recorded (its recorded response is returned
+   * unchanged): whether this call's payload differs from the one recorded, so was not kept.
+   * Attempts recorded before payload digests count as not differing.
+   */
+  onReplay?: (replay: { payloadDiffers: boolean }) => void;
 }
 
 /** A loaded attempt: the node with its run and workflow, the attempt id, the drift warnings. */
@@ -58,10 +65,48 @@ export interface AttemptSpec {
   token: string;
   /** Which kind `token` is. */
   kind: AttemptKind;
+  /** What the call carries besides its tokens (context, output, preferences): its digest is kept. */
+  payload: AttemptPayload;
   /** A refusal decided from the loaded node before anything is written, or `null`. */
   refuse?: (attempt: Attempt) => Result<never> | null;
   /** Decides inside the write transaction (children and tips read through `tx`). */
   decide: (tx: StoreWriter, attempt: Attempt) => Promise<Recorded>;
+}
+
+/** What an attempt carries besides its tokens. */
+export interface AttemptPayload {
+  /** Context changes. */
+  context?: unknown;
+  /** Notes and artifacts. */
+  output?: unknown;
+  /** Preference changes. */
+  preferences?: unknown;
+}
+
+/** SHA-256 of the canonical JSON of a payload (absent fields as `null`). */
+export function payloadDigest(payload: AttemptPayload): Promise<string> {
+  const { context = null, output = null, preferences = null } = payload;
+  return sha256Hex(canonicalJson({ context, output, preferences }));
+}
+
+/** The recorded response, telling `onReplay` whether this call's payload differs. */
+function replay(
+  recorded: AttemptRecord,
+  at: { digest: string; options: CallOptions },
+): Result<StepResponse> {
+  const replayed = replayRecorded(recorded);
+  const differs = recorded.payloadDigest !== null && recorded.payloadDigest !== at.digest;
+  at.options.onReplay?.({ payloadDiffers: differs });
+  return replayed;
+}
+
+/** The attempt's events with its payload digest on the event that records the attempt. */
+function withDigest(events: DomainEvent[], digest: string): DomainEvent[] {
+  return events.map((e) =>
+    e.kind === "advance_recorded" || e.kind === "checkpoint_recorded"
+      ? { ...e, payloadDigest: digest }
+      : e
+  );
 }
 
 /** Records an attempt once; a repeat of the same attempt returns the recorded response. */
@@ -74,22 +119,24 @@ export async function recordAttempt(
   if (!verified.ok) return verified;
   const claims = verified.value.attempt!;
   const attemptId = claims.attemptId!;
+  const digest = await payloadDigest(spec.payload);
   const recorded = await deps.store.getAttempt(claims.runId, claims.nodeId, attemptId, spec.kind);
-  if (recorded) return replayRecorded(recorded);
+  if (recorded) return replay(recorded, { digest, options });
   const loaded = await loadNode(deps.store, verified.value.state);
   if (!loaded.ok) return loaded;
   // Nodes are immutable, so the node read above is still right inside the transaction; only
   // its children (and the attempt, for a racing writer) must be read under the lock.
   const { node, run } = loaded.value;
+  if (spec.kind === "ack" && run.status === "aborted") return abortedRun(run.runId);
   const refused = spec.refuse?.({ ...loaded.value, attemptId, warnings: [] });
   if (refused) return refused;
   const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
   let committed: Recorded | null = null;
   const result = await deps.store.write(async (tx) => {
     const raced = await tx.getAttempt(claims.runId, claims.nodeId, attemptId, spec.kind);
-    if (raced) return replayRecorded(raced);
+    if (raced) return replay(raced, { digest, options });
     const decided = await spec.decide(tx, { ...loaded.value, attemptId, warnings });
-    await tx.append(decided.events);
+    await tx.append(withDigest(decided.events, digest));
     committed = decided;
     return ok(decided.response);
   });
@@ -99,4 +146,15 @@ export async function recordAttempt(
     if (done.progress) options.onProgress?.(done.progress);
   }
   return result;
+}
+
+/** An aborted run takes no more acknowledgements (checkpoints still add notes). */
+function abortedRun(runId: string): Result<never> {
+  return fail(
+    "RUN_ABORTED",
+    `Run ${
+      runLabel(runId)
+    } was aborted (abort_workflow); it takes no more steps. Start the workflow again to carry on, or use checkpoint_workflow to add notes.`,
+    { details: { runId: runLabel(runId) } },
+  );
 }

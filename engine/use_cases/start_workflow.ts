@@ -11,6 +11,7 @@ import {
   type PreferencesPatch,
   recommendationWarnings,
 } from "../preferences.ts";
+import { checkContext } from "../limits.ts";
 import { ok, type Result } from "../result.ts";
 import type { StepResponse } from "../responses.ts";
 import type { Warning } from "../workflow/catalog.ts";
@@ -51,6 +52,8 @@ export function startWorkflow(
   options: StartOptions = {},
 ): Promise<Result<StepResponse>> {
   return guard(async () => {
+    const checked = checkContext(input.context);
+    if (!checked.ok) return checked;
     const found = findWorkflow(await deps.workflows.load(), input.workflowId);
     if (!found.ok) return found;
     const workflow = found.value;

@@ -6,6 +6,7 @@
 import { hashJson } from "../hash.ts";
 import type { Capability, CapabilityNeed, WorkflowKind } from "../vocabulary.ts";
 import type { Condition, LoopConfig, UserDependency, ValidationCriteria } from "./schema.ts";
+import type { JobInputSpec, JobOutputSpec, JobReviewSpec } from "../deepwork/job.ts";
 
 /** Version of the compiled form; part of the hash so a format change never aliases. */
 export const COMPILED_FORMAT = 2;
@@ -64,6 +65,8 @@ export interface CompiledStep {
   userDependencies?: UserDependency[];
   /** Set on an injected capability probe: the capability it observes. */
   probe?: Capability;
+  /** Set on a step compiled from a DeepWork job: what it declares. */
+  job?: CompiledJobStep;
   /** Set when the author marked notes optional (a step with a contract never requires them). */
   notesOptional?: true;
   /** Assessments the acknowledgement must carry, in `assessmentRefs` order. */
@@ -72,6 +75,22 @@ export interface CompiledStep {
   consequences?: CompiledConsequence[];
   /** Context paths that must be set when the step is acknowledged. */
   requiredContext?: string[];
+}
+
+/** What a DeepWork job step declares, as runs check it. */
+export interface CompiledJobStep {
+  /** The job step ids this entry runs (several for a concurrent group; the first is primary). */
+  stepIds: string[];
+  /** Expected outputs (a concurrent group's, together). */
+  outputs: JobOutputSpec[];
+  /** Quality reviews. */
+  reviews: JobReviewSpec[];
+  /** What it reads. */
+  inputs: JobInputSpec[];
+  /** Hooks declared (not run). */
+  hooks: string[];
+  /** The nested workflow the step runs, as `job/workflow`. */
+  subWorkflow?: { job: string; workflow: string };
 }
 
 /** A loop as runs see it. */
@@ -141,6 +160,17 @@ export interface CompiledWorkflow {
   >;
   /** Steps and loops in order. */
   steps: CompiledNode[];
+  /** Set on a workflow compiled from a DeepWork job. */
+  job?: {
+    /** Job name. */
+    name: string;
+    /** Workflow name within the job. */
+    workflow: string;
+    /** Shared context for every step. */
+    commonJobInfo: string;
+    /** Shown when the workflow completes. */
+    postWorkflowInstructions?: string;
+  };
 }
 
 /**

@@ -12,7 +12,7 @@ import type {
   CompiledWorkflow,
 } from "./compiled.ts";
 import { evaluateCondition, readVar } from "./conditions.ts";
-import { fillPlaceholders } from "./render.ts";
+import { fillPlaceholders, missingPlaceholders } from "./render.ts";
 import { CAPABILITIES, type Capability, type CapabilityStatus } from "../vocabulary.ts";
 import { InvariantViolationError } from "../result.ts";
 
@@ -340,6 +340,18 @@ export function pendingStep(
   state: RunState,
   context: Record<string, unknown>,
 ): PendingStep | null {
+  return renderPending(compiled, state, context)?.pending ?? null;
+}
+
+/**
+ * {@linkcode pendingStep} with the placeholders its prompt had no value for (each rendered as
+ * `(not provided: name)`), in order, once each.
+ */
+export function renderPending(
+  compiled: CompiledWorkflow,
+  state: RunState,
+  context: Record<string, unknown>,
+): { pending: PendingStep; missing: string[] } | null {
   const s = readState(state);
   const step = currentStep(compiled, s);
   if (!step) return null;
@@ -355,10 +367,11 @@ export function pendingStep(
     }
   }
   const confirm = step.requireConfirmation;
+  const template = parts.join("\n\n");
   const pending: PendingStep = {
     stepId: step.id,
     title: step.title,
-    prompt: fillPlaceholders(parts.join("\n\n"), ctx),
+    prompt: fillPlaceholders(template, ctx),
     requireConfirmation: typeof confirm === "boolean" ? confirm : evaluateCondition(confirm, ctx),
   };
   if (step.agentRole !== undefined) pending.agentRole = step.agentRole;
@@ -384,7 +397,7 @@ export function pendingStep(
       maxIterations: loop.loop.maxIterations,
     };
   }
-  return pending;
+  return { pending, missing: missingPlaceholders(template, ctx) };
 }
 
 /** Whether an acknowledgement of `step` may leave out notes. */

@@ -40,17 +40,52 @@ function matchRows(ex: Executor, layer: TextLayer, query: SearchQuery) {
     WHERE search_outputs MATCH ${match} ORDER BY relevance LIMIT ${query.limit * 4}`.execute(ex);
 }
 
+const FTS_TABLES = ["search_titles", "search_tips", "search_outputs"] as const;
+
+/** `FROM … WHERE` of each table's rows whose source row is gone, in `FTS_TABLES` order. */
+const ORPHANS = [
+  sql`FROM search_titles WHERE search_titles.rowid NOT IN (SELECT rowid FROM runs)`,
+  sql`FROM search_tips WHERE search_tips.rowid NOT IN (SELECT rowid FROM runs)`,
+  sql`FROM search_outputs WHERE search_outputs.rowid NOT IN (SELECT rowid FROM outputs)`,
+];
+
+const sessionRuns = (sessionId: string) =>
+  sql`SELECT rowid FROM runs WHERE session_id = ${sessionId}`;
+const sessionOutputs = (sessionId: string) =>
+  sql`SELECT rowid FROM outputs
+    WHERE run_id IN (SELECT run_id FROM runs WHERE session_id = ${sessionId})`;
+
+async function unindexSession(tx: Executor, sessionId: string): Promise<void> {
+  await sql`DELETE FROM search_titles WHERE rowid IN (${sessionRuns(sessionId)})`.execute(tx);
+  await sql`DELETE FROM search_tips WHERE rowid IN (${sessionRuns(sessionId)})`.execute(tx);
+  await sql`DELETE FROM search_outputs WHERE rowid IN (${sessionOutputs(sessionId)})`.execute(tx);
+}
+
+/** Index rows keyed by their source (run id, or run and node id), since rowids change on a rebuild. */
+async function sessionTexts(ex: Executor, sessionId: string): Promise<string[]> {
+  const rows = await sql<{ line: string }>`
+    SELECT 'title ' || r.run_id || ' ' || t.text AS line
+      FROM search_titles t JOIN runs r ON r.rowid = t.rowid WHERE r.session_id = ${sessionId}
+    UNION ALL SELECT 'tip ' || r.run_id || ' ' || t.text
+      FROM search_tips t JOIN runs r ON r.rowid = t.rowid WHERE r.session_id = ${sessionId}
+    UNION ALL SELECT 'output ' || o.run_id || ' ' || o.node_id || ' ' || t.text
+      FROM search_outputs t JOIN outputs o ON o.rowid = t.rowid
+      WHERE o.run_id IN (SELECT run_id FROM runs WHERE session_id = ${sessionId})`.execute(ex);
+  return rows.rows.map((r) => r.line);
+}
+
 /** FTS5 search over the three tables. */
 export const fts5Search: FullTextSearch = {
   async indexRun(tx, runId) {
-    await sql`INSERT INTO search_titles(rowid, text)
+    // OR REPLACE: a stale row left at this rowid (a damaged index) yields to the source
+    await sql`INSERT OR REPLACE INTO search_titles(rowid, text)
       SELECT r.rowid, s.title || ' ' || CASE WHEN r.goal = s.title THEN '' ELSE coalesce(r.goal, '') END
         || ' ' || r.workflow_id
       FROM runs r JOIN sessions s ON s.session_id = r.session_id
       WHERE r.run_id = ${runId}`.execute(tx);
   },
   async indexOutput(tx, { runId, nodeId, text }) {
-    await sql`INSERT INTO search_outputs (rowid, text)
+    await sql`INSERT OR REPLACE INTO search_outputs (rowid, text)
       SELECT rowid, ${text} FROM outputs WHERE run_id = ${runId} AND node_id = ${nodeId}`
       .execute(tx);
     // The run's tip text, keyed by the run's rowid: one statement (FTS5 honours REPLACE).
@@ -68,6 +103,25 @@ export const fts5Search: FullTextSearch = {
       if (found.length >= query.limit) break;
     }
     return found;
+  },
+  unindexSession,
+  sessionTexts,
+  async orphanCount(ex) {
+    let n = 0;
+    for (const orphans of ORPHANS) {
+      const row = await sql<{ n: number }>`SELECT count(*) AS n ${orphans}`.execute(ex);
+      n += Number(row.rows[0]?.n ?? 0);
+    }
+    return n;
+  },
+  async dropOrphans(tx) {
+    let n = 0;
+    for (const [i, orphans] of ORPHANS.entries()) {
+      const result = await sql`DELETE FROM ${sql.table(FTS_TABLES[i]!)} WHERE rowid IN
+        (SELECT ${sql.table(FTS_TABLES[i]!)}.rowid ${orphans})`.execute(tx);
+      n += Number(result.numAffectedRows ?? 0);
+    }
+    return n;
   },
   async tipTexts(ex, runIds) {
     const rows = await sql<{ run_id: string; text: string }>`

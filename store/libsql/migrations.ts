@@ -6,6 +6,7 @@
 import type { Client } from "npm:@libsql/client@0.18.0";
 import { LibsqlDialect } from "npm:@libsql/kysely-libsql@0.4.1";
 import { Kysely, sql } from "npm:kysely@0.29.9";
+import type { SchemaStatus } from "../sql/dialect.ts";
 
 /** One migration: a function that brings the schema one step forward. */
 export interface Migration {
@@ -165,11 +166,118 @@ const resume: Migration = {
   },
 };
 
+/**
+ * Context stored once per change: `contexts` holds each distinct context of a run, and a node
+ * points at its row by `context_id` instead of carrying a copy. Rows written before keep their
+ * context inline and are read as they are.
+ */
+const contextRefs: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.createTable("contexts")
+      .addColumn("run_id", "text", (c) => c.notNull())
+      .addColumn("context_id", "text", (c) => c.notNull())
+      .addColumn("context", "text", (c) => c.notNull())
+      .addPrimaryKeyConstraint("contexts_pk", ["run_id", "context_id"])
+      .execute();
+    await db.schema.alterTable("nodes").addColumn("context_id", "text").execute();
+  },
+};
+
+/**
+ * Replays that differ: each attempt keeps the digest of the payload it was made with, so a
+ * replay carrying other notes can say so. Attempts recorded before have none.
+ */
+const payloadDigests: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable("attempts").addColumn("payload_digest", "text").execute();
+  },
+};
+
+/**
+ * Which bundles were imported, by the digest of the whole bundle, so importing one twice is a
+ * no-op; not a projection of the log (the log of an imported session is the bundle's).
+ */
+const bundleImports: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.createTable("bundle_imports")
+      .addColumn("bundle_digest", "text", (c) => c.primaryKey())
+      .addColumn("session_id", "text", (c) => c.notNull())
+      .addColumn("source_session_id", "text", (c) => c.notNull())
+      .addColumn("imported_at", "text", (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex("bundle_imports_by_session").on("bundle_imports")
+      .columns(["session_id"]).execute();
+  },
+};
+
+/**
+ * Nested runs and what is recorded at nodes: `run_links` (the projection of `run_stacked`: a
+ * run's stack, agent and parent run and node) and `node_events` (reviews, gaps and aborts, by
+ * node, for the viewer and the quality gate's attempt count).
+ */
+const deepwork: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.createTable("run_links")
+      .addColumn("run_id", "text", (c) => c.primaryKey())
+      .addColumn("session_id", "text", (c) => c.notNull())
+      .addColumn("agent_id", "text", (c) => c.notNull().defaultTo(""))
+      .addColumn("parent_run_id", "text")
+      .addColumn("parent_node_id", "text")
+      .addColumn("job_dir", "text")
+      .addColumn("created_seq", "integer", (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex("run_links_by_stack").on("run_links")
+      .columns(["session_id", "agent_id", "created_seq"]).execute();
+    await db.schema.createTable("node_events")
+      .addColumn("seq", "integer", (c) => c.primaryKey())
+      .addColumn("session_id", "text", (c) => c.notNull())
+      .addColumn("run_id", "text", (c) => c.notNull())
+      .addColumn("node_id", "text", (c) => c.notNull())
+      .addColumn("kind", "text", (c) => c.notNull())
+      .addColumn("payload", "text", (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex("node_events_by_node").on("node_events")
+      .columns(["run_id", "node_id", "seq"]).execute();
+  },
+};
+
 /** Every migration, by name; names sort in application order. */
 export const MIGRATIONS: Record<string, Migration> = {
   "0001_initial": initial,
   "0002_resume": resume,
+  "0003_context_refs": contextRefs,
+  "0004_payload_digests": payloadDigests,
+  "0005_bundle_imports": bundleImports,
+  "0006_deepwork": deepwork,
 };
+
+type Reader = Pick<Client, "execute">;
+
+/** Reads the schema status without changing anything (a database without the table is new). */
+export async function readSchemaStatus(client: Reader): Promise<SchemaStatus> {
+  const table = await client.execute(
+    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'waymark_migrations'",
+  );
+  const applied = table.rows.length === 0
+    ? []
+    : (await client.execute("SELECT name FROM waymark_migrations ORDER BY name")).rows
+      .map((r) => String(r.name));
+  const known = Object.keys(MIGRATIONS).sort();
+  return {
+    applied,
+    pending: known.filter((name) => !applied.includes(name)),
+    unknown: applied.filter((name) => !(name in MIGRATIONS)),
+  };
+}
+
+/** The refusal for a database written by a newer waymark. */
+export function newerSchemaMessage(unknown: readonly string[]): string {
+  return `this database was written by a newer waymark (it has migration${
+    unknown.length === 1 ? "" : "s"
+  } ${
+    unknown.join(", ")
+  }, which this version does not know); it was left untouched: upgrade waymark, or point --db at another database`;
+}
 
 /**
  * Brings a database to the latest schema. Everything happens in one `BEGIN IMMEDIATE`
@@ -184,8 +292,10 @@ export async function migrateToLatest(client: Client): Promise<void> {
       "CREATE TABLE IF NOT EXISTS waymark_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)",
     );
     const applied = new Set(
-      (await tx.execute("SELECT name FROM waymark_migrations")).rows.map((r) => r.name),
+      (await tx.execute("SELECT name FROM waymark_migrations")).rows.map((r) => String(r.name)),
     );
+    const unknown = [...applied].filter((name) => !(name in MIGRATIONS)).sort();
+    if (unknown.length > 0) throw new Error(newerSchemaMessage(unknown));
     const db = new Kysely<unknown>({ dialect: new LibsqlDialect({ client: tx as never }) });
     for (const name of Object.keys(MIGRATIONS).sort()) {
       if (applied.has(name)) continue;

@@ -1,6 +1,6 @@
 /**
  * The store on libSQL (a file by default, `:memory:`, or a libSQL server): the client with a
- * busy timeout, WAL for files, migrations, and the libSQL dialect (SQLite's busy errors, FTS5)
+ * busy timeout, WAL for files, migrations, and the libSQL dialect (SQLite's fault codes, FTS5)
  * for the shared SQL store. Writes run in `BEGIN IMMEDIATE` transactions (the Kysely dialect's
  * default), so writers in different processes queue on the busy timeout.
  * @module
@@ -8,11 +8,14 @@
 import { type Client, createClient } from "npm:@libsql/client@0.18.0";
 import { LibsqlDialect } from "npm:@libsql/kysely-libsql@0.4.1";
 import { Kysely } from "npm:kysely@0.29.9";
-import type { SqlDialect } from "../sql/dialect.ts";
+import type { MaintenanceDialect, SqlDialect } from "../sql/dialect.ts";
 import type { Database } from "../sql/schema.ts";
 import { createSqlStore, type SqlStore } from "../sql/store.ts";
+import { StorageBusyError } from "../../engine/mod.ts";
+import { isBusy, storageError } from "../storage_errors.ts";
 import { fts5Search } from "./fts.ts";
-import { migrateToLatest } from "./migrations.ts";
+import { libsqlMaintenance } from "./maintenance.ts";
+import { migrateToLatest, newerSchemaMessage, readSchemaStatus } from "./migrations.ts";
 
 /** Options for {@linkcode openStore}. */
 export interface OpenStoreOptions {
@@ -20,24 +23,29 @@ export interface OpenStoreOptions {
   busyTimeoutMs?: number;
   /** Current time, for event timestamps. */
   now?: () => string;
+  /**
+   * Whether to bring the schema to the latest version (default true). Doctor opens without
+   * migrating, so it reports what it finds instead of changing it.
+   */
+  migrate?: boolean;
 }
 
 /** The libSQL store: the port plus what adapters (viewer, CLI) need besides. */
 export interface SqliteStore extends SqlStore {
   /** The underlying client. */
   readonly client: Client;
+  /** libSQL's parts for doctor, gc and backup. */
+  readonly maintenance: MaintenanceDialect;
   /** Closes the database. */
   close(): Promise<void>;
 }
 
-function isBusy(error: unknown): boolean {
-  const text = String((error as { code?: string })?.code ?? "") +
-    String((error as Error)?.message ?? "");
-  return /SQLITE_BUSY|database is locked/i.test(text);
-}
-
 /** libSQL's parts of the SQL store. */
-export const libsqlDialect: SqlDialect = { isBusy, search: fts5Search };
+export const libsqlDialect: SqlDialect = {
+  storageError,
+  isBusy: (error) => error instanceof StorageBusyError || isBusy(error),
+  search: fts5Search,
+};
 
 /**
  * Runs `fn`, retrying while the database is locked by another process, for up to `timeoutMs`.
@@ -62,17 +70,24 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     { url, timeout: busyTimeoutMs } as Parameters<typeof createClient>[0],
   );
   await withBusyRetry(busyTimeoutMs, async () => {
+    // A database from a newer waymark is refused before anything touches it.
+    const { unknown } = await readSchemaStatus(client);
+    if (unknown.length > 0) {
+      client.close();
+      throw new Error(`${url}: ${newerSchemaMessage(unknown)}`);
+    }
     if (url.startsWith("file:")) {
       await client.execute("PRAGMA journal_mode = WAL");
       await client.execute("PRAGMA synchronous = NORMAL");
     }
-    await migrateToLatest(client);
+    if (options.migrate !== false) await migrateToLatest(client);
   });
   const db = new Kysely<Database>({ dialect: new LibsqlDialect({ client: client as never }) });
   const now = options.now ?? (() => new Date().toISOString());
   return {
-    ...createSqlStore(db, { dialect: libsqlDialect, now }),
+    ...createSqlStore(db, { dialect: libsqlDialect, now, location: url.replace(/^file:/, "") }),
     client,
+    maintenance: libsqlMaintenance(url, client),
     async close() {
       await db.destroy();
       client.close();

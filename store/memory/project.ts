@@ -6,6 +6,7 @@
  * @module
  */
 import type { DomainEvent } from "../../engine/mod.ts";
+import { type LoggedEvent, loggedEvents, type LoggedNodeCreated } from "../sql/context_refs.ts";
 import { key, type NodeRow, type Tables } from "./tables.ts";
 import { searchText } from "./text.ts";
 
@@ -28,7 +29,8 @@ function insert<T>(table: Map<string, T>, name: string, id: string, row: T): voi
 /** Appends `events` to `tables` and updates every projection, all stamped `at`. */
 export function appendEvents(tables: Tables, events: readonly DomainEvent[], at: string): void {
   if (events.length === 0) return;
-  for (const event of events) {
+  const logged = loggedEvents(events, (runId, id) => tables.contexts.has(key(runId, id)));
+  for (const event of logged) {
     const seq = ++tables.seq;
     tables.events.push({
       seq,
@@ -51,7 +53,7 @@ export function appendEvents(tables: Tables, events: readonly DomainEvent[], at:
   }
 }
 
-function project(tables: Tables, event: DomainEvent, stamp: { seq: number; at: string }): void {
+function project(tables: Tables, event: LoggedEvent, stamp: { seq: number; at: string }): void {
   const { seq, at } = stamp;
   switch (event.kind) {
     case "session_created":
@@ -90,8 +92,21 @@ function project(tables: Tables, event: DomainEvent, stamp: { seq: number; at: s
       return recordOutput(tables, event, seq);
     case "observation_recorded":
       return observe(tables, event, stamp);
-    case "preference_changed":
+    case "run_stacked":
+      return insert(tables.runLinks, "run_links", event.runId, {
+        runId: event.runId,
+        sessionId: event.sessionId,
+        agentId: event.agentId ?? "",
+        parentRunId: event.parentRunId,
+        parentNodeId: event.parentNodeId,
+        jobDir: event.jobDir,
+        createdSeq: seq,
+      });
+    case "run_aborted":
+    case "review_recorded":
     case "gap_recorded":
+      return recordNodeEvent(tables, event, stamp);
+    case "preference_changed":
     case "capability_observed":
     case "divergence_recorded":
     case "assessment_recorded":
@@ -109,6 +124,7 @@ function project(tables: Tables, event: DomainEvent, stamp: { seq: number; at: s
         outcome: event.kind === "advance_recorded" ? event.outcome : "checkpointed",
         resultNodeId: event.resultNodeId,
         response: event.response,
+        payloadDigest: event.payloadDigest ?? null,
         createdSeq: seq,
       });
     }
@@ -146,9 +162,13 @@ function startRun(
 
 function createNode(
   tables: Tables,
-  event: Extract<DomainEvent, { kind: "node_created" }>,
+  event: LoggedNodeCreated,
   stamp: { seq: number; at: string },
 ): void {
+  const contextId = event.contextId!;
+  if (event.context) {
+    tables.contexts.set(key(event.runId, contextId), JSON.stringify(event.context));
+  }
   const parent = event.parentId === null
     ? undefined
     : tables.nodes.get(key(event.runId, event.parentId));
@@ -160,7 +180,7 @@ function createNode(
     nodeKind: event.nodeKind,
     depth: event.depth,
     state: JSON.stringify(event.state),
-    context: JSON.stringify(event.context),
+    contextId,
     preferences: JSON.stringify(event.preferences),
     pendingStepId: event.pendingStepId,
     createdSeq: stamp.seq,
@@ -198,6 +218,23 @@ function recordOutput(
   });
   const run = tables.runs.get(event.runId);
   if (run) tables.runs.set(event.runId, { ...run, tipText: text });
+}
+
+function recordNodeEvent(
+  tables: Tables,
+  event: Extract<DomainEvent, { kind: "run_aborted" | "review_recorded" | "gap_recorded" }>,
+  stamp: { seq: number; at: string },
+): void {
+  tables.nodeEvents.push({
+    seq: stamp.seq,
+    runId: event.runId,
+    nodeId: event.nodeId,
+    payload: JSON.stringify(event),
+  });
+  const run = tables.runs.get(event.runId);
+  if (event.kind === "run_aborted" && run) {
+    tables.runs.set(event.runId, { ...run, status: "aborted", updatedAt: stamp.at });
+  }
 }
 
 function observe(

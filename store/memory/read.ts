@@ -15,6 +15,7 @@ import type {
 import { key, type NodeRow, type Tables } from "./tables.ts";
 import { getSession, listSessions, searchRuns } from "./search.ts";
 import { checkSnapshotHash, decodeNode, decodeSnapshot } from "../sql/rows.ts";
+import { findStackSession, getBranchOutputs, getNodeEvents, getStack } from "./stack.ts";
 
 /** Snapshot rows whose hash was checked (rows are immutable, so once is enough). */
 const checked = new WeakSet<object>();
@@ -31,7 +32,7 @@ function toNode(tables: Tables, row: NodeRow): NodeRecord {
     node_kind: row.nodeKind,
     depth: row.depth,
     state: row.state,
-    context: row.context,
+    context: tables.contexts.get(key(row.runId, row.contextId)),
     preferences: row.preferences,
     pending_step_id: row.pendingStepId,
     edge_kind: edge?.edgeKind ?? null,
@@ -52,6 +53,7 @@ function getRun(tables: Tables, runId: string): RunRecord | null {
     workflowId: run.workflowId,
     workflowHash: run.workflowHash,
     corrupt: session.health === "corrupt",
+    status: run.status,
     observed: observed
       ? { workspace: run.workspace, gitBranch: run.gitBranch, gitHeadSha: run.gitHeadSha }
       : null,
@@ -70,9 +72,11 @@ function getAttempt(
     nodeId: row.nodeId,
     attemptId: row.attemptId,
     outcome: row.outcome,
+    resultNodeId: row.resultNodeId,
     response: row.response,
     sessionId: session.sessionId,
     corrupt: session.health === "corrupt",
+    payloadDigest: row.payloadDigest,
   };
 }
 
@@ -155,5 +159,11 @@ export function reader(current: () => Tables): StoreReader {
     searchRuns: (layer, query) => Promise.resolve(searchRuns(current(), { layer, query })),
     listSessions: (options) => Promise.resolve(listSessions(current(), options)),
     getSession: (sessionId) => Promise.resolve(getSession(current(), sessionId)),
+    getStack: (sessionId, agentId) => Promise.resolve(getStack(current(), { sessionId, agentId })),
+    findStackSession: (workspace, agentId) =>
+      Promise.resolve(findStackSession(current(), { workspace, agentId })),
+    getNodeEvents: (runId, nodeId) => Promise.resolve(getNodeEvents(current(), { runId, nodeId })),
+    getBranchOutputs: (runId, nodeId, limit) =>
+      Promise.resolve(getBranchOutputs(current(), { runId, nodeId, limit })),
   };
 }

@@ -91,7 +91,11 @@ function toHit(tables: Tables, found: Found): RunHit | null {
     sessionKind: session.kind,
     corrupt: session.health === "corrupt",
     workflowId: run.workflowId,
-    status: tip.pendingStepId === null ? "complete" : "running",
+    status: run.status === "aborted"
+      ? "aborted"
+      : tip.pendingStepId === null
+      ? "complete"
+      : "running",
     updatedAt: run.updatedAt,
     tipNodeId: tip.nodeId,
     tipPendingStepId: tip.pendingStepId,

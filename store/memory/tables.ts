@@ -65,7 +65,8 @@ export interface NodeRow {
   nodeKind: NodeKind;
   depth: number;
   state: string;
-  context: string;
+  /** The node's context in {@linkcode Tables.contexts} (stored once per change, as in libSQL). */
+  contextId: string;
   preferences: string;
   pendingStepId: string | null;
   createdSeq: number;
@@ -91,6 +92,8 @@ export interface AttemptRow {
   outcome: AttemptOutcome;
   resultNodeId: string;
   response: string;
+  /** The digest of the payload the attempt was made with. */
+  payloadDigest: string | null;
   createdSeq: number;
 }
 
@@ -117,6 +120,26 @@ export interface ObservationRow {
   at: string;
 }
 
+/** A run on a workflow stack. */
+export interface RunLinkRow {
+  runId: string;
+  sessionId: string;
+  /** `""` for the main agent, as the libSQL column. */
+  agentId: string;
+  parentRunId: string | null;
+  parentNodeId: string | null;
+  jobDir: string | null;
+  createdSeq: number;
+}
+
+/** An event recorded at a node (review, gap, abort), as JSON. */
+export interface NodeEventRow {
+  seq: number;
+  runId: string;
+  nodeId: string;
+  payload: string;
+}
+
 /** A pinned compiled workflow, as JSON text. */
 export interface SnapshotRow {
   workflowHash: string;
@@ -134,12 +157,18 @@ export interface Tables {
   runs: Map<string, RunRow>;
   snapshots: Map<string, SnapshotRow>;
   nodes: Map<string, NodeRow>;
+  /** Each distinct context of a run, as JSON text, by `run:contextId`. */
+  contexts: Map<string, string>;
   /** Child node ids by `run:parent`, oldest first (the `nodes_by_parent` index). */
   children: Map<string, readonly string[]>;
   edges: Map<string, EdgeRow>;
   attempts: Map<string, AttemptRow>;
   outputs: Map<string, OutputRow>;
   observations: ObservationRow[];
+  /** Stacked runs by run id. */
+  runLinks: Map<string, RunLinkRow>;
+  /** Node events in log order. */
+  nodeEvents: NodeEventRow[];
 }
 
 /** Row counts under the libSQL store's table names, as its `counts()` reports them. */
@@ -163,11 +192,14 @@ export function emptyTables(): Tables {
     runs: new Map(),
     snapshots: new Map(),
     nodes: new Map(),
+    contexts: new Map(),
     children: new Map(),
     edges: new Map(),
     attempts: new Map(),
     outputs: new Map(),
     observations: [],
+    runLinks: new Map(),
+    nodeEvents: [],
   };
 }
 
@@ -180,11 +212,14 @@ export function copyTables(tables: Tables): Tables {
     runs: new Map(tables.runs),
     snapshots: new Map(tables.snapshots),
     nodes: new Map(tables.nodes),
+    contexts: new Map(tables.contexts),
     children: new Map(tables.children),
     edges: new Map(tables.edges),
     attempts: new Map(tables.attempts),
     outputs: new Map(tables.outputs),
     observations: [...tables.observations],
+    runLinks: new Map(tables.runLinks),
+    nodeEvents: [...tables.nodeEvents],
   };
 }
 

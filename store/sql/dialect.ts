@@ -1,6 +1,6 @@
 /**
- * What a SQL dialect supplies beside the shared Kysely code: how it recognises a locked
- * database, and its full-text search (the index writes and the matching reads). Each dialect
+ * What a SQL dialect supplies beside the shared Kysely code: how it names its driver's storage
+ * faults (locked, full, read-only, damaged), and its full-text search (the index writes and the matching reads). Each dialect
  * (`store/libsql/`, later PostgreSQL) implements this once; shared code never asks which
  * dialect it runs on.
  * @module
@@ -34,11 +34,57 @@ export interface FullTextSearch {
   match(ex: Executor, layer: TextLayer, query: SearchQuery): Promise<TextMatch[]>;
   /** The indexed latest-notes text of the given runs, by run id (runs without notes absent). */
   tipTexts(ex: Executor, runIds: readonly string[]): Promise<Map<string, string>>;
+  /** Removes a session's index rows; runs before its runs and outputs are deleted. */
+  unindexSession(tx: Executor, sessionId: string): Promise<void>;
+  /** A session's index rows as comparable lines (layer, source key, text), for doctor. */
+  sessionTexts(ex: Executor, sessionId: string): Promise<string[]>;
+  /** Index rows whose source row is gone. */
+  orphanCount(ex: Executor): Promise<number>;
+  /** Deletes index rows whose source row is gone; returns how many. */
+  dropOrphans(tx: Executor): Promise<number>;
+}
+
+/** Where a database's schema stands against the migrations this waymark knows. */
+export interface SchemaStatus {
+  /** Migrations recorded in the database, in name order. */
+  applied: string[];
+  /** Known migrations not applied yet (an older database: opening it migrates forward). */
+  pending: string[];
+  /** Applied migrations this waymark does not know (a database from a newer waymark). */
+  unknown: string[];
+}
+
+/**
+ * What a dialect does for the maintenance commands (doctor, gc, backup) beside the shared
+ * code: the database's own checks, compaction, copies, and the files beside the database.
+ */
+export interface MaintenanceDialect {
+  /** The database engine's consistency checks; each problem one line, none when sound. */
+  integrityCheck(ex: Executor): Promise<string[]>;
+  /** Gives free space back to the file system. */
+  vacuum(ex: Executor): Promise<void>;
+  /** Writes a consistent copy of the database to a new file while others keep writing. */
+  backupTo(ex: Executor, file: string): Promise<void>;
+  /** Bytes the database takes, or `null` when unknown. */
+  databaseBytes(ex: Executor): Promise<number | null>;
+  /** Bytes of the write-ahead log beside the database, or `null` when there is none. */
+  walBytes(): Promise<number | null>;
+  /** Moves the write-ahead log into the database and truncates it. */
+  checkpointWal(ex: Executor): Promise<void>;
+  /** The schema's migrations, applied, pending and unknown; changes nothing. */
+  schemaStatus(): Promise<SchemaStatus>;
+  /** Applies pending migrations (in one transaction). */
+  migrate(): Promise<void>;
 }
 
 /** The dialect-specific parts of a SQL store. */
 export interface SqlDialect {
-  /** Whether an error means another writer held the database past the busy timeout. */
+  /**
+   * The engine's storage error a driver error stands for (busy, full, read-only, damaged), or
+   * the error itself when it is none of those; `location` names the database in messages.
+   */
+  storageError(error: unknown, context: { location: string }): unknown;
+  /** Whether an error (a driver's, or the mapped one) means another writer holds the lock. */
   isBusy(error: unknown): boolean;
   /** Full-text search. */
   search: FullTextSearch;

@@ -3,7 +3,7 @@
  * and the preferred-tip rule, written once.
  * @module
  */
-import { type Kysely, type RawBuilder, sql } from "npm:kysely@0.29.9";
+import { type AliasedRawBuilder, type Kysely, type RawBuilder, sql } from "npm:kysely@0.29.9";
 import type { NodeKind } from "../../engine/mod.ts";
 import type { Database } from "./schema.ts";
 
@@ -14,7 +14,16 @@ const withOutputs = (ex: Executor) =>
   ex.selectFrom("nodes as n").leftJoin(
     "outputs as o",
     (j) => j.onRef("o.run_id", "=", "n.run_id").onRef("o.node_id", "=", "n.node_id"),
+  ).leftJoin(
+    "contexts as c",
+    (j) => j.onRef("c.run_id", "=", "n.run_id").onRef("c.context_id", "=", "n.context_id"),
   );
+
+/** A node's context text: its `contexts` row (`c`), or the row's own copy written before them. */
+export const NODE_CONTEXT: AliasedRawBuilder<string, "context"> = sql<
+  string
+>`coalesce(c.context, n.context)`
+  .as("context");
 const withParent = (ex: Executor) =>
   withOutputs(ex).leftJoin(
     "nodes as p",
@@ -26,7 +35,10 @@ const withEdges = (ex: Executor) =>
     (j) => j.onRef("e.run_id", "=", "n.run_id").onRef("e.to_id", "=", "n.node_id"),
   );
 
-/** Nodes (`n`) with the output recorded on arrival at each (`o`, left joined). */
+/**
+ * Nodes (`n`) with the output recorded on arrival at each (`o`) and their context row (`c`),
+ * both left joined; select a node's context as {@linkcode NODE_CONTEXT}.
+ */
 export function nodesWithOutputs(ex: Executor): ReturnType<typeof withOutputs> {
   return withOutputs(ex);
 }

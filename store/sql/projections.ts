@@ -4,7 +4,7 @@
  * @module
  */
 import { sql } from "npm:kysely@0.29.9";
-import type { DomainEvent } from "../../engine/mod.ts";
+import type { LoggedEvent } from "./context_refs.ts";
 import type { FullTextSearch } from "./dialect.ts";
 import { type Executor, isTipCandidate } from "./graph_sql.ts";
 import { digest } from "./rows.ts";
@@ -22,7 +22,7 @@ export interface ProjectionScope {
   at: string;
 }
 
-type EventOf<K extends DomainEvent["kind"]> = Extract<DomainEvent, { kind: K }>;
+type EventOf<K extends LoggedEvent["kind"]> = Extract<LoggedEvent, { kind: K }>;
 
 async function sessionCreated(s: ProjectionScope, event: EventOf<"session_created">) {
   await s.tx.insertInto("sessions").values({
@@ -63,6 +63,14 @@ async function workflowPinned(s: ProjectionScope, event: EventOf<"workflow_pinne
 }
 
 async function nodeCreated(s: ProjectionScope, event: EventOf<"node_created">) {
+  const { contextId } = event;
+  if (contextId && event.context) {
+    await s.tx.insertInto("contexts").values({
+      run_id: event.runId,
+      context_id: contextId,
+      context: JSON.stringify(event.context),
+    }).onConflict((oc) => oc.doNothing()).execute();
+  }
   await s.tx.insertInto("nodes").values({
     run_id: event.runId,
     node_id: event.nodeId,
@@ -71,7 +79,9 @@ async function nodeCreated(s: ProjectionScope, event: EventOf<"node_created">) {
     node_kind: event.nodeKind,
     depth: event.depth,
     state: JSON.stringify(event.state),
-    context: JSON.stringify(event.context),
+    // by reference, or inline as logged before context ids
+    context: contextId ? "" : JSON.stringify(event.context),
+    context_id: contextId ?? null,
     preferences: JSON.stringify(event.preferences),
     pending_step_id: event.pendingStepId,
     is_complete: event.pendingStepId === null ? 1 : 0,
@@ -137,11 +147,42 @@ async function attemptRecorded(
     response: event.response,
     response_digest: digest(event.response),
     created_seq: s.seq,
+    payload_digest: event.payloadDigest ?? null,
   }).execute();
 }
 
-/** Updates the projections for one event just appended. */
-export async function project(scope: ProjectionScope, event: DomainEvent): Promise<void> {
+async function runStacked(s: ProjectionScope, event: EventOf<"run_stacked">) {
+  await s.tx.insertInto("run_links").values({
+    run_id: event.runId,
+    session_id: event.sessionId,
+    agent_id: event.agentId ?? "",
+    parent_run_id: event.parentRunId,
+    parent_node_id: event.parentNodeId,
+    job_dir: event.jobDir,
+    created_seq: s.seq,
+  }).execute();
+}
+
+async function nodeEvent(
+  s: ProjectionScope,
+  event: EventOf<"run_aborted" | "review_recorded" | "gap_recorded">,
+) {
+  await s.tx.insertInto("node_events").values({
+    seq: s.seq,
+    session_id: event.sessionId,
+    run_id: event.runId,
+    node_id: event.nodeId,
+    kind: event.kind,
+    payload: JSON.stringify(event),
+  }).execute();
+  if (event.kind === "run_aborted") {
+    await s.tx.updateTable("runs").set({ status: "aborted", updated_at: s.at })
+      .where("run_id", "=", event.runId).execute();
+  }
+}
+
+/** Updates the projections for one event just appended (as logged). */
+export async function project(scope: ProjectionScope, event: LoggedEvent): Promise<void> {
   switch (event.kind) {
     case "session_created":
       return await sessionCreated(scope, event);
@@ -167,8 +208,13 @@ export async function project(scope: ProjectionScope, event: DomainEvent): Promi
     case "advance_recorded":
     case "checkpoint_recorded":
       return await attemptRecorded(scope, event);
-    case "preference_changed":
+    case "run_stacked":
+      return await runStacked(scope, event);
+    case "run_aborted":
+    case "review_recorded":
     case "gap_recorded":
+      return await nodeEvent(scope, event);
+    case "preference_changed":
     case "capability_observed":
     case "divergence_recorded":
     case "assessment_recorded":

@@ -10,7 +10,9 @@ import {
   type AttemptRecord,
   type CompiledWorkflow,
   InvariantViolationError,
+  isMember,
   type NodeKind,
+  RUN_STATUSES,
   type RunRecord,
   StorageCorruptionError,
   type StoreReader,
@@ -19,6 +21,7 @@ import type { ReadScope } from "./dialect.ts";
 import {
   ancestorsCte,
   type Executor,
+  NODE_CONTEXT,
   nodesWithEdges,
   NOT_A_BRANCH,
   preferredTipId,
@@ -26,6 +29,7 @@ import {
 import { decodeAttempt, decodeNode, decodePinnedSnapshot, decodeSnapshot } from "./rows.ts";
 import { getSession, listSessions } from "./sessions.ts";
 import { searchRuns } from "./search.ts";
+import { findStackSession, getBranchOutputs, getNodeEvents, getStack } from "./stack_reads.ts";
 
 /** What readers on one database share. */
 export interface ReaderShared {
@@ -45,7 +49,7 @@ function nodeQuery(ex: Executor) {
     "n.node_kind",
     "n.depth",
     "n.state",
-    "n.context",
+    NODE_CONTEXT,
     "n.preferences",
     "n.pending_step_id",
     "e.edge_kind",
@@ -63,6 +67,7 @@ async function getRun(ex: Executor, runId: string): Promise<RunRecord | null> {
       "r.session_id",
       "r.workflow_id",
       "r.workflow_hash",
+      "r.status",
       "s.health",
       "r.workspace",
       "r.git_branch",
@@ -77,6 +82,7 @@ async function getRun(ex: Executor, runId: string): Promise<RunRecord | null> {
     workflowId: row.workflow_id,
     workflowHash: row.workflow_hash,
     corrupt: row.health === "corrupt",
+    status: isMember(RUN_STATUSES, row.status) ? row.status : "running",
     observed: observed
       ? { workspace: row.workspace, gitBranch: row.git_branch, gitHeadSha: row.git_head_sha }
       : null,
@@ -95,8 +101,10 @@ async function getAttempt(
       "a.node_id",
       "a.attempt_id",
       "a.outcome",
+      "a.result_node_id",
       "a.response",
       "a.response_digest",
+      "a.payload_digest",
       "s.session_id",
       "s.health",
     ])
@@ -154,7 +162,16 @@ async function getSnapshot(
   hash: string,
 ): Promise<CompiledWorkflow | null> {
   const cached = shared.snapshots.get(hash);
-  if (cached) return cached;
+  if (cached && ex === shared.db) return cached;
+  if (cached) {
+    // Inside a write the row decides: `waymark gc` removes snapshots no run uses any more, and
+    // a run pinned on a cached copy alone would have none.
+    const row = await ex.selectFrom("workflow_snapshots").select("workflow_hash")
+      .where("workflow_hash", "=", hash).executeTakeFirst();
+    if (row) return cached;
+    shared.snapshots.delete(hash);
+    return null;
+  }
   // Checked against its hash once per process: runs execute what they were pinned to.
   const row = await ex.selectFrom("workflow_snapshots").select("compiled")
     .where("workflow_hash", "=", hash).executeTakeFirst();
@@ -201,5 +218,9 @@ export function createReader(scope: ReadScope, shared: ReaderShared): StoreReade
     searchRuns: (layer, query) => searchRuns(scope, { layer, query }),
     listSessions: (options) => listSessions(ex, options),
     getSession: (sessionId) => getSession(scope, sessionId),
+    getStack: (sessionId, agentId) => getStack(ex, { sessionId, agentId }),
+    findStackSession: (workspace, agentId) => findStackSession(ex, { workspace, agentId }),
+    getNodeEvents: (runId, nodeId) => getNodeEvents(ex, { runId, nodeId }),
+    getBranchOutputs: (runId, nodeId, limit) => getBranchOutputs(ex, { runId, nodeId, limit }),
   };
 }

@@ -46,8 +46,14 @@ function jsonText<T extends z.ZodType>(schema: T) {
 
 /** `nodes.state`: a v1 (`{v: 1, pc}`) or v2 interpreter state; the interpreter reads both. */
 export const stateColumn = z.looseObject({ pc: z.number() });
-/** `nodes.context`: an object of context variables. */
-export const contextColumn = z.record(z.string(), z.unknown());
+/**
+ * `nodes.context`: an object of context variables, kept exactly as parsed (a schema's copy would
+ * drop a `__proto__` key, which is data here).
+ */
+export const contextColumn = z.custom<Record<string, unknown>>(
+  (value) => value !== null && typeof value === "object" && !Array.isArray(value),
+  { message: "is not an object" },
+);
 /** `nodes.preferences`: the preferences in effect (unknown keys are dropped). */
 export const preferencesColumn = z.object({
   autonomy: autonomySchema,
@@ -60,6 +66,8 @@ export const responseColumn = z.looseObject({
   blockers: z.array(z.unknown()).optional(),
   gaps: z.array(z.unknown()).optional(),
 });
+/** `node_events.payload`, as the viewer reads it: an event with its kind. */
+export const eventColumn = z.looseObject({ kind: z.string() });
 /** `workflow_snapshots.compiled`, before normalisation to the current compiled format. */
 const snapshotColumn = z.looseObject({ id: z.string(), steps: z.array(z.unknown()) });
 
@@ -130,10 +138,14 @@ export interface StoredAttemptRow {
   attempt_id: string;
   /** `attempts.outcome`. */
   outcome: string;
+  /** `attempts.result_node_id`. */
+  result_node_id: string;
   /** `attempts.response`. */
   response: string;
   /** `attempts.response_digest`. */
   response_digest: string;
+  /** `attempts.payload_digest`. */
+  payload_digest: string | null;
   /** The run's session. */
   session_id: string;
   /** `sessions.health`. */
@@ -162,9 +174,11 @@ export function decodeAttempt(row: StoredAttemptRow): AttemptRecord {
     nodeId: row.node_id,
     attemptId: row.attempt_id,
     outcome: outcome.data,
+    resultNodeId: row.result_node_id,
     response: row.response,
     sessionId: row.session_id,
     corrupt: row.health === "corrupt",
+    payloadDigest: row.payload_digest,
   };
 }
 

@@ -67,7 +67,10 @@ export interface NodesTable {
   node_kind: string;
   depth: number;
   state: string;
+  /** The context inline (rows written before `0003_context_refs`), or `''` with `context_id`. */
   context: string;
+  /** The node's context in `contexts`, or `null` for a row that keeps it inline. */
+  context_id: string | null;
   preferences: string;
   pending_step_id: string | null;
   is_complete: number;
@@ -75,6 +78,14 @@ export interface NodesTable {
   created_at: string;
   /** Step nodes from the root to this node, itself included. */
   step_count: Generated<number>;
+}
+
+/** Each distinct context of a run, once: nodes point at it by `context_id`. */
+export interface ContextsTable {
+  run_id: string;
+  /** `sha256` of `context`. */
+  context_id: string;
+  context: string;
 }
 
 /** Run graph edges. */
@@ -97,6 +108,8 @@ export interface AttemptsTable {
   response: string;
   response_digest: string;
   created_seq: number;
+  /** The digest of the payload the attempt was made with (`null` before `0004`). */
+  payload_digest: string | null;
 }
 
 /** Durable outputs, attached to the node they led to. */
@@ -121,10 +134,42 @@ export interface ObservationsTable {
   at: string;
 }
 
+/** Runs on a workflow stack (the projection of `run_stacked`). */
+export interface RunLinksTable {
+  run_id: string;
+  session_id: string;
+  /** The sub-agent whose stack it is; `""` for the main agent. */
+  agent_id: string;
+  parent_run_id: string | null;
+  parent_node_id: string | null;
+  job_dir: string | null;
+  created_seq: number;
+}
+
+/** Events recorded at a node that the viewer shows there: reviews, gaps, an abort. */
+export interface NodeEventsTable {
+  seq: number;
+  session_id: string;
+  run_id: string;
+  node_id: string;
+  kind: string;
+  payload: string;
+}
+
 /** An FTS5 table; `rowid` ties each row to its source row. */
 export interface SearchTable {
   rowid: number;
   text: string;
+}
+
+/** Bundles imported, by the digest of the whole bundle (not a projection of the log). */
+export interface BundleImportsTable {
+  bundle_digest: string;
+  /** The session the bundle became here (re-keyed when its id was taken). */
+  session_id: string;
+  /** The session id inside the bundle. */
+  source_session_id: string;
+  imported_at: string;
 }
 
 /** The whole schema. */
@@ -134,14 +179,19 @@ export interface Database {
   runs: RunsTable;
   workflow_snapshots: WorkflowSnapshotsTable;
   nodes: NodesTable;
+  contexts: ContextsTable;
   edges: EdgesTable;
   attempts: AttemptsTable;
   outputs: OutputsTable;
   observations: ObservationsTable;
+  run_links: RunLinksTable;
+  node_events: NodeEventsTable;
   /** Layer 1: session title, goal and workflow id, by `runs.rowid`. */
   search_titles: SearchTable;
   /** Layer 2: the run's latest notes and artifact preview, by `runs.rowid`. */
   search_tips: SearchTable;
   /** Layer 3: every output, by `outputs.rowid`. */
   search_outputs: SearchTable;
+  /** Bundles imported (`waymark import`). */
+  bundle_imports: BundleImportsTable;
 }

@@ -36,6 +36,7 @@ interface HitRow {
   kind: string;
   health: string;
   workflow_id: string;
+  run_status: string;
   updated_at: string;
   last_node_id: string;
   pending_step_id: string | null;
@@ -60,6 +61,7 @@ async function hydrate(ex: Executor, runIds: readonly string[]): Promise<Map<str
       "s.kind",
       "s.health",
       "r.workflow_id",
+      "r.status as run_status",
       "r.updated_at",
       "n.node_id as last_node_id",
       "n.pending_step_id",
@@ -79,7 +81,11 @@ function toHit(row: HitRow, match: TextMatch, tipText: string | undefined): RunH
     sessionKind: decodeSessionKind(row.kind),
     corrupt: row.health === "corrupt",
     workflowId: row.workflow_id,
-    status: row.pending_step_id === null ? "complete" : "running",
+    status: row.run_status === "aborted"
+      ? "aborted"
+      : row.pending_step_id === null
+      ? "complete"
+      : "running",
     updatedAt: row.updated_at,
     tipNodeId: row.last_node_id,
     tipPendingStepId: row.pending_step_id,

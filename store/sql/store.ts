@@ -7,6 +7,7 @@
 import { type Kysely, sql } from "npm:kysely@0.29.9";
 import type { CompiledWorkflow, Store } from "../../engine/mod.ts";
 import type { SqlDialect } from "./dialect.ts";
+import { withStorageFaults } from "./faults.ts";
 import { createReader } from "./reader.ts";
 import type { Database } from "./schema.ts";
 import { createWrite } from "./writer.ts";
@@ -15,6 +16,8 @@ import { createWrite } from "./writer.ts";
 export interface SqlStore extends Store {
   /** The typed query builder, for read-only adapters. */
   readonly db: Kysely<Database>;
+  /** The dialect's parts (busy errors, full-text search), for maintenance code. */
+  readonly dialect: SqlDialect;
   /** Row counts of the main tables (diagnostics and tests). */
   counts(): Promise<Record<keyof Database, number>>;
 }
@@ -40,17 +43,21 @@ async function counts(db: Kysely<Database>): Promise<Record<keyof Database, numb
   return out;
 }
 
-/** The store on an opened, migrated database. */
+/**
+ * The store on an opened, migrated database; `location` (the file or URL) names it in storage
+ * errors.
+ */
 export function createSqlStore(
   db: Kysely<Database>,
-  options: { dialect: SqlDialect; now: () => string },
+  options: { dialect: SqlDialect; now: () => string; location: string },
 ): SqlStore {
   const shared = { db, snapshots: new Map<string, CompiledWorkflow>() };
-  const { dialect, now } = options;
-  return {
+  const { dialect, now, location } = options;
+  return withStorageFaults({
     ...createReader({ ex: db, search: dialect.search }, shared),
     db,
+    dialect,
     write: createWrite(db, { dialect, now, shared }),
     counts: () => counts(db),
-  };
+  }, { dialect, location, db });
 }

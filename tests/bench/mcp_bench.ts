@@ -28,6 +28,7 @@ import { RpcError, StdioRpc } from "./stdio_rpc.ts";
 import { LONG_ID, longWorkflow, r3, type Stats, stats } from "./common.ts";
 import { TARGET_VIEWER_MS, VIEWER_SESSION, viewerBench, viewerJson } from "./viewer_bench.ts";
 import { resumeBench, resumeJson, resumeReport } from "./resume_bench.ts";
+import { deepworkBench, deepworkJson, deepworkReport } from "./deepwork_bench.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const MAIN = join(ROOT, "main.ts");
@@ -656,6 +657,10 @@ async function main(): Promise<number> {
       console.log("");
       console.log(resumeReport(resume));
       Object.assign(json, { resumeSession: resumeJson(resume) });
+      const deepwork = await deepworkBench({ quick: cfg.mode === "quick", log });
+      console.log("");
+      console.log(deepworkReport(deepwork));
+      Object.assign(json, { deepwork: deepworkJson(deepwork) });
       await Deno.mkdir(dirname(out), { recursive: true });
       await Deno.writeTextFile(out, `${JSON.stringify(json, null, 2)}\n`);
       console.log("");

@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type BrowserContext, chromium, type Page } from "npm:playwright-core@1.65.1";
+import { exportSession, importBundle, openWaymark } from "../../mod.ts";
 import { connect, ROOT, tempHome } from "../helpers/server.ts";
 import {
   advance,
@@ -300,6 +301,37 @@ Deno.test({
             "hostile-notes",
           );
           await page.close();
+        },
+      );
+
+      await t.step(
+        "'Download bundle' saves the session's bundle, which imports elsewhere",
+        async () => {
+          const page = await context.newPage();
+          watch(page);
+          await page.goto(sessionUrl);
+          const [download] = await Promise.all([
+            page.waitForEvent("download"),
+            page.click("a.download-bundle"),
+          ]);
+          assert.equal(download.suggestedFilename(), `ses_${review.sessionId}.json`);
+          const text = await Deno.readTextFile(await download.path());
+          await page.close();
+          const other = await tempHome();
+          const waymark = await openWaymark({ home: other.home });
+          try {
+            const imported = await importBundle(waymark, text);
+            assert.ok(imported.ok, JSON.stringify(imported));
+            assert.equal(imported.value.sessionId, `ses_${review.sessionId}`);
+            const again = await exportSession(waymark, imported.value.sessionId);
+            assert.ok(
+              again.ok && again.value.text === text,
+              "the downloaded bundle is not the export",
+            );
+          } finally {
+            await waymark.close();
+            await other.cleanup();
+          }
         },
       );
 

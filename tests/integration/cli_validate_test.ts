@@ -72,3 +72,45 @@ Deno.test("workflows validate expands routines beside the file and refuses wr.* 
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 });
+
+Deno.test("workflows validate reports placeholders that no loop variable or named context key can fill", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waymark-validate-" });
+  try {
+    const file = join(dir, "holes.json");
+    await Deno.writeTextFile(
+      file,
+      JSON.stringify({
+        id: "team.holes",
+        name: "Holes",
+        description: "d",
+        version: "1",
+        steps: [
+          { id: "a", title: "A", prompt: "Ticket {{ticket}}, item {{currentItem}}, {{mode}}." },
+          {
+            id: "each",
+            type: "loop",
+            title: "Each",
+            loop: { type: "forEach", items: "files", maxIterations: 10 },
+            body: [{ id: "b", title: "B", prompt: "{{currentItem}} of {{files.length}}" }],
+          },
+          {
+            id: "c",
+            title: "C",
+            prompt: "Mode {{mode}}",
+            runCondition: { var: "mode", equals: "fast" },
+          },
+        ],
+      }),
+    );
+    const ran = await validate(file);
+    assert.equal(ran.code, 0, ran.err);
+    const warnings = ran.out.split("\n").filter((l) =>
+      l.startsWith("warning [UNFILLED_PLACEHOLDER]")
+    );
+    assert.equal(warnings.length, 2, ran.out);
+    assert.match(warnings[0]!, /step `a` uses \{\{ticket\}\}/);
+    assert.match(warnings[1]!, /step `a` uses \{\{currentItem\}\}/);
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});

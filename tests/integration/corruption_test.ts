@@ -17,6 +17,7 @@ const TABLES = [
   "runs",
   "workflow_snapshots",
   "nodes",
+  "contexts",
   "edges",
   "attempts",
   "outputs",
@@ -286,14 +287,22 @@ Deno.test("a node whose stored JSON (context, state, preferences) is broken answ
 
     for (const [i, [column, broken]] of cases.entries()) {
       const { tip } = runs[i];
-      assert.equal(
-        await exec(dbFile, `UPDATE nodes SET ${column} = ? WHERE run_id = ? AND node_id = ?`, [
+      const runId = hex(tip.session.runId);
+      const nodeId = tip.session.nodeId;
+      // A node's context is stored once per change, in `contexts`; the node points at it.
+      const changed = column === "context"
+        ? await exec(
+          dbFile,
+          `UPDATE contexts SET context = ? WHERE run_id = ? AND context_id =
+            (SELECT context_id FROM nodes WHERE run_id = ? AND node_id = ?)`,
+          [broken, runId, runId, nodeId],
+        )
+        : await exec(dbFile, `UPDATE nodes SET ${column} = ? WHERE run_id = ? AND node_id = ?`, [
           broken,
-          hex(tip.session.runId),
-          tip.session.nodeId,
-        ]),
-        1,
-      );
+          runId,
+          nodeId,
+        ]);
+      assert.equal(changed, 1);
     }
     const before = await dump(dbFile);
 

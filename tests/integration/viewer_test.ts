@@ -4,7 +4,7 @@
  * Markdown export, escaping of everything an agent wrote, and the live-update stream.
  */
 import assert from "node:assert/strict";
-import { openWaymark, startWorkflow, type Waymark } from "../../mod.ts";
+import { exportSession, openWaymark, startWorkflow, type Waymark } from "../../mod.ts";
 import { createViewerApp, CSP } from "../../web/mod.ts";
 import { tempHome } from "../helpers/server.ts";
 import {
@@ -277,6 +277,33 @@ Deno.test("viewer Markdown export: runs, branches, notes quoted, artifacts, as a
     const missing = await t.get("/sessions/ses_ffff/export.md");
     assert.equal(missing.status, 404);
     await missing.body?.cancel();
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("viewer bundle: the session page links it; /api/sessions/ID/bundle is the export, as an attachment", async () => {
+  const t = await setup();
+  try {
+    const sid = `ses_${t.review.sessionId}`;
+    const page = await (await t.get(`/sessions/${sid}`)).text();
+    assert.match(
+      page,
+      new RegExp(`<a href="/api/sessions/${sid}/bundle" download="" class="download-bundle">`),
+    );
+    const res = await t.get(`/api/sessions/${sid}/bundle`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get("content-type") ?? "", /^application\/json/);
+    assert.equal(res.headers.get("content-disposition"), `attachment; filename="${sid}.json"`);
+    const exported = await exportSession(t.waymark, sid);
+    assert.ok(exported.ok);
+    assert.equal(await res.text(), exported.value.text);
+    const missing = await t.get("/api/sessions/ses_ffffffffffffffff/bundle");
+    assert.equal(missing.status, 404);
+    assert.equal((await missing.json()).error.code, "NOT_FOUND");
+    const posted = await t.get(`/api/sessions/${sid}/bundle`, { method: "POST" });
+    assert.equal(posted.status, 405, "the viewer stays read-only");
+    await posted.body?.cancel();
   } finally {
     await t.close();
   }

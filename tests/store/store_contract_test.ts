@@ -73,6 +73,7 @@ const CASES: Record<string, Case> = {
       workflowId: "project.plain",
       workflowHash: done.workflow.hash,
       corrupt: false,
+      status: "complete",
       observed: WS("/w"),
     });
     const session = (await store.getSession(sessionId))!;

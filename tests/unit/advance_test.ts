@@ -123,6 +123,7 @@ Deno.test("under never-stop the same problems advance as critical gaps, with pro
       workflowId: COMPILED.id,
       workflowHash: "sha256:x",
       corrupt: false,
+      status: "running",
       observed: null,
     },
   });

@@ -201,3 +201,47 @@ Deno.test("both HTTP servers share one guard: no Host is refused, and refusals c
     await Deno.remove(home, { recursive: true });
   }
 });
+
+Deno.test("over HTTP too, a top-level __proto__ in tool arguments is refused like any unknown key", async () => {
+  const home = await Deno.makeTempDir({ prefix: "waymark-http-unit-" });
+  const waymark = await openWaymark({ home, dbUrl: ":memory:" });
+  const { app, close } = createMcpHttpApp(() => waymark.mcpServer(), { port: () => 80 });
+  const post = (body: string, session?: string) =>
+    app.fetch(
+      new Request("http://127.0.0.1/mcp", {
+        method: "POST",
+        headers: {
+          host: "127.0.0.1",
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...(session ? { "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" } : {}),
+        },
+        body,
+      }),
+    );
+  try {
+    const init = await post(JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "t", version: "1" },
+      },
+    }));
+    const session = init.headers.get("mcp-session-id")!;
+    await init.body?.cancel();
+    const called = await post(
+      '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"start_workflow","arguments":{"workflowId":"wr.code_review","__proto__":{}}}}',
+      session,
+    );
+    const text = await called.text();
+    assert.match(text, /"code":"INVALID_ARGUMENTS"/);
+    assert.match(text, /"reason":"unknown_key"/);
+  } finally {
+    await close();
+    await waymark.close();
+    await Deno.remove(home, { recursive: true });
+  }
+});

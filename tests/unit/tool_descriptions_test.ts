@@ -5,6 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { TOOLS, toolSchemas } from "../../tools/mod.ts";
+import { deepworkProfile } from "../../tools/profiles/deepwork.ts";
+import { createJobSource } from "../../store/mod.ts";
+
+const DEEPWORK = deepworkProfile({ jobs: createJobSource({ dirs: [] }), gate: null }).tools;
 
 /** Every property name anywhere in a JSON Schema. */
 function propertyNames(schema: unknown, out = new Set<string>()): Set<string> {
@@ -29,8 +33,8 @@ function unknownFields(description: string, schemas: unknown[]): string[] {
   return namedFields(description).filter((f) => !known.has(f));
 }
 
-for (const tool of TOOLS) {
-  Deno.test(`${tool.name}: its description names only fields of its schemas`, () => {
+for (const tool of [...TOOLS, ...DEEPWORK]) {
+  Deno.test(`${tool.name}${DEEPWORK.includes(tool) ? " (deepwork)" : ""}: its description names only fields of its schemas`, () => {
     const { inputSchema, outputSchema } = toolSchemas(tool);
     assert.ok(namedFields(tool.description).length > 0, "the description names at least one field");
     assert.deepEqual(unknownFields(tool.description, [inputSchema, outputSchema]), []);
@@ -49,7 +53,7 @@ Deno.test("the check flags a description naming a field the schema lacks", () =>
 });
 
 Deno.test("every tool publishes object input and output schemas that admit the error envelope", () => {
-  for (const tool of TOOLS) {
+  for (const tool of [...TOOLS, ...DEEPWORK]) {
     const { inputSchema, outputSchema } = toolSchemas(tool);
     assert.equal(inputSchema.type, "object");
     assert.equal(outputSchema.type, "object");
@@ -71,6 +75,7 @@ Deno.test("each tool's hints say what its use-case does", () => {
     continue_workflow: { readOnly: false, idempotent: true },
     checkpoint_workflow: { readOnly: false, idempotent: true },
     resume_session: { readOnly: true, idempotent: true },
+    abort_workflow: { readOnly: false, idempotent: true },
     start_session: { readOnly: false, idempotent: false },
   });
 });

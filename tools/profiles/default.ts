@@ -5,6 +5,7 @@
  * @module
  */
 import {
+  abortWorkflow,
   checkpointWorkflow,
   continueWorkflow,
   inspectResponseSchema,
@@ -17,12 +18,14 @@ import {
   renderStepResponse,
   resumeResponseSchema,
   resumeSession,
+  runAbortResponseSchema,
   startSession,
   startWorkflow,
   stepResponseSchema,
 } from "../../engine/mod.ts";
 import { defineTool, type ToolDefinition, type ToolProfile } from "../define_tool.ts";
 import {
+  abortInput,
   checkpointInput,
   continueInput,
   inspectInput,
@@ -111,6 +114,24 @@ export const TOOLS: readonly ToolDefinition[] = [
     workspace: "always",
     run: (deps, input, ctx) => resumeSession(deps, input, { workspace: ctx?.workspace }),
     render: renderResume,
+  }),
+  defineTool({
+    name: "abort_workflow",
+    title: "Abort a run",
+    description:
+      "Abandon the run `stateToken` belongs to, with an `explanation`. The run's status becomes aborted (shown by resume_session and the viewer) and it takes no more acknowledgements; checkpoints still add notes. Aborting again changes nothing (`alreadyAborted`).",
+    input: abortInput,
+    output: runAbortResponseSchema,
+    readOnly: false,
+    idempotent: true,
+    workspace: "never",
+    run: (deps, input, ctx) => abortWorkflow(deps, input, ctx),
+    render: (value) =>
+      `${
+        value.alreadyAborted ? "Already aborted" : "Aborted"
+      }: ${value.workflowId} (${value.session.runId}) at step ${
+        value.abortedStepId ?? "(none)"
+      }. ${value.explanation}`,
   }),
   defineTool({
     name: "start_session",

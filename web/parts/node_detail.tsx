@@ -9,6 +9,7 @@ import type { FC } from "npm:hono@4.13.19/jsx";
 import { type NodeView, paths } from "../model.ts";
 import { fmtTime, json } from "./format.ts";
 import { Artifacts, Markdown } from "./notes.tsx";
+import { NodeEvents } from "./node_events.tsx";
 import type { Html } from "./shell.tsx";
 
 /** What the node panel's pieces take: the node and how to link to another node of its run. */
@@ -214,6 +215,7 @@ export const NodeDetail: FC<{ node: NodeView; sessionId: string }> = (
     <div>
       <NodeHead node={node} link={link} />
       <NodeRecord node={node} />
+      {node.events.length > 0 ? <NodeEvents events={node.events} /> : null}
       <PendingStep node={node} />
       <NodeLinks node={node} link={link} />
 

@@ -10,6 +10,22 @@ import { paths, type SessionView } from "../model.ts";
 import { colorClass, fmtTime, plural } from "./format.ts";
 import type { Html } from "./shell.tsx";
 
+type Run = SessionView["detail"]["runs"][number];
+
+function titleOf(runs: readonly Run[], runId: string): string {
+  return runs.find((r) => r.runId === runId)?.title ?? runId;
+}
+
+/** `nest1`..`nest3`: how deep a run sits on its workflow stack (indented in the list). */
+function nestClass(runs: readonly Run[], run: Run): string | undefined {
+  let depth = 0;
+  for (let r: Run | undefined = run; r?.parentRunId && depth < 3;) {
+    r = runs.find((x) => x.runId === r!.parentRunId);
+    if (r) depth++;
+  }
+  return depth > 0 ? `nest${depth}` : undefined;
+}
+
 /** The sidebar of a session page; the run on show is marked current. */
 export const RunsSidebar: FC<{ view: SessionView }> = ({ view }: { view: SessionView }): Html => {
   const { session, runs } = view.detail;
@@ -41,7 +57,7 @@ export const RunsSidebar: FC<{ view: SessionView }> = ({ view }: { view: Session
       <h2 class="section">Runs ({runs.length}{view.detail.runsTruncated ? "+" : ""})</h2>
       <ul class="runs">
         {runs.map((r, i) => (
-          <li>
+          <li class={nestClass(runs, r)}>
             <a
               href={paths.run(session.sessionId, r.runId)}
               class={colorClass(i)}
@@ -52,6 +68,16 @@ export const RunsSidebar: FC<{ view: SessionView }> = ({ view }: { view: Session
                 <span class="mono">{r.workflowId}</span>
                 <span class={`badge ${r.status}`}>{r.status}</span>
               </span>
+              {r.parentRunId || r.agentId
+                ? (
+                  <span class="rm nested-in">
+                    {r.parentRunId
+                      ? <span>{`nested in ${titleOf(runs, r.parentRunId)}`}</span>
+                      : null}
+                    {r.agentId ? <span>{`agent ${r.agentId}`}</span> : null}
+                  </span>
+                )
+                : null}
               <span class="rm">
                 <span>{r.nodeCount} nodes</span>
                 <span>
@@ -64,6 +90,9 @@ export const RunsSidebar: FC<{ view: SessionView }> = ({ view }: { view: Session
       </ul>
       <div class="actions">
         <a href={paths.exportMd(session.sessionId)}>Export as Markdown</a>
+        <a href={paths.bundle(session.sessionId)} download class="download-bundle">
+          Download bundle
+        </a>
         <a href="#timeline">Timeline</a>
         <a href="#session-notes">Session notes</a>
         <a href={`/api/sessions/${sessionLabel(session.sessionId)}`}>JSON</a>

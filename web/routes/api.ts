@@ -1,6 +1,6 @@
 /**
- * The JSON API under `/api/`: the sessions list, a session, its timeline, a run's graph and a
- * node. Misses answer `{ error: { code: "NOT_FOUND", message } }` with 404.
+ * The JSON API under `/api/`: the sessions list, a session, its bundle (the file `waymark
+ * import` reads), its timeline, a run's graph and a node. Misses answer `{ error: { code: "NOT_FOUND", message } }` with 404.
  * @module
  */
 import { type Context, Hono } from "npm:hono@4.13.19";
@@ -19,6 +19,7 @@ import {
   SESSIONS_PAGE_SIZE,
   type ViewerDb,
 } from "../queries.ts";
+import { exportSession } from "../../store/bundle/mod.ts";
 import { MISSES, notFound } from "./errors.tsx";
 import { filtersFrom } from "./filters.ts";
 
@@ -27,6 +28,22 @@ async function findRun(c: Context, db: ViewerDb): Promise<RunSummary | null> {
   const runId = parseRunId(c.req.param("rid") ?? "");
   const detail = sessionId ? await getSession(db, sessionId) : null;
   return detail?.runs.find((r) => r.runId === runId) ?? null;
+}
+
+/** The session as a bundle file (`waymark import` reads it); a corrupt log answers 409. */
+async function bundle(c: Context, db: ViewerDb): Promise<Response> {
+  const sessionId = parseSessionId(c.req.param("sid") ?? "");
+  const exported = sessionId ? await exportSession({ store: { db } }, sessionId) : null;
+  if (!exported || (!exported.ok && exported.error.code === "SESSION_NOT_FOUND")) {
+    return notFound(c, MISSES.session);
+  }
+  if (!exported.ok) {
+    return c.json({ error: { code: exported.error.code, message: exported.error.message } }, 409);
+  }
+  return c.body(exported.value.text, 200, {
+    "content-type": "application/json; charset=utf-8",
+    "content-disposition": `attachment; filename="${exported.value.sessionId}.json"`,
+  });
 }
 
 /** The API routes over `db`. */
@@ -43,6 +60,7 @@ export function apiRoutes(db: ViewerDb): Hono {
     if (!detail) return notFound(c, MISSES.session);
     return c.json(detail);
   });
+  app.get("/api/sessions/:sid/bundle", (c) => bundle(c, db));
   app.get("/api/sessions/:sid/timeline", async (c) => {
     const sessionId = parseSessionId(c.req.param("sid"));
     const detail = sessionId ? await getSession(db, sessionId) : null;

@@ -5,14 +5,14 @@
  * @module
  */
 import { sql } from "npm:kysely@0.29.9";
-import { z } from "npm:zod@4.6.7";
 import { type CompiledWorkflow, StorageCorruptionError } from "../../../engine/mod.ts";
-import { ancestorsCte, nodesWithOutputs, nodesWithParent } from "../graph_sql.ts";
+import { ancestorsCte, NODE_CONTEXT, nodesWithOutputs, nodesWithParent } from "../graph_sql.ts";
 import { readSnapshot } from "../reader.ts";
 import {
   artifactsColumn,
   contextColumn,
   decodeJsonOr,
+  eventColumn,
   preferencesColumn,
   responseColumn,
   stateColumn,
@@ -113,16 +113,6 @@ export interface AttemptRow {
   gaps: unknown[];
 }
 
-/** An assessment recorded on a node: the levels given, by dimension. */
-export interface AssessmentRow {
-  /** Assessment id. */
-  assessmentId: string;
-  /** The step it was given for. */
-  stepId: string | null;
-  /** Dimension id → level. */
-  dimensions: Record<string, string>;
-}
-
 /** Everything about one node. */
 export interface NodeDetailRow extends GraphNodeRow {
   /** Distance from the root. */
@@ -151,8 +141,8 @@ export interface NodeDetailRow extends GraphNodeRow {
   children: { nodeId: string; kind: string; pendingStepId: string | null }[];
   /** Attempts made on this node, oldest first. */
   attempts: AttemptRow[];
-  /** Assessments recorded on this node (by the acknowledgement that created it). */
-  assessments: AssessmentRow[];
+  /** Reviews, gaps, assessments and an abort recorded at this node, oldest first (loosely). */
+  events: Record<string, unknown>[];
 }
 
 /** Where a node is: its run and its id. */
@@ -177,7 +167,7 @@ function nodeDetailRow(db: ViewerDb, { runId, nodeId }: NodeAt) {
       "n.node_kind",
       "n.depth",
       "n.state",
-      "n.context",
+      NODE_CONTEXT,
       "n.preferences",
       "n.pending_step_id",
       "n.is_complete",
@@ -210,35 +200,6 @@ async function attemptsOn(db: ViewerDb, { runId, nodeId }: NodeAt): Promise<Atte
   });
 }
 
-const assessmentEvent = z.object({
-  kind: z.literal("assessment_recorded"),
-  runId: z.string(),
-  nodeId: z.string(),
-  stepId: z.string().nullable(),
-  assessmentId: z.string(),
-  dimensions: z.record(z.string(), z.string()),
-});
-
-/**
- * The assessments recorded on a node. Their record is the log (`assessment_recorded`), read
- * through the session index: a session holds few of them.
- */
-async function assessmentsOn(
-  db: ViewerDb,
-  sessionId: string,
-  at: NodeAt,
-): Promise<AssessmentRow[]> {
-  const rows = await db.selectFrom("events").select("payload")
-    .where("session_id", "=", sessionId).where("kind", "=", "assessment_recorded")
-    .orderBy("seq").execute();
-  return rows.flatMap((r) => {
-    const e = decodeJsonOr(assessmentEvent, r.payload, null);
-    return e && e.runId === at.runId && e.nodeId === at.nodeId
-      ? [{ assessmentId: e.assessmentId, stepId: e.stepId, dimensions: e.dimensions }]
-      : [];
-  });
-}
-
 /**
  * One node with its notes, artifacts, children and attempts, or `null`. Stored JSON that fails
  * its schema shows as empty rather than failing the page.
@@ -246,12 +207,13 @@ async function assessmentsOn(
 export async function getNodeDetail(db: ViewerDb, at: NodeAt): Promise<NodeDetailRow | null> {
   const row = await nodeDetailRow(db, at);
   if (!row) return null;
-  const [children, attempts, assessments] = await Promise.all([
+  const [children, attempts, events] = await Promise.all([
     db.selectFrom("nodes").select(["node_id", "node_kind", "pending_step_id"])
       .where("run_id", "=", at.runId).where("parent_id", "=", at.nodeId).orderBy("created_seq")
       .limit(200).execute(),
     attemptsOn(db, at),
-    assessmentsOn(db, row.session_id, at),
+    db.selectFrom("node_events").select("payload").where("run_id", "=", at.runId)
+      .where("node_id", "=", at.nodeId).orderBy("seq").limit(MAX_ATTEMPTS).execute(),
   ]);
   return {
     runId: row.run_id,
@@ -279,7 +241,10 @@ export async function getNodeDetail(db: ViewerDb, at: NodeAt): Promise<NodeDetai
       pendingStepId: c.pending_step_id,
     })),
     attempts,
-    assessments,
+    events: events.flatMap((e) => {
+      const decoded = decodeJsonOr(eventColumn, e.payload, null);
+      return decoded ? [decoded] : [];
+    }),
   };
 }
 

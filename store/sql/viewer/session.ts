@@ -37,6 +37,12 @@ export interface RunSummary {
   createdAt: string;
   /** ISO time. */
   updatedAt: string;
+  /** For a run nested on a workflow stack: the run below it and the node it stood at. */
+  parentRunId: string | null;
+  /** See `parentRunId`. */
+  parentNodeId: string | null;
+  /** The sub-agent whose stack the run is on, when not the main agent's. */
+  agentId: string | null;
 }
 
 /** A session with its runs. */
@@ -56,7 +62,11 @@ export async function getSession(db: ViewerDb, sessionId: string): Promise<Sessi
   if (!row) return null;
   const runs = await db.selectFrom("runs as r")
     .leftJoin("workflow_snapshots as w", "w.workflow_hash", "r.workflow_hash")
+    .leftJoin("run_links as l", "l.run_id", "r.run_id")
     .select([
+      "l.parent_run_id",
+      "l.parent_node_id",
+      "l.agent_id",
       "r.run_id",
       "r.workflow_id",
       "r.workflow_hash",
@@ -91,6 +101,9 @@ export async function getSession(db: ViewerDb, sessionId: string): Promise<Sessi
     lastNodeId: r.last_node_id,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+    parentRunId: r.parent_run_id ?? null,
+    parentNodeId: r.parent_node_id ?? null,
+    agentId: r.agent_id ? r.agent_id : null,
   }));
   return {
     session: {

@@ -91,7 +91,8 @@ function ageCutoff(age: AgeFilter, now: Date): string {
 export function deriveStatus(health: string, statuses: string[]): SessionStatus {
   if (health === "corrupt") return "corrupt";
   if (statuses.length === 0) return "empty";
-  return statuses.includes("running") ? "running" : "complete";
+  if (statuses.includes("running")) return "running";
+  return statuses.every((s) => s === "aborted") ? "aborted" : "complete";
 }
 
 type SessionsEb = ExpressionBuilder<Database & { s: SessionsTable }, "s">;
@@ -142,6 +143,11 @@ function filterConditions(
     const running = hasRun(eb, (run) => run.where("r.status", "=", "running"));
     out.push(eb("s.health", "!=", "corrupt"));
     out.push(status === "running" ? running : eb.and([eb.not(running), hasRun(eb)]));
+  }
+  if (status === "aborted") {
+    out.push(eb("s.health", "!=", "corrupt"));
+    out.push(eb.not(hasRun(eb, (run) => run.where("r.status", "!=", "aborted"))));
+    out.push(hasRun(eb));
   }
   if (age) {
     const cutoff = ageCutoff(age, now);

@@ -1,0 +1,56 @@
+/**
+ * `abort_workflow` of the DeepWork profile: aborts the top run of the caller's stack (an event,
+ * and the run's status `aborted`) and says where the stack resumes.
+ * @module
+ */
+import type { EngineDeps } from "../ports.ts";
+import { ok, type Result } from "../result.ts";
+import { abortRun } from "../use_cases/abort_run.ts";
+import { guard } from "../use_cases/guard.ts";
+import type { WorkspaceObservation } from "../workspace.ts";
+import type { JobAbortResponse } from "./responses.ts";
+import { findStack, noActiveWorkflow, stackEntries, workflowLabel } from "./stack.ts";
+
+/** Input of {@linkcode abortJobWorkflow}, as the tool takes it. */
+export interface JobAbortInput {
+  /** Why the workflow is abandoned. */
+  explanation: string;
+  /** The session to act on, instead of the workspace's current stack. */
+  session_id?: string;
+  /** A sub-agent's own stack. */
+  agent_id?: string;
+}
+
+/** Aborts the caller's top run; its parent (if any) is where work resumes. */
+export function abortJobWorkflow(
+  deps: EngineDeps,
+  input: JobAbortInput & { workspace: WorkspaceObservation },
+): Promise<Result<JobAbortResponse>> {
+  return guard(async () => {
+    const found = await findStack(deps.store, {
+      sessionId: input.session_id,
+      agentId: input.agent_id,
+      workspace: input.workspace.workspace,
+    });
+    if (!found.ok) return found;
+    const frames = found.value.view.frames;
+    const top = frames.at(-1);
+    if (!top) return noActiveWorkflow(input.session_id);
+    const done = await abortRun(deps, {
+      runId: top.runId,
+      nodeId: top.tipNodeId,
+      explanation: input.explanation,
+    });
+    if (!done.ok) return done;
+    const below = frames.slice(0, -1);
+    const resumed = below.at(-1);
+    return ok({
+      aborted_workflow: workflowLabel(top.workflowId),
+      aborted_step: top.pendingStepId,
+      explanation: input.explanation,
+      stack: stackEntries(below),
+      resumed_workflow: resumed ? workflowLabel(resumed.workflowId) : null,
+      resumed_step: resumed?.pendingStepId ?? null,
+    });
+  });
+}

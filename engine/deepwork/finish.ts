@@ -1,0 +1,170 @@
+/**
+ * `finished_step`: check the submission (shape, files, `json_schema`, quality gate), then
+ * advance the top run of the caller's stack in one write transaction, recording the files'
+ * path, size and SHA-256 so a replay never reads them again. A retry with identical arguments
+ * of a call that already advanced returns the recorded answer; a run that completes leaves the
+ * stack, and its parent's step is pending again.
+ * @module
+ */
+import type { DomainEvent } from "../events.ts";
+import { canonicalJson, sha256Hex } from "../hash.ts";
+import type { StackFrame, StoreReader } from "../ports.ts";
+import { fail, ok, type Result, StorageCorruptionError } from "../result.ts";
+import { guard } from "../use_cases/guard.ts";
+import { currentStep } from "../workflow/interpreter.ts";
+import type { WorkspaceObservation } from "../workspace.ts";
+import { advanceJobRun } from "./advance.ts";
+import { checkSubmission } from "./gate.ts";
+import { describeFiles, namedFiles, outputsProblem, type SubmittedOutputs } from "./outputs.ts";
+import type { JobDeps } from "./ports.ts";
+import type { FinishedResponse } from "./responses.ts";
+import {
+  findStack,
+  type FoundStack,
+  loadFrame,
+  noActiveWorkflow,
+  stackEntries,
+  type TopRun,
+} from "./stack.ts";
+
+/** Input of {@linkcode finishStep}, as the tool takes it. */
+export interface FinishInput {
+  /** Output names to a path, a list of paths, or text. */
+  outputs: SubmittedOutputs;
+  /** What was done (also spelled `work_summary`). */
+  notes?: string;
+  /** The newer spelling of `notes`. */
+  work_summary?: string;
+  /** Skips the quality gate; recorded as a gap. */
+  quality_review_override_reason?: string;
+  /** The session to act on, instead of the workspace's current stack. */
+  session_id?: string;
+  /** A sub-agent's own stack. */
+  agent_id?: string;
+}
+
+/** The attempt id of a call: its arguments' digest, so an identical retry finds its record. */
+async function callKey(input: FinishInput): Promise<string> {
+  const { outputs, quality_review_override_reason } = input;
+  const notes = input.notes ?? input.work_summary ?? null;
+  return (await sha256Hex(
+    canonicalJson({ outputs, notes, override: quality_review_override_reason ?? null }),
+  )).slice(0, 12);
+}
+
+/** The recorded answer of `attemptId` when it is what left `frame` where it stands. */
+async function recordedAt(
+  store: StoreReader,
+  frame: StackFrame,
+  attemptId: string,
+): Promise<FinishedResponse | null> {
+  const node = await store.getNode(frame.runId, frame.tipNodeId);
+  if (!node?.parentId || node.edgeKind !== "acked_step") return null;
+  const recorded = await store.getAttempt(frame.runId, node.parentId, attemptId, "ack");
+  if (!recorded || recorded.resultNodeId !== node.nodeId) return null;
+  if (recorded.corrupt) {
+    throw new StorageCorruptionError(
+      "The session failed an integrity check",
+      recorded.sessionId,
+    );
+  }
+  return JSON.parse(recorded.response) as FinishedResponse;
+}
+
+/**
+ * Whether identical arguments could also be a new call for the step now current: they fit its
+ * outputs and carry no notes to tell the two apart. Then they are taken as a new call (as the
+ * original server would), not replayed.
+ */
+function couldBeNew(top: TopRun | null, input: FinishInput): boolean {
+  if (!top || (input.notes ?? input.work_summary ?? "") !== "") return false;
+  const step = currentStep(top.compiled, top.node.state);
+  return step !== null && outputsProblem(step.job?.outputs ?? [], input.outputs, step.id) === null;
+}
+
+/**
+ * A retry of the call that advanced the top run, or of the one that completed the run that
+ * left the stack last (and nothing happened since).
+ */
+async function replayed(
+  store: StoreReader,
+  at: { found: FoundStack; top: TopRun | null; input: FinishInput; attemptId: string },
+): Promise<FinishedResponse | null> {
+  const { found, top, attemptId } = at;
+  if (couldBeNew(top, at.input)) return null;
+  if (top) {
+    const hit = await recordedAt(store, top.frame, attemptId);
+    if (hit) return hit;
+  }
+  const last = found.view.lastFinished;
+  if (!last || last.status !== "complete") return null;
+  const sinceThen = top
+    ? last.parentRunId === top.frame.runId && last.parentNodeId === top.frame.tipNodeId
+    : true;
+  return sinceThen ? await recordedAt(store, last, attemptId) : null;
+}
+
+/** Finishes the current step of the caller's top run. */
+export function finishStep(
+  deps: JobDeps,
+  input: FinishInput & { workspace: WorkspaceObservation },
+): Promise<Result<FinishedResponse>> {
+  return guard(async () => {
+    const found = await findStack(deps.store, {
+      sessionId: input.session_id,
+      agentId: input.agent_id,
+      workspace: input.workspace.workspace,
+    });
+    if (!found.ok) return found;
+    const attemptId = await callKey(input);
+    const frame = found.value.view.frames.at(-1);
+    const top = frame ? await loadFrame(deps.store, frame) : null;
+    const replay = await replayed(deps.store, { found: found.value, top, input, attemptId });
+    if (replay) return ok(replay);
+    if (!top) return noActiveWorkflow(input.session_id);
+    const step = currentStep(top.compiled, top.node.state);
+    if (!step) return noActiveWorkflow(input.session_id);
+    const root = input.workspace.workspace ?? top.run.observed?.workspace ?? null;
+    if (root === null) {
+      return fail(
+        "OUTPUT_INVALID",
+        "No project root is known for this call (the client's roots are not file:// folders), so output paths cannot be checked.",
+      );
+    }
+    const shape = outputsProblem(step.job?.outputs ?? [], input.outputs, step.id);
+    if (shape) return fail("OUTPUT_INVALID", shape, { details: { step_id: step.id } });
+    const described = await describeFiles(deps.files, {
+      root,
+      named: namedFiles(step.job?.outputs ?? [], input.outputs),
+    });
+    if (!described.ok) {
+      return fail("OUTPUT_INVALID", described.message, { details: { step_id: step.id } });
+    }
+    const submission = {
+      top,
+      step,
+      outputs: input.outputs,
+      files: described.files,
+      root,
+      overrideReason: input.quality_review_override_reason,
+    };
+    const gate = await checkSubmission(deps, submission);
+    if (gate.kind !== "pass") {
+      if (gate.events.length > 0) await deps.store.write((tx) => tx.append(gate.events));
+      if (gate.kind === "fail") return gate.error;
+      return ok({
+        status: "needs_work",
+        feedback: gate.feedback,
+        stack: stackEntries(found.value.view.frames),
+      });
+    }
+    return await advanceJobRun(deps, {
+      found: found.value,
+      submission,
+      attemptId,
+      notes: input.notes ?? input.work_summary,
+      reviewEvents: gate.events as DomainEvent[],
+      workspace: input.workspace,
+    });
+  });
+}

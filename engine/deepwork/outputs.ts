@@ -1,0 +1,133 @@
+/**
+ * Checking what `finished_step` submits against a step's declared outputs (JOBS-REQ-001.5):
+ * unknown names, missing required outputs, values of the wrong type, then the files they name.
+ * The structural checks are pure and shared with the default profile's output contract; the
+ * file checks go through the {@linkcode WorkspaceFiles} port.
+ * @module
+ */
+import type { JobOutputSpec } from "./job.ts";
+import type { FileFacts, WorkspaceFiles } from "./ports.ts";
+
+/** Submitted outputs: a name to a path, a list of paths, or text. */
+export type SubmittedOutputs = Record<string, unknown>;
+
+/** A file a submission names, with the output it belongs to. */
+export interface NamedFile {
+  /** The output's name. */
+  output: string;
+  /** The path as submitted. */
+  path: string;
+}
+
+const names = (list: readonly string[]) => list.map((n) => `\`${n}\``).join(", ");
+
+function describeValue(value: unknown): string {
+  if (Array.isArray(value)) return "a list";
+  if (value === null) return "null";
+  return `a ${typeof value}`;
+}
+
+/** Why one value does not fit its output's type, or `null` when it does. */
+function typeProblem(spec: JobOutputSpec, value: unknown): string | null {
+  const isList = Array.isArray(value);
+  const head = `Output \`${spec.name}\` is declared \`type: ${spec.type}\``;
+  if (spec.type === "file" || spec.type === "string") {
+    if (typeof value === "string") return null;
+    return `${head} and takes a single ${
+      spec.type === "file" ? "file path" : "text value"
+    } (a string); got ${describeValue(value)}. Type mismatch.`;
+  }
+  if (!isList) {
+    if (spec.type === "file_path" && typeof value === "string") return null;
+    return `${head} and takes a list of file paths (an array of strings); got ${
+      describeValue(value)
+    }. Type mismatch.`;
+  }
+  const bad = (value as unknown[]).findIndex((v) => typeof v !== "string");
+  if (bad < 0) return null;
+  return `${head}: every element must be a file path string; element ${bad} is ${
+    describeValue((value as unknown[])[bad])
+  }. Type mismatch.`;
+}
+
+/**
+ * The first structural problem of a submission, in the order the checks run: unknown names
+ * (listing the declared ones), missing required outputs, type mismatches. `null` when none.
+ */
+export function outputsProblem(
+  specs: readonly JobOutputSpec[],
+  outputs: SubmittedOutputs,
+  stepId: string,
+): string | null {
+  const declared = specs.map((s) => s.name);
+  const unknown = Object.keys(outputs).filter((k) => !declared.includes(k)).sort();
+  if (unknown.length > 0) {
+    return `Unknown output name(s) ${names(unknown)} for step \`${stepId}\`. Valid output names: ${
+      names(declared) || "(none: this step declares no outputs)"
+    }.`;
+  }
+  const missing = specs.filter((s) => s.required && outputs[s.name] === undefined).map((s) =>
+    s.name
+  );
+  if (missing.length > 0) {
+    return `Missing required output(s) ${
+      names(missing)
+    } for step \`${stepId}\`. Declared outputs: ${
+      specs.map((s) => `\`${s.name}\` (${s.required ? "required" : "optional"})`).join(", ")
+    }.`;
+  }
+  for (const spec of specs) {
+    const value = outputs[spec.name];
+    if (value === undefined) continue;
+    const problem = typeProblem(spec, value);
+    if (problem) return problem;
+  }
+  return null;
+}
+
+/** The files a (structurally valid) submission names, in declaration order. */
+export function namedFiles(
+  specs: readonly JobOutputSpec[],
+  outputs: SubmittedOutputs,
+): NamedFile[] {
+  const out: NamedFile[] = [];
+  for (const spec of specs) {
+    const value = outputs[spec.name];
+    if (value === undefined || spec.type === "string") continue;
+    for (const path of Array.isArray(value) ? value : [value]) {
+      out.push({ output: spec.name, path: String(path) });
+    }
+  }
+  return out;
+}
+
+/** A described file, with the output it belongs to. */
+export type RecordedFile = FileFacts & { output: string };
+
+/**
+ * Describes every named file; the first one that does not exist (or leaves the root, or is not
+ * a file) is the error, naming the output, the path and the root.
+ */
+export async function describeFiles(
+  files: WorkspaceFiles,
+  at: { root: string; named: readonly NamedFile[] },
+): Promise<{ ok: true; files: RecordedFile[] } | { ok: false; message: string }> {
+  const out: RecordedFile[] = [];
+  for (const f of at.named) {
+    const described = await files.describe(at.root, f.path);
+    if (!described.ok) {
+      const why = described.reason === "outside"
+        ? "is outside the project root; outputs must be files inside it"
+        : described.reason === "not_a_file"
+        ? "is not a regular file"
+        : "does not exist";
+      return {
+        ok: false,
+        message:
+          `Output \`${f.output}\`: file \`${f.path}\` ${why} (paths are relative to the project root ${at.root}). File not found or not usable: create it or fix the path, then call finished_step again.`,
+      };
+    }
+    out.push({ output: f.output, ...described.facts });
+  }
+  return { ok: true, files: out };
+}

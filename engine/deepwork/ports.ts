@@ -1,0 +1,71 @@
+/**
+ * What the DeepWork use-cases need from the outside world besides the store: jobs, the files
+ * agents name as outputs, and the quality gate's reviewer. Adapters implement these; the engine
+ * only calls them.
+ * @module
+ */
+import type { EngineDeps } from "../ports.ts";
+import type { JobSource } from "./catalog.ts";
+
+/** Facts about a file an agent submitted, recorded so a replay never reads it again. */
+export interface FileFacts {
+  /** The path as submitted (relative to the workspace root, or absolute inside it). */
+  path: string;
+  /** Size in bytes. */
+  size: number;
+  /** SHA-256 of the content, lower-case hex. */
+  sha256: string;
+}
+
+/** Why a submitted path was refused. */
+export type FileRefusal = "missing" | "outside" | "not_a_file";
+
+/** Files inside a workspace root. */
+export interface WorkspaceFiles {
+  /** Facts about `path` resolved against `root`, or why it cannot be used. */
+  describe(
+    root: string,
+    path: string,
+  ): Promise<{ ok: true; facts: FileFacts } | { ok: false; reason: FileRefusal }>;
+  /** The text of a file inside `root` (at most `maxBytes`, cut), or `null` when unreadable. */
+  readText(root: string, path: string, maxBytes: number): Promise<string | null>;
+  /** Writes a text file inside `root`, creating folders; returns its absolute path. */
+  writeText(root: string, path: string, text: string): Promise<string>;
+}
+
+/** How an external review command ended. */
+export type ReviewRun =
+  | { kind: "exited"; code: number; stdout: string; stderr: string }
+  | { kind: "timeout"; afterMs: number }
+  | { kind: "failed_to_start"; message: string };
+
+/** Runs the external review command once, with a prompt on its stdin. */
+export interface ReviewRunner {
+  /** What the command is, for messages. */
+  readonly command: string;
+  /** Runs it; never throws. */
+  run(prompt: string, options: { timeoutMs: number }): Promise<ReviewRun>;
+}
+
+/** The quality gate's settings; absent when the gate is off. */
+export interface QualityGate {
+  /** How many external reviews a step gets before `finished_step` fails with the feedback. */
+  maxAttempts: number;
+  /** How long one review may take. */
+  timeoutMs: number;
+  /** The external reviewer, or `null` for self-review (instructions written to a file). */
+  runner: ReviewRunner | null;
+}
+
+/** Everything the DeepWork use-cases use besides the engine's own dependencies. */
+export interface JobPorts {
+  /** Where jobs come from. */
+  jobs: JobSource;
+  /** Output files. */
+  files: WorkspaceFiles;
+  /** The quality gate, or `null` when it is off. */
+  gate: QualityGate | null;
+}
+
+/** The engine's dependencies with the DeepWork ports: what the DeepWork use-cases take. */
+export type JobDeps = EngineDeps & JobPorts;

@@ -1,0 +1,258 @@
+/**
+ * `get_workflows` and `start_workflow` of the DeepWork profile. Starting while a run is on the
+ * caller's stack pushes a child run into the same session, linked to the parent run and the
+ * node it stands at (`run_stacked`); otherwise it opens a new session. One write transaction.
+ * @module
+ */
+import type { DomainEvent } from "../events.ts";
+import { deriveNodeId, randomHex } from "../ids.ts";
+import type { EngineDeps, NodeRecord, StackFrame } from "../ports.ts";
+import { applyPreferences, DEFAULT_PREFERENCES } from "../preferences.ts";
+import { fail, ok, type Result } from "../result.ts";
+import { guard } from "../use_cases/guard.ts";
+import { nodeCreated } from "../use_cases/node_events.ts";
+import { currentStep, initialState } from "../workflow/interpreter.ts";
+import type { CompiledWorkflow } from "../workflow/compiled.ts";
+import type { WorkspaceObservation } from "../workspace.ts";
+import type { LoadedJob, LoadedJobs, LoadedJobWorkflow } from "./catalog.ts";
+import type { JobPorts } from "./ports.ts";
+import type { GetWorkflowsResponse, JobStartResponse } from "./responses.ts";
+import { beginStep, findStack, stackEntries } from "./stack.ts";
+
+/** `get_workflows`: every job visible from the workspace, and every job that failed to load. */
+export function getWorkflows(
+  ports: Pick<JobPorts, "jobs">,
+  at: { workspace: string | null },
+): Promise<Result<GetWorkflowsResponse>> {
+  return guard(async () => {
+    const loaded = await ports.jobs.load(at.workspace);
+    return ok({
+      jobs: loaded.jobs.map((j) => ({
+        name: j.name,
+        summary: j.summary,
+        workflows: j.workflows.map((w) => ({ name: w.name, summary: w.summary })),
+      })),
+      errors: loaded.errors.map((e) => ({
+        job_name: e.jobName,
+        job_dir: e.jobDir,
+        error: e.error,
+      })),
+    });
+  });
+}
+
+/** Input of {@linkcode startJobWorkflow}, as the tool takes it. */
+export interface JobStartInput {
+  /** What the run is for. */
+  goal: string;
+  /** The job. */
+  job_name: string;
+  /** The workflow (ignored when the job has only one). */
+  workflow_name: string;
+  /** Names this instance of the workflow (kept in the run's context). */
+  instance_id?: string | null;
+  /** Values for the workflow's inputs (kept in the run's context). */
+  inputs?: Record<string, unknown>;
+  /** Push onto this session's stack instead of the workspace's current one. */
+  session_id?: string;
+  /** A sub-agent's own stack. */
+  agent_id?: string;
+}
+
+/** Finds the job and workflow, or says which names exist. */
+export function pickWorkflow(
+  loaded: LoadedJobs,
+  input: Pick<JobStartInput, "job_name" | "workflow_name">,
+): Result<{ job: LoadedJob; workflow: LoadedJobWorkflow }> {
+  const job = loaded.jobs.find((j) => j.name === input.job_name);
+  if (!job) {
+    const broken = loaded.errors.find((e) => e.jobName === input.job_name);
+    return fail(
+      "WORKFLOW_NOT_FOUND",
+      broken
+        ? `Job \`${input.job_name}\` failed to load: ${broken.error}`
+        : `Job \`${input.job_name}\` not found. Available jobs: ${
+          loaded.jobs.map((j) => j.name).join(", ") || "(none)"
+        }.`,
+      { details: { job_name: input.job_name, jobs: loaded.jobs.map((j) => j.name) } },
+    );
+  }
+  const workflow = job.workflows.length === 1
+    ? job.workflows[0]!
+    : job.workflows.find((w) => w.name === input.workflow_name);
+  if (!workflow) {
+    const names = job.workflows.map((w) => w.name);
+    return fail(
+      "WORKFLOW_NOT_FOUND",
+      `Workflow \`${input.workflow_name}\` not found in job \`${job.name}\`. Available workflows: ${
+        names.join(", ") || "(none)"
+      }.`,
+      { details: { job_name: job.name, workflow_name: input.workflow_name, workflows: names } },
+    );
+  }
+  if (workflow.compiled.steps.length === 0) {
+    return fail(
+      "WORKFLOW_NOT_FOUND",
+      `Workflow \`${job.name}/${workflow.name}\` has no steps; add steps to it in ${job.dir}/job.yml.`,
+      { details: { job_name: job.name, workflow_name: workflow.name } },
+    );
+  }
+  return ok({ job, workflow });
+}
+
+/** Where a new run goes: its session (`null`: a new one), its agent, the frames it joins. */
+interface Placement {
+  sessionId: string | null;
+  agentId: string | null;
+  frames: StackFrame[];
+  parent: StackFrame | null;
+}
+
+/**
+ * The caller's running stack takes the new run on top. With none, `session_id` names the
+ * session; a sub-agent joins the main agent's current session (its first run linked to the
+ * main stack's top); otherwise the run opens a new session.
+ */
+async function placement(
+  deps: EngineDeps,
+  input: JobStartInput & { workspace: WorkspaceObservation },
+): Promise<Result<Placement>> {
+  const where = { workspace: input.workspace.workspace };
+  const found = await findStack(deps.store, {
+    ...where,
+    sessionId: input.session_id,
+    agentId: input.agent_id,
+  });
+  if (!found.ok) return found;
+  const { agentId, view } = found.value;
+  const own = view.frames.at(-1);
+  if (own) {
+    return ok({ sessionId: found.value.sessionId, agentId, frames: view.frames, parent: own });
+  }
+  const main = agentId === null
+    ? null
+    : await findStack(deps.store, { ...where, sessionId: input.session_id });
+  const mainTop = main?.ok ? main.value.view.frames.at(-1) ?? null : null;
+  const sessionId = input.session_id !== undefined
+    ? found.value.sessionId
+    : mainTop?.sessionId ?? null;
+  return ok({ sessionId, agentId, frames: [], parent: mainTop });
+}
+
+/** Starts a job's workflow: a new session, or a child run on the caller's stack. */
+export function startJobWorkflow(
+  deps: EngineDeps & Pick<JobPorts, "jobs">,
+  input: JobStartInput & { workspace: WorkspaceObservation },
+): Promise<Result<JobStartResponse>> {
+  return guard(async () => {
+    const picked = pickWorkflow(await deps.jobs.load(input.workspace.workspace), input);
+    if (!picked.ok) return picked;
+    const placed = await placement(deps, input);
+    if (!placed.ok) return placed;
+    const { sessionId, agentId, frames, parent } = placed.value;
+    const root = await rootNode(deps, {
+      sessionId: sessionId ?? randomHex(deps, 8),
+      picked: picked.value,
+      input,
+    });
+    const { compiled, hash } = picked.value.workflow;
+    const jobDir = picked.value.job.dir;
+    const frame: StackFrame = {
+      runId: root.runId,
+      sessionId: root.sessionId,
+      agentId,
+      parentRunId: parent?.runId ?? null,
+      parentNodeId: parent?.tipNodeId ?? null,
+      depth: frames.length,
+      jobDir,
+      workflowId: compiled.id,
+      workflowHash: hash,
+      status: "running",
+      tipNodeId: root.nodeId,
+      pendingStepId: root.pendingStepId,
+    };
+    await deps.store.write(async (tx) => {
+      const pinned = Boolean(await tx.getSnapshot(hash));
+      await tx.append(
+        startEvents({
+          root,
+          frame,
+          compiled: pinned ? null : compiled,
+          input,
+          newSession: sessionId === null,
+        }),
+      );
+    });
+    return ok({
+      begin_step: beginStep(compiled, root, jobDir)!,
+      stack: stackEntries([...frames, frame]),
+    });
+  });
+}
+
+/** The events of a start: the session (when new), the run, its pinned workflow, its root, its workspace and its place on the stack. */
+function startEvents(at: {
+  root: NodeRecord;
+  frame: StackFrame;
+  /** The compiled workflow, or `null` when its hash is already stored. */
+  compiled: CompiledWorkflow | null;
+  input: JobStartInput & { workspace: WorkspaceObservation };
+  newSession: boolean;
+}): DomainEvent[] {
+  const { root, frame, input } = at;
+  const ids = { sessionId: root.sessionId, runId: root.runId };
+  return [
+    ...(at.newSession
+      ? [{ kind: "session_created" as const, sessionId: root.sessionId, title: input.goal }]
+      : []),
+    {
+      kind: "run_started",
+      ...ids,
+      workflowId: frame.workflowId,
+      workflowHash: frame.workflowHash,
+      goal: input.goal,
+    },
+    { kind: "workflow_pinned", ...ids, workflowHash: frame.workflowHash, compiled: at.compiled },
+    ...nodeCreated(root),
+    { kind: "observation_recorded", ...ids, nodeId: root.nodeId, ...input.workspace },
+    {
+      kind: "run_stacked",
+      ...ids,
+      agentId: frame.agentId,
+      parentRunId: frame.parentRunId,
+      parentNodeId: frame.parentNodeId,
+      jobDir: frame.jobDir,
+    },
+  ];
+}
+
+/** The root node of a new run: context from `inputs` and `instance_id`. */
+async function rootNode(
+  deps: EngineDeps,
+  at: {
+    sessionId: string;
+    picked: { workflow: LoadedJobWorkflow };
+    input: JobStartInput;
+  },
+): Promise<NodeRecord> {
+  const { compiled } = at.picked.workflow;
+  const runId = randomHex(deps, 8);
+  const context: Record<string, unknown> = { ...(at.input.inputs ?? {}) };
+  if (at.input.instance_id) context.instance_id = at.input.instance_id;
+  const state = initialState(compiled, context);
+  return {
+    sessionId: at.sessionId,
+    runId,
+    nodeId: await deriveNodeId(["root", runId]),
+    parentId: null,
+    nodeKind: "step",
+    depth: 0,
+    state,
+    context,
+    preferences: applyPreferences(deps.defaultPreferences ?? DEFAULT_PREFERENCES, undefined),
+    pendingStepId: currentStep(compiled, state)?.id ?? null,
+    edgeKind: null,
+    notesMarkdown: null,
+    notesStepId: null,
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * `waymark sessions export` and `waymark import`: bundles to and from files (or stdout and
+ * stdin as `-`), one line per session said on stderr so stdout can carry the bundle.
+ * @module
+ */
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { Buffer } from "node:buffer";
+import process from "node:process";
+import { sessionLabel } from "../../engine/mod.ts";
+import { type CliHost, type CliInput, usage, withWaymark, writeJson } from "../maintenance/cli.ts";
+import { listSessions, type SessionSummary } from "../sql/viewer/mod.ts";
+import { exportSession } from "./export.ts";
+import { bundleDigestLabel } from "./format.ts";
+import { importBundle, type ImportedSession } from "./import.ts";
+
+const EXPORT_USAGE =
+  "waymark sessions export ID [-o FILE|-] | export --all -o DIR [--workspace W] [--status S] [--older-than 30d]";
+
+async function exportOne(host: CliHost, id: string, output: string | undefined): Promise<number> {
+  return await withWaymark(host, async (waymark) => {
+    const exported = await exportSession(waymark, id);
+    if (!exported.ok) {
+      host.stderr(`${exported.error.message}\n`);
+      return 1;
+    }
+    const { value } = exported;
+    if (output === undefined || output === "-") host.stdout(value.text);
+    else await writeFile(output, value.text);
+    host.stderr(
+      `exported ${value.sessionId} to ${
+        output && output !== "-" ? output : "stdout"
+      }: ${value.eventCount} events, ${value.snapshotCount} snapshot(s), ${
+        bundleDigestLabel(value.digest)
+      }\n`,
+    );
+    return 0;
+  });
+}
+
+/** The sessions `--all` exports: the list filters, and idle longer than `--older-than`. */
+async function selected(
+  db: Parameters<typeof listSessions>[0],
+  input: CliInput,
+  now: Date,
+): Promise<SessionSummary[]> {
+  const filters = {
+    workspace: input.flags.workspace ? resolve(input.flags.workspace) : undefined,
+    status: input.flags.status,
+  };
+  const olderThan = input.flags["older-than"];
+  const cutoff = olderThan === undefined ? null : new Date(now.getTime() - olderThan).toISOString();
+  const out: SessionSummary[] = [];
+  for (let offset = 0;; offset += 200) {
+    const page = await listSessions(db, filters, { offset, limit: 200 }, now);
+    out.push(...page.sessions.filter((s) => cutoff === null || s.updatedAt < cutoff));
+    if (!page.hasMore) return out;
+  }
+}
+
+async function exportAll(host: CliHost, input: CliInput): Promise<number> {
+  const dir = input.flags.output;
+  if (!dir || dir === "-") return usage(host, EXPORT_USAGE);
+  await mkdir(dir, { recursive: true });
+  return await withWaymark(host, async (waymark) => {
+    let failed = 0;
+    const sessions = await selected(waymark.store.db, input, host.now());
+    for (const s of sessions) {
+      const exported = await exportSession(waymark, s.sessionId);
+      if (!exported.ok) {
+        failed += 1;
+        host.stderr(`skipped ${sessionLabel(s.sessionId)}: ${exported.error.message}\n`);
+        continue;
+      }
+      const file = join(dir, `${exported.value.sessionId}.json`);
+      await writeFile(file, exported.value.text);
+      host.stdout(`${file}\n`);
+    }
+    host.stderr(`exported ${sessions.length - failed} session(s) to ${dir}\n`);
+    return failed > 0 ? 1 : 0;
+  });
+}
+
+/** `waymark sessions export`. */
+export function exportCommand(host: CliHost, input: CliInput): Promise<number> {
+  if (input.flags.all) return exportAll(host, input);
+  const [id] = input.positionals;
+  if (!id) return Promise.resolve(usage(host, EXPORT_USAGE));
+  return exportOne(host, id, input.flags.output);
+}
+
+function importLine(file: string, s: ImportedSession): string {
+  if (s.status === "already_imported") {
+    return `${file}: already imported as ${s.sessionId} (${s.bundleDigest}); nothing written`;
+  }
+  const as = s.rekeyed
+    ? `${s.sessionId} (${s.sourceSessionId} already exists here, so it got a new id)`
+    : s.sessionId;
+  return `${file}: imported ${as}: ${s.eventCount} events, ${s.snapshotCount} snapshot(s)`;
+}
+
+async function readBundle(file: string): Promise<string> {
+  if (file !== "-") return await readFile(file, "utf8");
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(Buffer.from(chunk));
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** `waymark import FILE…`: each file verified whole, then imported, or refused with the reason. */
+export async function importCommand(host: CliHost, input: CliInput): Promise<number> {
+  if (input.positionals.length === 0) return usage(host, "waymark import FILE… [--json]");
+  return await withWaymark(host, async (waymark) => {
+    let refused = 0;
+    const results: unknown[] = [];
+    for (const file of input.positionals) {
+      let text: string;
+      try {
+        text = await readBundle(file);
+      } catch (error) {
+        refused += 1;
+        host.stderr(`${file}: cannot read it: ${(error as Error).message}\n`);
+        results.push({ file, ok: false, error: { code: "BUNDLE_INVALID" } });
+        continue;
+      }
+      const imported = await importBundle(waymark, text);
+      results.push({ file, ...imported });
+      if (imported.ok) {
+        if (!input.flags.json) host.stdout(`${importLine(file, imported.value)}\n`);
+        continue;
+      }
+      refused += 1;
+      host.stderr(`${file}: refused: ${imported.error.message}\n`);
+    }
+    if (input.flags.json) writeJson(host, { imports: results });
+    return refused > 0 ? 1 : 0;
+  });
+}

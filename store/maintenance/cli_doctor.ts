@@ -1,0 +1,49 @@
+/**
+ * `waymark doctor [FILE] [--repair] [--json]`: the report as lines (a mark, the check, what was
+ * found and the fix) or JSON; FILE checks another database file, such as a backup.
+ * @module
+ */
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { databaseFile } from "../libsql/maintenance.ts";
+import type { CliHost, CliInput } from "./cli.ts";
+import { writeJson } from "./cli.ts";
+import { type DoctorReport, runDoctor } from "./doctor.ts";
+
+function text(report: DoctorReport): string {
+  const lines = report.findings.map((f) =>
+    `${f.ok ? "ok     " : "PROBLEM"} ${f.check.padEnd(12)} ${f.message}${
+      f.fix ? `\n        fix: ${f.fix}` : ""
+    }`
+  );
+  for (const r of report.repaired) lines.push(`repaired: ${r}`);
+  const verdict = {
+    healthy: "healthy",
+    problems: "problems found",
+    failed: "could not run every check",
+  }[report.status];
+  lines.push(`${verdict} (exit ${report.exitCode})`);
+  return `${lines.join("\n")}\n`;
+}
+
+/** `waymark doctor`. */
+export async function doctorCommand(host: CliHost, input: CliInput): Promise<number> {
+  const [file] = input.positionals;
+  const dbUrl = file ? `file:${resolve(file)}` : host.paths.dbUrl;
+  const path = databaseFile(dbUrl);
+  const report = await runDoctor({
+    version: host.version,
+    buildKind: host.buildKind,
+    dbUrl,
+    keysFile: host.paths.keysFile,
+    workflows: host.workflows(),
+    open: () => {
+      // opening a missing file would create an empty database: report it instead
+      if (path && !existsSync(path)) throw new Error(`${path} does not exist`);
+      return host.openDatabase(dbUrl);
+    },
+  }, { repair: input.flags.repair === true });
+  if (input.flags.json) writeJson(host, report);
+  else host.stdout(text(report));
+  return report.exitCode;
+}

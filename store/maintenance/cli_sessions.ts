@@ -1,0 +1,140 @@
+/**
+ * `waymark sessions list|show|export`, for people who live in a terminal: the viewer's read
+ * model (the same queries the sessions page and session page run), as lines or JSON.
+ * @module
+ */
+import { resolve } from "node:path";
+import { parseSessionLabel, runLabel, sessionLabel } from "../../engine/mod.ts";
+import { exportCommand } from "../bundle/cli.ts";
+import {
+  getSession,
+  getSessionNotes,
+  listSessions,
+  type SessionFilters,
+  type SessionSummary,
+} from "../sql/viewer/mod.ts";
+import { type CliHost, type CliInput, usage, withWaymark, writeJson } from "./cli.ts";
+
+/** Sessions read per page while listing. */
+const PAGE = 200;
+
+function line(s: SessionSummary): string {
+  const runs = `${s.runCount} run${s.runCount === 1 ? "" : "s"}`;
+  return [
+    sessionLabel(s.sessionId),
+    s.status.padEnd(8),
+    runs.padEnd(7),
+    s.updatedAt.slice(0, 16).replace("T", " "),
+    s.title.replace(/\s+/g, " ").slice(0, 80),
+  ].join("  ");
+}
+
+async function list(host: CliHost, input: CliInput): Promise<number> {
+  const filters: SessionFilters = {
+    workspace: input.flags.workspace ? resolve(input.flags.workspace) : undefined,
+    status: input.flags.status,
+  };
+  return await withWaymark(host, async ({ store }) => {
+    const all: SessionSummary[] = [];
+    for (let offset = 0;; offset += PAGE) {
+      const page = await listSessions(store.db, filters, { offset, limit: PAGE }, host.now());
+      if (!input.flags.json) page.sessions.forEach((s) => host.stdout(`${line(s)}\n`));
+      all.push(...page.sessions);
+      if (!page.hasMore) break;
+    }
+    if (input.flags.json) {
+      writeJson(host, {
+        sessions: all.map((s) => ({ ...s, sessionId: sessionLabel(s.sessionId) })),
+      });
+    } else if (all.length === 0) host.stderr("no sessions\n");
+    return 0;
+  });
+}
+
+async function show(host: CliHost, input: CliInput): Promise<number> {
+  const [id] = input.positionals;
+  if (!id) return usage(host, "waymark sessions show ID [--json]");
+  const sessionId = parseSessionLabel(id);
+  return await withWaymark(host, async ({ store }) => {
+    const detail = sessionId ? await getSession(store.db, sessionId) : null;
+    const port = sessionId ? await store.getSession(sessionId) : null;
+    if (!detail || !port || !sessionId) {
+      host.stderr(`no session ${id} here; \`waymark sessions list\` shows them\n`);
+      return 1;
+    }
+    const runs = detail.runs.map((run) => {
+      const more = port.runs.find((r) => r.runId === run.runId);
+      return {
+        ...run,
+        runId: runLabel(run.runId),
+        tipPendingStepId: more?.tipPendingStepId ?? null,
+        latestNotes: more?.latestNotes ?? null,
+        workspace: more?.workspace ?? null,
+        gitBranch: more?.gitBranch ?? null,
+      };
+    });
+    const notes = await getSessionNotes(store.db, sessionId);
+    const shown = {
+      session: { ...detail.session, sessionId: sessionLabel(sessionId), kind: port.sessionKind },
+      runs,
+      runsTruncated: detail.runsTruncated,
+      checkpointNotes: notes.map((n) => ({ ...n, runId: runLabel(n.runId) })),
+    };
+    if (input.flags.json) writeJson(host, shown);
+    else host.stdout(showText(shown));
+    return 0;
+  });
+}
+
+type Shown = {
+  session: SessionSummary & { kind: string };
+  runs: {
+    runId: string;
+    workflowId: string;
+    title: string;
+    status: string;
+    nodeCount: number;
+    branchCount: number;
+    tipPendingStepId: string | null;
+    latestNotes: string | null;
+    workspace: string | null;
+    gitBranch: string | null;
+  }[];
+  checkpointNotes: { notesMarkdown: string }[];
+};
+
+function showText({ session: s, runs, checkpointNotes }: Shown): string {
+  const out = [
+    `${s.sessionId}  ${s.title}`,
+    `  ${s.status} · ${s.kind} session · ${s.eventCount} events · created ${s.createdAt} · updated ${s.updatedAt}`,
+  ];
+  for (const r of runs) {
+    out.push(
+      `${r.runId}  ${r.workflowId}  ${r.status}  ${r.nodeCount} nodes, ${r.branchCount} branch tip(s)`,
+      `  ${r.title}`,
+    );
+    if (r.tipPendingStepId) out.push(`  pending step: ${r.tipPendingStepId}`);
+    if (r.workspace) {
+      out.push(`  workspace: ${r.workspace}${r.gitBranch ? ` (${r.gitBranch})` : ""}`);
+    }
+    if (r.latestNotes) out.push(`  latest notes: ${r.latestNotes}`);
+  }
+  for (const n of checkpointNotes.slice(0, 3)) {
+    out.push(`note: ${n.notesMarkdown.replace(/\s+/g, " ").slice(0, 160)}`);
+  }
+  out.push(`Resume it in a chat: resume_session {query: "${s.sessionId}"}`);
+  return `${out.join("\n")}\n`;
+}
+
+/** `waymark sessions list|show|export`. */
+export async function sessionsCommand(host: CliHost, input: CliInput): Promise<number> {
+  const [sub, ...rest] = input.positionals;
+  const next = { ...input, positionals: rest };
+  if (sub === "list" || sub === undefined) return await list(host, next);
+  if (sub === "show") return await show(host, next);
+  if (sub === "export") return await exportCommand(host, next);
+  return usage(
+    host,
+    "waymark sessions list [--workspace W] [--status S] [--json] | show ID [--json] | export ID [-o FILE] | export --all -o DIR",
+  );
+}

@@ -1,0 +1,233 @@
+/**
+ * `waymark doctor`: checks and reports, each problem with its fix, and exits 0 when healthy, 1
+ * when it found problems, 2 when it could not run (no database, or one from a newer waymark).
+ * With `repair` it first fixes what the log can fix (migrations, snapshots, projections and
+ * full-text rows, the WAL), then checks again and reports what is left. The database is opened
+ * without migrating, so a check never changes the schema.
+ * @module
+ */
+import { DOCTOR_CHECKS, formatLoadError, type WorkflowSource } from "../../engine/mod.ts";
+import { inspectKeyring } from "../keyring.ts";
+import {
+  type DoctorFinding,
+  eventLog,
+  finding,
+  integrity,
+  type MaintainedStore,
+  projections,
+  sessionIds,
+  snapshots,
+  type StoreCheckOptions,
+  wal,
+} from "./doctor_checks.ts";
+
+export type { DoctorFinding, MaintainedStore } from "./doctor_checks.ts";
+
+/** What doctor looks at. */
+export interface DoctorTarget {
+  /** waymark's version, reported first. */
+  version: string;
+  /** How this waymark was built (`source`, ...). */
+  buildKind: string;
+  /** The database, for messages. */
+  dbUrl: string;
+  /** Opens the database without migrating it (throws when it cannot be opened). */
+  open(): Promise<MaintainedStore & { close(): Promise<void> }>;
+  /** The keyring file. */
+  keysFile: string;
+  /** The workflow sources, whose load errors are reported. */
+  workflows: WorkflowSource;
+}
+
+/** Doctor's options. */
+export interface DoctorOptions {
+  /** Fix what can be fixed, then check again. */
+  repair?: boolean;
+  /** A WAL larger than this is a finding (default 256 MiB). */
+  walLimitBytes?: number;
+}
+
+/** Doctor's report. */
+export interface DoctorReport {
+  /** `healthy`, `problems`, or `failed` (it could not run). */
+  status: "healthy" | "problems" | "failed";
+  /** The exit code: 0 healthy, 1 problems, 2 failed. */
+  exitCode: 0 | 1 | 2;
+  /** waymark's version and build kind. */
+  version: string;
+  /** How this waymark was built. */
+  buildKind: string;
+  /** The database checked. */
+  database: string;
+  /** Every finding, in check order. */
+  findings: DoctorFinding[];
+  /** What `--repair` did, in words. */
+  repaired: string[];
+}
+
+const DEFAULT_WAL_LIMIT = 256 * 1_048_576;
+
+async function keyring(keysFile: string): Promise<DoctorFinding> {
+  const problems = await inspectKeyring(keysFile);
+  return finding(
+    "keyring",
+    problems.length === 0 ? null : {
+      message: problems.join("; "),
+      fix:
+        "Fix the file's mode with `chmod 600`; a missing or broken keyring is replaced by moving it aside (tokens it signed stop working; `resume_session` mints new ones).",
+    },
+    `${keysFile} holds a current key, mode 0600`,
+  );
+}
+
+async function workflows(source: WorkflowSource): Promise<DoctorFinding> {
+  const loaded = await source.load();
+  return finding(
+    "workflows",
+    loaded.errors.length === 0 ? null : {
+      message: `${loaded.errors.length} workflow file(s) fail to load: ${
+        loaded.errors.slice(0, 3).map(formatLoadError).join("; ")
+      }`,
+      fix: "Check each with `waymark workflows validate FILE` and fix or remove it.",
+      details: { files: loaded.errors.map((e) => e.file) },
+    },
+    `${loaded.workflows.length} workflows load`,
+  );
+}
+
+/** Runs a check; one that throws becomes a problem finding instead of stopping the others. */
+async function attempt(
+  check: DoctorFinding["check"],
+  run: () => Promise<DoctorFinding | DoctorFinding[]>,
+): Promise<DoctorFinding[]> {
+  try {
+    return [await run()].flat();
+  } catch (error) {
+    return [{
+      check,
+      ok: false,
+      message: `could not check: ${error instanceof Error ? error.message : String(error)}`,
+      fix: "See the integrity finding; restore from a backup if the file is damaged.",
+    }];
+  }
+}
+
+/** The checks of an open database whose schema is current. */
+async function storeChecks(
+  store: MaintainedStore,
+  options: StoreCheckOptions,
+): Promise<DoctorFinding[]> {
+  const out = await attempt("integrity", () => integrity(store));
+  let corrupt: string[] = [];
+  out.push(
+    ...await attempt("event_log", async () => {
+      const [found, bad] = await eventLog(store, await sessionIds(store));
+      corrupt = bad;
+      return found;
+    }),
+  );
+  out.push(...await attempt("snapshots", () => snapshots(store, options)));
+  out.push(
+    ...await attempt("projections", async () => {
+      const sessions = (await sessionIds(store)).filter((id) => !corrupt.includes(id));
+      return await projections(store, { ...options, sessions });
+    }),
+  );
+  out.push(...await attempt("wal", () => wal(store, options)));
+  return out;
+}
+
+/** Opens the database, checks its schema, then runs the store checks; `null` when it could not. */
+async function databaseChecks(
+  target: DoctorTarget,
+  options: StoreCheckOptions,
+): Promise<{ findings: DoctorFinding[]; failed: boolean }> {
+  let store;
+  try {
+    store = await target.open();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return {
+      failed: true,
+      findings: [{
+        check: "database",
+        ok: false,
+        message: `cannot open ${target.dbUrl}: ${message}`,
+        fix: /newer waymark/.test(message)
+          ? "Use the waymark that wrote it, or a newer one."
+          : "Check the path (--db, --home); restore the latest backup if the file is damaged.",
+      }],
+    };
+  }
+  try {
+    const findings: DoctorFinding[] = [
+      { check: "database", ok: true, message: `opened ${target.dbUrl}` },
+    ];
+    const schema = await store.maintenance.schemaStatus();
+    if (schema.pending.length > 0 && options.repair) {
+      await store.maintenance.migrate();
+      options.repaired(`migrated the schema (${schema.pending.join(", ")})`);
+    } else if (schema.pending.length > 0) {
+      findings.push({
+        check: "schema",
+        ok: false,
+        message: `the schema is older than this waymark: ${schema.pending.join(", ")} pending`,
+        fix:
+          "Run `waymark doctor --repair` (or any waymark command that opens it) to migrate it forward in one transaction; the other checks need the current schema.",
+      });
+      return { findings, failed: false };
+    }
+    findings.push({
+      check: "schema",
+      ok: true,
+      message: `schema current (${schema.applied.at(-1)})`,
+    });
+    findings.push(...await storeChecks(store, options));
+    return { findings, failed: false };
+  } finally {
+    await store.close();
+  }
+}
+
+async function checkOnce(
+  target: DoctorTarget,
+  options: StoreCheckOptions,
+): Promise<{ findings: DoctorFinding[]; failed: boolean }> {
+  const found = await databaseChecks(target, options);
+  found.findings.unshift({
+    check: "version",
+    ok: true,
+    message: `waymark ${target.version} (${target.buildKind} build)`,
+  });
+  found.findings.push(
+    ...await attempt("keyring", () => keyring(target.keysFile)),
+    ...await attempt("workflows", () => workflows(target.workflows)),
+  );
+  found.findings.sort((a, b) => DOCTOR_CHECKS.indexOf(a.check) - DOCTOR_CHECKS.indexOf(b.check));
+  return found;
+}
+
+/** Checks (and with `repair`, first repairs) waymark's database, keyring and workflow files. */
+export async function runDoctor(
+  target: DoctorTarget,
+  options: DoctorOptions = {},
+): Promise<DoctorReport> {
+  const repaired: string[] = [];
+  const base = {
+    walLimitBytes: options.walLimitBytes ?? DEFAULT_WAL_LIMIT,
+    repaired: (what: string) => void repaired.push(what),
+  };
+  if (options.repair) await checkOnce(target, { ...base, repair: true });
+  const { findings, failed } = await checkOnce(target, { ...base, repair: false });
+  const problems = findings.some((f) => !f.ok);
+  const status = failed ? "failed" : problems ? "problems" : "healthy";
+  return {
+    status,
+    exitCode: failed ? 2 : problems ? 1 : 0,
+    version: target.version,
+    buildKind: target.buildKind,
+    database: target.dbUrl,
+    findings,
+    repaired,
+  };
+}

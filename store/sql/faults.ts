@@ -1,0 +1,118 @@
+/**
+ * Storage faults at the store's edge: every read and write turns a driver error into the
+ * engine's storage error (busy, full, read-only, damaged) through the dialect. A damaged page
+ * also marks the session being touched corrupt (best effort) and stops this store writing: every
+ * later `write` is refused with the same error until the process restarts, so waymark never
+ * goes on appending to a file the driver called malformed without saying so. Reads go on.
+ * @module
+ */
+import { StorageCorruptionError, type Store, type StoreWriter } from "../../engine/mod.ts";
+import type { SqlDialect } from "./dialect.ts";
+import type { Executor } from "./graph_sql.ts";
+
+/** What the fault boundary needs: the dialect's mapping, where the database is, the connection. */
+export interface FaultOptions {
+  /** The dialect (its `storageError`). */
+  dialect: SqlDialect;
+  /** The database file or URL, for messages. */
+  location: string;
+  /** The connection, for marking a session corrupt outside any transaction. */
+  db: Executor;
+}
+
+/** Reads whose first argument is a run id: a damaged page there marks that run's session. */
+const RUN_KEYED = new Set([
+  "getRun",
+  "getNode",
+  "getAttempt",
+  "getChildren",
+  "getAncestorNotes",
+  "getPreferredTip",
+]);
+
+/** Which session a call was about, as far as its arguments and appends said. */
+interface Touched {
+  runId: string | null;
+  sessionId: string | null;
+}
+
+type AnyFn = (...args: unknown[]) => Promise<unknown>;
+
+/** `reader` with each method noting the run it touches and, given `fault`, mapping failures. */
+function wrapReads<R extends object>(
+  reader: R,
+  on: { touched: Touched; fault?: (error: unknown, touched: Touched) => Promise<never> },
+): R {
+  const out = { ...reader } as Record<string, unknown>;
+  for (const [name, fn] of Object.entries(reader)) {
+    if (typeof fn !== "function") continue;
+    out[name] = async (...args: unknown[]) => {
+      const touched = on.fault ? { runId: null, sessionId: null } : on.touched;
+      if (RUN_KEYED.has(name) && typeof args[0] === "string") touched.runId = args[0];
+      try {
+        return await (fn as AnyFn)(...args);
+      } catch (error) {
+        if (on.fault) return await on.fault(error, touched);
+        throw error;
+      }
+    };
+  }
+  return out as R;
+}
+
+/** Marks the session of a damaged read or write corrupt; failures are ignored (best effort). */
+async function markCorrupt(db: Executor, touched: Touched): Promise<string | null> {
+  try {
+    let sessionId = touched.sessionId;
+    if (!sessionId && touched.runId) {
+      const row = await db.selectFrom("runs").select("session_id")
+        .where("run_id", "=", touched.runId).executeTakeFirst();
+      sessionId = row?.session_id ?? null;
+    }
+    if (sessionId) {
+      await db.updateTable("sessions").set({ health: "corrupt" })
+        .where("session_id", "=", sessionId).execute();
+    }
+    return sessionId;
+  } catch {
+    return touched.sessionId;
+  }
+}
+
+/** `store` with storage faults mapped, damaged pages recorded, and writes stopped after one. */
+export function withStorageFaults<S extends Store>(store: S, options: FaultOptions): S {
+  let damaged: StorageCorruptionError | null = null;
+  const fault = async (error: unknown, touched: Touched): Promise<never> => {
+    const mapped = options.dialect.storageError(error, { location: options.location });
+    if (mapped instanceof StorageCorruptionError && mapped !== error) {
+      // The driver found a damaged page (a row-level check keeps its own error).
+      const sessionId = await markCorrupt(options.db, touched);
+      damaged = new StorageCorruptionError(
+        `${mapped.message}; this waymark process has stopped writing to it until it restarts`,
+        null,
+      );
+      throw new StorageCorruptionError(mapped.message, sessionId);
+    }
+    throw mapped;
+  };
+  const write: Store["write"] = async (fn) => {
+    if (damaged) throw damaged;
+    const touched: Touched = { runId: null, sessionId: null };
+    try {
+      return await store.write((tx) => {
+        const reads = wrapReads(tx, { touched });
+        const writer: StoreWriter = {
+          ...reads,
+          append: (events) => {
+            touched.sessionId ??= events[0]?.sessionId ?? null;
+            return tx.append(events);
+          },
+        };
+        return fn(writer);
+      });
+    } catch (error) {
+      return await fault(error, touched);
+    }
+  };
+  return { ...wrapReads(store, { touched: { runId: null, sessionId: null }, fault }), write };
+}

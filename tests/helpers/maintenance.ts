@@ -1,0 +1,176 @@
+/**
+ * Helpers for the bundle, gc, doctor and backup tests: the `waymark` command as a process,
+ * waymark opened in-process at a chosen clock (so sessions can really be old), and raw reads
+ * of a database file.
+ * @module
+ */
+import { createClient } from "@libsql/client";
+import {
+  applyPreferences,
+  DEFAULT_PREFERENCES,
+  type EngineDeps,
+  tokenPattern,
+} from "../../engine/mod.ts";
+import {
+  createWorkflowSource,
+  cryptoRandom,
+  loadOrCreateKeyring,
+  openStore,
+  type SqliteStore,
+} from "../../store/mod.ts";
+import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";
+import { MAIN, ROOT } from "./server.ts";
+
+/** What a `waymark` process printed, and its exit code. */
+export interface Ran {
+  code: number;
+  out: string;
+  err: string;
+}
+
+/** Runs `waymark ARGS` (with `--home` when given) to completion. */
+export async function runCli(
+  args: string[],
+  options: { home?: string; stdin?: string } = {},
+): Promise<Ran> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--quiet",
+      MAIN,
+      ...args,
+      ...(options.home ? ["--home", options.home] : []),
+    ],
+    cwd: ROOT,
+    stdin: options.stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1", WAYMARK_HOME: "", WAYMARK_DB_URL: "" },
+  }).spawn();
+  if (options.stdin !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(options.stdin));
+    await writer.close();
+  }
+  const done = await child.output();
+  const text = (b: Uint8Array) => new TextDecoder().decode(b);
+  return { code: done.code, out: text(done.stdout), err: text(done.stderr) };
+}
+
+/** An in-process waymark whose clock the test sets. */
+export interface ClockedWaymark {
+  store: SqliteStore;
+  deps: EngineDeps;
+  /** Sets the time later appends are stamped with. */
+  setNow(iso: string): void;
+  close(): Promise<void>;
+}
+
+/** Opens waymark on `home` with a settable clock (the engine's and the store's). */
+export async function openAt(home: string, nowIso: string): Promise<ClockedWaymark> {
+  let now = nowIso;
+  const clock = { now: () => now };
+  const store = await openStore(`file:${home}/waymark.db`, { now: clock.now });
+  const deps: EngineDeps = {
+    store,
+    workflows: createWorkflowSource(BUNDLED_WORKFLOWS, [
+      { source: "user", dir: `${home}/workflows` },
+    ]),
+    keyring: await loadOrCreateKeyring(`${home}/keys.json`),
+    clock,
+    random: cryptoRandom,
+    defaultPreferences: applyPreferences(DEFAULT_PREFERENCES, {}),
+  };
+  return {
+    store,
+    deps,
+    setNow: (iso) => void (now = iso),
+    close: () => store.close(),
+  };
+}
+
+/** An ISO time `days` days before now. */
+export function daysAgo(days: number): string {
+  return new Date(Date.now() - days * 86_400_000).toISOString();
+}
+
+/** Runs statements on a database file with a fresh connection; returns the last one's rows. */
+export async function sqlOn(
+  dbFile: string,
+  ...statements: (string | { sql: string; args: (string | number)[] })[]
+): Promise<Record<string, unknown>[]> {
+  const db = createClient({ url: `file:${dbFile}` });
+  try {
+    let rows: Record<string, unknown>[] = [];
+    for (const statement of statements) {
+      const result = await db.execute(statement);
+      rows = result.rows.map((row) => Object.fromEntries(result.columns.map((c) => [c, row[c]])));
+    }
+    return rows;
+  } finally {
+    db.close();
+  }
+}
+
+/** Every row of every table (FTS tables included), sorted: equal dumps mean nothing was written. */
+export async function dumpAll(dbFile: string): Promise<Record<string, string[]>> {
+  const tables = await sqlOn(
+    dbFile,
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+  );
+  const out: Record<string, string[]> = {};
+  for (const { name } of tables) {
+    const rows = await sqlOn(dbFile, `SELECT rowid AS _rowid, * FROM "${name}"`).catch(() =>
+      sqlOn(dbFile, `SELECT * FROM "${name}"`)
+    );
+    out[String(name)] = rows.map((r) => JSON.stringify(r)).sort();
+  }
+  return out;
+}
+
+/** Rows of `table` that belong to a session (hex id), through its runs where needed. */
+export async function sessionRows(dbFile: string, sessionId: string): Promise<number> {
+  const runs = `(SELECT run_id FROM runs WHERE session_id = '${sessionId}')`;
+  const rows = await sqlOn(
+    dbFile,
+    `SELECT
+      (SELECT count(*) FROM events WHERE session_id = '${sessionId}')
+      + (SELECT count(*) FROM sessions WHERE session_id = '${sessionId}')
+      + (SELECT count(*) FROM runs WHERE session_id = '${sessionId}')
+      + (SELECT count(*) FROM nodes WHERE session_id = '${sessionId}')
+      + (SELECT count(*) FROM observations WHERE session_id = '${sessionId}')
+      + (SELECT count(*) FROM edges WHERE run_id IN ${runs})
+      + (SELECT count(*) FROM attempts WHERE run_id IN ${runs})
+      + (SELECT count(*) FROM outputs WHERE run_id IN ${runs})
+      + (SELECT count(*) FROM bundle_imports WHERE session_id = '${sessionId}') AS n`,
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** Whether a text holds a waymark token. */
+export function holdsToken(text: string): boolean {
+  return tokenPattern().test(text);
+}
+
+/** A value with every `…Token` field removed (fresh tokens differ on every call). */
+export function withoutTokens(value: unknown): unknown {
+  return JSON.parse(
+    JSON.stringify(value, (key, v) => (/Token$/.test(key) ? undefined : v)),
+  );
+}
+
+/** A one-step workflow (so a run completes after one acknowledgement), written to `dir`. */
+export async function writeTinyWorkflow(dir: string, id = "user.tiny"): Promise<void> {
+  await Deno.mkdir(dir, { recursive: true });
+  await Deno.writeTextFile(
+    `${dir}/${id}.json`,
+    JSON.stringify({
+      id,
+      name: "Tiny",
+      description: "One step.",
+      version: "1.0.0",
+      steps: [{ id: "only", title: "Only", prompt: "Do the one thing." }],
+    }),
+  );
+}

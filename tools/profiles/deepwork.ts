@@ -1,0 +1,249 @@
+/**
+ * The DeepWork tool profile (`serve --profile deepwork`): `get_workflows`, `start_workflow`,
+ * `finished_step`, `abort_workflow` and `go_to_step`, with DeepWork's parameter names and
+ * response fields, over waymark's engine and store. Each call is logged to stderr with the tool
+ * name and the caller's workflow stack. Thin: the use-cases live in `engine/deepwork/`.
+ * @module
+ */
+import { z } from "npm:zod@4.6.7";
+import {
+  abortJobWorkflow,
+  abortResponseSchema,
+  type EngineDeps,
+  findStack,
+  finishedResponseSchema,
+  finishStep,
+  getWorkflows,
+  getWorkflowsResponseSchema,
+  goToStep,
+  goToStepResponseSchema,
+  type JobPorts,
+  type Result,
+  stackEntries,
+  type StackEntry,
+  startJobWorkflow,
+  startResponseSchema,
+  type WorkspaceObservation,
+} from "../../engine/mod.ts";
+import { defineTool, type ToolContext, type ToolProfile } from "../define_tool.ts";
+import { diskFiles } from "./deepwork/files.ts";
+
+/** What the DeepWork profile is built from. */
+export interface DeepworkProfileOptions extends Omit<JobPorts, "files"> {
+  /** Output files; default the local disk. */
+  files?: JobPorts["files"];
+  /** Where each call's log line goes (stderr; never stdout). */
+  log?: (line: string) => void;
+}
+
+const sessionId = z.string().min(1).max(200).optional().describe(
+  "The session_id begin_step returned; omit it to act on the current workflow stack.",
+);
+const agentId = z.string().min(1).max(200).optional().describe(
+  "A sub-agent's own id: its workflows form their own stack.",
+);
+
+const startInput = z.object({
+  goal: z.string().max(2000).describe("What this run is for."),
+  job_name: z.string().min(1).max(200),
+  workflow_name: z.string().max(200).describe(
+    "A workflow of the job (a job with one workflow runs it whatever the name).",
+  ),
+  instance_id: z.string().max(200).nullable().optional(),
+  inputs: z.record(z.string(), z.unknown()).optional().describe(
+    "Values for the workflow's inputs.",
+  ),
+  session_id: sessionId,
+  agent_id: agentId,
+}).strict();
+
+const finishInput = z.object({
+  outputs: z.record(z.string(), z.unknown()).describe(
+    "Each output name to a file path, a list of file paths, or text, as step_expected_outputs says.",
+  ),
+  notes: z.string().max(64_000).optional().describe(
+    "What you did (the newer spelling is work_summary).",
+  ),
+  work_summary: z.string().max(64_000).optional(),
+  quality_review_override_reason: z.string().min(1).max(8000).optional().describe(
+    "Skips the quality gate; recorded with the run.",
+  ),
+  session_id: sessionId,
+  agent_id: agentId,
+}).strict();
+
+const abortInput = z.object({
+  explanation: z.string().min(1).max(8000),
+  session_id: sessionId,
+  agent_id: agentId,
+}).strict();
+
+const goToStepInput = z.object({
+  step_id: z.string().min(1).max(200),
+  session_id: sessionId,
+  agent_id: agentId,
+}).strict();
+
+const render = (value: unknown) => JSON.stringify(value, null, 2);
+
+function stackText(stack: readonly StackEntry[] | undefined): string {
+  if (!stack) return "-";
+  return stack.length === 0 ? "(empty)" : stack.map((s) => `${s.workflow}@${s.step}`).join(" > ");
+}
+
+/** What a call's log line needs besides its result. */
+interface CallAt {
+  /** The tool. */
+  tool: string;
+  /** Where log lines go. */
+  log: ((line: string) => void) | undefined;
+  /** The engine (to read the stack when the answer does not carry it). */
+  deps: EngineDeps;
+  /** The call's input (its `session_id` and `agent_id` pick the stack). */
+  input: { session_id?: string; agent_id?: string };
+  /** The call's context. */
+  ctx: ToolContext;
+}
+
+/**
+ * Logs a call with its tool name and the caller's stack: the one the answer carries, else (an
+ * error, get_workflows) the one the store holds now.
+ */
+async function logged<T>(at: CallAt, result: Result<T>): Promise<Result<T>> {
+  if (!at.log) return result;
+  let stack = result.ok ? (result.value as { stack?: StackEntry[] }).stack : undefined;
+  if (!stack) {
+    const found = await findStack(at.deps.store, {
+      sessionId: at.input.session_id,
+      agentId: at.input.agent_id,
+      workspace: here(at.ctx).workspace,
+    }).catch(() => null);
+    if (found?.ok) stack = stackEntries(found.value.view.frames);
+  }
+  const outcome = result.ok ? "ok" : `${result.error.code}: ${result.error.message.split("\n")[0]}`;
+  at.log(`deepwork ${at.tool}: ${outcome}; stack: ${stackText(stack)}`);
+  return result;
+}
+
+function here(ctx: ToolContext): WorkspaceObservation {
+  return ctx.workspace ?? { workspace: null, gitBranch: null, gitHeadSha: null };
+}
+
+function startTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
+  return [
+    defineTool({
+      name: "get_workflows",
+      title: "List DeepWork jobs",
+      description:
+        "List the jobs in `.deepwork/jobs` (and configured job folders) with their workflows: `jobs` (each with `name`, `summary`, `workflows`), and `errors` for jobs that failed to load. Read-only.",
+      input: z.object({}).strict(),
+      output: getWorkflowsResponseSchema,
+      readOnly: true,
+      idempotent: true,
+      workspace: "always",
+      run: async (deps, input, ctx) =>
+        logged(
+          { tool: "get_workflows", log, deps, input, ctx },
+          await getWorkflows(ports, here(ctx)),
+        ),
+      render,
+    }),
+    defineTool({
+      name: "start_workflow",
+      title: "Start a DeepWork workflow",
+      description:
+        "Start `workflow_name` of `job_name` for `goal` (optional `instance_id`, `inputs`). Returns `begin_step` (the first step: `step_instructions`, `step_expected_outputs`, `step_reviews`, `session_id`) and the workflow `stack`. Starting while a workflow runs nests the new one on top of it.",
+      input: startInput,
+      output: startResponseSchema,
+      readOnly: false,
+      idempotent: false,
+      workspace: "always",
+      run: async (deps, input, ctx) =>
+        logged(
+          { tool: "start_workflow", log, deps, input, ctx },
+          await startJobWorkflow({ ...deps, ...ports }, { ...input, workspace: here(ctx) }),
+        ),
+      render,
+    }),
+  ];
+}
+
+function stepTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
+  return [
+    defineTool({
+      name: "finished_step",
+      title: "Finish the current step",
+      description:
+        "Report the current step done: `outputs` maps each expected output to a file path, a list of file paths, or text (files relative to the project root), with optional `notes`. The answer's `status` is needs_work (fix what `feedback` says and call again), next_step (`begin_step` is the next step) or workflow_complete (`all_outputs`). Pass `quality_review_override_reason` after a self-review. Retrying an identical call returns the recorded answer.",
+      input: finishInput,
+      output: finishedResponseSchema,
+      readOnly: false,
+      idempotent: true,
+      workspace: "always",
+      run: async (deps, input, ctx) =>
+        logged(
+          { tool: "finished_step", log, deps, input, ctx },
+          await finishStep({ ...deps, ...ports }, { ...input, workspace: here(ctx) }),
+        ),
+      render,
+    }),
+    defineTool({
+      name: "abort_workflow",
+      title: "Abort the current workflow",
+      description:
+        "Abandon the workflow at the top of the stack, with an `explanation`. It is recorded as aborted; the answer names the workflow work resumes in (`resumed_workflow`, `resumed_step`), if any.",
+      input: abortInput,
+      output: abortResponseSchema,
+      readOnly: false,
+      idempotent: false,
+      workspace: "always",
+      run: async (deps, input, ctx) =>
+        logged(
+          { tool: "abort_workflow", log, deps, input, ctx },
+          await abortJobWorkflow(deps, { ...input, workspace: here(ctx) }),
+        ),
+      render,
+    }),
+    defineTool({
+      name: "go_to_step",
+      title: "Go back to an earlier step",
+      description:
+        "Go back to an earlier step (`step_id`) of the current workflow to redo it and what follows. Nothing is lost: the earlier attempt stays on record as its own branch. Returns `begin_step` and `invalidated_steps` (the steps to do again).",
+      input: goToStepInput,
+      output: goToStepResponseSchema,
+      readOnly: false,
+      idempotent: true,
+      workspace: "always",
+      run: async (deps, input, ctx) =>
+        logged(
+          { tool: "go_to_step", log, deps, input, ctx },
+          await goToStep(deps, { ...input, workspace: here(ctx) }),
+        ),
+      render,
+    }),
+  ];
+}
+
+const INSTRUCTIONS = [
+  "This server runs DeepWork jobs: multi-step workflows defined in .deepwork/jobs/<job>/job.yml.",
+  "Discover: get_workflows lists jobs and their workflows.",
+  "Start: start_workflow with goal, job_name and workflow_name returns begin_step, the first step.",
+  "Execute: follow step_instructions and produce every output in step_expected_outputs.",
+  "Checkpoint: finished_step with outputs (file paths relative to the project root, or text) and notes.",
+  "Iterate: on status needs_work, fix what feedback says (have a sub-agent review when asked) and call finished_step again.",
+  "Continue: on next_step, begin_step is the next step; starting another workflow meanwhile nests it, and finishing or aborting it returns to this one.",
+  "Complete: workflow_complete lists all_outputs. abort_workflow abandons the current workflow; go_to_step goes back to an earlier step.",
+].join(" ");
+
+/** The DeepWork profile over the given jobs, files and quality gate. */
+export function deepworkProfile(options: DeepworkProfileOptions): ToolProfile {
+  const ports: JobPorts = {
+    jobs: options.jobs,
+    files: options.files ?? diskFiles,
+    gate: options.gate,
+  };
+  return {
+    instructions: INSTRUCTIONS,
+    tools: [...startTools(ports, options.log), ...stepTools(ports, options.log)],
+  };
+}
