@@ -400,9 +400,13 @@ export function renderPending(
   return { pending, missing: missingPlaceholders(template, ctx) };
 }
 
-/** Whether an acknowledgement of `step` may leave out notes. */
+/**
+ * Whether an acknowledgement of `step` may leave out notes: marked so, or its output is
+ * checked another way (an output contract, a DeepWork job step's declared outputs).
+ */
 export function notesOptional(step: CompiledStep): boolean {
-  return step.notesOptional === true || step.outputContract !== undefined;
+  return step.notesOptional === true || step.outputContract !== undefined ||
+    step.job !== undefined;
 }
 
 function countSteps(nodes: readonly CompiledNode[]): number {

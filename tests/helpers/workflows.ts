@@ -55,3 +55,12 @@ export function passingArtifacts(pending: Gated): Record<string, unknown>[] {
     })),
   ];
 }
+
+/**
+ * `{artifacts}` passing a pending step's gates, or nothing when it has none (so the payload of
+ * a plain step's acknowledgement, and the digest a replay compares, stay notes alone).
+ */
+export function gated(pending: Gated): { artifacts?: Record<string, unknown>[] } {
+  const artifacts = passingArtifacts(pending);
+  return artifacts.length ? { artifacts } : {};
+}
