@@ -25,11 +25,14 @@ import {
   stepCount,
   unfillablePlaceholders,
   type WorkflowFile,
+  workflowJsonSchema,
 } from "./engine/mod.ts";
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
 import { createWorkflowSource, loadConfig, openStore, rotateKeyring } from "./store/mod.ts";
 import type { CliHost } from "./store/maintenance/cli.ts";
 import { parseArgsOptions, parseSettings } from "./store/settings.ts";
+import { loadMcpHttp, loadViewer } from "./web/lazy.ts";
+import { BUILD_KIND } from "./build.ts";
 
 const HELP = `waymark ${VERSION}: a rewind-safe workflow runtime for AI coding agents, over MCP.
 
@@ -41,6 +44,7 @@ Usage:
   waymark workflows list           list workflows from every source
   waymark workflows inspect ID     show one workflow's steps
   waymark workflows validate FILE  check a workflow file and print its workflowHash
+  waymark workflows schema         print the workflow files' JSON Schema (for "$schema")
   waymark keys rotate              new signing key; tokens signed by the previous one stay valid
   waymark sessions list            sessions, newest first (--workspace W, --status S, --json)
   waymark sessions show ID         one session's runs, tips and latest notes (--json)
@@ -84,8 +88,8 @@ Options:
   {"workflowDirs": [...], "preferences": {...}, "retention": {"olderThan": "90d"}, "jobDirs": [...]}
 `;
 
-/** How this waymark was built. */
-const BUILD_KIND = "source";
+/** How this waymark was built (a compiled binary is the bundle, run standalone). */
+const buildKind = (): string => Deno.build.standalone ? "binary" : BUILD_KIND;
 
 function log(line: string): void {
   process.stderr.write(`[waymark] ${line}\n`);
@@ -111,7 +115,8 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (values.version) {
-    process.stdout.write(`waymark ${VERSION}\n`);
+    // a compiled binary runs the bundle, and only the runtime knows it is standalone
+    process.stdout.write(`waymark ${VERSION} (${buildKind()})\n`);
     return 0;
   }
   const options: WaymarkOptions = {
@@ -178,7 +183,7 @@ function storeHost(options: WaymarkOptions): CliHost {
   return {
     paths: resolvePaths(options),
     version: VERSION,
-    buildKind: BUILD_KIND,
+    buildKind: buildKind(),
     open: () => openWaymark(options),
     openDatabase: (url) => openStore(url, { busyTimeoutMs: options.busyTimeoutMs, migrate: false }),
     workflows: () => ({
@@ -223,7 +228,7 @@ async function startViewer(
   waymark: Awaited<ReturnType<typeof openWaymark>>,
   port: number | undefined,
 ): Promise<{ url: string; close(): Promise<void> } | null> {
-  const { serveViewer } = await import("./web/mod.ts");
+  const { serveViewer } = await loadViewer();
   try {
     return serveViewer({ db: waymark.store.db, port, log });
   } catch (error) {
@@ -266,7 +271,7 @@ async function serveHttp(
   const waymark = await openWaymark(options);
   log(`database ${waymark.paths.dbUrl}`);
   // Loaded on demand: it serves with Deno.serve, and plain stdio serving never needs it.
-  const { serveMcpHttp } = await import("./web/mcp_http.ts");
+  const { serveMcpHttp } = await loadMcpHttp();
   const handle = await serveMcpHttp(
     () => waymark.mcpServer(flags.server),
     { port: flags.port, log, maxBodyBytes: flags.maxBodyBytes, maxSessions: flags.maxSessions },
@@ -313,6 +318,10 @@ async function workflows(
   sub: string | undefined,
   arg: string | undefined,
 ): Promise<number> {
+  if (sub === "schema") {
+    process.stdout.write(`${JSON.stringify(workflowJsonSchema(), null, 2)}\n`);
+    return 0;
+  }
   if (sub === "validate") {
     if (!arg) {
       process.stderr.write("usage: waymark workflows validate FILE\n");
@@ -355,7 +364,7 @@ async function workflows(
       process.stdout.write(`${renderInspect(result.value)}\n`);
       return 0;
     }
-    process.stderr.write(`usage: waymark workflows list|inspect ID|validate FILE\n`);
+    process.stderr.write(`usage: waymark workflows list|inspect ID|validate FILE|schema\n`);
     return 2;
   } finally {
     await waymark.close();

@@ -103,6 +103,7 @@ export {
 
 /** waymark's version. */
 export const VERSION = "0.1.0";
+export { BUILD_KIND, type BuildKind } from "./build.ts";
 
 /** Where waymark keeps its data and finds its workflows. */
 export interface WaymarkOptions {

@@ -5,7 +5,7 @@
  */
 import type { Artifact, DomainEvent, NodeFacts, StackEvent } from "./events.ts";
 import type { CompiledWorkflow } from "./workflow/compiled.ts";
-import type { LoadedSet } from "./workflow/catalog.ts";
+import type { LoadedSet, LoadedWorkflow } from "./workflow/catalog.ts";
 import type { Keyring } from "./tokens.ts";
 import type { Preferences } from "./preferences.ts";
 import type { WorkspaceObservation } from "./workspace.ts";
@@ -285,6 +285,11 @@ export interface Store extends StoreReader {
 export interface WorkflowSource {
   /** Every workflow from every source, precedence applied, and every load error. */
   load(): Promise<LoadedSet>;
+  /**
+   * The workflow `load` would list under `workflowId`, or `null`, compiling only what that
+   * takes (a source without it is asked for `load` instead).
+   */
+  find?(workflowId: string): Promise<LoadedWorkflow | null>;
 }
 
 /** Everything a use-case may touch. */

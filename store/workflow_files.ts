@@ -1,22 +1,39 @@
 /**
  * Workflow sources on disk (user, project, extra directories) plus the bundled files, loaded
- * through the engine's pure loader: files are parsed once per file version, and compiled together
- * (so a `templateCall` finds routines in any source) only when some file changed, so a call
- * costs a directory listing and a stat per file, not a parse.
+ * through the engine's pure loader. Every call lists the directories and stats each file (the
+ * drift check needs their current state); what a file version yields is kept:
+ *
+ * - its text and the id it declares (read with the native JSON parser first), so finding one
+ *   workflow reads the other files' ids only, and a `wr.*` id reads no directory file at all;
+ * - its parse (zod validation), made only for candidates, routines and full listings;
+ * - its compiled form, cached by SHA-256 of source, path and text (plus the routines, when the
+ *   compiler used them): at most {@linkcode COMPILED_CACHE_ENTRIES} entries, least recently used
+ *   first out;
+ * - the full set (`load`) for the last listing, so repeated listings compile nothing.
  * @module
  */
-import { readdirSync, statSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import {
-  compileAll,
+  compileParsed,
+  declaredId,
+  findInIndex,
+  indexRoutines,
+  isRoutineId,
+  LazyRoutines,
   type LoadedSet,
   type LoadedWorkflow,
+  type LoadResult,
+  onlyBundledMayDefine,
   type ParsedSource,
   parseSourceFile,
   resolveCatalog,
+  routinesAmong,
   type SourceFile,
+  type SourceIndex,
   type SourceKind,
+  type WorkflowFile,
   type WorkflowLoadError,
   type WorkflowSource,
 } from "../engine/mod.ts";
@@ -29,12 +46,29 @@ export interface SourceDir {
   dir: string;
 }
 
-type Loaded = ParsedSource;
+/** How many compiled workflows the cache keeps (the last full set is kept besides). */
+export const COMPILED_CACHE_ENTRIES = 128;
+
+/** How many lookups by id are remembered for an unchanged listing. */
+const FOUND_IDS = 256;
+
+type Listing = { file: string; version: string }[] | { ok: false; error: WorkflowLoadError };
+
+/** One file version: its text (or why it could not be read), declared id and parse. */
+interface FileState {
+  version: string;
+  input: SourceFile | null;
+  readError?: { ok: false; error: WorkflowLoadError };
+  id: string | null;
+  digest: string;
+  parsed?: ParsedSource;
+}
 
 // Listing and stat-ing run on every call (the drift check needs the files' current state);
 // the synchronous calls cost microseconds where their async forms cost a scheduler hop each.
-function listDir({ source, dir }: SourceDir): { file: string; version: string }[] | Loaded {
+function listDir({ source, dir }: SourceDir): Listing {
   let names: string[];
+  if (!existsSync(dir)) return []; // ~1 µs, where a failing readdir builds an error (~15 µs)
   try {
     names = readdirSync(dir);
   } catch (error) {
@@ -61,10 +95,95 @@ function listDir({ source, dir }: SourceDir): { file: string; version: string }[
   );
 }
 
+/** What {@linkcode ExtraWorkflows} gives: workflows and load errors. */
+type ExtraLoad = { workflows: LoadedWorkflow[]; errors: WorkflowLoadError[] };
+const NO_EXTRA: ExtraLoad = { workflows: [], errors: [] };
+
 /** Workflows loaded elsewhere (DeepWork jobs), merged into the catalog under its precedence. */
-export type ExtraWorkflows = () => Promise<
-  { workflows: LoadedWorkflow[]; errors: WorkflowLoadError[] }
->;
+export type ExtraWorkflows = () => Promise<ExtraLoad>;
+
+function sha256(...parts: string[]): string {
+  const hash = createHash("sha256");
+  for (const part of parts) hash.update(part).update("\0");
+  return hash.digest("hex");
+}
+
+// Each file version's state, found from the SourceFile it hands the engine.
+const stateOf = new WeakMap<SourceFile, FileState>();
+
+function fileState(input: SourceFile, version: string): FileState {
+  const state: FileState = {
+    version,
+    input,
+    id: declaredId(input.text),
+    digest: sha256(input.source, input.file, input.text),
+  };
+  stateOf.set(input, state);
+  return state;
+}
+
+/** A bundled file's state: its (unvalidated, cheap) parse gives the id, and is kept for compiling. */
+function bundledState(input: SourceFile): FileState {
+  const parsed = parseSourceFile(input);
+  const state: FileState = {
+    version: "bundled",
+    input,
+    id: parsed.ok ? parsed.file.id : null,
+    digest: sha256(input.source, input.file, input.text),
+    parsed,
+  };
+  stateOf.set(input, state);
+  return state;
+}
+
+function readState(source: SourceDir["source"], file: string, version: string): FileState {
+  try {
+    return fileState({ source, file, text: readFileSync(file, "utf8") }, version);
+  } catch (error) {
+    return {
+      version,
+      input: null,
+      id: null,
+      digest: "",
+      readError: {
+        ok: false,
+        error: { file, issues: [{ path: "", message: `cannot read file: ${String(error)}` }] },
+      },
+    };
+  }
+}
+
+function parse(input: SourceFile): ParsedSource {
+  const state = stateOf.get(input)!;
+  return state.parsed ??= parseSourceFile(input);
+}
+
+/** A least-recently-used map of at most `limit` entries. */
+class Lru<K, V> {
+  readonly #map = new Map<K, V>();
+  constructor(readonly limit: number) {}
+  get(key: K): V | undefined {
+    const value = this.#map.get(key);
+    if (value !== undefined) {
+      this.#map.delete(key);
+      this.#map.set(key, value);
+    }
+    return value;
+  }
+  set(key: K, value: V): void {
+    this.#map.delete(key);
+    this.#map.set(key, value);
+    if (this.#map.size > this.limit) this.#map.delete(this.#map.keys().next().value!);
+  }
+}
+
+/** What one call sees: the listings, and their files, each read at most once per version. */
+interface View {
+  key: string;
+  listings: { dir: SourceDir; listing: Listing }[];
+  /** Bundled files, then each directory's (read on first use). */
+  files(): FileState[];
+}
 
 /**
  * Creates a workflow source over bundled files and directories, in precedence order, plus
@@ -75,56 +194,146 @@ export function createWorkflowSource(
   dirs: readonly SourceDir[],
   extra?: ExtraWorkflows,
 ): WorkflowSource {
-  const cache = new Map<string, { version: string; loaded: Loaded }>();
-  let bundledLoaded: Promise<Loaded[]> | null = null;
+  // read on first use, not at start-up (their ids and digests cost milliseconds)
+  let bundledRead: FileState[] | null = null;
+  const bundledStates = () => bundledRead ??= bundled.map(bundledState);
+  const states = new Map<string, FileState>();
+  const compiled = new Lru<string, { routines: string | null; result: LoadResult }>(
+    COMPILED_CACHE_ENTRIES,
+  );
   let last: { key: string; set: LoadedSet } | null = null;
+  let found: { key: string; byId: Map<string, LoadedWorkflow | null> } | null = null;
+  const bundledOnly: View = { key: "", listings: [], files: bundledStates };
+  const bundledFound = new Map<string, LoadedWorkflow>(); // at most one per bundled file
 
-  async function loadFile(
-    source: SourceDir["source"],
-    file: string,
-    version: string,
-  ): Promise<Loaded> {
-    const hit = cache.get(file);
-    if (hit && hit.version === version) return hit.loaded;
-    let loaded: Loaded;
-    try {
-      loaded = parseSourceFile({ source, file, text: await readFile(file, "utf8") });
-    } catch (error) {
-      loaded = {
-        ok: false,
-        error: { file, issues: [{ path: "", message: `cannot read file: ${String(error)}` }] },
-      };
+  function view(): View {
+    const listings = dirs.map((dir) => ({ dir, listing: listDir(dir) }));
+    let all: FileState[] | null = null;
+    const files = (): FileState[] => {
+      if (all) return all;
+      all = [...bundledStates()];
+      const live = new Set<string>();
+      for (const { dir, listing } of listings) {
+        if (!Array.isArray(listing)) continue;
+        for (const { file, version } of listing) {
+          live.add(file);
+          let state = states.get(file);
+          if (!state || state.version !== version) {
+            state = readState(dir.source, file, version);
+            states.set(file, state);
+          }
+          all.push(state);
+        }
+      }
+      for (const file of states.keys()) if (!live.has(file)) states.delete(file);
+      return all;
+    };
+    return { key: JSON.stringify(listings.map((l) => l.listing)), listings, files };
+  }
+
+  function indexOf(current: View): SourceIndex & { routinesKey(): string } {
+    const readable = () => current.files().filter((s) => s.input !== null);
+    const index = {
+      declaring: (id: string): SourceFile[] =>
+        (onlyBundledMayDefine(id) ? bundledStates() : readable()).filter((s) => s.id === id)
+          .map((s) => s.input!),
+      routineFiles: (): SourceFile[] =>
+        readable().filter((s) => s.id !== null && isRoutineId(s.id)).map((s) => s.input!),
+      parse,
+      routinesKey: () => sha256(...index.routineFiles().map((f) => stateOf.get(f)!.digest)),
+    };
+    return index;
+  }
+
+  /** Compiles through the cache; an entry that used routines is valid while they are the same. */
+  async function compile(
+    parsed: Extract<ParsedSource, { ok: true }>,
+    routines: { build(): ReadonlyMap<string, WorkflowFile>; key(): string },
+  ): Promise<LoadResult> {
+    const digest = stateOf.get(parsed.input)!.digest;
+    const hit = compiled.get(digest);
+    if (hit && (hit.routines === null || hit.routines === routines.key())) return hit.result;
+    const lazy = new LazyRoutines(routines.build);
+    const result = await compileParsed(parsed, lazy);
+    compiled.set(digest, { routines: lazy.used ? routines.key() : null, result });
+    return result;
+  }
+
+  async function loadAll(current: View, more: ExtraLoad): Promise<LoadedSet> {
+    const all: ParsedSource[] = [];
+    const files = current.files();
+    for (const state of bundledStates()) all.push(parse(state.input!));
+    let next = bundled.length;
+    for (const { listing } of current.listings) {
+      if (!Array.isArray(listing)) {
+        all.push(listing);
+        continue;
+      }
+      for (const state of files.slice(next, next += listing.length)) {
+        all.push(state.readError ?? parse(state.input!));
+      }
     }
-    cache.set(file, { version, loaded });
-    return loaded;
+    const routines = routinesAmong(all);
+    const index = indexOf(current);
+    const workflows: LoadedWorkflow[] = [];
+    const errors: WorkflowLoadError[] = [];
+    for (const parsed of all) {
+      const item = parsed.ok
+        ? await compile(parsed, { build: () => routines, key: index.routinesKey })
+        : parsed;
+      if (item.ok) workflows.push(item.workflow);
+      else errors.push(item.error);
+    }
+    return resolveCatalog([...workflows, ...more.workflows], [...errors, ...more.errors]);
+  }
+
+  async function findOne(current: View, workflowId: string): Promise<LoadedWorkflow | null> {
+    const index = indexOf(current);
+    const routines = { build: () => indexRoutines(index), key: index.routinesKey };
+    return await findInIndex(index, workflowId, (parsed) => compile(parsed, routines));
   }
 
   return {
     async load(): Promise<LoadedSet> {
-      const listings = dirs.map((d) => ({ dir: d, listing: listDir(d) }));
-      const more = extra ? await extra() : { workflows: [], errors: [] };
+      const current = view();
+      const more = extra ? await extra() : NO_EXTRA;
       const key = JSON.stringify([
-        listings.map((l) => l.listing),
+        current.key,
         more.workflows.map((w) => `${w.id}:${w.hash}:${w.file}`),
         more.errors,
       ]);
-      if (last && last.key === key) return last.set;
-      bundledLoaded ??= Promise.resolve(bundled.map((f) => parseSourceFile(f)));
-      const all: Loaded[] = [...await bundledLoaded];
-      for (const { dir, listing } of listings) {
-        if (!Array.isArray(listing)) all.push(listing);
-        else for (const f of listing) all.push(await loadFile(dir.source, f.file, f.version));
-      }
-      const workflows: LoadedWorkflow[] = [];
-      const errors: WorkflowLoadError[] = [];
-      for (const item of await compileAll(all)) {
-        if (item.ok) workflows.push(item.workflow);
-        else errors.push(item.error);
-      }
-      workflows.push(...more.workflows);
-      errors.push(...more.errors);
-      last = { key, set: resolveCatalog(workflows, errors) };
+      if (last?.key !== key) last = { key, set: await loadAll(current, more) };
       return last.set;
+    },
+    async find(workflowId: string): Promise<LoadedWorkflow | null> {
+      // A `wr.*` id is only ever a bundled file's, and those cannot change: no listing, and
+      // the answer is kept unless the compiler read routines (which may live in folders).
+      if (onlyBundledMayDefine(workflowId)) {
+        const kept = bundledFound.get(workflowId);
+        if (kept) return kept;
+        const workflow = await findOne(bundledOnly, workflowId);
+        if (!workflow) return null;
+        const state = bundledStates().find((s) => s.input!.file === workflow.file)!;
+        if (compiled.get(state.digest)?.routines === null) {
+          bundledFound.set(workflowId, workflow);
+          return workflow;
+        }
+      }
+      const current = view();
+      // a fresh map per listing, and a bounded one: ids asked for are not all ids that exist
+      if (found?.key !== current.key || found.byId.size >= FOUND_IDS) {
+        found = { key: current.key, byId: new Map() };
+      }
+      let workflow = found.byId.get(workflowId);
+      if (workflow === undefined) {
+        workflow = await findOne(current, workflowId);
+        found.byId.set(workflowId, workflow);
+      }
+      // job workflows are looked up only when no file defines the id (files take precedence)
+      if (workflow === null && extra) {
+        return (await extra()).workflows.find((w) => w.id === workflowId) ?? null;
+      }
+      return workflow;
     },
   };
 }

@@ -122,4 +122,17 @@ export interface ToolProfile {
   instructions: string;
   /** The tools, in the order clients list them. */
   tools: readonly ToolDefinition[];
+  /**
+   * The tools' published JSON Schemas by name, generated from their zod schemas at build time
+   * (`deno task schema`), so `tools/list` converts nothing; a test keeps them equal.
+   */
+  published?: Readonly<Record<string, PublishedSchemas>>;
+}
+
+/** A tool's JSON Schemas as `tools/list` publishes them. */
+export interface PublishedSchemas {
+  /** Arguments. */
+  inputSchema: { type: "object"; [key: string]: unknown };
+  /** A success or the error envelope. */
+  outputSchema: { type: "object"; [key: string]: unknown };
 }

@@ -68,7 +68,7 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
   const tools = profile.tools.filter((t) =>
     !t.flag || (t.flag === "startSession" && options.enableStartSession)
   );
-  registerTools(server, connection, tools);
+  registerTools(server, connection, tools, profile.published);
   registerPrompts(server, connection);
   registerResources(server, connection);
   return server;

@@ -5,7 +5,7 @@
  */
 import type { CallToolResult, Server, ServerContext } from "npm:@modelcontextprotocol/server@2.4.0";
 import { z } from "npm:zod@4.6.7";
-import type { ToolCall, ToolContext, ToolDefinition } from "./define_tool.ts";
+import type { PublishedSchemas, ToolCall, ToolContext, ToolDefinition } from "./define_tool.ts";
 import type { Connection } from "./connection.ts";
 import { errorEnvelopeSchema, errorResult } from "./errors.ts";
 import { progressSender } from "./notifications.ts";
@@ -19,34 +19,48 @@ function jsonSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
   return out;
 }
 
+// Publishing costs milliseconds per tool (zod's JSON Schema conversion), so it happens once per
+// tool definition and process, on the first `tools/list`; bounded by the tools that exist.
+const published = new WeakMap<
+  ToolDefinition,
+  { inputSchema: ObjectSchema; outputSchema: ObjectSchema }
+>();
+
 /** The published JSON Schemas of a tool: input, and output as success-or-error-envelope. */
 export function toolSchemas(
   tool: ToolDefinition,
 ): { inputSchema: ObjectSchema; outputSchema: ObjectSchema } {
-  return {
-    inputSchema: { ...jsonSchema(tool.input, "input"), type: "object" },
-    outputSchema: {
-      type: "object",
-      anyOf: [jsonSchema(tool.output, "output"), jsonSchema(errorEnvelopeSchema, "output")],
-    },
-  };
+  let schemas = published.get(tool);
+  if (!schemas) {
+    schemas = {
+      inputSchema: { ...jsonSchema(tool.input, "input"), type: "object" },
+      outputSchema: {
+        type: "object",
+        anyOf: [jsonSchema(tool.output, "output"), jsonSchema(errorEnvelopeSchema, "output")],
+      },
+    };
+    published.set(tool, schemas);
+  }
+  return schemas;
 }
 
-/** Serves `tools/list` and `tools/call` for `tools`. */
+/** Serves `tools/list` (with `published` schemas where given) and `tools/call` for `tools`. */
 export function registerTools(
   server: Server,
   connection: Connection,
   tools: readonly ToolDefinition[],
+  published: Readonly<Record<string, PublishedSchemas>> = {},
 ): void {
-  const listed = tools.map((tool) => ({
-    name: tool.name,
-    title: tool.title,
-    description: tool.description,
-    ...toolSchemas(tool),
-    annotations: { readOnlyHint: tool.readOnly, idempotentHint: tool.idempotent },
-  }));
+  const listed = () =>
+    tools.map((tool) => ({
+      name: tool.name,
+      title: tool.title,
+      description: tool.description,
+      ...(published[tool.name] ?? toolSchemas(tool)),
+      annotations: { readOnlyHint: tool.readOnly, idempotentHint: tool.idempotent },
+    }));
   const byName = new Map(tools.map((t) => [t.name, t]));
-  server.setRequestHandler("tools/list", () => ({ tools: listed }));
+  server.setRequestHandler("tools/list", () => ({ tools: listed() }));
   server.setRequestHandler("tools/call", (request, ctx) => {
     const { name, arguments: args } = request.params;
     const raw = connection.rawArguments?.(ctx.mcpReq.id);

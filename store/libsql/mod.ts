@@ -6,7 +6,7 @@
  * @module
  */
 import { type Client, createClient } from "npm:@libsql/client@0.18.0";
-import { LibsqlDialect } from "npm:@libsql/kysely-libsql@0.4.1";
+import { LibsqlDialect } from "./kysely_driver.ts";
 import { Kysely } from "npm:kysely@0.29.9";
 import type { MaintenanceDialect, SqlDialect } from "../sql/dialect.ts";
 import type { Database } from "../sql/schema.ts";
@@ -71,7 +71,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   );
   await withBusyRetry(busyTimeoutMs, async () => {
     // A database from a newer waymark is refused before anything touches it.
-    const { unknown } = await readSchemaStatus(client);
+    const { unknown, pending } = await readSchemaStatus(client);
     if (unknown.length > 0) {
       client.close();
       throw new Error(`${url}: ${newerSchemaMessage(unknown)}`);
@@ -80,9 +80,9 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
       await client.execute("PRAGMA journal_mode = WAL");
       await client.execute("PRAGMA synchronous = NORMAL");
     }
-    if (options.migrate !== false) await migrateToLatest(client);
+    if (options.migrate !== false && pending.length > 0) await migrateToLatest(client);
   });
-  const db = new Kysely<Database>({ dialect: new LibsqlDialect({ client: client as never }) });
+  const db = new Kysely<Database>({ dialect: new LibsqlDialect({ client }) });
   const now = options.now ?? (() => new Date().toISOString());
   return {
     ...createSqlStore(db, { dialect: libsqlDialect, now, location: url.replace(/^file:/, "") }),

@@ -15,6 +15,7 @@ import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 import { openWaymark } from "../../mod.ts";
 import { TOOLS } from "../../tools/mod.ts";
+import type { WorkflowSource } from "../../engine/mod.ts";
 import { LONG_ID, longWorkflow, r3, stats } from "./common.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -122,20 +123,22 @@ async function main(): Promise<number> {
       return tx;
     };
 
-    // ---- workflow source timing ---------------------------------------------------------
+    // ---- workflow source timing (load and find: the drift check and starts) ------------------
     let loadMs = 0;
     let loadN = 0;
-    const rawLoad = waymark.deps.workflows.load.bind(waymark.deps.workflows);
-    (waymark.deps as { workflows: { load: typeof rawLoad } }).workflows = {
-      load: async () => {
-        const t0 = performance.now();
-        try {
-          return await rawLoad();
-        } finally {
-          loadMs += performance.now() - t0;
-          loadN++;
-        }
-      },
+    const source = waymark.deps.workflows;
+    const timedCall = async <T>(fn: () => Promise<T>): Promise<T> => {
+      const t0 = performance.now();
+      try {
+        return await fn();
+      } finally {
+        loadMs += performance.now() - t0;
+        loadN++;
+      }
+    };
+    (waymark.deps as { workflows: WorkflowSource }).workflows = {
+      load: () => timedCall(() => source.load()),
+      find: source.find && ((id) => timedCall(() => source.find!(id))),
     };
 
     const tool = (name: string) => TOOLS.find((t) => t.name === name)!;
@@ -303,7 +306,7 @@ async function main(): Promise<number> {
     console.log(
       `${"operation".padEnd(16)}${"prior".padStart(8)}${"total".padStart(9)}${"parse".padStart(9)}${
         "run".padStart(9)
-      }${"render".padStart(9)}${"p99 tot".padStart(9)}  sql/call  load()/call`,
+      }${"render".padStart(9)}${"p99 tot".padStart(9)}  sql/call  workflows/call`,
     );
     const line = (
       op: string,

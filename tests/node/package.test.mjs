@@ -86,6 +86,7 @@ test("the installed package exposes mod.js and mod.d.ts through exports", async 
   assert.equal(pkg.name, "waymark");
   assert.equal(pkg.type, "module");
   assert.equal(pkg.version, waymark.VERSION);
+  assert.equal(waymark.BUILD_KIND, "npm", "the npm build says what it is");
   assert.deepEqual(pkg.exports["."], { types: "./mod.d.ts", import: "./mod.js" });
   assert.equal(pkg.engines.node, ">=20");
   const dts = await readFile(join(installed, "mod.d.ts"), "utf8");

@@ -24,6 +24,7 @@ import {
   stepResponseSchema,
 } from "../../engine/mod.ts";
 import { defineTool, type ToolDefinition, type ToolProfile } from "../define_tool.ts";
+import published from "./default_schemas.json" with { type: "json" };
 import {
   abortInput,
   checkpointInput,
@@ -158,4 +159,8 @@ const INSTRUCTIONS = [
 ].join(" ");
 
 /** waymark's own tools and how to use them: what a server serves unless told otherwise. */
-export const DEFAULT_PROFILE: ToolProfile = { instructions: INSTRUCTIONS, tools: TOOLS };
+export const DEFAULT_PROFILE: ToolProfile = {
+  instructions: INSTRUCTIONS,
+  tools: TOOLS,
+  published: published as ToolProfile["published"],
+};
