@@ -1,8 +1,9 @@
 /**
  * What an acknowledgement must satisfy before a run advances: the step's output contract, its
  * notes, assessments and follow-ups (`assessments.ts`), validation criteria, user-only
- * dependencies, required context and, on a capability probe, the observed capability. Problems become blockers (guided, full_auto_stop_on_user_deps) or critical gaps
- * (full_auto_never_stop); the same closed-set reasons drive both. Pure.
+ * dependencies, required context and, on a capability probe, the observed capability. Problems
+ * become blockers (guided, full_auto_stop_on_user_deps) or critical gaps (full_auto_never_stop);
+ * the same closed-set reasons drive both. Pure.
  * @module
  */
 import type { z } from "npm:zod@4.6.7";
