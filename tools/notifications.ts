@@ -14,6 +14,7 @@ const HEALTH_CODES: Partial<Record<WaymarkError["code"], "error" | "warning">> =
   STORAGE_BUSY: "warning",
   STORAGE_FULL: "error",
   STORAGE_READ_ONLY: "error",
+  INVARIANT_VIOLATION: "error",
 };
 
 /** The notifier of one connection. */

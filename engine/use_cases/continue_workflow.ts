@@ -18,6 +18,7 @@ import {
   assessAck,
   blockedEvents,
   gapsOf,
+  stateWithFindings,
   stepProgress,
 } from "./advance.ts";
 import { checkpointChain, forkSummary } from "./branches.ts";
@@ -139,7 +140,7 @@ async function recordBlocked(
   );
   response.kind = "blocked";
   response.blockers = a.problems;
-  response.example = examplePayload(compiled, a.problems);
+  response.example = examplePayload(compiled, a.problems, a.step);
   response.blockedAttempt = { nodeId: created.nodeId };
   return { response, events: blockedEvents(a, { node, created, attemptId, response }) };
 }
@@ -153,11 +154,10 @@ async function recordAdvanced(
   const { attempt, assessment: a } = at;
   const { node, run, compiled, attemptId } = attempt;
   const { end: parent, branches } = await checkpointChain(tx, node);
-  const advanced = advanceState(
-    compiled,
-    { ...a.prior, ...(Object.keys(a.caps).length ? { caps: a.caps } : {}) },
-    { context: a.context, artifacts: a.ack.output?.artifacts ?? [] },
-  );
+  const advanced = advanceState(compiled, stateWithFindings(a), {
+    context: a.context,
+    artifacts: a.ack.output?.artifacts ?? [],
+  });
   const warnings = [...a.warnings, ...advanced.notices];
   const created = await childNode(parent, {
     origin: ["ack", node.runId, node.nodeId, attemptId],

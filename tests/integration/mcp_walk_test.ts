@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { type CallResult, connect, err, ok, tempHome, type TestClient } from "../helpers/server.ts";
+import { gated } from "../helpers/workflows.ts";
 
 type Line = "v1" | "v2";
 const LINES: readonly Line[] = ["v1", "v2"];
@@ -99,7 +100,7 @@ async function advance(
   const result = await c.call("continue_workflow", {
     stateToken: from.stateToken,
     ackToken: from.ackToken,
-    output: { notesMarkdown: `Did ${from.pending.stepId}.` },
+    output: { notesMarkdown: `Did ${from.pending.stepId}.`, ...gated(from.pending) },
     ...extra,
   });
   const data = ok(result);

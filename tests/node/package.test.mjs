@@ -135,10 +135,15 @@ test("a bundled workflow runs to completion on a libSQL file; a replay is identi
       input = {
         stateToken: current.stateToken,
         ackToken: current.ackToken,
-        output: { notesMarkdown: `Did ${current.pending.stepId} from Node.` },
+        output: {
+          notesMarkdown: `Did ${current.pending.stepId} from Node.`,
+          // the findings step's contract: its example is a valid verdict
+          artifacts: current.pending.outputContract ? [current.pending.outputContract.example] : [],
+        },
       };
       const next = await w.continue(input);
       assert.ok(next.ok, JSON.stringify(next));
+      assert.equal(next.value.kind, "ok", JSON.stringify(next.value.blockers));
       current = next.value;
     }
     assert.ok(visited.length >= 2, `walked ${visited}`);

@@ -81,7 +81,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "continue_workflow",
     title: "Continue a workflow",
     description:
-      "With `stateToken` and `ackToken`: acknowledge the `pending` step and get the next one; put a short recap in `output.notesMarkdown` and new facts in `context`. Replaying the same tokens returns the same answer. An older `stateToken` starts a new branch (`forked`). If the step has an `outputContract`, put the artifact it asks for in `output.artifacts`. When the acknowledgement is missing something the step requires, the answer has `kind` blocked with `blockers` and an `example`: fix it and retry with the new `ackToken` (under full_auto_never_stop it advances and lists `gaps` instead). Without `ackToken`: rehydrate the current step, a `recap`, and fresh tokens, writing nothing. When `isComplete` is true, `pending` is null.",
+      "With `stateToken` and `ackToken`: acknowledge the `pending` step and get the next one; put a short recap in `output.notesMarkdown` (required unless `pending.notesOptional`) and new facts in `context`. Replaying the same tokens returns the same answer. An older `stateToken` starts a new branch (`forked`). If the step has an `outputContract`, put the artifact it asks for in `output.artifacts`; if it lists `assessments`, one artifact of kind wr.assessment per assessment there too. When the acknowledgement is missing something the step requires, the answer has `kind` blocked with `blockers` and an `example`: fix it and retry with the new `ackToken` (under full_auto_never_stop it advances and lists `gaps` instead). Without `ackToken`: rehydrate the current step, a `recap`, and fresh tokens, writing nothing. When `isComplete` is true, `pending` is null.",
     input: continueInput,
     output: stepResponseSchema,
     readOnly: false,
@@ -152,7 +152,7 @@ export const TOOLS: readonly ToolDefinition[] = [
 
 const INSTRUCTIONS = [
   "waymark runs structured workflows one step at a time.",
-  "list_workflows, then start_workflow; do the pending step; then continue_workflow with the stateToken and ackToken exactly as returned, plus output.notesMarkdown (and output.artifacts when the step names an output contract).",
+  "list_workflows, then start_workflow; do the pending step; then continue_workflow with the stateToken and ackToken exactly as returned, plus output.notesMarkdown (and output.artifacts when the step names an output contract or assessments).",
   "A blocked answer lists what is missing; fix it and retry with the new ackToken.",
   "Tokens are opaque: never edit them. If you lose your place, call continue_workflow with only the stateToken.",
   "In a new chat, resume_session finds earlier work by words from its notes.",
