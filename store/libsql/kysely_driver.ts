@@ -121,8 +121,8 @@ class NativeDriver implements Driver {
   releaseConnection(connection: DatabaseConnection): Promise<void> {
     return run(() => this.pool.release((connection as NativeKyselyConnection).native));
   }
-  async destroy(): Promise<void> {
-    this.pool.close();
+  destroy(): Promise<void> {
+    return run(() => this.pool.close());
   }
 }
 
