@@ -23,9 +23,11 @@ export function canonicalJson(value: unknown): string {
 /** Lower-case hex of a byte array. */
 export function toHex(bytes: Uint8Array): string {
   let out = "";
-  for (const b of bytes) out += b.toString(16).padStart(2, "0");
+  for (let i = 0; i < bytes.length; i++) out += HEX[bytes[i]!];
   return out;
 }
+
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
 
 /** SHA-256 of UTF-8 text, as lower-case hex. */
 export async function sha256Hex(text: string): Promise<string> {
