@@ -63,6 +63,8 @@ Options:
   --workspace DIR       project folder whose .waymark/workflows is searched (default: cwd)
   --workflows-dir DIR   an extra workflow folder (repeatable; lowest precedence)
   --busy-timeout MS     how long to wait for another process's database lock (default 5000)
+  --durability MODE     normal (default: survives a crash of waymark; a power loss may lose the
+                        last few commits) or full (every commit synced to disk first)
   --http PORT           (serve) Streamable HTTP on 127.0.0.1:PORT instead of stdio
   --max-body-bytes N    (serve --http) largest request body (default 4194304, as a stdio line)
   --max-sessions N      (serve --http) live MCP sessions at most; past it the one idle longest
@@ -125,6 +127,7 @@ async function main(argv: string[]): Promise<number> {
     workspace: values.workspace,
     extraWorkflowDirs: values["workflows-dir"],
     busyTimeoutMs: values["busy-timeout"],
+    durability: values.durability,
     jobDirs: values["jobs-dir"],
   };
   const [command = "serve", sub, arg] = positionals;

@@ -117,6 +117,8 @@ export interface WaymarkOptions {
   extraWorkflowDirs?: string[];
   /** Busy timeout for database locks, in ms. */
   busyTimeoutMs?: number;
+  /** `full` syncs every commit to disk; default `normal` (see the store's `durability`). */
+  durability?: "normal" | "full";
   /** Folders of DeepWork job folders, after the workspace's `.deepwork/jobs`. */
   jobDirs?: string[];
 }
@@ -229,6 +231,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
   const jobs = createJobSource({ dirs: paths.jobDirs });
   const store = await openStore(paths.dbUrl, {
     busyTimeoutMs: options.busyTimeoutMs,
+    durability: options.durability,
     now: systemClock.now,
   });
   const deps: EngineDeps = {

@@ -52,6 +52,14 @@ export const COMPILED_CACHE_ENTRIES = 128;
 /** How many lookups by id are remembered for an unchanged listing. */
 const FOUND_IDS = 256;
 
+/**
+ * How long a full listing of the folders answers `find` (the per-advance drift check) before
+ * the folders are listed and stat-ed again. Within it only the found workflow's own file is
+ * stat-ed, so an edit or removal of that file shows at once; a new file shadowing it, or an
+ * in-place edit of a routine it uses, shows once the window has passed.
+ */
+export const LISTING_REUSE_MS = 1000;
+
 type Listing = { file: string; version: string }[] | { ok: false; error: WorkflowLoadError };
 
 /** One file version: its text (or why it could not be read), declared id and parse. */
@@ -85,15 +93,22 @@ function listDir({ source, dir }: SourceDir): Listing {
   return names.filter((n) => /\.jsonc?$/.test(n) && !n.endsWith(".schema.json")).sort().map(
     (name) => {
       const file = join(dir, name);
-      try {
-        const info = statSync(file);
-        return { file, version: `${source}:${info.mtimeMs}:${info.size}` };
-      } catch {
-        return { file, version: `${source}:missing` };
-      }
+      return { file, version: fileVersion(source, file) };
     },
   );
 }
+
+function fileVersion(source: string, file: string): string {
+  try {
+    const info = statSync(file);
+    return `${source}:${info.mtimeMs}:${info.size}`;
+  } catch {
+    return `${source}:missing`;
+  }
+}
+
+/** A file an answer was read from, at the version it had then. */
+type Watched = { source: string; file: string; version: string };
 
 /** What {@linkcode ExtraWorkflows} gives: workflows and load errors. */
 type ExtraLoad = { workflows: LoadedWorkflow[]; errors: WorkflowLoadError[] };
@@ -203,6 +218,8 @@ export function createWorkflowSource(
   );
   let last: { key: string; set: LoadedSet } | null = null;
   let found: { key: string; byId: Map<string, LoadedWorkflow | null> } | null = null;
+  // when the folders were last listed, their own versions then, and what each answer read
+  let listed = { at: -Infinity, dirs: "", watch: new Map<string, Watched[]>() };
   const bundledOnly: View = { key: "", listings: [], files: bundledStates };
   const bundledFound = new Map<string, LoadedWorkflow>(); // at most one per bundled file
 
@@ -293,6 +310,30 @@ export function createWorkflowSource(
     return await findInIndex(index, workflowId, (parsed) => compile(parsed, routines));
   }
 
+  /** The folders' own versions: adding, removing or renaming a file changes them. */
+  const dirVersions = () => dirs.map(({ dir }) => fileVersion("dir", dir)).join("|");
+
+  /** The files an answer was read from: its own, and the routines' when it used them. */
+  function watchedFiles(current: View, workflow: LoadedWorkflow): Watched[] | undefined {
+    const own = states.get(workflow.file);
+    if (!own?.input) return undefined;
+    const usedRoutines = compiled.get(own.digest)?.routines !== null;
+    const inputs = usedRoutines ? [own.input, ...indexOf(current).routineFiles()] : [own.input];
+    return inputs.flatMap((input) => {
+      const state = states.get(input.file);
+      return state ? [{ source: input.source, file: input.file, version: state.version }] : [];
+    });
+  }
+
+  /** The last listing's answer, while recent and neither the folders nor its files changed. */
+  function recentAnswer(workflowId: string): LoadedWorkflow | undefined {
+    if (performance.now() - listed.at > LISTING_REUSE_MS) return undefined;
+    const watched = listed.watch.get(workflowId);
+    if (!watched || listed.dirs !== dirVersions()) return undefined;
+    for (const w of watched) if (fileVersion(w.source, w.file) !== w.version) return undefined;
+    return found?.byId.get(workflowId) ?? undefined;
+  }
+
   return {
     async load(): Promise<LoadedSet> {
       const current = view();
@@ -319,6 +360,9 @@ export function createWorkflowSource(
           return workflow;
         }
       }
+      const recent = recentAnswer(workflowId);
+      if (recent) return recent;
+      const dirsBefore = dirVersions();
       const current = view();
       // a fresh map per listing, and a bounded one: ids asked for are not all ids that exist
       if (found?.key !== current.key || found.byId.size >= FOUND_IDS) {
@@ -329,6 +373,13 @@ export function createWorkflowSource(
         workflow = await findOne(current, workflowId);
         found.byId.set(workflowId, workflow);
       }
+      if (listed.dirs !== dirsBefore || listed.watch.size >= FOUND_IDS) {
+        listed = { at: 0, dirs: dirsBefore, watch: new Map() };
+      }
+      listed.at = performance.now();
+      const watched = workflow && watchedFiles(current, workflow);
+      if (watched) listed.watch.set(workflowId, watched);
+      else listed.watch.delete(workflowId);
       // job workflows are looked up only when no file defines the id (files take precedence)
       if (workflow === null && extra) {
         return (await extra()).workflows.find((w) => w.id === workflowId) ?? null;

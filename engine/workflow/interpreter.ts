@@ -441,7 +441,28 @@ export function allSteps(
 export function remainingSteps(compiled: CompiledWorkflow, state: RunState): number {
   const step = currentStep(compiled, state);
   if (!step) return 0;
-  const steps = allSteps(compiled);
-  const at = steps.findIndex((s) => s.id === step.id);
-  return at < 0 ? 0 : steps.length - at;
+  const { positions, total } = stepPositions(compiled);
+  const at = positions.get(step.id);
+  return at === undefined ? 0 : total - at;
+}
+
+// Each compiled workflow's step order, walked once (a long workflow has thousands of steps and
+// progress is asked on every advance).
+const positionsOf = new WeakMap<
+  CompiledWorkflow,
+  { positions: Map<string, number>; total: number }
+>();
+
+function stepPositions(
+  compiled: CompiledWorkflow,
+): { positions: Map<string, number>; total: number } {
+  let kept = positionsOf.get(compiled);
+  if (!kept) {
+    const steps = allSteps(compiled);
+    const positions = new Map<string, number>();
+    steps.forEach((s, i) => positions.has(s.id) || positions.set(s.id, i));
+    kept = { positions, total: steps.length };
+    positionsOf.set(compiled, kept);
+  }
+  return kept;
 }

@@ -20,6 +20,7 @@ import {
   SqliteIntrospector,
   SqliteQueryCompiler,
 } from "npm:kysely@0.29.9";
+import type { NativeConnection, NativePool } from "./native_pool.ts";
 
 /** Something that executes statements: the client, or a transaction on it. */
 type Executor = Pick<Client, "execute"> & Partial<Pick<Client, "transaction">>;
@@ -80,17 +81,76 @@ class LibsqlDriver implements Driver {
   async destroy(): Promise<void> {} // the client belongs to whoever injected it
 }
 
-/** A SQLite-flavoured Kysely dialect over an injected libSQL client (or transaction). */
+/** One borrowed native connection; its prepared statements outlive the borrow. */
+class NativeKyselyConnection implements DatabaseConnection {
+  constructor(readonly native: NativeConnection) {}
+  executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    try {
+      const result = this.native.execute(query.sql, query.parameters);
+      return Promise.resolve({
+        insertId: result.lastInsertRowid,
+        numAffectedRows: BigInt(result.changes),
+        rows: result.rows as R[],
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+  // deno-lint-ignore require-yield
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error("the libSQL driver does not stream");
+  }
+}
+
+class NativeDriver implements Driver {
+  constructor(readonly pool: NativePool) {}
+  async init(): Promise<void> {}
+  acquireConnection(): Promise<DatabaseConnection> {
+    return Promise.resolve(new NativeKyselyConnection(this.pool.acquire()));
+  }
+  // BEGIN IMMEDIATE: writers in other processes queue on the busy timeout
+  beginTransaction(connection: DatabaseConnection): Promise<void> {
+    return run(() => (connection as NativeKyselyConnection).native.exec("BEGIN IMMEDIATE"));
+  }
+  commitTransaction(connection: DatabaseConnection): Promise<void> {
+    return run(() => (connection as NativeKyselyConnection).native.exec("COMMIT"));
+  }
+  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    return run(() => (connection as NativeKyselyConnection).native.exec("ROLLBACK"));
+  }
+  releaseConnection(connection: DatabaseConnection): Promise<void> {
+    return run(() => this.pool.release((connection as NativeKyselyConnection).native));
+  }
+  destroy(): Promise<void> {
+    return run(() => this.pool.close());
+  }
+}
+
+function run(fn: () => void): Promise<void> {
+  try {
+    fn();
+    return Promise.resolve();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/**
+ * A SQLite-flavoured Kysely dialect over an injected libSQL client (or transaction), or over a
+ * pool of native connections that keep their prepared statements (files only).
+ */
 export class LibsqlDialect implements Dialect {
-  readonly #client: Executor;
-  constructor(config: { client: Executor }) {
-    this.#client = config.client;
+  readonly #client: Executor | undefined;
+  readonly #pool: NativePool | undefined;
+  constructor(config: { client: Executor } | { pool: NativePool }) {
+    if ("pool" in config) this.#pool = config.pool;
+    else this.#client = config.client;
   }
   createAdapter(): DialectAdapter {
     return new SqliteAdapter();
   }
   createDriver(): Driver {
-    return new LibsqlDriver(this.#client);
+    return this.#pool ? new NativeDriver(this.#pool) : new LibsqlDriver(this.#client!);
   }
   createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
     return new SqliteIntrospector(db);

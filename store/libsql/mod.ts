@@ -7,6 +7,7 @@
  */
 import { type Client, createClient } from "npm:@libsql/client@0.18.0";
 import { LibsqlDialect } from "./kysely_driver.ts";
+import { NativePool } from "./native_pool.ts";
 import { Kysely } from "npm:kysely@0.29.9";
 import type { MaintenanceDialect, SqlDialect } from "../sql/dialect.ts";
 import type { Database } from "../sql/schema.ts";
@@ -28,6 +29,12 @@ export interface OpenStoreOptions {
    * migrating, so it reports what it finds instead of changing it.
    */
   migrate?: boolean;
+  /**
+   * `normal` (default): in WAL mode SQLite syncs at checkpoints, not at every commit, so an
+   * acknowledged write survives a crash of the process but a power loss or OS crash may lose
+   * the last few commits. `full`: every commit is synced to disk before it is acknowledged.
+   */
+  durability?: "normal" | "full";
 }
 
 /** The libSQL store: the port plus what adapters (viewer, CLI) need besides. */
@@ -36,6 +43,11 @@ export interface SqliteStore extends SqlStore {
   readonly client: Client;
   /** libSQL's parts for doctor, gc and backup. */
   readonly maintenance: MaintenanceDialect;
+  /**
+   * Runs a per-connection PRAGMA on the store's own connections (besides the client's), now
+   * and on those it opens later: how tests limit the file's size or make it read-only.
+   */
+  pragmaEverywhere(sql: string): void;
   /** Closes the database. */
   close(): Promise<void>;
 }
@@ -63,6 +75,25 @@ async function withBusyRetry(timeoutMs: number, fn: () => Promise<void>): Promis
   }
 }
 
+function synchronousPragma(options: OpenStoreOptions): string {
+  return `PRAGMA synchronous = ${options.durability === "full" ? "FULL" : "NORMAL"}`;
+}
+
+/**
+ * The file a `file:` URL names, for the native connections; undefined for memory databases
+ * (a second connection would be a second database) and URLs with parameters, which stay on
+ * the client.
+ */
+function localFilePath(url: string): string | undefined {
+  if (!url.startsWith("file:") || url.includes("?") || url.includes(":memory:")) return undefined;
+  const rest = url.slice("file:".length);
+  if (rest.startsWith("//")) {
+    const match = /^\/\/(localhost)?(\/.*)$/.exec(rest);
+    return match ? decodeURIComponent(match[2]) : undefined;
+  }
+  return decodeURIComponent(rest);
+}
+
 /** Opens (creating and migrating if needed) a libSQL database as a waymark store. */
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<SqliteStore> {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
@@ -78,16 +109,22 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     }
     if (url.startsWith("file:")) {
       await client.execute("PRAGMA journal_mode = WAL");
-      await client.execute("PRAGMA synchronous = NORMAL");
+      await client.execute(synchronousPragma(options));
     }
     if (options.migrate !== false && pending.length > 0) await migrateToLatest(client);
   });
-  const db = new Kysely<Database>({ dialect: new LibsqlDialect({ client }) });
+  const path = localFilePath(url);
+  const pool = path === undefined
+    ? undefined
+    : new NativePool(path, { busyTimeoutMs, setup: [synchronousPragma(options)] });
+  const dialect = pool ? new LibsqlDialect({ pool }) : new LibsqlDialect({ client });
+  const db = new Kysely<Database>({ dialect });
   const now = options.now ?? (() => new Date().toISOString());
   return {
     ...createSqlStore(db, { dialect: libsqlDialect, now, location: url.replace(/^file:/, "") }),
     client,
     maintenance: libsqlMaintenance(url, client),
+    pragmaEverywhere: (sql) => pool?.applyEverywhere(sql),
     async close() {
       await db.destroy();
       client.close();

@@ -10,6 +10,7 @@
  * Writes `bench-results/in_process.json`.
  * @module
  */
+import { NativeConnection } from "../../store/libsql/native_pool.ts";
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
@@ -121,6 +122,26 @@ async function main(): Promise<number> {
         }
       };
       return tx;
+    };
+    // file databases run the store's statements on native connections instead of the client
+    const native = NativeConnection.prototype;
+    const rawNativeExecute = native.execute;
+    const rawNativeExec = native.exec;
+    native.execute = function (sql, args) {
+      const t0 = performance.now();
+      try {
+        return rawNativeExecute.call(this, sql, args);
+      } finally {
+        record(sql, performance.now() - t0, args);
+      }
+    };
+    native.exec = function (sql) {
+      const t0 = performance.now();
+      try {
+        return rawNativeExec.call(this, sql);
+      } finally {
+        record(`<${sql}>`, performance.now() - t0, []);
+      }
     };
 
     // ---- workflow source timing (load and find: the drift check and starts) ------------------
@@ -248,6 +269,8 @@ async function main(): Promise<number> {
     // ---- query plans of the statements a rehydrate sends ----------------------------------
     client.execute = rawExecute;
     client.transaction = rawTransaction;
+    native.execute = rawNativeExecute;
+    native.exec = rawNativeExec;
     const last = results[results.length - 1]!;
     const plans: { sql: string; plan: string[] }[] = [];
     for (const sql of last.ops.rehydrate.sql.keys()) {

@@ -20,10 +20,12 @@ function value(result: Result<StepResponse>, what: string): StepResponse {
 }
 
 /**
- * Runs a per-connection PRAGMA on every pooled connection of the store's own client: the
- * client lends its idle connections out in turn, so all of them must carry it.
+ * Runs a per-connection PRAGMA on every connection: the store's own (its statement-caching
+ * native ones) and every pooled connection of its client, which lends its idle connections
+ * out in turn, so all of them must carry it.
  */
 async function pragmaEverywhere(wm: Waymark, pragma: string): Promise<void> {
+  wm.store.pragmaEverywhere(pragma);
   await Promise.all(Array.from({ length: 25 }, () => wm.store.client.execute(pragma)));
 }
 
