@@ -209,51 +209,70 @@ export function createWorkflowSource(
   dirs: readonly SourceDir[],
   extra?: ExtraWorkflows,
 ): WorkflowSource {
-  // read on first use, not at start-up (their ids and digests cost milliseconds)
-  let bundledRead: FileState[] | null = null;
-  const bundledStates = () => bundledRead ??= bundled.map(bundledState);
-  const states = new Map<string, FileState>();
-  const compiled = new Lru<string, { routines: string | null; result: LoadResult }>(
-    COMPILED_CACHE_ENTRIES,
-  );
-  let last: { key: string; set: LoadedSet } | null = null;
-  let found: { key: string; byId: Map<string, LoadedWorkflow | null> } | null = null;
-  // when the folders were last listed, their own versions then, and what each answer read
-  let listed = { at: -Infinity, dirs: "", watch: new Map<string, Watched[]>() };
-  const bundledOnly: View = { key: "", listings: [], files: bundledStates };
-  const bundledFound = new Map<string, LoadedWorkflow>(); // at most one per bundled file
+  return new FolderSource(bundled, dirs, extra);
+}
 
-  function view(): View {
-    const listings = dirs.map((dir) => ({ dir, listing: listDir(dir) }));
+/** A compiled result, and the routines' key when compiling read routines. */
+type CompiledEntry = { routines: string | null; result: LoadResult };
+
+/** Bundled files and folders, compiled on demand with the caches described above. */
+class FolderSource implements WorkflowSource {
+  readonly #bundled: readonly SourceFile[];
+  readonly #dirs: readonly SourceDir[];
+  readonly #extra?: ExtraWorkflows;
+  // read on first use, not at start-up (their ids and digests cost milliseconds)
+  #bundledRead: FileState[] | null = null;
+  readonly #states = new Map<string, FileState>();
+  readonly #compiled = new Lru<string, CompiledEntry>(COMPILED_CACHE_ENTRIES);
+  #last: { key: string; set: LoadedSet } | null = null;
+  #found: { key: string; byId: Map<string, LoadedWorkflow | null> } | null = null;
+  // when the folders were last listed, their own versions then, and what each answer read
+  #listed = { at: -Infinity, dirs: "", watch: new Map<string, Watched[]>() };
+  readonly #bundledFound = new Map<string, LoadedWorkflow>(); // at most one per bundled file
+
+  constructor(bundled: readonly SourceFile[], dirs: readonly SourceDir[], extra?: ExtraWorkflows) {
+    this.#bundled = bundled;
+    this.#dirs = dirs;
+    this.#extra = extra;
+  }
+
+  #bundledStates(): FileState[] {
+    return this.#bundledRead ??= this.#bundled.map(bundledState);
+  }
+
+  #view(): View {
+    const listings = this.#dirs.map((dir) => ({ dir, listing: listDir(dir) }));
     let all: FileState[] | null = null;
-    const files = (): FileState[] => {
-      if (all) return all;
-      all = [...bundledStates()];
-      const live = new Set<string>();
-      for (const { dir, listing } of listings) {
-        if (!Array.isArray(listing)) continue;
-        for (const { file, version } of listing) {
-          live.add(file);
-          let state = states.get(file);
-          if (!state || state.version !== version) {
-            state = readState(dir.source, file, version);
-            states.set(file, state);
-          }
-          all.push(state);
-        }
-      }
-      for (const file of states.keys()) if (!live.has(file)) states.delete(file);
-      return all;
-    };
+    const files = (): FileState[] => all ??= this.#readListed(listings);
     return { key: JSON.stringify(listings.map((l) => l.listing)), listings, files };
   }
 
-  function indexOf(current: View): SourceIndex & { routinesKey(): string } {
+  /** The bundled files' states, then each listed file's (read again when its version moved). */
+  #readListed(listings: View["listings"]): FileState[] {
+    const all = [...this.#bundledStates()];
+    const live = new Set<string>();
+    for (const { dir, listing } of listings) {
+      if (!Array.isArray(listing)) continue;
+      for (const { file, version } of listing) {
+        live.add(file);
+        let state = this.#states.get(file);
+        if (!state || state.version !== version) {
+          state = readState(dir.source, file, version);
+          this.#states.set(file, state);
+        }
+        all.push(state);
+      }
+    }
+    for (const file of this.#states.keys()) if (!live.has(file)) this.#states.delete(file);
+    return all;
+  }
+
+  #indexOf(current: View): SourceIndex & { routinesKey(): string } {
     const readable = () => current.files().filter((s) => s.input !== null);
     const index = {
       declaring: (id: string): SourceFile[] =>
-        (onlyBundledMayDefine(id) ? bundledStates() : readable()).filter((s) => s.id === id)
-          .map((s) => s.input!),
+        (onlyBundledMayDefine(id) ? this.#bundledStates() : readable())
+          .filter((s) => s.id === id).map((s) => s.input!),
       routineFiles: (): SourceFile[] =>
         readable().filter((s) => s.id !== null && isRoutineId(s.id)).map((s) => s.input!),
       parse,
@@ -263,24 +282,24 @@ export function createWorkflowSource(
   }
 
   /** Compiles through the cache; an entry that used routines is valid while they are the same. */
-  async function compile(
+  async #compile(
     parsed: Extract<ParsedSource, { ok: true }>,
     routines: { build(): ReadonlyMap<string, WorkflowFile>; key(): string },
   ): Promise<LoadResult> {
     const digest = stateOf.get(parsed.input)!.digest;
-    const hit = compiled.get(digest);
+    const hit = this.#compiled.get(digest);
     if (hit && (hit.routines === null || hit.routines === routines.key())) return hit.result;
     const lazy = new LazyRoutines(routines.build);
     const result = await compileParsed(parsed, lazy);
-    compiled.set(digest, { routines: lazy.used ? routines.key() : null, result });
+    this.#compiled.set(digest, { routines: lazy.used ? routines.key() : null, result });
     return result;
   }
 
-  async function loadAll(current: View, more: ExtraLoad): Promise<LoadedSet> {
-    const all: ParsedSource[] = [];
+  /** Every source in precedence order, parsed (a folder that failed to list is its error). */
+  #parsedAll(current: View): ParsedSource[] {
+    const all: ParsedSource[] = this.#bundledStates().map((state) => parse(state.input!));
     const files = current.files();
-    for (const state of bundledStates()) all.push(parse(state.input!));
-    let next = bundled.length;
+    let next = this.#bundled.length;
     for (const { listing } of current.listings) {
       if (!Array.isArray(listing)) {
         all.push(listing);
@@ -290,13 +309,18 @@ export function createWorkflowSource(
         all.push(state.readError ?? parse(state.input!));
       }
     }
+    return all;
+  }
+
+  async #loadAll(current: View, more: ExtraLoad): Promise<LoadedSet> {
+    const all = this.#parsedAll(current);
     const routines = routinesAmong(all);
-    const index = indexOf(current);
+    const index = this.#indexOf(current);
     const workflows: LoadedWorkflow[] = [];
     const errors: WorkflowLoadError[] = [];
     for (const parsed of all) {
       const item = parsed.ok
-        ? await compile(parsed, { build: () => routines, key: index.routinesKey })
+        ? await this.#compile(parsed, { build: () => routines, key: index.routinesKey })
         : parsed;
       if (item.ok) workflows.push(item.workflow);
       else errors.push(item.error);
@@ -304,87 +328,103 @@ export function createWorkflowSource(
     return resolveCatalog([...workflows, ...more.workflows], [...errors, ...more.errors]);
   }
 
-  async function findOne(current: View, workflowId: string): Promise<LoadedWorkflow | null> {
-    const index = indexOf(current);
+  async #findOne(current: View, workflowId: string): Promise<LoadedWorkflow | null> {
+    const index = this.#indexOf(current);
     const routines = { build: () => indexRoutines(index), key: index.routinesKey };
-    return await findInIndex(index, workflowId, (parsed) => compile(parsed, routines));
+    return await findInIndex(index, workflowId, (parsed) => this.#compile(parsed, routines));
   }
 
   /** The folders' own versions: adding, removing or renaming a file changes them. */
-  const dirVersions = () => dirs.map(({ dir }) => fileVersion("dir", dir)).join("|");
+  #dirVersions(): string {
+    return this.#dirs.map(({ dir }) => fileVersion("dir", dir)).join("|");
+  }
 
   /** The files an answer was read from: its own, and the routines' when it used them. */
-  function watchedFiles(current: View, workflow: LoadedWorkflow): Watched[] | undefined {
-    const own = states.get(workflow.file);
+  #watchedFiles(current: View, workflow: LoadedWorkflow): Watched[] | undefined {
+    const own = this.#states.get(workflow.file);
     if (!own?.input) return undefined;
-    const usedRoutines = compiled.get(own.digest)?.routines !== null;
-    const inputs = usedRoutines ? [own.input, ...indexOf(current).routineFiles()] : [own.input];
+    const usedRoutines = this.#compiled.get(own.digest)?.routines !== null;
+    const inputs = usedRoutines
+      ? [own.input, ...this.#indexOf(current).routineFiles()]
+      : [own.input];
     return inputs.flatMap((input) => {
-      const state = states.get(input.file);
+      const state = this.#states.get(input.file);
       return state ? [{ source: input.source, file: input.file, version: state.version }] : [];
     });
   }
 
   /** The last listing's answer, while recent and neither the folders nor its files changed. */
-  function recentAnswer(workflowId: string): LoadedWorkflow | undefined {
+  #recentAnswer(workflowId: string): LoadedWorkflow | undefined {
+    const listed = this.#listed;
     if (performance.now() - listed.at > LISTING_REUSE_MS) return undefined;
     const watched = listed.watch.get(workflowId);
-    if (!watched || listed.dirs !== dirVersions()) return undefined;
+    if (!watched || listed.dirs !== this.#dirVersions()) return undefined;
     for (const w of watched) if (fileVersion(w.source, w.file) !== w.version) return undefined;
-    return found?.byId.get(workflowId) ?? undefined;
+    return this.#found?.byId.get(workflowId) ?? undefined;
   }
 
-  return {
-    async load(): Promise<LoadedSet> {
-      const current = view();
-      const more = extra ? await extra() : NO_EXTRA;
-      const key = JSON.stringify([
-        current.key,
-        more.workflows.map((w) => `${w.id}:${w.hash}:${w.file}`),
-        more.errors,
-      ]);
-      if (last?.key !== key) last = { key, set: await loadAll(current, more) };
-      return last.set;
-    },
-    async find(workflowId: string): Promise<LoadedWorkflow | null> {
-      // A `wr.*` id is only ever a bundled file's, and those cannot change: no listing, and
-      // the answer is kept unless the compiler read routines (which may live in folders).
-      if (onlyBundledMayDefine(workflowId)) {
-        const kept = bundledFound.get(workflowId);
-        if (kept) return kept;
-        const workflow = await findOne(bundledOnly, workflowId);
-        if (!workflow) return null;
-        const state = bundledStates().find((s) => s.input!.file === workflow.file)!;
-        if (compiled.get(state.digest)?.routines === null) {
-          bundledFound.set(workflowId, workflow);
-          return workflow;
-        }
-      }
-      const recent = recentAnswer(workflowId);
-      if (recent) return recent;
-      const dirsBefore = dirVersions();
-      const current = view();
-      // a fresh map per listing, and a bounded one: ids asked for are not all ids that exist
-      if (found?.key !== current.key || found.byId.size >= FOUND_IDS) {
-        found = { key: current.key, byId: new Map() };
-      }
-      let workflow = found.byId.get(workflowId);
-      if (workflow === undefined) {
-        workflow = await findOne(current, workflowId);
-        found.byId.set(workflowId, workflow);
-      }
-      if (listed.dirs !== dirsBefore || listed.watch.size >= FOUND_IDS) {
-        listed = { at: 0, dirs: dirsBefore, watch: new Map() };
-      }
-      listed.at = performance.now();
-      const watched = workflow && watchedFiles(current, workflow);
-      if (watched) listed.watch.set(workflowId, watched);
-      else listed.watch.delete(workflowId);
-      // job workflows are looked up only when no file defines the id (files take precedence)
-      if (workflow === null && extra) {
-        return (await extra()).workflows.find((w) => w.id === workflowId) ?? null;
-      }
-      return workflow;
-    },
-  };
+  /** Every workflow from every source, precedence applied, and every load error. */
+  async load(): Promise<LoadedSet> {
+    const current = this.#view();
+    const more = this.#extra ? await this.#extra() : NO_EXTRA;
+    const key = JSON.stringify([
+      current.key,
+      more.workflows.map((w) => `${w.id}:${w.hash}:${w.file}`),
+      more.errors,
+    ]);
+    if (this.#last?.key !== key) this.#last = { key, set: await this.#loadAll(current, more) };
+    return this.#last.set;
+  }
+
+  /**
+   * A `wr.*` id is only ever a bundled file's, and those cannot change: no listing, and the
+   * answer is kept unless the compiler read routines (which may live in folders).
+   */
+  async #findBundled(workflowId: string): Promise<LoadedWorkflow | null | undefined> {
+    const kept = this.#bundledFound.get(workflowId);
+    if (kept) return kept;
+    const bundledOnly: View = { key: "", listings: [], files: () => this.#bundledStates() };
+    const workflow = await this.#findOne(bundledOnly, workflowId);
+    if (!workflow) return null;
+    const state = this.#bundledStates().find((s) => s.input!.file === workflow.file)!;
+    if (this.#compiled.get(state.digest)?.routines !== null) return undefined;
+    this.#bundledFound.set(workflowId, workflow);
+    return workflow;
+  }
+
+  /** One workflow by id, compiling only what declares it; `null` when none does. */
+  async find(workflowId: string): Promise<LoadedWorkflow | null> {
+    if (onlyBundledMayDefine(workflowId)) {
+      const bundledAnswer = await this.#findBundled(workflowId);
+      if (bundledAnswer !== undefined) return bundledAnswer;
+    }
+    const workflow = this.#recentAnswer(workflowId) ?? await this.#findListed(workflowId);
+    // job workflows are looked up only when no file defines the id (files take precedence)
+    if (workflow === null && this.#extra) {
+      return (await this.#extra()).workflows.find((w) => w.id === workflowId) ?? null;
+    }
+    return workflow;
+  }
+
+  async #findListed(workflowId: string): Promise<LoadedWorkflow | null> {
+    const dirsBefore = this.#dirVersions();
+    const current = this.#view();
+    // a fresh map per listing, and a bounded one: ids asked for are not all ids that exist
+    if (this.#found?.key !== current.key || this.#found.byId.size >= FOUND_IDS) {
+      this.#found = { key: current.key, byId: new Map() };
+    }
+    let workflow = this.#found.byId.get(workflowId);
+    if (workflow === undefined) {
+      workflow = await this.#findOne(current, workflowId);
+      this.#found.byId.set(workflowId, workflow);
+    }
+    if (this.#listed.dirs !== dirsBefore || this.#listed.watch.size >= FOUND_IDS) {
+      this.#listed = { at: 0, dirs: dirsBefore, watch: new Map() };
+    }
+    this.#listed.at = performance.now();
+    const watched = workflow && this.#watchedFiles(current, workflow);
+    if (watched) this.#listed.watch.set(workflowId, watched);
+    else this.#listed.watch.delete(workflowId);
+    return workflow;
+  }
 }
