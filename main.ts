@@ -30,7 +30,7 @@ import {
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
 import { createWorkflowSource, loadConfig, openStore, rotateKeyring } from "./store/mod.ts";
 import type { CliHost } from "./store/maintenance/cli.ts";
-import { parseArgsOptions, parseSettings } from "./store/settings.ts";
+import { type Environment, type Flags, parseArgsOptions, parseSettings } from "./store/settings.ts";
 import { loadMcpHttp, loadViewer } from "./web/lazy.ts";
 import { BUILD_KIND } from "./build.ts";
 
@@ -97,7 +97,10 @@ function log(line: string): void {
   process.stderr.write(`[waymark] ${line}\n`);
 }
 
-async function main(argv: string[]): Promise<number> {
+/** Parsed and validated command line, or the exit code when it was refused or answered. */
+function commandLine(
+  argv: string[],
+): { values: Flags; env: Environment; positionals: string[] } | number {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options: parseArgsOptions() });
@@ -110,17 +113,22 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${settings.message}\n(see waymark --help)\n`);
     return 2;
   }
-  const { flags: values, env } = settings;
-  const { positionals } = parsed;
-  if (values.help) {
+  if (settings.flags.help) {
     process.stdout.write(HELP);
     return 0;
   }
-  if (values.version) {
+  if (settings.flags.version) {
     // a compiled binary runs the bundle, and only the runtime knows it is standalone
     process.stdout.write(`waymark ${VERSION} (${buildKind()})\n`);
     return 0;
   }
+  return { values: settings.flags, env: settings.env, positionals: parsed.positionals };
+}
+
+async function main(argv: string[]): Promise<number> {
+  const line = commandLine(argv);
+  if (typeof line === "number") return line;
+  const { values, env, positionals } = line;
   const options: WaymarkOptions = {
     home: values.home,
     dbUrl: values.db,
@@ -131,36 +139,10 @@ async function main(argv: string[]): Promise<number> {
     jobDirs: values["jobs-dir"],
   };
   const [command = "serve", sub, arg] = positionals;
-  if (command === "serve") {
-    const enableStartSession = values["enable-start-session"] === true ||
-      env.WAYMARK_ENABLE_START_SESSION === true;
-    const server: WaymarkServerOptions = {
-      log,
-      enableStartSession,
-      profile: values.profile ?? env.WAYMARK_PROFILE ?? "default",
-      qualityGate: {
-        enabled: values["no-quality-gate"] !== true,
-        reviewCommand: values["review-command"],
-        timeoutSeconds: values["quality-gate-timeout"],
-        maxAttempts: values["quality-gate-max-attempts"],
-      },
-    };
-    if (values.http !== undefined) {
-      return await serveHttp(options, {
-        port: values.http,
-        server,
-        maxBodyBytes: values["max-body-bytes"],
-        maxSessions: values["max-sessions"],
-      });
-    }
-    return await serve(options, {
-      server,
-      viewer: values.viewer === true,
-      viewerPort: values["viewer-port"],
-    });
-  }
+  if (command === "serve") return await serveCommand(options, { values, env });
   if (command === "view") return await view(options, values.port);
   if (command === "workflows") return await workflows(options, sub, arg);
+  if (command === "keys" && sub === "rotate") return await rotateKeys(options);
   const { STORE_COMMANDS } = await import("./store/maintenance/commands.ts");
   const storeCommand = STORE_COMMANDS[command];
   if (storeCommand) {
@@ -169,16 +151,50 @@ async function main(argv: string[]): Promise<number> {
       flags: values,
     });
   }
-  if (command === "keys" && sub === "rotate") {
-    const { keysFile } = resolvePaths(options);
-    const keyring = await rotateKeyring(keysFile);
-    process.stdout.write(
-      `rotated ${keysFile}: current key ${keyring.current.id}, previous ${keyring.previous?.id}\n`,
-    );
-    return 0;
-  }
   process.stderr.write(`unknown command \`${command}\`\n\n${HELP}`);
   return 2;
+}
+
+/** `waymark serve`: MCP over stdio (with the viewer beside it on request) or over HTTP. */
+async function serveCommand(
+  options: WaymarkOptions,
+  { values, env }: { values: Flags; env: Environment },
+): Promise<number> {
+  const server: WaymarkServerOptions = {
+    log,
+    enableStartSession: values["enable-start-session"] === true ||
+      env.WAYMARK_ENABLE_START_SESSION === true,
+    profile: values.profile ?? env.WAYMARK_PROFILE ?? "default",
+    qualityGate: {
+      enabled: values["no-quality-gate"] !== true,
+      reviewCommand: values["review-command"],
+      timeoutSeconds: values["quality-gate-timeout"],
+      maxAttempts: values["quality-gate-max-attempts"],
+    },
+  };
+  if (values.http !== undefined) {
+    return await serveHttp(options, {
+      port: values.http,
+      server,
+      maxBodyBytes: values["max-body-bytes"],
+      maxSessions: values["max-sessions"],
+    });
+  }
+  return await serve(options, {
+    server,
+    viewer: values.viewer === true,
+    viewerPort: values["viewer-port"],
+  });
+}
+
+/** `waymark keys rotate`: a new signing key; the previous one still verifies. */
+async function rotateKeys(options: WaymarkOptions): Promise<number> {
+  const { keysFile } = resolvePaths(options);
+  const keyring = await rotateKeyring(keysFile);
+  process.stdout.write(
+    `rotated ${keysFile}: current key ${keyring.current.id}, previous ${keyring.previous?.id}\n`,
+  );
+  return 0;
 }
 
 /** What the store's commands get: paths, openers and the output streams. */
