@@ -15,6 +15,7 @@ import { key, type NodeRow, type Tables } from "./tables.ts";
 import { getSession, listSessions, searchRuns } from "./search.ts";
 import { decodeNode, decodeSnapshot } from "../sql/rows.ts";
 import { findStackSession, getBranchOutputs, getNodeEvents, getStack } from "./stack.ts";
+import { changeCounter, getBranchSteps, getRunListing, listRuns } from "./tasks.ts";
 
 /** A node record, decoded from the row the SQL reader would select (one read path). */
 function toNode(tables: Tables, row: NodeRow): NodeRecord {
@@ -149,5 +150,10 @@ export function reader(current: () => Tables): StoreReader {
     getNodeEvents: (runId, nodeId) => Promise.resolve(getNodeEvents(current(), { runId, nodeId })),
     getBranchOutputs: (runId, nodeId, limit) =>
       Promise.resolve(getBranchOutputs(current(), { runId, nodeId, limit })),
+    getBranchSteps: (runId, nodeId, limit) =>
+      Promise.resolve().then(() => getBranchSteps(current(), { runId, nodeId, limit })),
+    getRunListing: (runId) => Promise.resolve(getRunListing(current(), runId)),
+    listRuns: (page) => Promise.resolve(listRuns(current(), page)),
+    changeCounter: () => Promise.resolve(changeCounter(current())),
   };
 }
