@@ -5,6 +5,7 @@
  */
 import type { ServerContext } from "npm:@modelcontextprotocol/server@2.4.0";
 import type { EngineDeps, WaymarkError, WorkspaceObservation } from "../engine/mod.ts";
+import type { TaskSurface } from "./task_surface.ts";
 
 /** Notifications a connection sends besides answers. */
 export interface Notifier {
@@ -22,6 +23,8 @@ export interface Connection {
   deps: EngineDeps;
   /** Its notifications. */
   notifier: Notifier;
+  /** Runs as tasks, as this connection sees them. */
+  tasks: TaskSurface;
   /** The client's workspace for a request; asks the client through it when roots are stale. */
   workspace(ctx: ServerContext): Promise<WorkspaceObservation>;
   /** Where to send log lines (never stdout). */
