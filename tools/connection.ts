@@ -14,7 +14,11 @@ export interface Notifier {
   /** Tells subscribers that a session (`ses_…`) changed. */
   sessionChanged(sessionLabel: string): Promise<void>;
   /** The resource URIs the client subscribed to. */
-  readonly subscriptions: Set<string>;
+  readonly subscriptions: ReadonlySet<string>;
+  /** Subscribes the client to a resource. */
+  subscribe(uri: string): void;
+  /** Ends a subscription. */
+  unsubscribe(uri: string): void;
 }
 
 /** One connection's shared parts. */

@@ -113,7 +113,7 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
   );
   const connection: Connection = {
     deps,
-    notifier: createNotifier(server, { log: options.log }),
+    notifier: createNotifier(server, { log: options.log, store: deps.store }),
     tasks: createTaskSurface(server, deps),
     workspace: connectionWorkspace(server, { cwd: options.cwd ?? process.cwd(), log: options.log }),
     log: options.log,
