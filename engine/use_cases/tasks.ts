@@ -10,7 +10,7 @@ import type { BranchStep, EngineDeps, NodeRecord, RunListing, StoreReader } from
 import { StorageCorruptionError } from "../result.ts";
 import type { StepResponse } from "../responses.ts";
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
-import { readState } from "../workflow/interpreter.ts";
+import { currentStep, readState } from "../workflow/interpreter.ts";
 import {
   type Completion,
   planProgress,
@@ -88,7 +88,10 @@ export function completionsOf(branch: readonly BranchStep[]): Completion[] {
   return out;
 }
 
-function statusMessage(status: TaskStatus, view: Pick<TaskView, "progress" | "questions">): string {
+function statusMessage(
+  status: TaskStatus,
+  view: Pick<TaskView, "progress" | "questions"> & { pendingTitle: string | null },
+): string {
   switch (status) {
     case "failed":
       return "The run's session failed an integrity check: it is read-only (waymark doctor looks further).";
@@ -103,7 +106,8 @@ function statusMessage(status: TaskStatus, view: Pick<TaskView, "progress" | "qu
   }
   const steps = view.progress?.steps.filter((s) => s.status !== "skipped") ?? [];
   const at = steps.findIndex((s) => s.status === "current");
-  return at < 0 ? "Working." : `Step ${at + 1} of ${steps.length}: ${steps[at]!.title}`;
+  if (at >= 0) return `Step ${at + 1} of ${steps.length}: ${steps[at]!.title}`;
+  return view.pendingTitle ? `Working on: ${view.pendingTitle}` : "Working.";
 }
 
 /** A run's task; with `progress`, its plan and results too (one more read, of its branch). */
@@ -137,7 +141,11 @@ export async function taskView(
     sessionId: sessionLabel(listing.sessionId),
     workflowId: listing.workflowId,
     status,
-    statusMessage: statusMessage(status, { progress, questions }),
+    statusMessage: statusMessage(status, {
+      progress,
+      questions,
+      pendingTitle: compiled && tip ? currentStep(compiled, tip.state)?.title ?? null : null,
+    }),
     createdAt: listing.createdAt,
     lastUpdatedAt: listing.updatedAt,
     progress,
