@@ -235,7 +235,10 @@ export interface BranchStep {
   state: RunState | { v: 1; pc: number };
   /** Its pending step. */
   pendingStepId: string | null;
-  /** For a step node below the root: the step whose acknowledgement made it (its parent's pending step). */
+  /**
+   * For a step node below the root: the step whose acknowledgement made it (its parent's
+   * pending step); `null` on the first node read when the read stopped short of the root.
+   */
   completedStepId: string | null;
   /** Notes recorded on arrival. */
   notesMarkdown: string | null;

@@ -23,7 +23,7 @@ import { responseFor } from "./node_response.ts";
 import { taskIdOf, taskStatus, type UserQuestion, userQuestions } from "./task_status.ts";
 
 /** The newest nodes of a branch a plan reads (older acknowledgements count as done). */
-export const PLAN_BRANCH_WINDOW = 200;
+export const PLAN_BRANCH_WINDOW = 64;
 
 /** A run as a task. */
 export interface TaskView {
@@ -110,11 +110,22 @@ function statusMessage(
   return view.pendingTitle ? `Working on: ${view.pendingTitle}` : "Working.";
 }
 
-/** A run's task; with `progress`, its plan and results too (one more read, of its branch). */
+/** Options of {@linkcode taskView}. */
+export interface TaskViewOptions {
+  /** Build the plan and results too (one more read, of the tip's branch). */
+  progress?: boolean;
+  /**
+   * Reads the tip's branch (at most {@linkcode PLAN_BRANCH_WINDOW} nodes, root first); by
+   * default from the store. A caller that kept an earlier branch of the run may extend it.
+   */
+  readBranch?: (tip: NodeRecord) => Promise<BranchStep[]>;
+}
+
+/** A run's task; with `progress`, its plan and results too. */
 export async function taskView(
   deps: Pick<EngineDeps, "store">,
   listing: RunListing,
-  options: { progress?: boolean } = {},
+  options: TaskViewOptions = {},
 ): Promise<TaskView> {
   const { compiled, tip } = await factsOf(deps.store, listing);
   const status = taskStatus({ run: listing, compiled, tip });
@@ -124,7 +135,9 @@ export async function taskView(
   let progress: WorkflowProgress | null = null;
   let results: Record<string, StepResult> = {};
   if (options.progress && compiled && tip) {
-    const branch = await deps.store.getBranchSteps(tip.runId, tip.nodeId, PLAN_BRANCH_WINDOW);
+    const branch = options.readBranch
+      ? await options.readBranch(tip)
+      : await deps.store.getBranchSteps(tip.runId, tip.nodeId, PLAN_BRANCH_WINDOW);
     const completions = completionsOf(branch);
     progress = planProgress(compiled, {
       completions,
@@ -133,7 +146,10 @@ export async function taskView(
       goal: listing.goal ?? compiled.name,
       truncated: branch.length >= PLAN_BRANCH_WINDOW,
     });
-    results = stepResults(completions);
+    const listed = new Set(progress.steps.map((s) => s.name));
+    results = Object.fromEntries(
+      Object.entries(stepResults(completions)).filter(([stepId]) => listed.has(stepId)),
+    );
   }
   return {
     taskId: taskIdOf(listing.runId),

@@ -41,16 +41,21 @@ export interface PlanStep {
   loop?: { loopId: string; iteration: number; maxIterations: number };
 }
 
+/** The most steps a plan lists: a longer workflow shows a window around its current step. */
+export const MAX_PLAN_STEPS = 100;
+
 /** `_workflow.progress`. */
 export interface WorkflowProgress {
   /** What the run is for. */
   goal: string;
-  /** Every step, in document order. */
+  /** Every step in document order, or a window of them (see `omitted`). */
   steps: PlanStep[];
   /** The shape's version. */
   schema_version: typeof PROGRESS_SCHEMA_VERSION;
   /** How far to trust it. */
   note: string;
+  /** Steps left out before and after the window, when the workflow has more than fit. */
+  omitted?: { before: number; after: number };
 }
 
 /** What a completed step left: `_workflow.result.<stepId>`. */
@@ -104,7 +109,12 @@ interface Tip {
 
 const PREVIEW_CHARS = 160;
 
+/** Slots by compiled workflow: snapshots are immutable and shared, so they are walked once. */
+const slotCache = new WeakMap<CompiledWorkflow, Slot[]>();
+
 function slotsOf(compiled: CompiledWorkflow): Slot[] {
+  const cached = slotCache.get(compiled);
+  if (cached) return cached;
   const out: Slot[] = [];
   const walk = (
     nodes: readonly CompiledNode[],
@@ -122,6 +132,7 @@ function slotsOf(compiled: CompiledWorkflow): Slot[] {
     });
   };
   walk(compiled.steps, [], [], []);
+  slotCache.set(compiled, out);
   return out;
 }
 
@@ -160,29 +171,45 @@ function mayRun(slot: Slot, tip: Tip, shared: number): boolean {
   );
 }
 
-function statusOf(slot: Slot, tip: Tip, at: PlanInput): PlanStepStatus {
+/** What the statuses are judged against: the tip and the acknowledgements by step. */
+interface Judge {
+  tip: Tip;
+  byStep: Map<string, Completion[]>;
+  truncated: boolean;
+}
+
+function statusOf(slot: Slot, judge: Judge): PlanStepStatus {
+  const { tip } = judge;
   const order = tip.complete ? -1 : compare(slot.address, tip.address);
   if (order === 0) return tip.blocked ? "blocked" : "current";
   const shared = sharedLoops(slot, tip);
   if (order > 0) return mayRun(slot, tip, shared) ? "pending" : "skipped";
-  const done = at.completions.some((c) =>
-    c.stepId === slot.step.id && sameIterations(c, tip, shared)
-  );
-  return done || at.truncated ? "done" : "skipped";
+  const done = (judge.byStep.get(slot.step.id) ?? []).some((c) => sameIterations(c, tip, shared));
+  return done || judge.truncated ? "done" : "skipped";
 }
 
-function loopOf(slot: Slot, tip: Tip, at: PlanInput): PlanStep["loop"] {
+function loopOf(slot: Slot, judge: Judge): PlanStep["loop"] {
   const k = slot.loops.length - 1;
   const loop = slot.loops[k];
   if (!loop) return undefined;
   let iteration = 0;
-  if (k < sharedLoops(slot, tip)) iteration = tip.frames[k]!.it;
+  if (k < sharedLoops(slot, judge.tip)) iteration = judge.tip.frames[k]!.it;
   else {
-    for (const c of at.completions) {
-      if (c.stepId === slot.step.id) iteration = Math.max(iteration, c.frames?.[k]?.it ?? 0);
+    for (const c of judge.byStep.get(slot.step.id) ?? []) {
+      iteration = Math.max(iteration, c.frames?.[k]?.it ?? 0);
     }
   }
   return { loopId: loop.id, iteration, maxIterations: loop.loop.maxIterations };
+}
+
+/** The slots to list: all of them, or {@linkcode MAX_PLAN_STEPS} around the current one. */
+function windowOf(slots: readonly Slot[], tip: Tip): [number, number] {
+  if (slots.length <= MAX_PLAN_STEPS) return [0, slots.length];
+  const current = tip.complete
+    ? slots.length
+    : slots.findIndex((s) => compare(s.address, tip.address) >= 0);
+  const from = Math.max(0, Math.min(current - MAX_PLAN_STEPS / 4, slots.length - MAX_PLAN_STEPS));
+  return [from, from + MAX_PLAN_STEPS];
 }
 
 function tipOf(compiled: CompiledWorkflow, at: PlanInput): Tip {
@@ -199,17 +226,29 @@ function tipOf(compiled: CompiledWorkflow, at: PlanInput): Tip {
 /** The progress plan of a branch. */
 export function planProgress(compiled: CompiledWorkflow, at: PlanInput): WorkflowProgress {
   const tip = tipOf(compiled, at);
-  const steps = slotsOf(compiled).map((slot): PlanStep => {
+  const byStep = new Map<string, Completion[]>();
+  for (const c of at.completions) byStep.set(c.stepId, [...byStep.get(c.stepId) ?? [], c]);
+  const judge: Judge = { tip, byStep, truncated: at.truncated };
+  const slots = slotsOf(compiled);
+  const [from, to] = windowOf(slots, tip);
+  const steps = slots.slice(from, to).map((slot): PlanStep => {
     const step: PlanStep = {
       name: slot.step.id,
       title: slot.step.title,
-      status: statusOf(slot, tip, at),
+      status: statusOf(slot, judge),
     };
-    const loop = loopOf(slot, tip, at);
+    const loop = loopOf(slot, judge);
     if (loop) step.loop = loop;
     return step;
   });
-  return { goal: at.goal, steps, schema_version: PROGRESS_SCHEMA_VERSION, note: PROGRESS_NOTE };
+  const progress: WorkflowProgress = {
+    goal: at.goal,
+    steps,
+    schema_version: PROGRESS_SCHEMA_VERSION,
+    note: PROGRESS_NOTE,
+  };
+  if (to - from < slots.length) progress.omitted = { before: from, after: slots.length - to };
+  return progress;
 }
 
 /** What each completed step left, by step id (a step run more than once: its latest). */

@@ -24,7 +24,9 @@ export function getBranchSteps(
       nodeKind: row.nodeKind,
       state: JSON.parse(row.state) as RunState,
       pendingStepId: row.pendingStepId,
-      completedStepId: row.nodeKind === "step" ? parent?.pendingStepId ?? null : null,
+      completedStepId: row.nodeKind === "step" && hops + 1 < at.limit
+        ? parent?.pendingStepId ?? null
+        : null,
       notesMarkdown: output?.notesMarkdown ?? null,
       artifacts: decodeJsonOr(artifactsColumn, output?.artifacts, []) as Artifact[],
     });

@@ -16,7 +16,17 @@ import {
   StorageCorruptionError,
 } from "../../engine/mod.ts";
 import { ancestorsCte, type Executor } from "./graph_sql.ts";
-import { artifactsColumn, decodeJsonOr, decodeSessionKind, stateColumn } from "./rows.ts";
+import { decodeSessionKind } from "./rows.ts";
+
+/** JSON text parsed, or `fallback` when absent or not JSON (a plain parse: this read is hot). */
+function parseOr(text: string | null, fallback: unknown): unknown {
+  if (text === null) return fallback;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return fallback;
+  }
+}
 
 /** The nodes from the root to a node (root first), at most the `limit` nearest to it. */
 export async function getBranchSteps(
@@ -30,33 +40,34 @@ export async function getBranchSteps(
     node_kind: string;
     state: string;
     pending_step_id: string | null;
-    parent_pending: string | null;
     notes_markdown: string | null;
     artifacts: string | null;
   }>`
     ${ancestorsCte(runId, nodeId, limit)}
+    -- CROSS JOIN keeps the walk outermost: the cost follows the branch, not the run
     SELECT n.node_id, n.session_id, n.node_kind, n.state, n.pending_step_id,
-           pp.pending_step_id AS parent_pending, o.notes_markdown, o.artifacts
-    FROM up JOIN nodes n ON n.run_id = ${runId} AND n.node_id = up.node_id
-    LEFT JOIN nodes pp ON pp.run_id = n.run_id AND pp.node_id = n.parent_id
+           o.notes_markdown, o.artifacts
+    FROM up CROSS JOIN nodes n ON n.run_id = ${runId} AND n.node_id = up.node_id
     LEFT JOIN outputs o ON o.run_id = n.run_id AND o.node_id = n.node_id
     ORDER BY up.hop DESC`.execute(ex);
-  return result.rows.map((r) => {
-    const state = decodeJsonOr(stateColumn, r.state, null);
-    if (!state || !isMember(NODE_KINDS, r.node_kind)) {
+  // A branch is a chain: each node's parent is the row before it (the first row's is unread).
+  return result.rows.map((r, i) => {
+    const state = parseOr(r.state, null) as RunState | null;
+    if (typeof state?.pc !== "number" || !isMember(NODE_KINDS, r.node_kind)) {
       throw new StorageCorruptionError(
         `Stored node ${r.node_id} fails its shape check (state or kind)`,
         r.session_id,
       );
     }
+    const artifacts = parseOr(r.artifacts, []);
     return {
       nodeId: r.node_id,
       nodeKind: r.node_kind,
-      state: state as unknown as RunState,
+      state,
       pendingStepId: r.pending_step_id,
-      completedStepId: r.node_kind === "step" ? r.parent_pending : null,
+      completedStepId: r.node_kind === "step" ? result.rows[i - 1]?.pending_step_id ?? null : null,
       notesMarkdown: r.notes_markdown,
-      artifacts: decodeJsonOr(artifactsColumn, r.artifacts, []) as Artifact[],
+      artifacts: Array.isArray(artifacts) ? artifacts as Artifact[] : [],
     };
   });
 }

@@ -152,3 +152,34 @@ Deno.test("a task's status is a pure function of the run", async () => {
     [["apiToken", "string", true], ["approved", "boolean", false]],
   );
 });
+
+Deno.test("a long workflow's plan lists a window around its current step, and says what it left out", async () => {
+  const compiled = await compile(
+    Array.from({ length: 150 }, (_, i) => ({ id: `s${i}`, title: `S${i}`, prompt: "p" })),
+  );
+  const early = walk(compiled, 10);
+  const first = planProgress(compiled, {
+    completions: early.completions,
+    tip: { state: early.tip, context: {} },
+    blocked: false,
+    goal: "g",
+    truncated: false,
+  });
+  assert.equal(first.steps.length, 100);
+  assert.equal(first.steps[0]!.name, "s0");
+  assert.deepEqual(first.omitted, { before: 0, after: 50 });
+  const late = walk(compiled, 120);
+  const second = planProgress(compiled, {
+    completions: late.completions.slice(-30),
+    tip: { state: late.tip, context: {} },
+    blocked: false,
+    goal: "g",
+    truncated: true,
+  });
+  assert.deepEqual(second.omitted, { before: 50, after: 0 });
+  assert.equal(second.steps.find((s) => s.status === "current")!.name, "s120");
+  assert.ok(
+    second.steps.slice(0, 70).every((s) => s.status === "done"),
+    "older steps count as done",
+  );
+});
