@@ -44,11 +44,12 @@ export async function getBranchSteps(
     artifacts: string | null;
   }>`
     ${ancestorsCte(runId, nodeId, limit)}
-    -- CROSS JOIN keeps the walk outermost: the cost follows the branch, not the run
+    -- CROSS JOIN keeps the walk outermost in SQLite: the cost follows the branch, not the run
     SELECT n.node_id, n.session_id, n.node_kind, n.state, n.pending_step_id,
            o.notes_markdown, o.artifacts
-    FROM up CROSS JOIN nodes n ON n.run_id = ${runId} AND n.node_id = up.node_id
+    FROM up CROSS JOIN nodes n
     LEFT JOIN outputs o ON o.run_id = n.run_id AND o.node_id = n.node_id
+    WHERE n.run_id = ${runId} AND n.node_id = up.node_id
     ORDER BY up.hop DESC`.execute(ex);
   // A branch is a chain: each node's parent is the row before it (the first row's is unread).
   return result.rows.map((r, i) => {
