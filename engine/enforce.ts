@@ -327,14 +327,22 @@ function validationProblems(
   }));
 }
 
+/** The user-only dependencies whose context keys are unset (missing, `null` or empty). */
+export function missingUserDependencies(
+  deps: readonly UserDependency[],
+  context: Record<string, unknown>,
+): UserDependency[] {
+  return deps.filter((dep) => {
+    const value = context[dep.contextKey];
+    return value === undefined || value === null || value === "";
+  });
+}
+
 function dependencyProblems(
   deps: readonly UserDependency[],
   context: Record<string, unknown>,
 ): Blocker[] {
-  return deps.filter((dep) => {
-    const value = context[dep.contextKey];
-    return value === undefined || value === null || value === "";
-  }).map((dep) => ({
+  return missingUserDependencies(deps, context).map((dep) => ({
     code: "USER_ONLY_DEPENDENCY",
     pointer: { kind: "context_key", key: dep.contextKey },
     message: `${dep.message} (${dep.reason}; only the user can provide \`${dep.contextKey}\`).`,

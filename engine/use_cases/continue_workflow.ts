@@ -56,15 +56,18 @@ export function continueWorkflow(
       kind: "ack",
       payload: { context: input.context, output: input.output, preferences: input.preferences },
       refuse: refuseComplete,
-      decide: (tx, attempt) => {
-        const assessment = assessAck(attempt.node, {
+      decide: async (tx, attempt) => {
+        // An acknowledgement attaches after the node's last checkpoint and reads its context
+        // (answers the user gave through the client live there; see `user_input.ts`).
+        const chain = await checkpointChain(tx, attempt.node);
+        const assessment = assessAck({ ...attempt.node, context: chain.end.context }, {
           compiled: attempt.compiled,
           ack: input,
           warnings: attempt.warnings,
         });
         return assessment.blocks
           ? recordBlocked(deps, { attempt, assessment })
-          : recordAdvanced(deps, tx, { attempt, assessment, options });
+          : recordAdvanced(deps, tx, { attempt, assessment, options, chain });
       },
     }, options);
   });
@@ -149,11 +152,16 @@ async function recordBlocked(
 async function recordAdvanced(
   deps: EngineDeps,
   tx: StoreWriter,
-  at: { attempt: Attempt; assessment: AckAssessment; options: CallOptions },
+  at: {
+    attempt: Attempt;
+    assessment: AckAssessment;
+    options: CallOptions;
+    chain: Awaited<ReturnType<typeof checkpointChain>>;
+  },
 ): Promise<Recorded> {
   const { attempt, assessment: a } = at;
   const { node, run, compiled, attemptId } = attempt;
-  const { end: parent, branches } = await checkpointChain(tx, node);
+  const { end: parent, branches } = at.chain;
   const advanced = advanceState(compiled, stateWithFindings(a), {
     context: a.context,
     artifacts: a.ack.output?.artifacts ?? [],

@@ -16,6 +16,7 @@ import { key, type NodeRow, type Tables } from "./tables.ts";
 import { getSession, listSessions, searchRuns } from "./search.ts";
 import { checkSnapshotHash, decodeNode, decodeSnapshot } from "../sql/rows.ts";
 import { findStackSession, getBranchOutputs, getNodeEvents, getStack } from "./stack.ts";
+import { changeCounter, getBranchSteps, getRunListing, listRuns } from "./tasks.ts";
 
 /** Snapshot rows whose hash was checked (rows are immutable, so once is enough). */
 const checked = new WeakSet<object>();
@@ -165,5 +166,10 @@ export function reader(current: () => Tables): StoreReader {
     getNodeEvents: (runId, nodeId) => Promise.resolve(getNodeEvents(current(), { runId, nodeId })),
     getBranchOutputs: (runId, nodeId, limit) =>
       Promise.resolve(getBranchOutputs(current(), { runId, nodeId, limit })),
+    getBranchSteps: (runId, nodeId, limit) =>
+      Promise.resolve().then(() => getBranchSteps(current(), { runId, nodeId, limit })),
+    getRunListing: (runId) => Promise.resolve(getRunListing(current(), runId)),
+    listRuns: (page) => Promise.resolve(listRuns(current(), page)),
+    changeCounter: () => Promise.resolve(changeCounter(current())),
   };
 }

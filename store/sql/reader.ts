@@ -30,6 +30,7 @@ import { decodeAttempt, decodeNode, decodePinnedSnapshot, decodeSnapshot } from 
 import { getSession, listSessions } from "./sessions.ts";
 import { searchRuns } from "./search.ts";
 import { findStackSession, getBranchOutputs, getNodeEvents, getStack } from "./stack_reads.ts";
+import { changeCounter, getBranchSteps, getRunListing, listRuns } from "./task_reads.ts";
 
 /** What readers on one database share. */
 export interface ReaderShared {
@@ -222,5 +223,9 @@ export function createReader(scope: ReadScope, shared: ReaderShared): StoreReade
     findStackSession: (workspace, agentId) => findStackSession(ex, { workspace, agentId }),
     getNodeEvents: (runId, nodeId) => getNodeEvents(ex, { runId, nodeId }),
     getBranchOutputs: (runId, nodeId, limit) => getBranchOutputs(ex, { runId, nodeId, limit }),
+    getBranchSteps: (runId, nodeId, limit) => getBranchSteps(ex, { runId, nodeId, limit }),
+    getRunListing: (runId) => getRunListing(ex, runId),
+    listRuns: (page) => listRuns(ex, page),
+    changeCounter: () => changeCounter(ex),
   };
 }
