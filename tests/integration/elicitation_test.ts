@@ -67,12 +67,17 @@ async function reach(
 ): Promise<Any> {
   let r = await at.call("start_workflow", { workflowId, preferences: options.preferences });
   while (r.pending.stepId !== options.stepId) {
-    r = await at.call("continue_workflow", { stateToken: r.stateToken, ackToken: r.ackToken });
+    r = await at.call("continue_workflow", ackOf(r));
   }
   return r;
 }
 
-const ackOf = (r: Any) => ({ stateToken: r.stateToken, ackToken: r.ackToken });
+// notes are required on these steps (WorkRail parity): each ack carries some
+const ackOf = (r: Any) => ({
+  stateToken: r.stateToken,
+  ackToken: r.ackToken,
+  output: { notesMarkdown: `Did ${r.pending?.stepId}.` },
+});
 
 Deno.test("2025: the user is asked; accepted, declined, cancelled; never without forms, automated or for credentials", async () => {
   const home = await taskHome();
