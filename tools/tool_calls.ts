@@ -143,10 +143,10 @@ async function dispatch(
     if (asked) return asked;
   }
   const before = runOfInput(connection, call.input);
-  if (before) await connection.tasks.seed(before, ctx);
+  // The task is extra: a store that fails to tell it never fails the call (the call says why).
+  if (before) await connection.tasks.seed(before, ctx).catch(() => {});
   const answer = await runCall(connection, { name: tool.name, call, ctx });
   const runId = runOfAnswer(answer);
-  // The task is extra: a store that fails to tell it never fails the answer.
   const view = runId ? await connection.tasks.observe(runId, ctx).catch(() => null) : null;
   if (!view) return answer;
   const modern = isModern(ctx);
