@@ -25,11 +25,20 @@ import {
   stepCount,
   unfillablePlaceholders,
   type WorkflowFile,
+  workflowJsonSchema,
 } from "./engine/mod.ts";
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
 import { createWorkflowSource, loadConfig, openStore, rotateKeyring } from "./store/mod.ts";
 import type { CliHost } from "./store/maintenance/cli.ts";
-import { parseArgsOptions, parseSettings, redactDbUrl } from "./store/settings.ts";
+import {
+  type Environment,
+  type Flags,
+  parseArgsOptions,
+  parseSettings,
+  redactDbUrl,
+} from "./store/settings.ts";
+import { loadMcpHttp, loadViewer } from "./web/lazy.ts";
+import { BUILD_KIND } from "./build.ts";
 
 const HELP = `waymark ${VERSION}: a rewind-safe workflow runtime for AI coding agents, over MCP.
 
@@ -41,6 +50,7 @@ Usage:
   waymark workflows list           list workflows from every source
   waymark workflows inspect ID     show one workflow's steps
   waymark workflows validate FILE  check a workflow file and print its workflowHash
+  waymark workflows schema         print the workflow files' JSON Schema (for "$schema")
   waymark keys rotate              new signing key; tokens signed by the previous one stay valid
   waymark sessions list            sessions, newest first (--workspace W, --status S, --json)
   waymark sessions show ID         one session's runs, tips and latest notes (--json)
@@ -60,6 +70,8 @@ Options:
   --workspace DIR       project folder whose .waymark/workflows is searched (default: cwd)
   --workflows-dir DIR   an extra workflow folder (repeatable; lowest precedence)
   --busy-timeout MS     how long to wait for another process's database lock (default 5000)
+  --durability MODE     normal (default: survives a crash of waymark; a power loss may lose the
+                        last few commits) or full (every commit synced to disk first)
   --http PORT           (serve) Streamable HTTP on 127.0.0.1:PORT instead of stdio
   --max-body-bytes N    (serve --http) largest request body (default 4194304, as a stdio line)
   --max-sessions N      (serve --http) live MCP sessions at most; past it the one idle longest
@@ -85,14 +97,17 @@ Options:
   {"workflowDirs": [...], "preferences": {...}, "retention": {"olderThan": "90d"}, "jobDirs": [...]}
 `;
 
-/** How this waymark was built. */
-const BUILD_KIND = "source";
+/** How this waymark was built (a compiled binary is the bundle, run standalone). */
+const buildKind = (): string => Deno.build.standalone ? "binary" : BUILD_KIND;
 
 function log(line: string): void {
   process.stderr.write(`[waymark] ${line}\n`);
 }
 
-async function main(argv: string[]): Promise<number> {
+/** Parsed and validated command line, or the exit code when it was refused or answered. */
+function commandLine(
+  argv: string[],
+): { values: Flags; env: Environment; positionals: string[] } | number {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options: parseArgsOptions() });
@@ -105,55 +120,36 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${settings.message}\n(see waymark --help)\n`);
     return 2;
   }
-  const { flags: values, env } = settings;
-  const { positionals } = parsed;
-  if (values.help) {
+  if (settings.flags.help) {
     process.stdout.write(HELP);
     return 0;
   }
-  if (values.version) {
-    process.stdout.write(`waymark ${VERSION}\n`);
+  if (settings.flags.version) {
+    // a compiled binary runs the bundle, and only the runtime knows it is standalone
+    process.stdout.write(`waymark ${VERSION} (${buildKind()})\n`);
     return 0;
   }
+  return { values: settings.flags, env: settings.env, positionals: parsed.positionals };
+}
+
+async function main(argv: string[]): Promise<number> {
+  const line = commandLine(argv);
+  if (typeof line === "number") return line;
+  const { values, env, positionals } = line;
   const options: WaymarkOptions = {
     home: values.home,
     dbUrl: values.db,
     workspace: values.workspace,
     extraWorkflowDirs: values["workflows-dir"],
     busyTimeoutMs: values["busy-timeout"],
+    durability: values.durability,
     jobDirs: values["jobs-dir"],
   };
   const [command = "serve", sub, arg] = positionals;
-  if (command === "serve") {
-    const enableStartSession = values["enable-start-session"] === true ||
-      env.WAYMARK_ENABLE_START_SESSION === true;
-    const server: WaymarkServerOptions = {
-      log,
-      enableStartSession,
-      profile: values.profile ?? env.WAYMARK_PROFILE ?? "default",
-      qualityGate: {
-        enabled: values["no-quality-gate"] !== true,
-        reviewCommand: values["review-command"],
-        timeoutSeconds: values["quality-gate-timeout"],
-        maxAttempts: values["quality-gate-max-attempts"],
-      },
-    };
-    if (values.http !== undefined) {
-      return await serveHttp(options, {
-        port: values.http,
-        server,
-        maxBodyBytes: values["max-body-bytes"],
-        maxSessions: values["max-sessions"],
-      });
-    }
-    return await serve(options, {
-      server,
-      viewer: values.viewer === true,
-      viewerPort: values["viewer-port"],
-    });
-  }
+  if (command === "serve") return await serveCommand(options, { values, env });
   if (command === "view") return await view(options, values.port);
   if (command === "workflows") return await workflows(options, sub, arg);
+  if (command === "keys" && sub === "rotate") return await rotateKeys(options);
   const { STORE_COMMANDS } = await import("./store/maintenance/commands.ts");
   const storeCommand = STORE_COMMANDS[command];
   if (storeCommand) {
@@ -162,16 +158,50 @@ async function main(argv: string[]): Promise<number> {
       flags: values,
     });
   }
-  if (command === "keys" && sub === "rotate") {
-    const { keysFile } = resolvePaths(options);
-    const keyring = await rotateKeyring(keysFile);
-    process.stdout.write(
-      `rotated ${keysFile}: current key ${keyring.current.id}, previous ${keyring.previous?.id}\n`,
-    );
-    return 0;
-  }
   process.stderr.write(`unknown command \`${command}\`\n\n${HELP}`);
   return 2;
+}
+
+/** `waymark serve`: MCP over stdio (with the viewer beside it on request) or over HTTP. */
+async function serveCommand(
+  options: WaymarkOptions,
+  { values, env }: { values: Flags; env: Environment },
+): Promise<number> {
+  const server: WaymarkServerOptions = {
+    log,
+    enableStartSession: values["enable-start-session"] === true ||
+      env.WAYMARK_ENABLE_START_SESSION === true,
+    profile: values.profile ?? env.WAYMARK_PROFILE ?? "default",
+    qualityGate: {
+      enabled: values["no-quality-gate"] !== true,
+      reviewCommand: values["review-command"],
+      timeoutSeconds: values["quality-gate-timeout"],
+      maxAttempts: values["quality-gate-max-attempts"],
+    },
+  };
+  if (values.http !== undefined) {
+    return await serveHttp(options, {
+      port: values.http,
+      server,
+      maxBodyBytes: values["max-body-bytes"],
+      maxSessions: values["max-sessions"],
+    });
+  }
+  return await serve(options, {
+    server,
+    viewer: values.viewer === true,
+    viewerPort: values["viewer-port"],
+  });
+}
+
+/** `waymark keys rotate`: a new signing key; the previous one still verifies. */
+async function rotateKeys(options: WaymarkOptions): Promise<number> {
+  const { keysFile } = resolvePaths(options);
+  const keyring = await rotateKeyring(keysFile);
+  process.stdout.write(
+    `rotated ${keysFile}: current key ${keyring.current.id}, previous ${keyring.previous?.id}\n`,
+  );
+  return 0;
 }
 
 /** What the store's commands get: paths, openers and the output streams. */
@@ -179,7 +209,7 @@ function storeHost(options: WaymarkOptions): CliHost {
   return {
     paths: resolvePaths(options),
     version: VERSION,
-    buildKind: BUILD_KIND,
+    buildKind: buildKind(),
     open: () => openWaymark(options),
     openDatabase: (url) => openStore(url, { busyTimeoutMs: options.busyTimeoutMs, migrate: false }),
     workflows: () => ({
@@ -226,7 +256,7 @@ async function startViewer(
   waymark: Awaited<ReturnType<typeof openWaymark>>,
   port: number | undefined,
 ): Promise<{ url: string; close(): Promise<void> } | null> {
-  const { serveViewer } = await import("./web/mod.ts");
+  const { serveViewer } = await loadViewer();
   try {
     return serveViewer({ db: waymark.store.db, port, log });
   } catch (error) {
@@ -269,7 +299,7 @@ async function serveHttp(
   const waymark = await openWaymark(options);
   log(`database ${redactDbUrl(waymark.paths.dbUrl)}`);
   // Loaded on demand: it serves with Deno.serve, and plain stdio serving never needs it.
-  const { serveMcpHttp } = await import("./web/mcp_http.ts");
+  const { serveMcpHttp } = await loadMcpHttp();
   const handle = await serveMcpHttp(
     () => waymark.mcpServer(flags.server),
     { port: flags.port, log, maxBodyBytes: flags.maxBodyBytes, maxSessions: flags.maxSessions },
@@ -316,6 +346,10 @@ async function workflows(
   sub: string | undefined,
   arg: string | undefined,
 ): Promise<number> {
+  if (sub === "schema") {
+    process.stdout.write(`${JSON.stringify(workflowJsonSchema(), null, 2)}\n`);
+    return 0;
+  }
   if (sub === "validate") {
     if (!arg) {
       process.stderr.write("usage: waymark workflows validate FILE\n");
@@ -358,7 +392,7 @@ async function workflows(
       process.stdout.write(`${renderInspect(result.value)}\n`);
       return 0;
     }
-    process.stderr.write(`usage: waymark workflows list|inspect ID|validate FILE\n`);
+    process.stderr.write(`usage: waymark workflows list|inspect ID|validate FILE|schema\n`);
     return 2;
   } finally {
     await waymark.close();

@@ -103,6 +103,7 @@ export {
 
 /** waymark's version. */
 export const VERSION = "0.1.0";
+export { BUILD_KIND, type BuildKind } from "./build.ts";
 
 /** Where waymark keeps its data and finds its workflows. */
 export interface WaymarkOptions {
@@ -116,6 +117,8 @@ export interface WaymarkOptions {
   extraWorkflowDirs?: string[];
   /** Busy timeout for database locks, in ms. */
   busyTimeoutMs?: number;
+  /** `full` syncs every commit to disk; default `normal` (see the store's `durability`). */
+  durability?: "normal" | "full";
   /** Folders of DeepWork job folders, after the workspace's `.deepwork/jobs`. */
   jobDirs?: string[];
 }
@@ -228,6 +231,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
   const jobs = createJobSource({ dirs: paths.jobDirs });
   const store = await openStore(paths.dbUrl, {
     busyTimeoutMs: options.busyTimeoutMs,
+    durability: options.durability,
     now: systemClock.now,
   });
   const deps: EngineDeps = {

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The official MCP conformance suite against `waymark serve --http`, with the committed
-# baseline (.ci/conformance-baseline.yml: only scenarios that need the suite's own fixture
-# tools). The suite needs Node >= 22; this machine may have Node 20, so Node 22 comes from the
+# baseline (.ci/conformance-baseline.yml: only scenarios and checks that need the suite's own
+# fixture tools): the active scenarios, then each scenario of the 2026-07-28 tasks extension
+# (extension scenarios are not in a default run, so they are named one by one). The suite needs Node >= 22; this machine may have Node 20, so Node 22 comes from the
 # npm registry (the `node` package ships the binary), installed with the suite in a temp dir.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DENO_VERSION="${DENO_VERSION:-2.9.6}"
-CONFORMANCE_VERSION="0.1.16"
+CONFORMANCE_VERSION="0.2.0-alpha.12"
 NODE_VERSION="22"
 export DENO_NO_UPDATE_CHECK=1 NO_COLOR=1
 
@@ -48,5 +49,16 @@ done
 if [[ -z "$port" ]]; then echo "conformance: the server did not start" >&2; cat "$work/server.log" >&2; exit 1; fi
 echo "== conformance: waymark serve --http on port $port"
 
+TASK_SCENARIOS=(
+  tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks-request-state-removal
+  tasks-mrtr-input tasks-request-headers tasks-dispatch-and-envelope tasks-status-notifications
+  tasks-required-task-error tasks-mrtr-composition
+)
+status=0
 "$node22" "$suite" server --url "http://127.0.0.1:${port}/mcp" \
-  --expected-failures .ci/conformance-baseline.yml -o "$work/results"
+  --expected-failures .ci/conformance-baseline.yml -o "$work/results" || status=1
+for scenario in "${TASK_SCENARIOS[@]}"; do
+  "$node22" "$suite" server --url "http://127.0.0.1:${port}/mcp" --scenario "$scenario" \
+    --expected-failures .ci/conformance-baseline.yml -o "$work/results-$scenario" || status=1
+done
+exit "$status"

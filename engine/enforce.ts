@@ -1,42 +1,28 @@
 /**
  * What an acknowledgement must satisfy before a run advances: the step's output contract, its
- * validation criteria, its user-only dependencies and, on a capability probe, the observed
- * capability. Problems become blockers (guided, full_auto_stop_on_user_deps) or critical gaps
- * (full_auto_never_stop); the same closed-set reasons drive both. Pure.
+ * notes, assessments and follow-ups (`assessments.ts`), validation criteria, user-only
+ * dependencies, required context and, on a capability probe, the observed capability. Problems
+ * become blockers (guided, full_auto_stop_on_user_deps) or critical gaps (full_auto_never_stop);
+ * the same closed-set reasons drive both. Pure.
  * @module
  */
 import type { z } from "npm:zod@4.6.7";
 import { CONTRACT_PACKS, packForArtifactKind } from "./contracts.ts";
 import type { Artifact } from "./events.ts";
-import { BLOCKER_CODES } from "./responses.ts";
+import type { Blocker, BlockerPointer } from "./responses.ts";
+import {
+  ASSESSMENT_CONTRACT_REF,
+  assessmentExample,
+  type RecordedAssessment,
+  reviewAssessments,
+} from "./assessments.ts";
 import type { CompiledContract, CompiledStep, CompiledWorkflow } from "./workflow/compiled.ts";
-import { evaluateCondition } from "./workflow/conditions.ts";
+import { evaluateCondition, readVar } from "./workflow/conditions.ts";
+import { notesOptional } from "./workflow/interpreter.ts";
 import type { UserDependency, ValidationCriteria, ValidationRule } from "./workflow/schema.ts";
 import { jsonSchemaProblems } from "./json_schema_check.ts";
 import { outputsProblem, type SubmittedOutputs } from "./deepwork/outputs.ts";
 import type { Capability, CapabilityStatus } from "./vocabulary.ts";
-
-/** A blocker code. */
-export type BlockerCode = typeof BLOCKER_CODES[number];
-
-/** What a blocker points at (a closed set). */
-export type BlockerPointer =
-  | { kind: "context_key"; key: string }
-  | { kind: "output_contract"; contractRef: string }
-  | { kind: "capability"; capability: Capability }
-  | { kind: "workflow_step"; stepId: string };
-
-/** One reason an acknowledgement cannot advance (or, under never-stop, a critical gap). */
-export interface Blocker {
-  /** Closed-set code. */
-  code: BlockerCode;
-  /** What it points at. */
-  pointer: BlockerPointer;
-  /** What is wrong (at most 512 bytes). */
-  message: string;
-  /** How to fix it (at most 1024 bytes). */
-  suggestedFix?: string;
-}
 
 /** Bounds of a blocked response. */
 export const BLOCKER_LIMITS = { count: 10, messageBytes: 512, suggestedFixBytes: 1024 } as const;
@@ -67,6 +53,10 @@ function pointerKey(p: BlockerPointer): string {
       return `${p.kind}\u0000${p.capability}`;
     case "workflow_step":
       return `${p.kind}\u0000${p.stepId}`;
+    case "context_budget":
+      return p.kind;
+    case "assessment_dimension":
+      return `${p.kind}\u0000${p.assessmentId}\u0000${p.dimensionId}`;
   }
 }
 
@@ -178,6 +168,8 @@ export function failedValidation(
 export interface AckReview {
   /** Problems: blockers, or gaps under never-stop. Unordered; see {@linkcode normalizeBlockers}. */
   problems: Blocker[];
+  /** The step's assessments that passed their checks. */
+  assessments: RecordedAssessment[];
   /** Valid capability observations. */
   observations: { capability: Capability; status: CapabilityStatus; remediation?: string }[];
   /** Valid divergence markers. */
@@ -278,6 +270,35 @@ function contractProblems(
   }];
 }
 
+/** Notes that are absent or blank say nothing. */
+function hasNotes(input: AckInput): input is AckInput & { notesMarkdown: string } {
+  return input.notesMarkdown !== undefined && input.notesMarkdown.trim() !== "";
+}
+
+function notesProblems(step: CompiledStep): Blocker[] {
+  return [{
+    code: "MISSING_REQUIRED_NOTES",
+    pointer: { kind: "workflow_step", stepId: step.id },
+    message:
+      `Step \`${step.id}\` requires notes on the work (output.notesMarkdown); none were sent.`,
+    suggestedFix:
+      "Add output.notesMarkdown: what you did, the decisions you made and why, what you produced (files, commands, numbers) and what is next; then acknowledge again with the new ackToken.",
+  }];
+}
+
+function contextKeyProblems(keys: readonly string[], context: Record<string, unknown>): Blocker[] {
+  return keys.filter((key) => {
+    const value = readVar(context, key);
+    return value === undefined || value === null || value === "";
+  }).map((key) => ({
+    code: "MISSING_CONTEXT_KEY",
+    pointer: { kind: "context_key", key },
+    message: `This step requires context \`${key}\`, and it is not set.`,
+    suggestedFix:
+      `Set context.${key} in the next continue_workflow call (with the new ackToken); later steps read it.`,
+  }));
+}
+
 function validationProblems(
   step: CompiledStep,
   criteria: ValidationCriteria,
@@ -286,6 +307,8 @@ function validationProblems(
   const pointer = { kind: "workflow_step", stepId: step.id } as const;
   const notes = input.notesMarkdown;
   if (notes === undefined || notes.trim() === "") {
+    // A step that requires notes is blocked by MISSING_REQUIRED_NOTES already.
+    if (!notesOptional(step)) return [];
     return [{
       code: "MISSING_REQUIRED_OUTPUT",
       pointer,
@@ -304,14 +327,22 @@ function validationProblems(
   }));
 }
 
+/** The user-only dependencies whose context keys are unset (missing, `null` or empty). */
+export function missingUserDependencies(
+  deps: readonly UserDependency[],
+  context: Record<string, unknown>,
+): UserDependency[] {
+  return deps.filter((dep) => {
+    const value = context[dep.contextKey];
+    return value === undefined || value === null || value === "";
+  });
+}
+
 function dependencyProblems(
   deps: readonly UserDependency[],
   context: Record<string, unknown>,
 ): Blocker[] {
-  return deps.filter((dep) => {
-    const value = context[dep.contextKey];
-    return value === undefined || value === null || value === "";
-  }).map((dep) => ({
+  return missingUserDependencies(deps, context).map((dep) => ({
     code: "USER_ONLY_DEPENDENCY",
     pointer: { kind: "context_key", key: dep.contextKey },
     message: `${dep.message} (${dep.reason}; only the user can provide \`${dep.contextKey}\`).`,
@@ -369,8 +400,10 @@ export function reviewAck(
   step: CompiledStep,
   input: AckInput,
 ): AckReview {
+  const assessed = reviewAssessments(step, input.artifacts);
   const review: AckReview = {
-    problems: [],
+    problems: [...assessed.problems],
+    assessments: assessed.recorded,
     observations: [],
     divergences: [],
     agentGaps: [],
@@ -383,20 +416,23 @@ export function reviewAck(
   } else if (contract && step.job) {
     review.problems.push(...jobOutputProblems(step, input.artifacts));
   }
+  if (!notesOptional(step) && !hasNotes(input)) review.problems.push(...notesProblems(step));
   if (step.validation !== undefined) {
     review.problems.push(...validationProblems(step, step.validation, input));
   }
   review.problems.push(...dependencyProblems(step.userDependencies ?? [], input.context));
+  review.problems.push(...contextKeyProblems(step.requiredContext ?? [], input.context));
   if (step.probe) {
     review.problems.push(...probeProblems(compiled, step.probe, review.observations));
   }
   return review;
 }
 
-/** An example acknowledgement that would clear the given blockers. */
+/** An example acknowledgement that would clear the given blockers of an acknowledgement of `step`. */
 export function examplePayload(
   compiled: CompiledWorkflow,
   blockers: readonly Blocker[],
+  step: CompiledStep,
 ): {
   context?: Record<string, unknown>;
   output?: { notesMarkdown?: string; artifacts?: unknown[] };
@@ -405,22 +441,34 @@ export function examplePayload(
     context?: Record<string, unknown>;
     output?: { notesMarkdown?: string; artifacts?: unknown[] };
   } = {};
+  let assessed = false;
   for (const b of blockers) {
-    if (b.pointer.kind === "output_contract") {
-      const c = compiled.contracts[b.pointer.contractRef];
+    const p = b.pointer;
+    if (
+      p.kind === "assessment_dimension" ||
+      (p.kind === "output_contract" && p.contractRef === ASSESSMENT_CONTRACT_REF)
+    ) {
+      if (assessed) continue;
+      assessed = true;
+      example.output ??= {};
+      (example.output.artifacts ??= []).push(...(step.assessments ?? []).map(assessmentExample));
+    } else if (p.kind === "output_contract") {
+      const c = compiled.contracts[p.contractRef];
       if (c) {
         example.output ??= {};
         (example.output.artifacts ??= []).push(c.example);
       }
-    } else if (b.pointer.kind === "context_key") {
-      (example.context ??= {})[b.pointer.key] = "<value from the user>";
-    } else if (b.pointer.kind === "workflow_step") {
+    } else if (p.kind === "context_key") {
+      (example.context ??= {})[p.key] = b.code === "USER_ONLY_DEPENDENCY"
+        ? "<value from the user>"
+        : "<value>";
+    } else if (p.kind === "workflow_step") {
       (example.output ??= {}).notesMarkdown = "<the step's result, meeting its criteria>";
-    } else if (b.pointer.kind === "capability") {
+    } else if (p.kind === "capability") {
       example.output ??= {};
       (example.output.artifacts ??= []).push({
         kind: "wr.capability_observation",
-        capability: b.pointer.capability,
+        capability: p.capability,
         status: "available",
       });
     }

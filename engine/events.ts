@@ -152,6 +152,17 @@ export type DomainEvent =
     relatedStepId: string | null;
   }
   | {
+    kind: "assessment_recorded";
+    sessionId: string;
+    runId: string;
+    /** The node the acknowledgement created (the new step, or the blocked attempt). */
+    nodeId: string;
+    stepId: string | null;
+    assessmentId: string;
+    /** Dimension id → the level recorded, in declared order. */
+    dimensions: Record<string, string>;
+  }
+  | {
     kind: "checkpoint_recorded";
     sessionId: string;
     runId: string;

@@ -54,3 +54,29 @@ export {
   runAbortResponseSchema,
 } from "./use_cases/abort_run.ts";
 export * from "./deepwork/mod.ts";
+export * from "./workflow/plan.ts";
+export {
+  isTerminal,
+  runIdOfTask,
+  type TaskFacts,
+  taskIdOf,
+  taskStatus,
+  type UserQuestion,
+  userQuestions,
+} from "./use_cases/task_status.ts";
+export {
+  completionsOf,
+  listTasks,
+  PLAN_BRANCH_WINDOW,
+  readTask,
+  type TaskView,
+  taskView,
+  tipResponse,
+} from "./use_cases/tasks.ts";
+export {
+  type PendingQuestions,
+  pendingQuestions,
+  recordUserInput,
+  type UserInput,
+  type UserInputOutcome,
+} from "./use_cases/user_input.ts";

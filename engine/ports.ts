@@ -5,14 +5,16 @@
  */
 import type { Artifact, DomainEvent, NodeFacts, StackEvent } from "./events.ts";
 import type { CompiledWorkflow } from "./workflow/compiled.ts";
-import type { LoadedSet } from "./workflow/catalog.ts";
+import type { LoadedSet, LoadedWorkflow } from "./workflow/catalog.ts";
 import type { Keyring } from "./tokens.ts";
+import type { RunState } from "./workflow/interpreter.ts";
 import type { Preferences } from "./preferences.ts";
 import type { WorkspaceObservation } from "./workspace.ts";
 import type {
   AttemptKind,
   AttemptOutcome,
   EdgeKind,
+  NodeKind,
   RunStatus,
   SearchLayer,
   SessionKind,
@@ -223,6 +225,53 @@ export interface BranchOutput {
   artifacts: Artifact[];
 }
 
+/** A node of a branch as a progress plan reads it: where the run stood, and what arrived. */
+export interface BranchStep {
+  /** The node. */
+  nodeId: string;
+  /** Its kind. */
+  nodeKind: NodeKind;
+  /** Where the run stood at it. */
+  state: RunState | { v: 1; pc: number };
+  /** Its pending step. */
+  pendingStepId: string | null;
+  /**
+   * For a step node below the root: the step whose acknowledgement made it (its parent's
+   * pending step); `null` on the first node read when the read stopped short of the root.
+   */
+  completedStepId: string | null;
+  /** Notes recorded on arrival. */
+  notesMarkdown: string | null;
+  /** Artifacts recorded on arrival. */
+  artifacts: Artifact[];
+}
+
+/** A run as a task shows it: its facts and where its preferred branch ends. */
+export interface RunListing {
+  /** Run id (hex). */
+  runId: string;
+  /** Its session (hex). */
+  sessionId: string;
+  /** `workflow`, or `notes` for a checkpoint-only session. */
+  sessionKind: SessionKind;
+  /** Workflow id. */
+  workflowId: string;
+  /** The pinned compiled workflow. */
+  workflowHash: string;
+  /** The goal given at start. */
+  goal: string | null;
+  /** `running`, `complete` or `aborted`. */
+  status: RunStatus;
+  /** Whether its session failed an integrity check. */
+  corrupt: boolean;
+  /** Started (ISO-8601). */
+  createdAt: string;
+  /** Last change (ISO-8601). */
+  updatedAt: string;
+  /** The preferred tip: the run's newest node that is not a blocked attempt. */
+  tipNodeId: string | null;
+}
+
 /** Read access to the store. */
 export interface StoreReader {
   /** A run, or `null`. */
@@ -264,6 +313,14 @@ export interface StoreReader {
   getNodeEvents(runId: string, nodeId: string): Promise<NodeEvent[]>;
   /** Outputs recorded along the branch from the root to a node (root first), at most `limit`. */
   getBranchOutputs(runId: string, nodeId: string, limit: number): Promise<BranchOutput[]>;
+  /** The nodes from the root to a node (root first), at most the `limit` nearest to it. */
+  getBranchSteps(runId: string, nodeId: string, limit: number): Promise<BranchStep[]>;
+  /** A run with its timestamps, goal and preferred tip, or `null`. */
+  getRunListing(runId: string): Promise<RunListing | null>;
+  /** Runs of workflow sessions, most recently changed first. */
+  listRuns(options: { limit: number; offset: number }): Promise<RunListing[]>;
+  /** A number that grows whenever anything is appended (by any process); cheap to read. */
+  changeCounter(): Promise<number>;
 }
 
 /** Read and append access inside one write transaction. */
@@ -288,6 +345,11 @@ export interface Store extends StoreReader {
 export interface WorkflowSource {
   /** Every workflow from every source, precedence applied, and every load error. */
   load(): Promise<LoadedSet>;
+  /**
+   * The workflow `load` would list under `workflowId`, or `null`, compiling only what that
+   * takes (a source without it is asked for `load` instead).
+   */
+  find?(workflowId: string): Promise<LoadedWorkflow | null>;
 }
 
 /** Everything a use-case may touch. */

@@ -36,6 +36,19 @@ export const pendingSchema = z.object({
     required: z.boolean(),
     example: z.record(z.string(), z.unknown()).describe("A valid artifact for output.artifacts."),
   }).optional().describe("The artifact the acknowledgement must carry in output.artifacts."),
+  assessments: z.array(z.object({
+    assessmentId: z.string(),
+    dimensions: z.array(z.object({
+      id: z.string(),
+      levels: z.array(z.string()),
+      required: z.boolean(),
+    })),
+  })).optional().describe(
+    "The assessments the acknowledgement must carry, one `wr.assessment` artifact each: {kind, assessmentId, dimensions: {dimensionId: level}}.",
+  ),
+  notesOptional: z.literal(true).optional().describe(
+    "Present when output.notesMarkdown may be left out (the step has an output contract or is marked notesOptional); otherwise notes are required.",
+  ),
   loop: z.object({
     loopId: z.string(),
     iteration: z.number().int(),
@@ -49,12 +62,22 @@ export const blockerPointerSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("output_contract"), contractRef: z.string() }),
   z.object({ kind: z.literal("capability"), capability: z.enum(CAPABILITIES) }),
   z.object({ kind: z.literal("workflow_step"), stepId: z.string() }),
+  z.object({ kind: z.literal("context_budget") }),
+  z.object({
+    kind: z.literal("assessment_dimension"),
+    assessmentId: z.string(),
+    dimensionId: z.string(),
+  }),
 ]);
 
-/** The closed set of blocker codes, sorted (blockers are ordered by code first). */
+/** The closed set of blocker codes (WorkRail's), sorted (blockers are ordered by code first). */
 export const BLOCKER_CODES = [
-  "INVARIANT_VIOLATION",
+  "ASSESSMENT_FOLLOWUP_REQUIRED",
+  "CONTEXT_BUDGET_EXCEEDED",
   "INVALID_REQUIRED_OUTPUT",
+  "INVARIANT_VIOLATION",
+  "MISSING_CONTEXT_KEY",
+  "MISSING_REQUIRED_NOTES",
   "MISSING_REQUIRED_OUTPUT",
   "REQUIRED_CAPABILITY_UNAVAILABLE",
   "REQUIRED_CAPABILITY_UNKNOWN",
@@ -69,6 +92,13 @@ export const blockerSchema = z.object({
   message: z.string().describe("What is wrong (at most 512 bytes)."),
   suggestedFix: z.string().optional().describe("How to fix it (at most 1024 bytes)."),
 });
+
+/** A blocker code. */
+export type BlockerCode = typeof BLOCKER_CODES[number];
+/** What a blocker points at (a closed set). */
+export type BlockerPointer = z.infer<typeof blockerPointerSchema>;
+/** One reason an acknowledgement cannot advance (or, under never-stop, a critical gap). */
+export type Blocker = z.infer<typeof blockerSchema>;
 
 /** A gap recorded instead of blocking (full_auto_never_stop), or disclosed by the agent. */
 export const gapSchema = z.object({

@@ -34,6 +34,7 @@ export const ERROR_CODES = [
   "REVIEWER_FAILED",
   "STEP_NOT_FOUND",
   "STORAGE_UNREACHABLE",
+  "INVARIANT_VIOLATION",
 ] as const;
 /** An error code. */
 export type ErrorCode = typeof ERROR_CODES[number];
@@ -82,6 +83,22 @@ export class StorageCorruptionError extends Error {
     super(message);
     this.name = "StorageCorruptionError";
     this.sessionId = sessionId;
+  }
+}
+
+/**
+ * Thrown where the engine or a store meets a state that must never happen (a node whose parent
+ * is missing, a pinned snapshot whose content does not hash to its key). Use-cases turn it into
+ * a not-retryable `INVARIANT_VIOLATION` error carrying what was seen.
+ */
+export class InvariantViolationError extends Error {
+  /** What was seen: the invariant's name and the values that break it. */
+  readonly seen: Record<string, unknown>;
+  /** Creates the error; `seen` becomes the error's details. */
+  constructor(message: string, seen: Record<string, unknown>) {
+    super(message);
+    this.name = "InvariantViolationError";
+    this.seen = seen;
   }
 }
 

@@ -112,7 +112,9 @@ function footerLines(lines: string[], r: StepResponse): void {
       "When the step is done, call continue_workflow with:",
       `  stateToken: ${r.stateToken}`,
       `  ackToken: ${r.ackToken}`,
-      "  output.notesMarkdown: a short recap (what you did, what is next)",
+      r.pending.notesOptional
+        ? "  output.notesMarkdown (optional for this step): a short recap (what you did, what is next)"
+        : "  output.notesMarkdown (required): a short recap (what you did, what is next)",
     );
     if (r.pending.outputContract) {
       lines.push(

@@ -152,3 +152,19 @@ export type ReviewVerdict = typeof REVIEW_VERDICTS[number];
 export function isMember<T extends string>(list: readonly T[], value: unknown): value is T {
   return (list as readonly unknown[]).includes(value);
 }
+
+/** A run seen as an MCP task: its status, a pure function of the run (`use_cases/task_status.ts`). */
+export const TASK_STATUSES = [
+  "working",
+  "input_required",
+  "completed",
+  "failed",
+  "cancelled",
+] as const;
+/** A task status. */
+export type TaskStatus = typeof TASK_STATUSES[number];
+
+/** Where a step stands in a run's progress plan (`workflow/plan.ts`). */
+export const PLAN_STEP_STATUSES = ["pending", "current", "done", "skipped", "blocked"] as const;
+/** A plan step's status. */
+export type PlanStepStatus = typeof PLAN_STEP_STATUSES[number];

@@ -20,6 +20,7 @@
  */
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
+import { writeBuildMap } from "./build_kind.ts";
 
 /** Pinned toolchain for the declarations. */
 const TYPESCRIPT_VERSION = "6.0.3";
@@ -30,6 +31,8 @@ const DIST = join(ROOT, "dist");
 const CACHE = join(ROOT, "node_modules", ".cache", "waymark-build-npm");
 const NPM = Deno.build.os === "windows" ? "npm.cmd" : "npm";
 const NODE = Deno.build.os === "windows" ? "node.exe" : "node";
+/** `deno task bundle`'s output, which shares dist/ and is not part of the package. */
+const SINGLE_FILE = [join(DIST, "waymark.js")];
 
 /** The package's entry points: `.` is the root, the others are subpaths (`waymark/engine`). */
 const ENTRIES: Record<string, string> = {
@@ -131,7 +134,7 @@ async function cleanDist(): Promise<void> {
       if (entry.isDirectory && entry.name !== "node_modules") {
         if (await sweep(path)) await Deno.remove(path);
         else empty = false;
-      } else if (entry.isFile && /\.(d\.ts|js)$/.test(entry.name)) {
+      } else if (entry.isFile && /\.(d\.ts|js)$/.test(entry.name) && !SINGLE_FILE.includes(path)) {
         await Deno.remove(path);
       } else {
         empty = false;
@@ -146,9 +149,12 @@ async function cleanDist(): Promise<void> {
 async function bundle(deps: Map<string, string>): Promise<number> {
   const raw = join(CACHE, "bundle");
   await Deno.remove(raw, { recursive: true }).catch(() => {});
+  const map = await writeBuildMap("npm"); // BUILD_KIND = "npm"
   await run(Deno.execPath(), [
     "bundle",
     "--quiet",
+    "--import-map",
+    map.file,
     "--platform",
     "deno",
     "--format",
@@ -159,7 +165,7 @@ async function bundle(deps: Map<string, string>): Promise<number> {
     "--outdir",
     raw,
     ...Object.values(ENTRIES).map((entry) => join(ROOT, entry)),
-  ]);
+  ]).finally(() => Deno.remove(map.dir, { recursive: true }));
   const header = "// waymark: built by `deno task build:npm`; do not edit.\n";
   let size = 0;
   for await (const file of walkFiles(raw, ".js")) {
@@ -177,14 +183,14 @@ async function bundle(deps: Map<string, string>): Promise<number> {
   return size;
 }
 
-/** The local files of mod.ts's module graph (TypeScript only; text imports are ambient). */
+/** The local files of mod.ts's module graph (TypeScript and JSON; text imports are ambient). */
 async function localGraph(): Promise<string[]> {
   const info = JSON.parse(await run(Deno.execPath(), ["info", "--json", join(ROOT, "mod.ts")]));
   const files: string[] = [];
   for (const module of info.modules as { specifier: string; mediaType?: string }[]) {
     if (!module.specifier.startsWith("file:")) continue;
     const path = fromFileUrl(module.specifier);
-    if (module.mediaType === "TypeScript" || module.mediaType === "TSX") files.push(path);
+    if (["TypeScript", "TSX", "Json"].includes(module.mediaType ?? "")) files.push(path);
   }
   return files;
 }
@@ -238,6 +244,10 @@ async function emitDeclarations(src: string, deps: Map<string, string>): Promise
   for (const file of await localGraph()) {
     const target = join(src, relative(ROOT, file));
     await Deno.mkdir(dirname(target), { recursive: true });
+    if (file.endsWith(".json")) {
+      await Deno.copyFile(file, target); // data, such as the published tool schemas
+      continue;
+    }
     const seen = new Map(deps);
     await Deno.writeTextFile(target, rewriteNpmImports(await Deno.readTextFile(file), seen));
     for (const [name, version] of seen) {
@@ -265,6 +275,7 @@ async function emitDeclarations(src: string, deps: Map<string, string>): Promise
       declaration: true,
       emitDeclarationOnly: true,
       allowImportingTsExtensions: true,
+      resolveJsonModule: true,
       rewriteRelativeImportExtensions: true,
       rootDir: ".",
       outDir: DIST,
@@ -311,7 +322,7 @@ async function packageJson(version: string, deps: Map<string, string>): Promise<
         return [path, { types: `${base}.d.ts`, import: `${base}.js` }];
       }),
     ),
-    files: ["**/*.js", "**/*.d.ts", "README.md"],
+    files: ["**/*.js", "**/*.d.ts", "README.md", "!waymark.js"],
     engines: { node: ">=20" },
     sideEffects: false,
     dependencies: Object.fromEntries([...deps].sort(([a], [b]) => a.localeCompare(b))),

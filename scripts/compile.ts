@@ -1,31 +1,95 @@
 /**
- * `deno task compile`: builds the single `waymark` binary. The bundled workflows are text
- * imports, so they are inside the binary; nothing is read from beside it. `deno compile`
- * downloads its runtime stub on first use: where that is impossible this task says so plainly.
+ * `deno task compile [--target T] [--output FILE] [--self-extracting]`: the single `waymark`
+ * binary, compiled from the single-file build (`deno task bundle`, in its flavour with the web
+ * adapters inlined, since a binary's module graph is fixed). Everything is in that file (code, bundled workflows, viewer assets), so
+ * nothing needs `--include`; the npm packages, `@libsql/client`'s native addon among them, are
+ * embedded by `deno compile` itself. `--self-extracting` is passed on, for a platform where the
+ * addon will not load from inside the binary.
+ *
+ * `deno compile` downloads its runtime stub (`denort`) on first use. Where that is impossible the
+ * task fails with one line saying so, and no stack trace.
  * @module
  */
-const output = Deno.args[0] ?? "dist/waymark";
-const command = new Deno.Command(Deno.execPath(), {
-  args: ["compile", "-A", "--output", output, new URL("../main.ts", import.meta.url).pathname],
-  stdout: "inherit",
-  stderr: "piped",
-});
-const { code, stderr } = await command.output();
-const text = new TextDecoder().decode(stderr);
-if (code === 0) {
-  console.error(`built ${output}`);
-  Deno.exit(0);
+import { parseArgs } from "node:util";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { bundle } from "./bundle.ts";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+
+/** Thrown with the one line the task prints. */
+class CompileError extends Error {}
+
+/** Whether `deno compile` failed fetching its runtime stub (no network, DNS, proxy, TLS). */
+function stubUnreachable(stderr: string): boolean {
+  return /denort/i.test(stderr) &&
+    /error sending request|dns error|failed to lookup|connect|network|timed out|certificate/i
+      .test(stderr);
 }
-const offline = /dns error|failed to lookup|error sending request|connect|network/i.test(text);
-if (offline) {
-  console.error(
-    "deno compile could not download its runtime stub (denort) because this machine has no route to " +
-      "the internet. Run `deno task compile` on a machine with internet access, or set DENORT_BIN to a " +
-      "local denort binary of the same Deno version.",
-  );
-} else {
-  console.error(
-    `deno compile failed:\n${text.split("\n").filter((l) => !/^\s+\d+: /.test(l)).join("\n")}`,
-  );
+
+/** Deno's error without its backtrace, on one line. */
+function firstError(stderr: string): string {
+  const lines = stderr.split("\n").map((l) => l.trim()); // NO_COLOR: no escapes to strip
+  const error = lines.find((l) => l.startsWith("error:")) ?? lines.find((l) => l !== "") ?? "";
+  return error.replace(/^error:\s*/, "");
 }
-Deno.exit(1);
+
+async function compile(options: { target?: string; output: string; selfExtracting: boolean }) {
+  // the bundle with the web adapters inlined: a binary's module graph is fixed when it is built
+  const dir = await Deno.makeTempDir({ prefix: "waymark-compile-" });
+  try {
+    const input = join(dir, "waymark.js");
+    await bundle(input, "inline");
+    await denoCompile(input, options);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+async function denoCompile(
+  input: string,
+  options: { target?: string; output: string; selfExtracting: boolean },
+): Promise<void> {
+  // --no-check: the bundle is plain JavaScript, type-checked as source by `deno task check`
+  const args = ["compile", "-A", "--quiet", "--no-check", "--output", options.output];
+  if (options.target) args.push("--target", options.target);
+  if (options.selfExtracting) args.push("--self-extracting");
+  const result = await new Deno.Command(Deno.execPath(), {
+    args: [...args, input],
+    cwd: ROOT,
+    stdout: "inherit",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  if (result.success) return;
+  const stderr = new TextDecoder().decode(result.stderr);
+  const target = options.target ?? Deno.build.target;
+  if (stubUnreachable(stderr)) {
+    throw new CompileError(
+      `cannot download Deno's runtime stub (denort ${Deno.version.deno} for ${target}): ` +
+        "this machine has no route to dl.deno.land; run `deno task compile` where there is " +
+        "internet, or set DENORT_BIN to a local denort of the same version",
+    );
+  }
+  throw new CompileError(`deno compile failed: ${firstError(stderr)}`);
+}
+
+if (import.meta.main) {
+  try {
+    const { values } = parseArgs({
+      args: Deno.args,
+      options: {
+        target: { type: "string" },
+        output: { type: "string" },
+        "self-extracting": { type: "boolean", default: false },
+      },
+    });
+    const windows = (values.target ?? Deno.build.target).includes("windows");
+    const output = values.output ?? join(ROOT, "dist", windows ? "waymark.exe" : "waymark");
+    await compile({ target: values.target, output, selfExtracting: values["self-extracting"] });
+    console.error(`built ${output}`);
+  } catch (error) {
+    console.error(`compile: ${error instanceof Error ? error.message : String(error)}`);
+    Deno.exit(1);
+  }
+}

@@ -1,10 +1,20 @@
 /**
- * Writes `workflows/workflow.schema.json` from the zod schema. Run with `deno task schema`
- * after changing the workflow format; a test fails while the committed file is stale.
+ * Writes the published JSON Schemas from the zod schemas: `workflows/workflow.schema.json` (the
+ * workflow format) and `tools/profiles/default_schemas.json` (what `tools/list` serves for the
+ * default tools, so a server converts nothing at start-up). Run with `deno task schema` after
+ * changing either; tests fail while a committed file is stale.
  * @module
  */
 import { workflowJsonSchema } from "../engine/mod.ts";
+import { TOOLS, toolSchemas } from "../tools/mod.ts";
 
-const target = new URL("../workflows/workflow.schema.json", import.meta.url);
-await Deno.writeTextFile(target, JSON.stringify(workflowJsonSchema(), null, 2) + "\n");
-console.error(`wrote ${target.pathname}`);
+const json = (value: unknown) => JSON.stringify(value, null, 2) + "\n";
+const workflow = new URL("../workflows/workflow.schema.json", import.meta.url);
+await Deno.writeTextFile(workflow, json(workflowJsonSchema()));
+console.error(`wrote ${workflow.pathname}`);
+const tools = new URL("../tools/profiles/default_schemas.json", import.meta.url);
+await Deno.writeTextFile(
+  tools,
+  json(Object.fromEntries(TOOLS.map((t) => [t.name, toolSchemas(t)]))),
+);
+console.error(`wrote ${tools.pathname}`);

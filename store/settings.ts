@@ -57,6 +57,8 @@ export const flagsSchema = z.object({
   workspace: text("--workspace").optional(),
   "workflows-dir": z.array(text("--workflows-dir")).optional(),
   "busy-timeout": milliseconds("--busy-timeout", 600_000).optional(),
+  durability: z.enum(["normal", "full"], { error: "--durability must be normal or full" })
+    .optional(),
   port: port("--port").optional(),
   viewer: z.boolean().optional(),
   "viewer-port": port("--viewer-port").optional(),

@@ -5,6 +5,7 @@
  */
 import type { ServerContext } from "npm:@modelcontextprotocol/server@2.4.0";
 import type { EngineDeps, WaymarkError, WorkspaceObservation } from "../engine/mod.ts";
+import type { TaskSurface } from "./task_surface.ts";
 
 /** Notifications a connection sends besides answers. */
 export interface Notifier {
@@ -13,7 +14,11 @@ export interface Notifier {
   /** Tells subscribers that a session (`ses_…`) changed. */
   sessionChanged(sessionLabel: string): Promise<void>;
   /** The resource URIs the client subscribed to. */
-  readonly subscriptions: Set<string>;
+  readonly subscriptions: ReadonlySet<string>;
+  /** Subscribes the client to a resource. */
+  subscribe(uri: string): void;
+  /** Ends a subscription. */
+  unsubscribe(uri: string): void;
 }
 
 /** One connection's shared parts. */
@@ -22,6 +27,8 @@ export interface Connection {
   deps: EngineDeps;
   /** Its notifications. */
   notifier: Notifier;
+  /** Runs as tasks, as this connection sees them. */
+  tasks: TaskSurface;
   /** The client's workspace for a request; asks the client through it when roots are stale. */
   workspace(ctx: ServerContext): Promise<WorkspaceObservation>;
   /** Where to send log lines (never stdout). */

@@ -29,6 +29,18 @@ export interface ToolSpec<In, Out extends Record<string, unknown>> {
   readOnly: boolean;
   /** Whether repeating a call with the same arguments changes nothing more (`idempotentHint`). */
   idempotent: boolean;
+  /** Whether a call may end something for good, e.g. abandon a run (`destructiveHint`). */
+  destructive: boolean;
+  /**
+   * `optional`: a client that asks for a task gets the run the call starts as a task
+   * (`execution.taskSupport`); absent, calls always answer at once.
+   */
+  taskSupport?: "optional";
+  /**
+   * Before an acknowledgement that would be blocked only on user-only dependencies, ask the
+   * user through the client (an elicitation), when it can answer forms.
+   */
+  elicits?: boolean;
   /** Whether a call needs the client's workspace (read from its roots before the call). */
   workspace: "always" | "never" | ((input: NoInfer<In>) => boolean);
   /** Listed only when this server option is on. */
@@ -49,6 +61,8 @@ export interface ToolSuccess {
 
 /** A call whose arguments passed the argument rules and the input schema, ready to run. */
 export interface ToolCall {
+  /** The validated input. */
+  input: unknown;
   /** Whether this call needs the client's workspace. */
   usesWorkspace: boolean;
   /** Runs the call. */
@@ -71,6 +85,12 @@ export interface ToolDefinition {
   readonly readOnly: boolean;
   /** Whether repeating a call changes nothing more. */
   readonly idempotent: boolean;
+  /** Whether a call may end something for good. */
+  readonly destructive: boolean;
+  /** Whether a call may answer as a task. */
+  readonly taskSupport?: "optional";
+  /** Whether an acknowledgement may ask the user first. */
+  readonly elicits?: boolean;
   /** Listed only when this server option is on. */
   readonly flag?: "startSession";
   /** Validates arguments: the call, or the `INVALID_ARGUMENTS` error. */
@@ -81,7 +101,7 @@ export interface ToolDefinition {
 export function defineTool<In, Out extends Record<string, unknown>>(
   spec: ToolSpec<In, Out>,
 ): ToolDefinition {
-  const { name, title, description, input, output, readOnly, idempotent, flag } = spec;
+  const { name, title, description, input, output, readOnly, idempotent, destructive, flag } = spec;
   const usesWorkspace = (args: In): boolean =>
     typeof spec.workspace === "function" ? spec.workspace(args) : spec.workspace === "always";
   return {
@@ -92,6 +112,9 @@ export function defineTool<In, Out extends Record<string, unknown>>(
     output,
     readOnly,
     idempotent,
+    destructive,
+    ...(spec.taskSupport ? { taskSupport: spec.taskSupport } : {}),
+    ...(spec.elicits ? { elicits: true } : {}),
     flag,
     parse(args) {
       const refused = screenArguments(name, args);
@@ -103,6 +126,7 @@ export function defineTool<In, Out extends Record<string, unknown>>(
       return {
         ok: true,
         value: {
+          input: data,
           usesWorkspace: usesWorkspace(data),
           async run(deps, ctx = {}) {
             const result = await spec.run(deps, data, ctx);
@@ -122,4 +146,17 @@ export interface ToolProfile {
   instructions: string;
   /** The tools, in the order clients list them. */
   tools: readonly ToolDefinition[];
+  /**
+   * The tools' published JSON Schemas by name, generated from their zod schemas at build time
+   * (`deno task schema`), so `tools/list` converts nothing; a test keeps them equal.
+   */
+  published?: Readonly<Record<string, PublishedSchemas>>;
+}
+
+/** A tool's JSON Schemas as `tools/list` publishes them. */
+export interface PublishedSchemas {
+  /** Arguments. */
+  inputSchema: { type: "object"; [key: string]: unknown };
+  /** A success or the error envelope. */
+  outputSchema: { type: "object"; [key: string]: unknown };
 }

@@ -1,13 +1,15 @@
 /**
  * Notifications besides answers: logging messages for health problems, `resources/updated`
- * for subscribed sessions after an append, and progress on an advance when the request
- * carries a progress token. Sending is best effort: a lost notification never fails a call.
+ * for subscribed sessions after an append (this connection's at once, other processes' within
+ * about a second: `change_watch.ts`), and progress on an advance when the request carries a
+ * progress token. Sending is best effort: a lost notification never fails a call.
  * @module
  */
 import type { Server, ServerContext } from "npm:@modelcontextprotocol/server@2.4.0";
-import type { StepProgress, WaymarkError } from "../engine/mod.ts";
+import type { StepProgress, StoreReader, WaymarkError } from "../engine/mod.ts";
+import { ForeignChanges } from "./change_watch.ts";
 import type { Notifier } from "./connection.ts";
-import { sessionUri } from "./resources.ts";
+import { SESSION_URI_PREFIX, sessionUri } from "./resources.ts";
 
 const HEALTH_CODES: Partial<Record<WaymarkError["code"], "error" | "warning">> = {
   STORAGE_CORRUPTION_DETECTED: "error",
@@ -15,16 +17,35 @@ const HEALTH_CODES: Partial<Record<WaymarkError["code"], "error" | "warning">> =
   STORAGE_FULL: "error",
   STORAGE_READ_ONLY: "error",
   STORAGE_UNREACHABLE: "error",
+  INVARIANT_VIOLATION: "error",
 };
 
 /** The notifier of one connection. */
 export function createNotifier(
   server: Server,
-  options: { log?: (line: string) => void },
+  options: { log?: (line: string) => void; store: StoreReader },
 ): Notifier {
   const subscriptions = new Set<string>();
+  const foreign = new ForeignChanges(options.store, {
+    subscriptions,
+    prefix: SESSION_URI_PREFIX,
+    send: (uri) => server.sendResourceUpdated({ uri }),
+  });
+  const closed = server.onclose;
+  server.onclose = () => {
+    foreign.stop();
+    closed?.();
+  };
   return {
     subscriptions,
+    subscribe(uri) {
+      subscriptions.add(uri);
+      foreign.update();
+    },
+    unsubscribe(uri) {
+      subscriptions.delete(uri);
+      foreign.update();
+    },
     async health(error) {
       const level = HEALTH_CODES[error.code];
       if (!level) return;
@@ -37,7 +58,9 @@ export function createNotifier(
     },
     async sessionChanged(sessionLabel) {
       const uri = sessionUri(sessionLabel);
-      if (subscriptions.has(uri)) await server.sendResourceUpdated({ uri }).catch(() => {});
+      if (!subscriptions.has(uri)) return;
+      foreign.told(uri);
+      await server.sendResourceUpdated({ uri }).catch(() => {});
     },
   };
 }

@@ -1,6 +1,7 @@
 /**
  * Each workflow as a prompt: getting it starts a run and returns its first step, with the
- * run's tokens in `_meta["waymark/run"]`.
+ * run's tokens in `_meta["waymark/run"]` and its task (id, status, progress) beside them. The
+ * messages stay a plain prompt (seed 004): a task-aware host reads the task from `_meta`.
  * @module
  */
 import {
@@ -11,9 +12,16 @@ import {
   type Server,
   type ServerContext,
 } from "npm:@modelcontextprotocol/server@2.4.0";
-import { type EngineDeps, renderStepResponse, startWorkflow } from "../engine/mod.ts";
+import {
+  type EngineDeps,
+  parseRunLabel,
+  renderStepResponse,
+  startWorkflow,
+} from "../engine/mod.ts";
 import { screenArguments } from "./argument_guard.ts";
+import { isModern } from "./client.ts";
 import type { Connection } from "./connection.ts";
+import { taskMeta } from "./task_wire.ts";
 
 /** Serves every workflow as a prompt that starts it. */
 export function registerPrompts(server: Server, connection: Connection): void {
@@ -90,6 +98,8 @@ async function getPrompt(
     });
   }
   const r = result.value;
+  const runId = parseRunLabel(r.session.runId);
+  const view = runId ? await connection.tasks.observe(runId, ctx).catch(() => null) : null;
   return {
     description: `${r.workflow.name}: started (${r.session.sessionId}, ${r.session.runId})`,
     messages: [{
@@ -111,6 +121,7 @@ async function getPrompt(
         checkpointToken: r.checkpointToken,
         pendingStepId: r.pending?.stepId ?? null,
       },
+      ...(view ? taskMeta(view, { relatedTask: !isModern(ctx) }) : {}),
     },
   };
 }

@@ -53,11 +53,11 @@ export function registerResources(server: Server, connection: Connection): void 
     (request) => completeSessionId(deps, request.params),
   );
   server.setRequestHandler("resources/subscribe", (request) => {
-    notifier.subscriptions.add(request.params.uri);
+    notifier.subscribe(request.params.uri);
     return {};
   });
   server.setRequestHandler("resources/unsubscribe", (request) => {
-    notifier.subscriptions.delete(request.params.uri);
+    notifier.unsubscribe(request.params.uri);
     return {};
   });
 }

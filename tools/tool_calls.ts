@@ -3,12 +3,21 @@
  * the low-level SDK server), so every failure leaves as the structured error envelope.
  * @module
  */
-import type { CallToolResult, Server, ServerContext } from "npm:@modelcontextprotocol/server@2.4.0";
+import type {
+  CallToolResult,
+  InputRequiredResult,
+  Server,
+  ServerContext,
+} from "npm:@modelcontextprotocol/server@2.4.0";
 import { z } from "npm:zod@4.6.7";
-import type { ToolCall, ToolContext, ToolDefinition } from "./define_tool.ts";
+import { type ContinueInput, parseRunLabel, verifyToken } from "../engine/mod.ts";
+import type { PublishedSchemas, ToolCall, ToolContext, ToolDefinition } from "./define_tool.ts";
 import type { Connection } from "./connection.ts";
+import { isModern, speaksLegacyTasks, wantsTask } from "./client.ts";
+import { askBeforeAck } from "./elicit.ts";
 import { errorEnvelopeSchema, errorResult } from "./errors.ts";
 import { progressSender } from "./notifications.ts";
+import { createTaskResult, taskMeta } from "./task_wire.ts";
 
 type JsonSchema = Record<string, unknown>;
 type ObjectSchema = { type: "object"; [key: string]: unknown };
@@ -19,34 +28,61 @@ function jsonSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
   return out;
 }
 
+// Publishing costs milliseconds per tool (zod's JSON Schema conversion), so it happens once per
+// tool definition and process, on the first `tools/list`; bounded by the tools that exist.
+const published = new WeakMap<
+  ToolDefinition,
+  { inputSchema: ObjectSchema; outputSchema: ObjectSchema }
+>();
+
 /** The published JSON Schemas of a tool: input, and output as success-or-error-envelope. */
 export function toolSchemas(
   tool: ToolDefinition,
 ): { inputSchema: ObjectSchema; outputSchema: ObjectSchema } {
-  return {
-    inputSchema: { ...jsonSchema(tool.input, "input"), type: "object" },
-    outputSchema: {
-      type: "object",
-      anyOf: [jsonSchema(tool.output, "output"), jsonSchema(errorEnvelopeSchema, "output")],
-    },
-  };
+  let schemas = published.get(tool);
+  if (!schemas) {
+    schemas = {
+      inputSchema: { ...jsonSchema(tool.input, "input"), type: "object" },
+      outputSchema: {
+        type: "object",
+        anyOf: [jsonSchema(tool.output, "output"), jsonSchema(errorEnvelopeSchema, "output")],
+      },
+    };
+    published.set(tool, schemas);
+  }
+  return schemas;
 }
 
-/** Serves `tools/list` and `tools/call` for `tools`. */
+/** Serves `tools/list` (with `published` schemas where given) and `tools/call` for `tools`. */
 export function registerTools(
   server: Server,
   connection: Connection,
   tools: readonly ToolDefinition[],
+  published: Readonly<Record<string, PublishedSchemas>> = {},
 ): void {
-  const listed = tools.map((tool) => ({
-    name: tool.name,
-    title: tool.title,
-    description: tool.description,
-    ...toolSchemas(tool),
-    annotations: { readOnlyHint: tool.readOnly, idempotentHint: tool.idempotent },
-  }));
+  const listed = () =>
+    tools.map((tool) => ({
+      name: tool.name,
+      title: tool.title,
+      description: tool.description,
+      ...(published[tool.name] ?? toolSchemas(tool)),
+      annotations: {
+        title: tool.title,
+        readOnlyHint: tool.readOnly,
+        destructiveHint: tool.destructive,
+        idempotentHint: tool.idempotent,
+      },
+    }));
+  // `execution` is 2025-11-25 vocabulary; the 2026-07-28 tool shape has no such field.
+  const withExecution = () =>
+    listed().map((entry, i) => ({
+      ...entry,
+      execution: { taskSupport: tools[i]!.taskSupport ?? "forbidden" },
+    }));
   const byName = new Map(tools.map((t) => [t.name, t]));
-  server.setRequestHandler("tools/list", () => ({ tools: listed }));
+  server.setRequestHandler("tools/list", (_request, ctx) => ({
+    tools: speaksLegacyTasks(server, ctx) ? withExecution() : listed(),
+  }));
   server.setRequestHandler("tools/call", (request, ctx) => {
     const { name, arguments: args } = request.params;
     const raw = connection.rawArguments?.(ctx.mcpReq.id);
@@ -63,8 +99,61 @@ export function registerTools(
     }
     const call = tool.parse((raw !== null && typeof raw === "object" ? raw : args) ?? {});
     if (!call.ok) return errorResult(call.error);
-    return runCall(connection, { name, call: call.value, ctx });
+    // A task or input-required answer passes the SDK's tool-result check (see `server.ts`).
+    return dispatch(connection, {
+      server,
+      tool,
+      call: call.value,
+      ctx,
+      params: request.params,
+    }) as Promise<CallToolResult>;
   });
+}
+
+/** The run a call's `stateToken` names (hex), or `null`. */
+function runOfInput(connection: Connection, input: unknown): string | null {
+  const token = (input as { stateToken?: unknown } | null)?.stateToken;
+  if (typeof token !== "string") return null;
+  const claims = verifyToken(connection.deps.keyring, token, "state");
+  return claims.ok ? claims.value.runId : null;
+}
+
+/** The run an answer is about (hex), from its `session.runId`, or `null`. */
+function runOfAnswer(answer: CallToolResult): string | null {
+  const session = (answer.structuredContent as { session?: { runId?: unknown } } | undefined)
+    ?.session;
+  return !answer.isError && typeof session?.runId === "string"
+    ? parseRunLabel(session.runId)
+    : null;
+}
+
+/**
+ * A validated call: asks the user first when its acknowledgement needs them, runs it, and
+ * answers with its run's task in `_meta` (or, for a task-supporting tool asked for a task, as
+ * a `CreateTaskResult`).
+ */
+async function dispatch(
+  connection: Connection,
+  at: { server: Server; tool: ToolDefinition; call: ToolCall; ctx: ServerContext; params: unknown },
+): Promise<CallToolResult | InputRequiredResult | Record<string, unknown>> {
+  const { server, tool, call, ctx } = at;
+  if (tool.elicits) {
+    const input = call.input as ContinueInput;
+    const asked = await askBeforeAck(connection, { server, ctx, input });
+    if (asked) return asked;
+  }
+  const before = runOfInput(connection, call.input);
+  // The task is extra: a store that fails to tell it never fails the call (the call says why).
+  if (before) await connection.tasks.seed(before, ctx).catch(() => {});
+  const answer = await runCall(connection, { name: tool.name, call, ctx });
+  const runId = runOfAnswer(answer);
+  const view = runId ? await connection.tasks.observe(runId, ctx).catch(() => null) : null;
+  if (!view) return answer;
+  const modern = isModern(ctx);
+  if (tool.taskSupport && wantsTask(server, { ctx, params: at.params })) {
+    return createTaskResult(view, { modern, answer });
+  }
+  return { ...answer, _meta: { ...answer._meta, ...taskMeta(view, { relatedTask: !modern }) } };
 }
 
 /** What a replay whose payload differs from the recorded one tells the agent, beside the answer. */

@@ -15,6 +15,8 @@ import { bodyLimit } from "npm:hono@4.13.19/body-limit";
 import { MAX_MESSAGE_BYTES } from "../tools/line_splitter.ts";
 import { allowedHostsFor, hardening, loopbackOnly } from "./guard.ts";
 import {
+  createMcpHandler,
+  isLegacyRequest,
   type Server,
   WebStandardStreamableHTTPServerTransport,
 } from "npm:@modelcontextprotocol/server@2.4.0";
@@ -172,7 +174,20 @@ export function createMcpHttpApp(
         }),
     }),
   );
+  // 2026-07-28 requests (a per-request `_meta` envelope, no session) are served statelessly,
+  // one server instance per request, by the SDK's entry; 2025 traffic keeps its sessions.
+  const modern = createMcpHandler(() => factory(), {
+    legacy: "reject",
+    maxRequestBodySize: maxBytes,
+    onerror: (error) => options.log?.(`MCP (2026-07-28): ${error.message}`),
+  });
   app.all("/mcp", async (c) => {
+    if (
+      c.req.method === "POST" && !c.req.header("mcp-session-id") &&
+      !(await isLegacyRequest(c.req.raw, undefined, { maxRequestBodySize: maxBytes }))
+    ) {
+      return await modern.fetch(c.req.raw);
+    }
     const id = c.req.header("mcp-session-id");
     if (id) {
       const transport = sessions.get(id);
@@ -193,7 +208,7 @@ export function createMcpHttpApp(
     return await initialize(c, sessions, factory);
   });
   app.notFound((c) => c.text("Not found: MCP is served at /mcp.", 404));
-  return { app, close: () => sessions.close() };
+  return { app, close: () => Promise.all([sessions.close(), modern.close()]).then(() => {}) };
 }
 
 /** A running HTTP endpoint. */

@@ -4,7 +4,7 @@
  * reports. The use-case (`continue_workflow.ts`) does the reading and writing around them.
  * @module
  */
-import { type AckReview, type Blocker, normalizeBlockers, reviewAck } from "../enforce.ts";
+import { type AckReview, normalizeBlockers, reviewAck } from "../enforce.ts";
 import type { DomainEvent } from "../events.ts";
 import type { NodeRecord, RunRecord } from "../ports.ts";
 import {
@@ -13,7 +13,7 @@ import {
   type PreferencesPatch,
   recommendationWarnings,
 } from "../preferences.ts";
-import type { Gap, StepProgress, StepResponse } from "../responses.ts";
+import type { Blocker, Gap, StepProgress, StepResponse } from "../responses.ts";
 import type { Warning } from "../workflow/catalog.ts";
 import type { CompiledStep, CompiledWorkflow } from "../workflow/compiled.ts";
 import {
@@ -59,6 +59,8 @@ export interface AckAssessment {
   prior: RunState;
   /** Capability observations of the branch, this acknowledgement's included. */
   caps: NonNullable<RunState["caps"]>;
+  /** Assessment levels of the branch, this acknowledgement's included. */
+  assessments: NonNullable<RunState["assessments"]>;
 }
 
 /** Reviews an acknowledgement of `node`'s pending step (which must exist). */
@@ -93,8 +95,34 @@ export function assessAck(
       });
     }
   }
+  const assessments = { ...(prior.assessments ?? {}) };
+  for (const r of review.assessments) assessments[r.assessmentId] = r.dimensions;
   const blocks = problems.length > 0 && preferences.autonomy !== "full_auto_never_stop";
-  return { step, ack, context, preferences, warnings, review, problems, blocks, prior, caps };
+  return {
+    step,
+    ack,
+    context,
+    preferences,
+    warnings,
+    review,
+    problems,
+    blocks,
+    prior,
+    caps,
+    assessments,
+  };
+}
+
+/**
+ * The state an advance starts from: the node's, with the branch's capability observations and
+ * assessment levels (each kept only once the branch has one).
+ */
+export function stateWithFindings(a: AckAssessment): RunState {
+  return {
+    ...a.prior,
+    ...(Object.keys(a.caps).length ? { caps: a.caps } : {}),
+    ...(Object.keys(a.assessments).length ? { assessments: a.assessments } : {}),
+  };
 }
 
 /** The gaps an advance records: its problems (under never-stop) and what the agent disclosed. */
@@ -115,7 +143,7 @@ export function gapsOf(assessment: AckAssessment): Gap[] {
   ];
 }
 
-/** The output and capability observations of an acknowledgement, recorded at `nodeId`. */
+/** The output, capability observations and assessments of an acknowledgement, at `nodeId`. */
 function outputEvents(a: AckAssessment, node: NodeRecord, nodeId: string): DomainEvent[] {
   const at = { sessionId: node.sessionId, runId: node.runId, nodeId, stepId: node.pendingStepId };
   return [
@@ -126,6 +154,12 @@ function outputEvents(a: AckAssessment, node: NodeRecord, nodeId: string): Domai
       capability: o.capability,
       status: o.status,
       remediation: o.remediation ?? null,
+    })),
+    ...a.review.assessments.map((r): DomainEvent => ({
+      kind: "assessment_recorded",
+      ...at,
+      assessmentId: r.assessmentId,
+      dimensions: r.dimensions,
     })),
   ];
 }

@@ -67,7 +67,7 @@ async function recordCheckpoint(
     origin: ["checkpoint", node.runId, node.nodeId, attemptId],
     nodeKind: "checkpoint",
     state: node.state,
-    context: node.context,
+    context: anchor.context,
     preferences: node.preferences,
     pendingStepId: node.pendingStepId,
     edgeKind: "checkpoint",

@@ -18,6 +18,7 @@ import {
   assessAck,
   blockedEvents,
   gapsOf,
+  stateWithFindings,
   stepProgress,
 } from "./advance.ts";
 import { checkpointChain, forkSummary } from "./branches.ts";
@@ -55,15 +56,18 @@ export function continueWorkflow(
       kind: "ack",
       payload: { context: input.context, output: input.output, preferences: input.preferences },
       refuse: refuseComplete,
-      decide: (tx, attempt) => {
-        const assessment = assessAck(attempt.node, {
+      decide: async (tx, attempt) => {
+        // An acknowledgement attaches after the node's last checkpoint and reads its context
+        // (answers the user gave through the client live there; see `user_input.ts`).
+        const chain = await checkpointChain(tx, attempt.node);
+        const assessment = assessAck({ ...attempt.node, context: chain.end.context }, {
           compiled: attempt.compiled,
           ack: input,
           warnings: attempt.warnings,
         });
         return assessment.blocks
           ? recordBlocked(deps, { attempt, assessment })
-          : recordAdvanced(deps, tx, { attempt, assessment, options });
+          : recordAdvanced(deps, tx, { attempt, assessment, options, chain });
       },
     }, options);
   });
@@ -139,7 +143,7 @@ async function recordBlocked(
   );
   response.kind = "blocked";
   response.blockers = a.problems;
-  response.example = examplePayload(compiled, a.problems);
+  response.example = examplePayload(compiled, a.problems, a.step);
   response.blockedAttempt = { nodeId: created.nodeId };
   return { response, events: blockedEvents(a, { node, created, attemptId, response }) };
 }
@@ -148,16 +152,20 @@ async function recordBlocked(
 async function recordAdvanced(
   deps: EngineDeps,
   tx: StoreWriter,
-  at: { attempt: Attempt; assessment: AckAssessment; options: CallOptions },
+  at: {
+    attempt: Attempt;
+    assessment: AckAssessment;
+    options: CallOptions;
+    chain: Awaited<ReturnType<typeof checkpointChain>>;
+  },
 ): Promise<Recorded> {
   const { attempt, assessment: a } = at;
   const { node, run, compiled, attemptId } = attempt;
-  const { end: parent, branches } = await checkpointChain(tx, node);
-  const advanced = advanceState(
-    compiled,
-    { ...a.prior, ...(Object.keys(a.caps).length ? { caps: a.caps } : {}) },
-    { context: a.context, artifacts: a.ack.output?.artifacts ?? [] },
-  );
+  const { end: parent, branches } = at.chain;
+  const advanced = advanceState(compiled, stateWithFindings(a), {
+    context: a.context,
+    artifacts: a.ack.output?.artifacts ?? [],
+  });
   const warnings = [...a.warnings, ...advanced.notices];
   const created = await childNode(parent, {
     origin: ["ack", node.runId, node.nodeId, attemptId],

@@ -14,7 +14,8 @@ export async function driftWarnings(
   pinnedHash: string,
 ): Promise<Warning[]> {
   if (workflowId === SESSION_NOTES_ID) return [];
-  const current = (await deps.workflows.load()).workflows.find((w) => w.id === workflowId);
+  const current = await deps.workflows.find?.(workflowId) ??
+    (await deps.workflows.load()).workflows.find((w) => w.id === workflowId);
   if (!current) {
     return [{
       code: "WORKFLOW_FILE_GONE",

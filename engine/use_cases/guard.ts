@@ -1,13 +1,15 @@
 /**
  * The boundary of every use-case: adapter failures (a corrupt, busy, full or read-only store,
- * anything thrown) become structured errors, so nothing throws across it. Each says whether a
- * retry can help: a busy database soon, a full disk once space is freed, an unreachable server
- * once it is back, a read-only or damaged file never.
+ * an unreachable server, a broken invariant, anything thrown) become structured errors, so nothing
+ * throws across it. Each says whether a retry can help: a busy database soon, a full disk once
+ * space is freed, an unreachable server once it is back, a read-only or damaged file or a broken
+ * invariant never.
  * @module
  */
 import { sessionLabel } from "../ids.ts";
 import {
   fail,
+  InvariantViolationError,
   type Result,
   StorageBusyError,
   StorageCorruptionError,
@@ -24,7 +26,7 @@ export async function guard<T>(body: () => Promise<Result<T>>): Promise<Result<T
   try {
     return await body();
   } catch (error) {
-    return storageFailure(error) ?? fail(
+    return storageFailure(error) ?? invariantFailure(error) ?? fail(
       "INTERNAL_ERROR",
       `waymark failed unexpectedly: ${
         error instanceof Error ? error.message : String(error)
@@ -76,5 +78,15 @@ function storageFailure(error: unknown): Result<never> | null {
     "STORAGE_READ_ONLY",
     `The database ${error.location} is read-only: waymark needs write permission on that file and on its folder (for the -wal and -shm files beside it). Fix the permission and restart waymark; nothing was recorded by this call.`,
     { details },
+  );
+}
+
+/** The structured error for a broken invariant, carrying what was seen, or `null`. */
+function invariantFailure(error: unknown): Result<never> | null {
+  if (!(error instanceof InvariantViolationError)) return null;
+  return fail(
+    "INVARIANT_VIOLATION",
+    `${error.message}. This is a bug or a damaged database, not something a retry fixes; nothing was recorded by this call.`,
+    { details: error.seen },
   );
 }

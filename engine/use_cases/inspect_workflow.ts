@@ -2,7 +2,7 @@
  * `inspect_workflow`: metadata and a preview of the steps. Read-only; never starts anything.
  * @module
  */
-import type { EngineDeps } from "../ports.ts";
+import type { EngineDeps, WorkflowSource } from "../ports.ts";
 import { fail, ok, type Result } from "../result.ts";
 import type { InspectResponse } from "../responses.ts";
 import type { LoadedSet, LoadedWorkflow } from "../workflow/catalog.ts";
@@ -27,13 +27,22 @@ export function findWorkflow(set: LoadedSet, workflowId: string): Result<LoadedW
   );
 }
 
+/** Finds a workflow by id, compiling only it when the source can; else as {@linkcode findWorkflow}. */
+export async function lookupWorkflow(
+  source: WorkflowSource,
+  workflowId: string,
+): Promise<Result<LoadedWorkflow>> {
+  const found = await source.find?.(workflowId);
+  return found ? ok(found) : findWorkflow(await source.load(), workflowId);
+}
+
 /** Inspects one workflow. */
 export function inspectWorkflow(
   deps: Pick<EngineDeps, "workflows">,
   input: { workflowId: string },
 ): Promise<Result<InspectResponse>> {
   return guard(async () => {
-    const found = findWorkflow(await deps.workflows.load(), input.workflowId);
+    const found = await lookupWorkflow(deps.workflows, input.workflowId);
     if (!found.ok) return found;
     const workflow = found.value;
     const { compiled } = workflow;

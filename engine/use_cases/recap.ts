@@ -3,7 +3,9 @@
  * lost its context can carry on from what was written down.
  * @module
  */
+import { runLabel } from "../ids.ts";
 import type { NodeRecord, StoreReader } from "../ports.ts";
+import { InvariantViolationError } from "../result.ts";
 import type { Recap } from "../responses.ts";
 
 /** Recap budget in bytes of notes. */
@@ -34,6 +36,24 @@ export async function buildRecap(
   const read = await store.getAncestorNotes(node.runId, node.nodeId, RECAP_MAX_NODES);
   const stopId = options.stopAt?.nodeId;
   const stop = stopId === undefined ? -1 : read.findIndex((n) => n.nodeId === stopId);
+  if (stop < 0 && read.length < Math.min(RECAP_MAX_NODES, node.depth + 1)) {
+    // The walk ended short of both its window and the root: an ancestor is not stored.
+    throw new InvariantViolationError(
+      `Node ${node.nodeId} of run ${
+        runLabel(node.runId)
+      } is at depth ${node.depth}, but its ancestors end after ${read.length} node(s): the parent of ${
+        read.at(-1)?.nodeId ?? node.nodeId
+      } is missing`,
+      {
+        invariant: "parent_exists",
+        runId: runLabel(node.runId),
+        nodeId: node.nodeId,
+        depth: node.depth,
+        ancestorsFound: read.length,
+        orphanNodeId: read.at(-1)?.nodeId ?? node.nodeId,
+      },
+    );
+  }
   const ancestors = stop >= 0 ? read.slice(0, stop) : read;
   const withNotes = ancestors.filter((n) =>
     n.notesMarkdown !== null && n.nodeKind !== "blocked_attempt"

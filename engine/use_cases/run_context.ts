@@ -1,6 +1,6 @@
 /**
  * Verifying a call's tokens and loading the node they name, with the checks every execution
- * call makes: scope, existence, session health, pinned snapshot.
+ * call makes: scope, existence, session health, pinned snapshot, a state that fits it.
  * @module
  */
 import { runLabel, sessionLabel } from "../ids.ts";
@@ -9,6 +9,7 @@ import { fail, ok, type Result, StorageCorruptionError } from "../result.ts";
 import { TOKEN_FIELD, type TokenClaims, verifyToken } from "../tokens.ts";
 import type { TokenKind } from "../vocabulary.ts";
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
+import { stateProblem } from "../workflow/interpreter.ts";
 
 /** A node with its run and pinned workflow. */
 export interface NodeContext {
@@ -79,6 +80,24 @@ export async function loadNode(
     throw new StorageCorruptionError(
       `The pinned workflow ${run.workflowHash} of run ${runLabel(run.runId)} is missing`,
       run.sessionId,
+    );
+  }
+  const problem = stateProblem(compiled, node.state);
+  if (problem) {
+    return fail(
+      "INVARIANT_VIOLATION",
+      `Node ${node.nodeId} of run ${
+        runLabel(run.runId)
+      } has a state that is no position in its pinned workflow (${problem}). This is a bug or a damaged database, not something a retry fixes.`,
+      {
+        details: {
+          invariant: "state_in_workflow",
+          runId: runLabel(run.runId),
+          nodeId: node.nodeId,
+          workflowHash: run.workflowHash,
+          state: node.state,
+        },
+      },
     );
   }
   return ok({ node, run, compiled });

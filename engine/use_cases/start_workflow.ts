@@ -19,7 +19,7 @@ import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import { currentStep, initialState } from "../workflow/interpreter.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
 import type { SessionKind } from "../vocabulary.ts";
-import { findWorkflow } from "./inspect_workflow.ts";
+import { lookupWorkflow } from "./inspect_workflow.ts";
 import { deriveNodeId, randomHex } from "../ids.ts";
 import { guard } from "./guard.ts";
 import { nodeCreated } from "./node_events.ts";
@@ -54,7 +54,7 @@ export function startWorkflow(
   return guard(async () => {
     const checked = checkContext(input.context);
     if (!checked.ok) return checked;
-    const found = findWorkflow(await deps.workflows.load(), input.workflowId);
+    const found = await lookupWorkflow(deps.workflows, input.workflowId);
     if (!found.ok) return found;
     const workflow = found.value;
     return ok(

@@ -9,6 +9,7 @@ import { type CompiledWorkflow, workflowHash } from "./compiled.ts";
 import type { WorkflowFile } from "./schema.ts";
 import { checkWorkflowId, namespaceOf, suggestedRename } from "./ids.ts";
 import { parseWorkflowText, type WorkflowLoadError } from "./parse.ts";
+import { parse as parseJsonc } from "npm:jsonc-parser@3.3.1";
 import { type IdStatus, SOURCE_KINDS, type SourceKind, type WorkflowKind } from "../vocabulary.ts";
 
 /** A workflow file's text and where it came from. */
@@ -73,9 +74,20 @@ export type ParsedSource =
   | { ok: true; input: SourceFile; file: WorkflowFile }
   | { ok: false; error: WorkflowLoadError };
 
+/**
+ * A bundled file as it is: waymark ships it, and a test checks that validation passes and leaves
+ * its compiled form unchanged, so the workflow schema's first parse in a process (~10 ms of zod
+ * setting itself up) is not spent on it.
+ */
+export function readBundledFile(input: SourceFile): { ok: true; workflow: WorkflowFile } {
+  return { ok: true, workflow: parseJsonc(input.text) as WorkflowFile };
+}
+
 /** Parses and validates one file and applies the source rules (`wr.*` only from bundled files). */
 export function parseSourceFile(input: SourceFile, options: LoadOptions = {}): ParsedSource {
-  const parsed = parseWorkflowText(input.text, input.file);
+  const parsed = input.source === "bundled"
+    ? readBundledFile(input)
+    : parseWorkflowText(input.text, input.file);
   if (!parsed.ok) return parsed;
   const file = parsed.workflow;
   const idCheck = checkWorkflowId(file.id);
@@ -101,10 +113,16 @@ export function parseSourceFile(input: SourceFile, options: LoadOptions = {}): P
   return { ok: true, input, file };
 }
 
-async function compileParsed(
+/** What compiling one file gives: the workflow, or why it did not load. */
+export type LoadResult =
+  | { ok: true; workflow: LoadedWorkflow }
+  | { ok: false; error: WorkflowLoadError };
+
+/** Compiles one parsed file against `routines`, hashes it and adds its warnings. */
+export async function compileParsed(
   parsed: Extract<ParsedSource, { ok: true }>,
   routines: ReadonlyMap<string, WorkflowFile>,
-): Promise<{ ok: true; workflow: LoadedWorkflow } | { ok: false; error: WorkflowLoadError }> {
+): Promise<LoadResult> {
   const { input, file } = parsed;
   const compiled = compileWorkflow(file, { routines });
   if (!compiled.ok) return { ok: false, error: { file: input.file, issues: compiled.issues } };
@@ -147,17 +165,29 @@ export async function loadWorkflowFiles(
   return await compileAll(parsed, options);
 }
 
-/** Compiles parsed files against the routines among them (plus `options.routines`). */
-export async function compileAll(
+/**
+ * The routines files loaded together offer to `templateCall`s: the first file to parse with each
+ * routine id, by source precedence (a bundled routine wins), over `options.routines`.
+ */
+export function routinesAmong(
   parsed: readonly ParsedSource[],
   options: LoadOptions = {},
-): Promise<({ ok: true; workflow: LoadedWorkflow } | { ok: false; error: WorkflowLoadError })[]> {
+): Map<string, WorkflowFile> {
   const routines = new Map(options.routines ?? []);
   const ordered = parsed.filter((p): p is Extract<ParsedSource, { ok: true }> => p.ok)
     .sort((a, b) => SOURCE_KINDS.indexOf(a.input.source) - SOURCE_KINDS.indexOf(b.input.source));
   for (const p of ordered) {
     if (isRoutineId(p.file.id) && !routines.has(p.file.id)) routines.set(p.file.id, p.file);
   }
+  return routines;
+}
+
+/** Compiles parsed files against the routines among them (plus `options.routines`). */
+export async function compileAll(
+  parsed: readonly ParsedSource[],
+  options: LoadOptions = {},
+): Promise<LoadResult[]> {
+  const routines = routinesAmong(parsed, options);
   const out = [];
   for (const p of parsed) out.push(p.ok ? await compileParsed(p, routines) : p);
   return out;
@@ -207,4 +237,108 @@ export function resolveCatalog(
   );
   allErrors.sort((a, b) => a.file.localeCompare(b.file));
   return { workflows, errors: allErrors };
+}
+
+// ---------------------------------------------------------------------------------------------
+// One workflow on demand: find the file that wins an id and compile only it.
+
+/** The id a file's text declares, read cheaply (no validation); `null` when it declares none. */
+export function declaredId(text: string): string | null {
+  let data: unknown;
+  try {
+    data = JSON.parse(text); // most files are plain JSON, and the native parser is fast
+  } catch {
+    data = parseJsonc(text, [], { allowTrailingComma: true, disallowComments: false });
+  }
+  const id = (data as { id?: unknown } | null)?.id;
+  return typeof id === "string" ? id : null;
+}
+
+/** Whether only a bundled file can define `id` (the `wr.` namespace is reserved for them). */
+export function onlyBundledMayDefine(id: string): boolean {
+  const check = checkWorkflowId(id);
+  return check.status === "namespaced" && check.namespace === "wr";
+}
+
+/** Workflow files reached by the ids they declare; the adapter reads and caches them lazily. */
+export interface SourceIndex {
+  /** Files whose text declares `id`, in load order (bundled, user, project, extra). */
+  declaring(id: string): readonly SourceFile[];
+  /** Files declaring a routine id (`ns.routine-…`), in load order. */
+  routineFiles(): readonly SourceFile[];
+  /** {@linkcode parseSourceFile}, cached by the adapter. */
+  parse(input: SourceFile): ParsedSource;
+}
+
+/**
+ * The routines {@linkcode routinesAmong} would offer, built on first use: a workflow without
+ * `templateCall`s compiles without any other file being parsed. `used` says whether the
+ * compiler asked (so a cached result depends on the routines only when it did).
+ */
+export class LazyRoutines implements ReadonlyMap<string, WorkflowFile> {
+  #map: ReadonlyMap<string, WorkflowFile> | null = null;
+  readonly #build: () => ReadonlyMap<string, WorkflowFile>;
+  constructor(build: () => ReadonlyMap<string, WorkflowFile>) {
+    this.#build = build;
+  }
+  /** Whether the routines were read. */
+  get used(): boolean {
+    return this.#map !== null;
+  }
+  #routines(): ReadonlyMap<string, WorkflowFile> {
+    return this.#map ??= this.#build();
+  }
+  get size(): number {
+    return this.#routines().size;
+  }
+  get(id: string): WorkflowFile | undefined {
+    return this.#routines().get(id);
+  }
+  has(id: string): boolean {
+    return this.#routines().has(id);
+  }
+  forEach(
+    fn: (value: WorkflowFile, key: string, map: ReadonlyMap<string, WorkflowFile>) => void,
+  ): void {
+    this.#routines().forEach((value, key) => fn(value, key, this));
+  }
+  entries(): MapIterator<[string, WorkflowFile]> {
+    return this.#routines().entries();
+  }
+  keys(): MapIterator<string> {
+    return this.#routines().keys();
+  }
+  values(): MapIterator<WorkflowFile> {
+    return this.#routines().values();
+  }
+  [Symbol.iterator](): MapIterator<[string, WorkflowFile]> {
+    return this.entries();
+  }
+}
+
+/** The routines of an index, as {@linkcode routinesAmong} picks them from every file. */
+export function indexRoutines(index: SourceIndex): Map<string, WorkflowFile> {
+  return routinesAmong(index.routineFiles().map((input) => index.parse(input)));
+}
+
+/**
+ * The workflow `load` + {@linkcode resolveCatalog} would pick for `workflowId` (the first file,
+ * by source precedence then path, that declares it and compiles), compiling only candidates;
+ * `null` when none does. `compile` is {@linkcode compileParsed}, or a cache in front of it.
+ */
+export async function findInIndex(
+  index: SourceIndex,
+  workflowId: string,
+  compile: (parsed: Extract<ParsedSource, { ok: true }>) => Promise<LoadResult>,
+): Promise<LoadedWorkflow | null> {
+  const candidates = [...index.declaring(workflowId)].sort((a, b) =>
+    SOURCE_KINDS.indexOf(a.source) - SOURCE_KINDS.indexOf(b.source) || a.file.localeCompare(b.file)
+  );
+  for (const input of candidates) {
+    const parsed = index.parse(input);
+    if (!parsed.ok || parsed.file.id !== workflowId) continue;
+    const result = await compile(parsed);
+    if (result.ok) return result.workflow;
+  }
+  return null;
 }

@@ -18,8 +18,8 @@ import {
   type CompiledWorkflow,
 } from "./compiled.ts";
 import { referencedSnippets, renderPromptBlocks } from "./render.ts";
+import { compileGates, requiredContextIssues } from "./gates.ts";
 import {
-  assessmentSection,
   contractSection,
   DELEGATION_PREAMBLE,
   delegationLine,
@@ -105,22 +105,15 @@ function standardStep(ctx: Ctx, step: WorkflowStep, path: string, role?: string)
     : blocks;
   const base = step.prompt ?? renderPromptBlocks(withFeatures ?? {});
   const contract = contractOf(ctx, step.outputContract ?? step.output, `${path}.outputContract`);
-  const assessments = assessmentSection(ctx.file, step);
-  for (const ref of assessments.unknown) {
-    ctx.issues.push({
-      path: `${path}.assessmentRefs`,
-      message: `unknown assessment \`${String(ref)}\`; this workflow's assessments: ${
-        knownIds(assessments.known) || "(none)"
-      }`,
-    });
-  }
+  const gates = compileGates(ctx.file, step, path);
+  ctx.issues.push(...gates.issues);
   const compiled: CompiledStep = {
     kind: "step",
     id: step.id,
     title: step.title,
     promptTemplate: base + guidanceSection(step.guidance) +
-      functionSection(ctx.file, step.functionReferences) + assessments.text +
-      dependencySection(step.userDependencies) + contractSection(contract),
+      functionSection(ctx.file, step.functionReferences) + gates.assessmentText +
+      dependencySection(step.userDependencies) + gates.contextText + contractSection(contract),
     requireConfirmation: confirmation(step.requireConfirmation),
   };
   const effectiveRole = step.agentRole ?? role;
@@ -134,7 +127,7 @@ function standardStep(ctx: Ctx, step: WorkflowStep, path: string, role?: string)
   if (contract) compiled.outputContract = contract;
   if (step.validationCriteria !== undefined) compiled.validation = step.validationCriteria;
   if (step.userDependencies?.length) compiled.userDependencies = step.userDependencies;
-  return compiled;
+  return Object.assign(compiled, gates.fields);
 }
 
 function parallelStep(ctx: Ctx, step: WorkflowStep, path: string, role?: string): CompiledStep {
@@ -398,7 +391,7 @@ export function compileWorkflow(
     }
   }
   const all = [...probes, ...steps];
-  issues.push(...treeIssues(all));
+  issues.push(...treeIssues(all), ...requiredContextIssues(all));
   if (issues.length > 0) return { ok: false, issues };
   const compiled: CompiledWorkflow = {
     format: COMPILED_FORMAT,

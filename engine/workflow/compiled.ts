@@ -21,6 +21,24 @@ export interface CompiledContract {
   artifactKind: string;
 }
 
+/** An assessment a step asks for, resolved from the workflow's `assessments`. */
+export interface CompiledAssessment {
+  /** Assessment id. */
+  id: string;
+  /** Its dimensions in declared order. */
+  dimensions: { id: string; levels: string[]; required: boolean }[];
+}
+
+/** A follow-up a step requires when a submitted level matches. */
+export interface CompiledConsequence {
+  /** The level that triggers it. */
+  anyEqualsLevel: string;
+  /** Only this assessment's dimensions trigger it (any of the step's when absent). */
+  forAssessment?: string;
+  /** What the agent must do before retrying: the blocker's suggested fix. */
+  guidance: string;
+}
+
 /** A step as runs see it. */
 export interface CompiledStep {
   /** Node kind. */
@@ -49,6 +67,14 @@ export interface CompiledStep {
   probe?: Capability;
   /** Set on a step compiled from a DeepWork job: what it declares. */
   job?: CompiledJobStep;
+  /** Set when the author marked notes optional (a step with a contract never requires them). */
+  notesOptional?: true;
+  /** Assessments the acknowledgement must carry, in `assessmentRefs` order. */
+  assessments?: CompiledAssessment[];
+  /** Follow-ups by level, in declaration order. */
+  consequences?: CompiledConsequence[];
+  /** Context paths that must be set when the step is acknowledged. */
+  requiredContext?: string[];
 }
 
 /** What a DeepWork job step declares, as runs check it. */

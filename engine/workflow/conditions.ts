@@ -53,3 +53,11 @@ export function evaluateCondition(condition: Condition, context: Record<string, 
   if (condition.lte !== undefined) return value <= condition.lte;
   return false;
 }
+
+/** Every variable a condition reads, in order, repeats included. */
+export function conditionVars(condition: Condition): string[] {
+  if ("and" in condition) return condition.and.flatMap(conditionVars);
+  if ("or" in condition) return condition.or.flatMap(conditionVars);
+  if ("not" in condition) return conditionVars(condition.not);
+  return [condition.var];
+}

@@ -4,10 +4,17 @@
  * loop), so every decision is local to one node and never needs the run's history.
  * @module
  */
-import type { CompiledLoop, CompiledNode, CompiledStep, CompiledWorkflow } from "./compiled.ts";
+import type {
+  CompiledAssessment,
+  CompiledLoop,
+  CompiledNode,
+  CompiledStep,
+  CompiledWorkflow,
+} from "./compiled.ts";
 import { evaluateCondition, readVar } from "./conditions.ts";
 import { fillPlaceholders, missingPlaceholders } from "./render.ts";
 import { CAPABILITIES, type Capability, type CapabilityStatus } from "../vocabulary.ts";
+import { InvariantViolationError } from "../result.ts";
 
 /** An enclosing loop: where it sits in its parent sequence and which iteration is running. */
 export interface LoopFrame {
@@ -32,7 +39,15 @@ export interface RunState {
   frames: LoopFrame[];
   /** Capability observations made on this branch. */
   caps?: Partial<Record<Capability, CapabilityStatus>>;
+  /** The latest recorded level of each assessment dimension on this branch. */
+  assessments?: RecordedLevels;
 }
+
+/** Recorded assessment levels: assessment id → dimension id → level. */
+export type RecordedLevels = Record<string, Record<string, string>>;
+
+/** The context path under which recorded assessments are visible: `assessments.<id>.<dimension>`. */
+export const ASSESSMENTS_CONTEXT_KEY = "assessments";
 
 /** The step an agent should do now, rendered for the current context. */
 export interface PendingStep {
@@ -50,6 +65,10 @@ export interface PendingStep {
   outputContract?: { contractRef: string; required: boolean; example: Record<string, unknown> };
   /** The innermost enclosing loop, when the step is inside one. */
   loop?: { loopId: string; iteration: number; maxIterations: number };
+  /** The assessments the acknowledgement must carry. */
+  assessments?: { assessmentId: string; dimensions: CompiledAssessment["dimensions"] }[];
+  /** Present when notes may be left out (an output contract, or `notesOptional`). */
+  notesOptional?: true;
 }
 
 /** A fact worth telling the agent that came out of a state transition. */
@@ -100,15 +119,19 @@ function countOf(loop: CompiledLoop, context: Record<string, unknown>): number {
   return typeof n === "number" && Number.isFinite(n) ? Math.max(0, Math.floor(n)) : 0;
 }
 
-/** Context plus the variables of the enclosing loops (inner loops win). */
+/**
+ * Context plus the branch's recorded assessments (under `assessments`, over any context value of
+ * that name) and the variables of the enclosing loops (inner loops win).
+ */
 export function effectiveContext(
   compiled: CompiledWorkflow,
   state: RunState,
   context: Record<string, unknown>,
 ): Record<string, unknown> {
   const s = readState(state);
-  if (s.frames.length === 0) return context;
+  if (s.frames.length === 0 && !s.assessments) return context;
   const out: Record<string, unknown> = { ...context };
+  if (s.assessments) out[ASSESSMENTS_CONTEXT_KEY] = s.assessments;
   const loops = loopsOf(compiled, s.frames);
   s.frames.forEach((f, i) => {
     const loop = loops[i]!;
@@ -176,6 +199,7 @@ function settle(
     const here = (): RunState => {
       const s: RunState = { v: 2, pc, frames: frames.map((f) => ({ ...f })) };
       if (start.caps) s.caps = start.caps;
+      if (start.assessments) s.assessments = start.assessments;
       return s;
     };
     if (pc < seq.length) {
@@ -196,7 +220,11 @@ function settle(
     if (!frame) return { state: here(), notices };
     const parentSeq = sequenceOf(compiled, frames);
     const loop = parentSeq[frame.at] as CompiledLoop;
-    const inner = effectiveContext(compiled, { v: 2, pc: 0, frames: [...frames, frame] }, context);
+    const inner = effectiveContext(
+      compiled,
+      { v: 2, pc: 0, frames: [...frames, frame], assessments: start.assessments },
+      context,
+    );
     const decision = frame.d ?? null;
     const wants = wantsIteration(loop, frame.it + 1, inner, decision);
     if (wants && frame.it >= loop.loop.maxIterations) {
@@ -211,7 +239,10 @@ function settle(
       pc = 0;
     } else pc = frame.at + 1;
   }
-  throw new Error("the interpreter did not settle: a loop makes no progress");
+  throw new InvariantViolationError("The interpreter did not settle: a loop makes no progress", {
+    invariant: "interpreter_settles",
+    workflowId: compiled.id,
+  });
 }
 
 function iterationVars(
@@ -264,6 +295,24 @@ export function stateAfterAck(
   context: Record<string, unknown>,
 ): RunState {
   return advanceState(compiled, state, { context }).state;
+}
+
+/**
+ * Why a stored state cannot be a position in `compiled` (a frame that is not at a loop, a
+ * position past the end of its sequence), or `null` when it is one.
+ */
+export function stateProblem(compiled: CompiledWorkflow, state: RunState): string | null {
+  const s = readState(state);
+  let seq = compiled.steps;
+  for (const [i, f] of s.frames.entries()) {
+    const node = seq[f.at];
+    if (node?.kind !== "loop") return `frame ${i} is at position ${f.at}, which is not a loop`;
+    seq = node.body;
+  }
+  if (!Number.isInteger(s.pc) || s.pc < 0 || s.pc > seq.length) {
+    return `position ${s.pc} is outside a sequence of ${seq.length} node(s)`;
+  }
+  return s.frames.length > 0 && s.pc === seq.length ? "a loop frame at the end of its body" : null;
 }
 
 /** The compiled step a state points at, or `null` when the run is complete. */
@@ -333,6 +382,13 @@ export function renderPending(
       example: compiled.contracts?.[step.outputContract.contractRef]?.example ?? {},
     };
   }
+  if (step.assessments) {
+    pending.assessments = step.assessments.map((a) => ({
+      assessmentId: a.id,
+      dimensions: a.dimensions,
+    }));
+  }
+  if (notesOptional(step)) pending.notesOptional = true;
   if (s.frames.length > 0) {
     const loop = loopsOf(compiled, s.frames).at(-1)!;
     pending.loop = {
@@ -342,6 +398,15 @@ export function renderPending(
     };
   }
   return { pending, missing: missingPlaceholders(template, ctx) };
+}
+
+/**
+ * Whether an acknowledgement of `step` may leave out notes: marked so, or its output is
+ * checked another way (an output contract, a DeepWork job step's declared outputs).
+ */
+export function notesOptional(step: CompiledStep): boolean {
+  return step.notesOptional === true || step.outputContract !== undefined ||
+    step.job !== undefined;
 }
 
 function countSteps(nodes: readonly CompiledNode[]): number {
@@ -376,7 +441,28 @@ export function allSteps(
 export function remainingSteps(compiled: CompiledWorkflow, state: RunState): number {
   const step = currentStep(compiled, state);
   if (!step) return 0;
-  const steps = allSteps(compiled);
-  const at = steps.findIndex((s) => s.id === step.id);
-  return at < 0 ? 0 : steps.length - at;
+  const { positions, total } = stepPositions(compiled);
+  const at = positions.get(step.id);
+  return at === undefined ? 0 : total - at;
+}
+
+// Each compiled workflow's step order, walked once (a long workflow has thousands of steps and
+// progress is asked on every advance).
+const positionsOf = new WeakMap<
+  CompiledWorkflow,
+  { positions: Map<string, number>; total: number }
+>();
+
+function stepPositions(
+  compiled: CompiledWorkflow,
+): { positions: Map<string, number>; total: number } {
+  let kept = positionsOf.get(compiled);
+  if (!kept) {
+    const steps = allSteps(compiled);
+    const positions = new Map<string, number>();
+    steps.forEach((s, i) => positions.has(s.id) || positions.set(s.id, i));
+    kept = { positions, total: steps.length };
+    positionsOf.set(compiled, kept);
+  }
+  return kept;
 }

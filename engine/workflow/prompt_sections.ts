@@ -1,6 +1,6 @@
 /**
- * The sections the compiler appends to a step's prompt (guidance, functions, self-assessment,
- * needs from the user, output contract) and the text of delegations and routine calls. Part of
+ * The sections the compiler appends to a step's prompt (guidance, functions, needs from the
+ * user, output contract; the gates' sections are in `gates.ts`) and the text of delegations and routine calls. Part of
  * the compiled form, so every byte here is part of the workflow hash.
  * @module
  */
@@ -26,70 +26,6 @@ export function functionSection(file: WorkflowFile, refs: readonly string[] | un
     return `- \`${r}\`: ${defs.get(name) ?? "(no definition in this workflow)"}`;
   });
   return `\n\n## Functions\n${lines.join("\n")}`;
-}
-
-interface AssessmentDef {
-  id: string;
-  purpose?: string;
-  dimensions?: { id: string; purpose?: string; levels?: string[] }[];
-}
-
-/** A rendered self-assessment section, and the references it could not resolve. */
-export interface AssessmentSection {
-  /** The section text (empty when the step references no assessment). */
-  text: string;
-  /** References to assessments the workflow does not define (compile errors). */
-  unknown: unknown[];
-  /** The workflow's assessment ids, for the error message. */
-  known: string[];
-}
-
-function assessmentLines(def: AssessmentDef): string[] {
-  return [
-    `- \`${def.id}\`${def.purpose ? `: ${def.purpose}` : ""}`,
-    ...(def.dimensions ?? []).map((d) =>
-      `  - \`${d.id}\` (${(d.levels ?? []).join(" | ")})${d.purpose ? `: ${d.purpose}` : ""}`
-    ),
-  ];
-}
-
-function consequenceLines(step: WorkflowStep): string[] {
-  const consequences = Array.isArray(step.assessmentConsequences)
-    ? step.assessmentConsequences as {
-      when?: { anyEqualsLevel?: string; forAssessment?: string };
-      effect?: { guidance?: string };
-    }[]
-    : [];
-  return consequences.filter((c) => c?.when?.anyEqualsLevel && c.effect?.guidance).map((c) =>
-    `If any dimension${c.when!.forAssessment ? ` of \`${c.when!.forAssessment}\`` : ""} is \`${
-      c.when!.anyEqualsLevel
-    }\`, follow up before acknowledging: ${c.effect!.guidance}`
-  );
-}
-
-/**
- * WorkRail self-assessments, rendered into the prompt (guidance for the agent; waymark does not
- * enforce their consequences).
- */
-export function assessmentSection(file: WorkflowFile, step: WorkflowStep): AssessmentSection {
-  const refs = step.assessmentRefs;
-  if (!Array.isArray(refs) || refs.length === 0) return { text: "", unknown: [], known: [] };
-  const defs = Array.isArray(file.assessments)
-    ? (file.assessments as AssessmentDef[]).filter((a) => a && typeof a.id === "string")
-    : [];
-  const byId = new Map(defs.map((a) => [a.id, a]));
-  const lines = [
-    "## Self-assessment",
-    "Before acknowledging, rate each dimension and give the ratings in output.notesMarkdown:",
-  ];
-  const unknown: unknown[] = [];
-  for (const ref of refs) {
-    const def = typeof ref === "string" ? byId.get(ref) : undefined;
-    if (def) lines.push(...assessmentLines(def));
-    else unknown.push(ref);
-  }
-  lines.push(...consequenceLines(step));
-  return { text: `\n\n${lines.join("\n")}`, unknown, known: [...byId.keys()] };
 }
 
 /** The output contract a step must meet, with an example artifact. */

@@ -1,8 +1,8 @@
 /**
  * The workflow file format (JSON/JSONC, compatible with WorkRail's), as zod schemas. This is
  * the one definition: validation, the published JSON Schema and the TypeScript types all come
- * from it. Fields that only describe a workflow (about, examples, assessments, ...) are accepted
- * and kept out of the compiled form; fields that change behaviour are compiled.
+ * from it. Fields that only describe a workflow (about, examples, ...) are accepted and kept out
+ * of the compiled form; fields that change behaviour are compiled.
  * @module
  */
 import { z } from "npm:zod@4.6.7";
@@ -89,6 +89,9 @@ export const promptBlocksSchema = z.object({
   ]).optional(),
   verify: z.array(promptValueSchema).optional(),
 }).strict();
+
+/** A context path: identifiers joined by dots (`ticket`, `repo.path`). */
+export const CONTEXT_PATH = /^[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*$/;
 
 /** Ids of steps: lower-case letters, digits, `-` and `_`, starting with a letter. */
 export const STEP_ID = /^[a-z][a-z0-9_-]*$/;
@@ -262,7 +265,7 @@ export const assessmentDimensionSchema = z.strictObject({
   required: z.boolean().optional().describe("Whether the dimension must be rated (default true)."),
 });
 
-/** A WorkRail self-assessment a step can ask for (`assessmentRefs`). */
+/** An assessment a step can ask for (`assessmentRefs`): rated dimensions with declared levels. */
 export const assessmentSchema = z.strictObject({
   id: z.string().min(1).max(64),
   purpose: z.string().min(1).max(256),
@@ -317,9 +320,20 @@ const stepFields = z.strictObject({
   parallelDelegations: z.array(parallelDelegationSchema).min(1).optional(),
   synthesis: metadata,
   functionReferences: z.array(z.string()).optional(),
-  notesOptional: z.boolean().optional().describe("Accepted; waymark never requires notes."),
-  assessmentRefs: z.array(z.string().min(1).max(64)).min(1).optional(),
-  assessmentConsequences: z.array(assessmentConsequenceSchema).min(1).max(10).optional(),
+  notesOptional: z.boolean().optional().describe(
+    "When true, output.notesMarkdown may be left out; otherwise an acknowledgement without notes is blocked (MISSING_REQUIRED_NOTES). Steps with an output contract never require notes.",
+  ),
+  assessmentRefs: z.array(z.string().min(1).max(64)).min(1).optional().describe(
+    "Assessments (ids in the workflow's `assessments`) the acknowledgement must carry as `wr.assessment` artifacts.",
+  ),
+  assessmentConsequences: z.array(assessmentConsequenceSchema).min(1).max(10).optional()
+    .describe(
+      "Follow-ups required when a submitted level matches (ASSESSMENT_FOLLOWUP_REQUIRED); each fires independently.",
+    ),
+  requiredContext: z.array(z.string().regex(CONTEXT_PATH).max(128)).min(1).max(20).optional()
+    .describe(
+      "Context keys (`a.b` for a nested one) read by this workflow's placeholders or conditions that must be set when this step is acknowledged (MISSING_CONTEXT_KEY).",
+    ),
   functionDefinitions: metadata,
   functionCalls: metadata,
   askForFiles: metadata,
@@ -330,15 +344,28 @@ const stepFields = z.strictObject({
   expectedOutput: metadata,
 });
 
+/** Fields a loop step cannot have: they belong to the steps of its body. */
+const NOT_ON_LOOPS = [
+  "prompt",
+  "promptBlocks",
+  "templateCall",
+  "assessmentRefs",
+  "assessmentConsequences",
+  "requiredContext",
+] as const;
+
 function stepRules(s: z.infer<typeof stepFields>, ctx: z.RefinementCtx): void {
   const has = (k: keyof typeof s) => s[k] !== undefined;
   const issue = (message: string) => ctx.addIssue({ code: "custom", message });
   if (s.type === "loop") {
     if (!has("loop") || !has("body")) issue("a loop step needs `loop` and `body`");
-    for (const k of ["prompt", "promptBlocks", "templateCall"] as const) {
+    for (const k of NOT_ON_LOOPS) {
       if (has(k)) issue(`a loop step has no \`${k}\``);
     }
     return;
+  }
+  if (has("assessmentConsequences") && !has("assessmentRefs")) {
+    issue("`assessmentConsequences` needs `assessmentRefs` naming the assessments they read");
   }
   if (has("loop") || has("body")) {
     issue('`loop` and `body` belong to a loop step: add `"type": "loop"`');

@@ -50,8 +50,8 @@ export function loopBodies(file: WorkflowFile): Map<string, WorkflowStep> {
 
 /** Problems of the expanded tree: ids used twice, nothing to run. */
 export function treeIssues(all: readonly CompiledNode[]): WorkflowIssue[] {
-  const ids = collectIds(all, []);
-  const dupes = [...new Set(ids.filter((id, i) => ids.indexOf(id) !== i))];
+  const seen = new Set<string>();
+  const dupes = [...new Set(collectIds(all, []).filter((id) => seen.has(id) || !seen.add(id)))];
   const issues: WorkflowIssue[] = dupes.map((id) => ({
     path: "steps",
     message:

@@ -5,7 +5,7 @@
  * @module
  */
 import type { Client } from "npm:@libsql/client@0.18.0";
-import { LibsqlDialect } from "npm:@libsql/kysely-libsql@0.4.1";
+import { LibsqlDialect } from "./kysely_driver.ts";
 import { Kysely, sql } from "npm:kysely@0.29.9";
 import type { SchemaStatus } from "../sql/dialect.ts";
 import {
@@ -34,15 +34,18 @@ export const libsqlMigrationDialect: MigrationDialect = {
 
 type Reader = Pick<Client, "execute">;
 
-/** Reads the schema status without changing anything (a database without the table is new). */
+/**
+ * Reads the schema status without changing anything: one read (a database without the table
+ * is new, with every migration pending).
+ */
 export async function readSchemaStatus(client: Reader): Promise<SchemaStatus> {
-  const table = await client.execute(
-    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'waymark_migrations'",
-  );
-  const applied = table.rows.length === 0
-    ? []
-    : (await client.execute("SELECT name FROM waymark_migrations ORDER BY name")).rows
+  let applied: string[];
+  try {
+    applied = (await client.execute("SELECT name FROM waymark_migrations ORDER BY name")).rows
       .map((r) => String(r.name));
+  } catch {
+    applied = [];
+  }
   return schemaStatusOf(applied);
 }
 
@@ -53,6 +56,8 @@ export async function readSchemaStatus(client: Reader): Promise<SchemaStatus> {
  * rolls back DDL with the rest).
  */
 export async function migrateToLatest(client: Client): Promise<void> {
+  const before = await readSchemaStatus(client);
+  if (before.pending.length === 0 && before.unknown.length === 0) return;
   const tx = await client.transaction("write");
   try {
     await tx.execute(
@@ -62,7 +67,7 @@ export async function migrateToLatest(client: Client): Promise<void> {
       .map((r) => String(r.name));
     const status = schemaStatusOf(applied);
     if (status.unknown.length > 0) throw new Error(newerSchemaMessage(status.unknown));
-    const db = new Kysely<unknown>({ dialect: new LibsqlDialect({ client: tx as never }) });
+    const db = new Kysely<unknown>({ dialect: new LibsqlDialect({ client: tx }) });
     for (const name of status.pending) {
       try {
         await MIGRATIONS[name]!.up(db, libsqlMigrationDialect);

@@ -6,7 +6,8 @@
  * @module
  */
 import { type Client, createClient } from "npm:@libsql/client@0.18.0";
-import { LibsqlDialect } from "npm:@libsql/kysely-libsql@0.4.1";
+import { LibsqlDialect } from "./kysely_driver.ts";
+import { NativePool } from "./native_pool.ts";
 import { Kysely } from "npm:kysely@0.29.9";
 import type { SqlDialect } from "../sql/dialect.ts";
 import type { Database } from "../sql/schema.ts";
@@ -23,6 +24,11 @@ export type { OpenStoreOptions } from "../sql/store.ts";
 export interface SqliteStore extends OpenedSqlStore {
   /** The underlying client. */
   readonly client: Client;
+  /**
+   * Runs a per-connection PRAGMA on the store's own connections (besides the client's), now
+   * and on those it opens later: how tests limit the file's size or make it read-only.
+   */
+  pragmaEverywhere(sql: string): void;
 }
 
 /** libSQL's parts of the SQL store. */
@@ -51,6 +57,25 @@ async function withBusyRetry(timeoutMs: number, fn: () => Promise<void>): Promis
   }
 }
 
+function synchronousPragma(options: OpenStoreOptions): string {
+  return `PRAGMA synchronous = ${options.durability === "full" ? "FULL" : "NORMAL"}`;
+}
+
+/**
+ * The file a `file:` URL names, for the native connections; undefined for memory databases
+ * (a second connection would be a second database) and URLs with parameters, which stay on
+ * the client.
+ */
+function localFilePath(url: string): string | undefined {
+  if (!url.startsWith("file:") || url.includes("?") || url.includes(":memory:")) return undefined;
+  const rest = url.slice("file:".length);
+  if (rest.startsWith("//")) {
+    const match = /^\/\/(localhost)?(\/.*)$/.exec(rest);
+    return match ? decodeURIComponent(match[2]) : undefined;
+  }
+  return decodeURIComponent(rest);
+}
+
 /** Opens (creating and migrating if needed) a libSQL database as a waymark store. */
 export async function openLibsqlStore(
   url: string,
@@ -62,23 +87,29 @@ export async function openLibsqlStore(
   );
   await withBusyRetry(busyTimeoutMs, async () => {
     // A database from a newer waymark is refused before anything touches it.
-    const { unknown } = await readSchemaStatus(client);
+    const { unknown, pending } = await readSchemaStatus(client);
     if (unknown.length > 0) {
       client.close();
       throw new Error(`${url}: ${newerSchemaMessage(unknown)}`);
     }
     if (url.startsWith("file:")) {
       await client.execute("PRAGMA journal_mode = WAL");
-      await client.execute("PRAGMA synchronous = NORMAL");
+      await client.execute(synchronousPragma(options));
     }
-    if (options.migrate !== false) await migrateToLatest(client);
+    if (options.migrate !== false && pending.length > 0) await migrateToLatest(client);
   });
-  const db = new Kysely<Database>({ dialect: new LibsqlDialect({ client: client as never }) });
+  const path = localFilePath(url);
+  const pool = path === undefined
+    ? undefined
+    : new NativePool(path, { busyTimeoutMs, setup: [synchronousPragma(options)] });
+  const dialect = pool ? new LibsqlDialect({ pool }) : new LibsqlDialect({ client });
+  const db = new Kysely<Database>({ dialect });
   const now = options.now ?? (() => new Date().toISOString());
   return {
     ...createSqlStore(db, { dialect: libsqlDialect, now, location: url.replace(/^file:/, "") }),
     client,
     maintenance: libsqlMaintenance(url, client),
+    pragmaEverywhere: (sql) => pool?.applyEverywhere(sql),
     async close() {
       await db.destroy();
       client.close();

@@ -105,6 +105,7 @@ function project(tables: Tables, event: LoggedEvent, stamp: { seq: number; at: s
     case "run_aborted":
     case "review_recorded":
     case "gap_recorded":
+    case "assessment_recorded":
       return recordNodeEvent(tables, event, stamp);
     case "preference_changed":
     case "capability_observed":
@@ -221,7 +222,10 @@ function recordOutput(
 
 function recordNodeEvent(
   tables: Tables,
-  event: Extract<DomainEvent, { kind: "run_aborted" | "review_recorded" | "gap_recorded" }>,
+  event: Extract<
+    DomainEvent,
+    { kind: "run_aborted" | "review_recorded" | "gap_recorded" | "assessment_recorded" }
+  >,
   stamp: { seq: number; at: string },
 ): void {
   tables.nodeEvents.push({

@@ -3,6 +3,7 @@
  * objects (JSON columns are parsed on every read), so callers cannot change stored state.
  * @module
  */
+import { InvariantViolationError } from "../../engine/mod.ts";
 import type {
   AncestorNotes,
   AttemptKind,
@@ -13,8 +14,12 @@ import type {
 } from "../../engine/mod.ts";
 import { key, type NodeRow, type Tables } from "./tables.ts";
 import { getSession, listSessions, searchRuns } from "./search.ts";
-import { decodeNode, decodeSnapshot } from "../sql/rows.ts";
+import { checkSnapshotHash, decodeNode, decodeSnapshot } from "../sql/rows.ts";
 import { findStackSession, getBranchOutputs, getNodeEvents, getStack } from "./stack.ts";
+import { changeCounter, getBranchSteps, getRunListing, listRuns } from "./tasks.ts";
+
+/** Snapshot rows whose hash was checked (rows are immutable, so once is enough). */
+const checked = new WeakSet<object>();
 
 /** A node record, decoded from the row the SQL reader would select (one read path). */
 function toNode(tables: Tables, row: NodeRow): NodeRecord {
@@ -111,7 +116,13 @@ function getPreferredTip(tables: Tables, runId: string, nodeId: string): NodeRec
     pending.push(...(tables.children.get(key(runId, id)) ?? []));
   }
   const found = tip ?? tables.nodes.get(key(runId, nodeId));
-  if (!found) throw new Error(`no node ${nodeId} in run ${runId}`);
+  if (!found) {
+    throw new InvariantViolationError(`The preferred tip of node ${nodeId} is not stored`, {
+      invariant: "tip_exists",
+      runId,
+      nodeId,
+    });
+  }
   return toNode(tables, found);
 }
 
@@ -137,8 +148,14 @@ export function reader(current: () => Tables): StoreReader {
       Promise.resolve().then(() => getPreferredTip(current(), runId, nodeId)),
     getSnapshot(hash) {
       const row = current().snapshots.get(hash);
-      // The SQL store's decoder: format-1 snapshots read back in the current format.
-      return Promise.resolve().then(() => row ? decodeSnapshot(row.compiled, hash) : null);
+      // The SQL store's decoder and hash check (rows are immutable, so each is checked once).
+      return Promise.resolve().then(() => {
+        if (!row) return null;
+        const compiled = decodeSnapshot(row.compiled, hash);
+        if (!checked.has(row)) checkSnapshotHash(row.compiled, hash);
+        checked.add(row);
+        return compiled;
+      });
     },
     searchRuns: (layer, query) => Promise.resolve(searchRuns(current(), { layer, query })),
     listSessions: (options) => Promise.resolve(listSessions(current(), options)),
@@ -149,5 +166,10 @@ export function reader(current: () => Tables): StoreReader {
     getNodeEvents: (runId, nodeId) => Promise.resolve(getNodeEvents(current(), { runId, nodeId })),
     getBranchOutputs: (runId, nodeId, limit) =>
       Promise.resolve(getBranchOutputs(current(), { runId, nodeId, limit })),
+    getBranchSteps: (runId, nodeId, limit) =>
+      Promise.resolve().then(() => getBranchSteps(current(), { runId, nodeId, limit })),
+    getRunListing: (runId) => Promise.resolve(getRunListing(current(), runId)),
+    listRuns: (page) => Promise.resolve(listRuns(current(), page)),
+    changeCounter: () => Promise.resolve(changeCounter(current())),
   };
 }

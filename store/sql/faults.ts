@@ -28,6 +28,8 @@ const RUN_KEYED = new Set([
   "getChildren",
   "getAncestorNotes",
   "getPreferredTip",
+  "getBranchSteps",
+  "getRunListing",
 ]);
 
 /** Which session a call was about, as far as its arguments and appends said. */

@@ -165,7 +165,7 @@ async function runStacked(s: ProjectionScope, event: EventOf<"run_stacked">) {
 
 async function nodeEvent(
   s: ProjectionScope,
-  event: EventOf<"run_aborted" | "review_recorded" | "gap_recorded">,
+  event: EventOf<"run_aborted" | "review_recorded" | "gap_recorded" | "assessment_recorded">,
 ) {
   await s.tx.insertInto("node_events").values({
     seq: s.seq,
@@ -213,6 +213,7 @@ export async function project(scope: ProjectionScope, event: LoggedEvent): Promi
     case "run_aborted":
     case "review_recorded":
     case "gap_recorded":
+    case "assessment_recorded":
       return await nodeEvent(scope, event);
     case "preference_changed":
     case "capability_observed":

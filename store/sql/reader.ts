@@ -9,6 +9,7 @@ import {
   type AttemptKind,
   type AttemptRecord,
   type CompiledWorkflow,
+  InvariantViolationError,
   isMember,
   type NodeKind,
   RUN_STATUSES,
@@ -25,10 +26,11 @@ import {
   NOT_A_BRANCH,
   preferredTipId,
 } from "./graph_sql.ts";
-import { decodeAttempt, decodeNode, decodeSnapshot } from "./rows.ts";
+import { decodeAttempt, decodeNode, decodePinnedSnapshot, decodeSnapshot } from "./rows.ts";
 import { getSession, listSessions } from "./sessions.ts";
 import { searchRuns } from "./search.ts";
 import { findStackSession, getBranchOutputs, getNodeEvents, getStack } from "./stack_reads.ts";
+import { changeCounter, getBranchSteps, getRunListing, listRuns } from "./task_reads.ts";
 
 /** What readers on one database share. */
 export interface ReaderShared {
@@ -170,8 +172,12 @@ async function getSnapshot(
     shared.snapshots.delete(hash);
     return null;
   }
-  const compiled = await readSnapshot(ex, hash);
-  if (compiled) shared.snapshots.set(hash, compiled);
+  // Checked against its hash once per process: runs execute what they were pinned to.
+  const row = await ex.selectFrom("workflow_snapshots").select("compiled")
+    .where("workflow_hash", "=", hash).executeTakeFirst();
+  if (!row) return null;
+  const compiled = decodePinnedSnapshot(row.compiled, hash);
+  shared.snapshots.set(hash, compiled);
   return compiled;
 }
 
@@ -199,7 +205,13 @@ export function createReader(scope: ReadScope, shared: ReaderShared): StoreReade
     getPreferredTip: async (runId, nodeId) => {
       // Only rehydrates of a node that is not a tip come here; it reads that node's subtree.
       const row = await node(runId, await preferredTipId(ex, runId, nodeId));
-      if (!row) throw new Error(`node ${nodeId} of run ${runId} is not stored`);
+      if (!row) {
+        throw new InvariantViolationError(`The preferred tip of node ${nodeId} is not stored`, {
+          invariant: "tip_exists",
+          runId,
+          nodeId,
+        });
+      }
       return decodeNode(row);
     },
     getSnapshot: (hash) => getSnapshot(ex, shared, hash),
@@ -210,5 +222,9 @@ export function createReader(scope: ReadScope, shared: ReaderShared): StoreReade
     findStackSession: (workspace, agentId) => findStackSession(ex, { workspace, agentId }),
     getNodeEvents: (runId, nodeId) => getNodeEvents(ex, { runId, nodeId }),
     getBranchOutputs: (runId, nodeId, limit) => getBranchOutputs(ex, { runId, nodeId, limit }),
+    getBranchSteps: (runId, nodeId, limit) => getBranchSteps(ex, { runId, nodeId, limit }),
+    getRunListing: (runId) => getRunListing(ex, runId),
+    listRuns: (page) => listRuns(ex, page),
+    changeCounter: () => changeCounter(ex),
   };
 }

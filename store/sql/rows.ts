@@ -11,8 +11,10 @@ import {
   ATTEMPT_OUTCOMES,
   type AttemptRecord,
   autonomySchema,
+  canonicalJson,
   type CompiledWorkflow,
   EDGE_KINDS,
+  InvariantViolationError,
   isMember,
   NODE_KINDS,
   type NodeRecord,
@@ -198,6 +200,27 @@ export function decodeSnapshot(text: string, hash: string): CompiledWorkflow {
     );
   }
   return normalizeCompiled(parsed.data as unknown as CompiledWorkflow);
+}
+
+/**
+ * A pinned snapshot for a run to execute: decoded as {@linkcode decodeSnapshot} does, after
+ * checking that its stored JSON hashes to the key it is stored under. Bad JSON is corruption;
+ * content that hashes to another key breaks the pinning invariant (`INVARIANT_VIOLATION`).
+ */
+export function decodePinnedSnapshot(text: string, hash: string): CompiledWorkflow {
+  const compiled = decodeSnapshot(text, hash);
+  checkSnapshotHash(text, hash);
+  return compiled;
+}
+
+/** Throws `InvariantViolationError` unless a snapshot's stored JSON hashes to `hash`. */
+export function checkSnapshotHash(text: string, hash: string): void {
+  const contentHash = `sha256:${digest(canonicalJson(JSON.parse(text)))}`;
+  if (contentHash === hash) return;
+  throw new InvariantViolationError(
+    `The pinned workflow ${hash} does not match its stored content, which hashes to ${contentHash}`,
+    { invariant: "snapshot_hash", workflowHash: hash, contentHash },
+  );
 }
 
 /** A JSON column decoded by `schema`, or `fallback` when it is absent, not JSON or off-schema. */

@@ -44,6 +44,13 @@ export interface OpenStoreOptions {
    * migrating, so it reports what it finds instead of changing it.
    */
   migrate?: boolean;
+  /**
+   * `normal` (default): in WAL mode SQLite syncs at checkpoints, not at every commit, so an
+   * acknowledged write survives a crash of the process but a power loss or OS crash may lose
+   * the last few commits. `full`: every commit is synced to disk before it is acknowledged.
+   * (A database server syncs as its own configuration says.)
+   */
+  durability?: "normal" | "full";
 }
 
 const COUNTED = [

@@ -10,11 +10,13 @@
  * Writes `bench-results/in_process.json`.
  * @module
  */
+import { NativeConnection } from "../../store/libsql/native_pool.ts";
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 import { openWaymark, type SqliteStore } from "../../mod.ts";
 import { TOOLS } from "../../tools/mod.ts";
+import type { WorkflowSource } from "../../engine/mod.ts";
 import { LONG_ID, longWorkflow, r3, stats } from "./common.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -121,21 +123,43 @@ async function main(): Promise<number> {
       };
       return tx;
     };
+    // file databases run the store's statements on native connections instead of the client
+    const native = NativeConnection.prototype;
+    const rawNativeExecute = native.execute;
+    const rawNativeExec = native.exec;
+    native.execute = function (sql, args) {
+      const t0 = performance.now();
+      try {
+        return rawNativeExecute.call(this, sql, args);
+      } finally {
+        record(sql, performance.now() - t0, args);
+      }
+    };
+    native.exec = function (sql) {
+      const t0 = performance.now();
+      try {
+        return rawNativeExec.call(this, sql);
+      } finally {
+        record(`<${sql}>`, performance.now() - t0, []);
+      }
+    };
 
-    // ---- workflow source timing ---------------------------------------------------------
+    // ---- workflow source timing (load and find: the drift check and starts) ------------------
     let loadMs = 0;
     let loadN = 0;
-    const rawLoad = waymark.deps.workflows.load.bind(waymark.deps.workflows);
-    (waymark.deps as { workflows: { load: typeof rawLoad } }).workflows = {
-      load: async () => {
-        const t0 = performance.now();
-        try {
-          return await rawLoad();
-        } finally {
-          loadMs += performance.now() - t0;
-          loadN++;
-        }
-      },
+    const source = waymark.deps.workflows;
+    const timedCall = async <T>(fn: () => Promise<T>): Promise<T> => {
+      const t0 = performance.now();
+      try {
+        return await fn();
+      } finally {
+        loadMs += performance.now() - t0;
+        loadN++;
+      }
+    };
+    (waymark.deps as { workflows: WorkflowSource }).workflows = {
+      load: () => timedCall(() => source.load()),
+      find: source.find && ((id) => timedCall(() => source.find!(id))),
     };
 
     const tool = (name: string) => TOOLS.find((t) => t.name === name)!;
@@ -245,6 +269,8 @@ async function main(): Promise<number> {
     // ---- query plans of the statements a rehydrate sends ----------------------------------
     client.execute = rawExecute;
     client.transaction = rawTransaction;
+    native.execute = rawNativeExecute;
+    native.exec = rawNativeExec;
     const last = results[results.length - 1]!;
     const plans: { sql: string; plan: string[] }[] = [];
     for (const sql of last.ops.rehydrate.sql.keys()) {
@@ -304,7 +330,7 @@ async function main(): Promise<number> {
     console.log(
       `${"operation".padEnd(16)}${"prior".padStart(8)}${"total".padStart(9)}${"parse".padStart(9)}${
         "run".padStart(9)
-      }${"render".padStart(9)}${"p99 tot".padStart(9)}  sql/call  load()/call`,
+      }${"render".padStart(9)}${"p99 tot".padStart(9)}  sql/call  workflows/call`,
     );
     const line = (
       op: string,

@@ -1,7 +1,8 @@
 /**
  * A scripted agent for driving workflows to completion in-process: it answers each pending step
- * with what the step asks for (the contract's artifact, notes meeting validation criteria, loop
- * decisions: continue once, then stop) and picks context values that make chosen conditions true.
+ * with what the step asks for (the contract's artifact, notes meeting validation criteria,
+ * passing assessments, loop decisions: continue once, then stop) and picks context values that
+ * make chosen conditions true.
  * @module
  */
 import {
@@ -89,6 +90,40 @@ export function notesFor(step: CompiledStep): string {
   return text;
 }
 
+/** Levels that fire one of the step's follow-ups for an assessment. */
+function triggerLevels(step: CompiledStep, assessmentId: string): Set<string> {
+  return new Set(
+    (step.consequences ?? []).filter((c) =>
+      c.forAssessment === undefined || c.forAssessment === assessmentId
+    ).map((c) => c.anyEqualsLevel),
+  );
+}
+
+/**
+ * The `wr.assessment` artifacts of a step with every dimension rated; `fire` picks, for that
+ * consequence, its level on the first dimension that has it (a follow-up path), and every other
+ * dimension gets a level that fires nothing (a passing assessment).
+ */
+export function assessmentsFor(
+  step: CompiledStep,
+  fire?: { anyEqualsLevel: string; forAssessment?: string },
+): Record<string, unknown>[] {
+  let fired = false;
+  return (step.assessments ?? []).map((a) => {
+    const quiet = triggerLevels(step, a.id);
+    const dimensions = Object.fromEntries(a.dimensions.map((d) => {
+      const canFire = fire && !fired && d.levels.includes(fire.anyEqualsLevel) &&
+        (fire.forAssessment === undefined || fire.forAssessment === a.id);
+      if (canFire) {
+        fired = true;
+        return [d.id, fire.anyEqualsLevel];
+      }
+      return [d.id, d.levels.find((l) => !quiet.has(l)) ?? d.levels[0]!];
+    }));
+    return { kind: "wr.assessment", assessmentId: a.id, dimensions };
+  });
+}
+
 /** Finds a step by id in the compiled tree. */
 export function findStep(nodes: readonly CompiledNode[], id: string): CompiledStep | null {
   for (const n of nodes) {
@@ -141,6 +176,19 @@ export interface ScriptedRun {
   last: StepResponse;
 }
 
+/** One turn of the scripted agent, before it sends its passing acknowledgement. */
+export interface Turn {
+  /** The response whose step is pending. */
+  response: StepResponse;
+  /** The compiled step. */
+  step: CompiledStep;
+  /** The passing acknowledgement it is about to send. */
+  ack: {
+    context: Record<string, unknown>;
+    output: { notesMarkdown: string; artifacts: unknown[] };
+  };
+}
+
 /** Drives a workflow to completion with the scripted agent. */
 export async function driveToCompletion(
   deps: EngineDeps,
@@ -149,6 +197,11 @@ export async function driveToCompletion(
     compiled: CompiledWorkflow;
     context: Record<string, unknown>;
     maxAcks?: number;
+    /**
+     * Called before each passing acknowledgement; may make attempts of its own and return the
+     * response to acknowledge from instead (a blocked attempt's, with its fresh ackToken).
+     */
+    onTurn?: (turn: Turn) => Promise<StepResponse | void>;
   },
 ): Promise<ScriptedRun> {
   const { workflowId, compiled, context: startContext } = options;
@@ -177,7 +230,7 @@ export async function driveToCompletion(
       const want = loop.loop.type === "while" ? more : !more;
       for (const [k, v] of Object.entries(assignments(cond, want))) setVar(context, k, v);
     }
-    const artifacts: Record<string, unknown>[] = [];
+    const artifacts: Record<string, unknown>[] = assessmentsFor(step);
     if (pending.outputContract) {
       const example = { ...pending.outputContract.example };
       if (example.kind === "wr.loop_control") {
@@ -189,11 +242,13 @@ export async function driveToCompletion(
       }
       artifacts.push(example);
     }
+    const output = { notesMarkdown: notesFor(step), artifacts };
+    const from = await options.onTurn?.({ response, step, ack: { context, output } }) ?? response;
     const next = await continueWorkflow(deps, {
-      stateToken: response.stateToken,
-      ackToken: response.ackToken!,
+      stateToken: from.stateToken,
+      ackToken: from.ackToken!,
       context,
-      output: { notesMarkdown: notesFor(step), artifacts: artifacts as never },
+      output: output as never,
     });
     if (!next.ok) {
       throw new Error(`${workflowId} at ${pending.stepId}: ${JSON.stringify(next.error)}`);

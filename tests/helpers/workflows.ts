@@ -32,3 +32,35 @@ export async function writeProjectWorkflow(
   await Deno.writeTextFile(file, plainWorkflow(options.id, options.steps));
   return file;
 }
+
+/** What a pending step may ask for besides notes (the fields of `pending` that matter here). */
+export interface Gated {
+  /** The contract, with its example artifact. */
+  outputContract?: { example: Record<string, unknown> };
+  /** The assessments, with their levels. */
+  assessments?: { assessmentId: string; dimensions: { id: string; levels: string[] }[] }[];
+}
+
+/**
+ * Artifacts that pass a pending step's gates: its contract's example and, for each assessment,
+ * the last level of every dimension (the bundled workflows list levels worst first).
+ */
+export function passingArtifacts(pending: Gated): Record<string, unknown>[] {
+  return [
+    ...(pending.outputContract ? [pending.outputContract.example] : []),
+    ...(pending.assessments ?? []).map((a) => ({
+      kind: "wr.assessment",
+      assessmentId: a.assessmentId,
+      dimensions: Object.fromEntries(a.dimensions.map((d) => [d.id, d.levels.at(-1)!])),
+    })),
+  ];
+}
+
+/**
+ * `{artifacts}` passing a pending step's gates, or nothing when it has none (so the payload of
+ * a plain step's acknowledgement, and the digest a replay compares, stay notes alone).
+ */
+export function gated(pending: Gated): { artifacts?: Record<string, unknown>[] } {
+  const artifacts = passingArtifacts(pending);
+  return artifacts.length ? { artifacts } : {};
+}

@@ -21,6 +21,7 @@ Deno.test("cli: bad flag values are refused with the flag's name, never NaN", as
   try {
     const cases: [string[], Record<string, string>, RegExp][] = [
       [["serve", "--busy-timeout", "abc"], {}, /--busy-timeout must be a whole number/],
+      [["serve", "--durability", "always"], {}, /--durability must be normal or full/],
       [["serve", "--http", "70000"], {}, /--http must be a port number/],
       [["view", "--port", "x1"], {}, /--port must be a port number/],
       [["serve", "--db", "ftp://nope"], {}, /--db must be file:PATH/],

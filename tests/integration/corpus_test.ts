@@ -1,16 +1,22 @@
 /**
  * The WorkRail corpus runs unmodified: every file compiles, every workflow and example is driven
  * to completion by a scripted agent, and across the runs every conditional branch (a step or
- * loop with a runCondition, a prompt fragment with a `when`) is taken at least once.
+ * loop with a runCondition, a prompt fragment with a `when`) is taken at least once. Its gates
+ * hold as WorkRail enforces them: notes are required, and every assessment follow-up blocks.
  */
 import assert from "node:assert/strict";
 import {
   type CompiledNode,
+  type CompiledStep,
   type CompiledWorkflow,
   type Condition,
+  continueWorkflow,
+  type EngineDeps,
   evaluateCondition,
   loadWorkflowFile,
   loadWorkflowFiles,
+  renderStepResponse,
+  type StepResponse,
 } from "../../engine/mod.ts";
 import {
   CORPUS_DIR,
@@ -19,7 +25,14 @@ import {
   corpusWaymark,
   loadCorpus,
 } from "../helpers/corpus.ts";
-import { assignments, driveToCompletion, loopInputs, setVar } from "../helpers/scripted_agent.ts";
+import {
+  assessmentsFor,
+  assignments,
+  driveToCompletion,
+  loopInputs,
+  setVar,
+  type Turn,
+} from "../helpers/scripted_agent.ts";
 
 const ignore = CORPUS_DIR === null;
 
@@ -190,6 +203,104 @@ Deno.test({
     assert.ok(driven >= 30, `drove ${driven} workflows`);
     assert.deepEqual(missed, []);
     assert.equal(loopsRepeated.size, loopsTotal, "every loop ran at least two iterations");
+  },
+});
+
+/** Every step that asks for assessments, with the conditions that must hold to reach it. */
+function assessmentSteps(
+  nodes: readonly CompiledNode[],
+  enclosing: Condition[] = [],
+  out: { step: CompiledStep; conditions: Condition[] }[] = [],
+) {
+  for (const node of nodes) {
+    const here = node.runCondition ? [...enclosing, node.runCondition] : enclosing;
+    if (node.kind === "loop") assessmentSteps(node.body, here, out);
+    else if (node.assessments) out.push({ step: node, conditions: here });
+  }
+  return out;
+}
+
+async function ackWith(deps: EngineDeps, from: StepResponse, turn: Turn["ack"]) {
+  const next = await continueWorkflow(deps, {
+    stateToken: from.stateToken,
+    ackToken: from.ackToken!,
+    context: turn.context,
+    output: turn.output as never,
+  });
+  assert.ok(next.ok, JSON.stringify(!next.ok && next.error));
+  return next.value;
+}
+
+Deno.test({
+  name:
+    "every corpus workflow with assessments: notes are required, each follow-up blocks, a passing assessment advances",
+  ignore,
+  fn: async () => {
+    const { set } = await loadCorpus();
+    const { deps, cleanup } = await corpusWaymark(set);
+    let workflows = 0;
+    let followUps = 0;
+    try {
+      for (const workflow of set.workflows.filter((w) => w.kind === "workflow")) {
+        const compiled = workflow.compiled;
+        const targets = assessmentSteps(compiled.steps);
+        if (targets.length === 0) continue;
+        workflows++;
+        for (const { step: target, conditions } of targets) {
+          const context = loopInputs(compiled.steps);
+          for (const c of conditions) {
+            for (const [k, v] of Object.entries(assignments(c, true))) setVar(context, k, v);
+          }
+          let notesChecked = false;
+          let reached = false;
+          await driveToCompletion(deps, {
+            workflowId: workflow.id,
+            compiled,
+            context,
+            onTurn: async ({ response, step, ack }) => {
+              let from = response;
+              if (!notesChecked && !response.pending!.notesOptional) {
+                notesChecked = true;
+                const { notesMarkdown: _, ...rest } = ack.output;
+                from = await ackWith(deps, from, { ...ack, output: rest as never });
+                assert.equal(from.kind, "blocked", `${workflow.id}: ${step.id} without notes`);
+                assert.deepEqual(from.blockers!.map((b) => [b.code, b.pointer]), [[
+                  "MISSING_REQUIRED_NOTES",
+                  { kind: "workflow_step", stepId: step.id },
+                ]]);
+                assert.match(renderStepResponse(from), /BLOCKED[\s\S]*MISSING_REQUIRED_NOTES/);
+              }
+              if (step.id !== target.id || reached) return from;
+              reached = true;
+              for (const c of step.consequences ?? []) {
+                const artifacts = assessmentsFor(step, c);
+                from = await ackWith(deps, from, {
+                  ...ack,
+                  output: { ...ack.output, artifacts },
+                });
+                const key = `${workflow.id}: ${step.id} at ${c.anyEqualsLevel}`;
+                assert.equal(from.kind, "blocked", key);
+                assert.equal(from.pending!.stepId, step.id, key);
+                const fired = from.blockers!.filter((b) => b.suggestedFix === c.guidance);
+                assert.equal(fired.length, 1, `${key}: ${JSON.stringify(from.blockers)}`);
+                assert.equal(fired[0]!.code, "ASSESSMENT_FOLLOWUP_REQUIRED");
+                assert.equal(fired[0]!.pointer.kind, "assessment_dimension");
+                followUps++;
+              }
+              return from;
+            },
+          });
+          assert.ok(notesChecked, `${workflow.id}: no step required notes`);
+          assert.ok(reached, `${workflow.id}: ${target.id} was not reached`);
+        }
+      }
+    } finally {
+      await cleanup();
+    }
+    console.log(
+      `corpus: ${workflows} workflows with assessments; ${followUps} follow-ups blocked, then passed`,
+    );
+    assert.ok(workflows >= 13, `only ${workflows} corpus workflows declare assessments`);
   },
 });
 

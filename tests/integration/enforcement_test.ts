@@ -150,7 +150,7 @@ const CASES = [
     step: "decide",
     send: { output: { artifacts: [{ ...VERDICT, verdict: "fine" }] } },
   },
-  { code: "MISSING_REQUIRED_OUTPUT", step: "write", send: {} },
+  { code: "MISSING_REQUIRED_NOTES", step: "write", send: {} },
   {
     code: "INVALID_REQUIRED_OUTPUT",
     step: "write",
@@ -164,7 +164,7 @@ const PASS: Record<string, Record<string, unknown>> = {
   "capability-probe-web_browsing": OBSERVED("available"),
   decide: { output: { artifacts: [VERDICT] } },
   write: { output: { notesMarkdown: "IN SCOPE: the importer. OUT OF SCOPE: the exporter." } },
-  ask: { context: { designDoc: "docs/design.md" } },
+  ask: { context: { designDoc: "docs/design.md" }, output: { notesMarkdown: "Got the doc." } },
 };
 
 async function walkTo(

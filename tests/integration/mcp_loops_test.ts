@@ -91,11 +91,17 @@ Deno.test({
       r = await advance(c, blocked, decision("continue"));
       const trail: string[] = [];
       const decisions = ["continue", "continue", "stop"];
+      const ready = {
+        output: {
+          artifacts: [{ kind: "wr.assessment", dimensions: { confidence: "high" } }],
+        },
+      };
       while (r.pending) {
         trail.push(r.pending.stepId);
         r = r.pending.stepId === "decide-continue"
           ? await advance(c, r, decision(decisions.shift()!))
-          : await advance(c, r);
+          : await advance(c, r, r.pending.stepId === "complete" ? ready : {});
+        assert.equal(r.kind, "ok", JSON.stringify(r.blockers));
       }
       assert.deepEqual(trail, [
         "do-work",

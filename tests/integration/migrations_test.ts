@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
-import { LibsqlDialect } from "@libsql/kysely-libsql";
+import { LibsqlDialect } from "../../store/libsql/kysely_driver.ts";
 import { Kysely } from "kysely";
 import { MIGRATIONS, openStore } from "../../store/mod.ts";
 import { libsqlMigrationDialect } from "../../store/libsql/migrations.ts";
@@ -24,7 +24,7 @@ Deno.test("an older database migrates forward with its rows; a newer one is refu
   try {
     // what the first waymark wrote: the first migration and a session row
     const client = createClient({ url: `file:${dbFile}` });
-    const db = new Kysely<unknown>({ dialect: new LibsqlDialect({ client: client as never }) });
+    const db = new Kysely<unknown>({ dialect: new LibsqlDialect({ client }) });
     await client.execute(
       "CREATE TABLE waymark_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)",
     );

@@ -38,7 +38,11 @@ Deno.test("a run keeps its pinned workflow when the file changes or disappears, 
 
     await Deno.writeTextFile(file, workflow("Second, rewritten.", true));
     const second = value(
-      await waymark.continue({ stateToken: start.stateToken, ackToken: start.ackToken }),
+      await waymark.continue({
+        stateToken: start.stateToken,
+        ackToken: start.ackToken,
+        output: { notesMarkdown: "First done." },
+      }),
     );
     assert.equal(second.pending?.prompt, "Second, as first written.");
     assert.deepEqual(second.warnings.map((w) => w.code), ["WORKFLOW_CHANGED_ON_DISK"]);
@@ -51,7 +55,11 @@ Deno.test("a run keeps its pinned workflow when the file changes or disappears, 
     const rehydrated = value(await waymark.continue({ stateToken: second.stateToken }));
     assert.deepEqual(rehydrated.warnings.map((w) => w.code), ["WORKFLOW_FILE_GONE"]);
     const done = value(
-      await waymark.continue({ stateToken: second.stateToken, ackToken: second.ackToken }),
+      await waymark.continue({
+        stateToken: second.stateToken,
+        ackToken: second.ackToken,
+        output: { notesMarkdown: "Second done." },
+      }),
     );
     assert.equal(done.isComplete, true, "the pinned two-step workflow completes without the file");
     assert.deepEqual(done.warnings.map((w) => w.code), ["WORKFLOW_FILE_GONE"]);

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { openTestDb } from "../helpers/db.ts";
 import { connect, connectRich, ok, type RichClient, tempHome } from "../helpers/server.ts";
+import { gated } from "../helpers/workflows.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = Record<string, any>;
@@ -47,9 +48,10 @@ async function finish(client: RichClient, from: Json): Promise<Json> {
       await client.call("continue_workflow", {
         stateToken: at.stateToken,
         ackToken: at.ackToken,
-        output: { notesMarkdown: `Finished ${at.pending.stepId}.` },
+        output: { notesMarkdown: `Finished ${at.pending.stepId}.`, ...gated(at.pending) },
       }),
     );
+    assert.equal(at.kind, "ok", JSON.stringify(at.blockers));
   }
   return at;
 }

@@ -26,13 +26,14 @@ function value(result: Result<StepResponse>, what: string): StepResponse {
 }
 
 /**
- * Runs a per-connection PRAGMA on every pooled connection of the store's own client: the
- * client lends its idle connections out in turn, so all of them must carry it.
+ * Runs a per-connection PRAGMA on every connection: the store's own (its statement-caching
+ * native ones) and every pooled connection of its client, which lends its idle connections
+ * out in turn, so all of them must carry it.
  */
 async function pragmaEverywhere(wm: Waymark, pragma: string): Promise<void> {
-  await Promise.all(
-    Array.from({ length: 25 }, () => (wm.store as SqliteStore).client.execute(pragma)),
-  );
+  const store = wm.store as SqliteStore;
+  store.pragmaEverywhere(pragma);
+  await Promise.all(Array.from({ length: 25 }, () => store.client.execute(pragma)));
 }
 
 async function eventCount(wm: Waymark): Promise<number> {

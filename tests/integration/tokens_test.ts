@@ -21,6 +21,8 @@ import { connect, err, ok, tempHome } from "../helpers/server.ts";
 const B64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 type Field = "stateToken" | "ackToken" | "checkpointToken";
 const NOTES = { notesMarkdown: "checkpoint notes" };
+/** Notes for an acknowledgement (plain steps require them). */
+const DONE = { notesMarkdown: "step done" };
 
 /** Opens waymark on a throwaway home (and, by default, an in-memory database). */
 async function open(dbUrl: string | undefined = ":memory:"): Promise<{
@@ -142,7 +144,9 @@ Deno.test("every single-character change, deletion, truncation or extension of a
   try {
     const s0 = value(await waymark.start({ workflowId: "wr.code_review" }));
     // Use the genuine tokens once, so the attempts they name have records.
-    const s1 = value(await waymark.continue({ stateToken: s0.stateToken, ackToken: s0.ackToken }));
+    const s1 = value(
+      await waymark.continue({ stateToken: s0.stateToken, ackToken: s0.ackToken, output: DONE }),
+    );
     const cp = value(
       await waymark.checkpoint({
         stateToken: s0.stateToken,
@@ -172,7 +176,7 @@ Deno.test("every single-character change, deletion, truncation or extension of a
         ).reason,
       );
       refused(
-        await waymark.continue({ stateToken: bad, ackToken: ack }),
+        await waymark.continue({ stateToken: bad, ackToken: ack, output: DONE }),
         "TOKEN_INVALID",
         "stateToken",
         `advance ${label}`,
@@ -189,7 +193,7 @@ Deno.test("every single-character change, deletion, truncation or extension of a
       const label = `ackToken ${how}: ${bad}`;
       reasons.add(
         refused(
-          await waymark.continue({ stateToken: state, ackToken: bad }),
+          await waymark.continue({ stateToken: state, ackToken: bad, output: DONE }),
           "TOKEN_INVALID",
           "ackToken",
           label,
@@ -218,7 +222,9 @@ Deno.test("every single-character change, deletion, truncation or extension of a
 
     // The genuine tokens still work (replays and a rehydrate, none of which write).
     assert.equal(
-      JSON.stringify(value(await waymark.continue({ stateToken: state, ackToken: ack }))),
+      JSON.stringify(
+        value(await waymark.continue({ stateToken: state, ackToken: ack, output: DONE })),
+      ),
       JSON.stringify(s1),
     );
     assert.equal(
@@ -243,14 +249,16 @@ Deno.test("tokens are scoped to their run and node, and swapped kinds are named"
   const { waymark, close } = await open();
   try {
     const a0 = value(await waymark.start({ workflowId: "wr.code_review" }));
-    const a1 = value(await waymark.continue({ stateToken: a0.stateToken, ackToken: a0.ackToken }));
+    const a1 = value(
+      await waymark.continue({ stateToken: a0.stateToken, ackToken: a0.ackToken, output: DONE }),
+    );
     const b0 = value(await waymark.start({ workflowId: "wr.code_review" }));
     assert.notEqual(a0.session.runId, b0.session.runId);
     for (const r of [a0, a1, b0]) assertShort(r);
     const before = await snapshot(waymark);
 
     const otherRun = refused(
-      await waymark.continue({ stateToken: b0.stateToken, ackToken: a0.ackToken }),
+      await waymark.continue({ stateToken: b0.stateToken, ackToken: a0.ackToken, output: DONE }),
       "TOKEN_SCOPE_MISMATCH",
       "ackToken",
       "ack of run A on run B",
@@ -272,7 +280,7 @@ Deno.test("tokens are scoped to their run and node, and swapped kinds are named"
     // A fresh (never used) ack of run B on run A too, so the refusal is not about a used attempt.
     assert.equal(
       refused(
-        await waymark.continue({ stateToken: a1.stateToken, ackToken: b0.ackToken }),
+        await waymark.continue({ stateToken: a1.stateToken, ackToken: b0.ackToken, output: DONE }),
         "TOKEN_SCOPE_MISMATCH",
         "ackToken",
         "ack of run B on run A",
@@ -288,7 +296,7 @@ Deno.test("tokens are scoped to their run and node, and swapped kinds are named"
     ) {
       assert.equal(
         refused(
-          await waymark.continue({ stateToken: state, ackToken: ack }),
+          await waymark.continue({ stateToken: state, ackToken: ack, output: DONE }),
           "TOKEN_SCOPE_MISMATCH",
           "ackToken",
           label,
@@ -318,7 +326,7 @@ Deno.test("tokens are scoped to their run and node, and swapped kinds are named"
         "ackToken as stateToken (rehydrate)",
       ],
       [
-        await waymark.continue({ stateToken: a1.ackToken!, ackToken: a1.stateToken }),
+        await waymark.continue({ stateToken: a1.ackToken!, ackToken: a1.stateToken, output: DONE }),
         "stateToken",
         "state and ack swapped",
       ],
@@ -328,12 +336,20 @@ Deno.test("tokens are scoped to their run and node, and swapped kinds are named"
         "checkpointToken as stateToken",
       ],
       [
-        await waymark.continue({ stateToken: a1.stateToken, ackToken: a1.checkpointToken }),
+        await waymark.continue({
+          stateToken: a1.stateToken,
+          ackToken: a1.checkpointToken,
+          output: DONE,
+        }),
         "ackToken",
         "checkpointToken as ackToken",
       ],
       [
-        await waymark.continue({ stateToken: a1.stateToken, ackToken: a1.stateToken }),
+        await waymark.continue({
+          stateToken: a1.stateToken,
+          ackToken: a1.stateToken,
+          output: DONE,
+        }),
         "ackToken",
         "stateToken as ackToken",
       ],
@@ -364,8 +380,12 @@ Deno.test("tokens are scoped to their run and node, and swapped kinds are named"
     assert.deepEqual(after.counts, before.counts);
     assert.equal(after.dump, before.dump, "a refused call wrote to the database");
     // The genuine pairs still work.
-    value(await waymark.continue({ stateToken: a1.stateToken, ackToken: a1.ackToken }));
-    value(await waymark.continue({ stateToken: b0.stateToken, ackToken: b0.ackToken }));
+    value(
+      await waymark.continue({ stateToken: a1.stateToken, ackToken: a1.ackToken, output: DONE }),
+    );
+    value(
+      await waymark.continue({ stateToken: b0.stateToken, ackToken: b0.ackToken, output: DONE }),
+    );
   } finally {
     await close();
   }
@@ -387,7 +407,11 @@ Deno.test("a token signed by a key this waymark does not hold is refused as unkn
       const checks: [Result<StepResponse>, Field][] = [
         [await here.waymark.continue({ stateToken: theirs.stateToken }), "stateToken"],
         [
-          await here.waymark.continue({ stateToken: ours.stateToken, ackToken: theirs.ackToken }),
+          await here.waymark.continue({
+            stateToken: ours.stateToken,
+            ackToken: theirs.ackToken,
+            output: DONE,
+          }),
           "ackToken",
         ],
         [
@@ -445,14 +469,18 @@ Deno.test("tokens minted before a key rotation still work after it", async () =>
     await rotateKeyring(join(home.home, "keys.json"));
     const after = await openWaymark({ home: home.home });
     try {
-      const s1 = value(await after.continue({ stateToken: s0.stateToken, ackToken: s0.ackToken }));
+      const s1 = value(
+        await after.continue({ stateToken: s0.stateToken, ackToken: s0.ackToken, output: DONE }),
+      );
       assert.notEqual(s1.session.nodeId, s0.session.nodeId);
       assert.notEqual(
         keyIdOf(s1.stateToken),
         keyIdOf(s0.stateToken),
         "new tokens carry the new key id",
       );
-      value(await after.continue({ stateToken: s1.stateToken, ackToken: s1.ackToken }));
+      value(
+        await after.continue({ stateToken: s1.stateToken, ackToken: s1.ackToken, output: DONE }),
+      );
     } finally {
       await after.close();
     }
@@ -491,7 +519,13 @@ Deno.test("over MCP stdio, a tampered token comes back as the structured error e
     }
     // The genuine pair still advances after the refusals.
     assert.equal(
-      ok(await client.call("continue_workflow", { stateToken: s0.stateToken, ackToken: ack })).kind,
+      ok(
+        await client.call("continue_workflow", {
+          stateToken: s0.stateToken,
+          ackToken: ack,
+          output: DONE,
+        }),
+      ).kind,
       "ok",
     );
   } finally {

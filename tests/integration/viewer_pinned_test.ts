@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { hashJson } from "../../engine/mod.ts";
 import { openWaymark, type Result, type SqliteStore, type StepResponse } from "../../mod.ts";
 import { createViewerApp } from "../../web/mod.ts";
 import { tempHome } from "../helpers/server.ts";
@@ -47,10 +48,17 @@ Deno.test("a run pinned to a format-1 snapshot runs, and the viewer shows its pe
     const hash = start.workflow.hash;
     const stored = await waymark.store.db.selectFrom("workflow_snapshots").select("compiled")
       .where("workflow_hash", "=", hash).executeTakeFirstOrThrow();
-    // Rewrite the snapshot and the states as a format-1 server stored them.
+    // Pin the run to the snapshot and states a format-1 server stored (under their own hash).
+    const old = formatOne(JSON.parse(stored.compiled));
+    const oldHash = await hashJson(old);
     await (waymark.store as SqliteStore).client.execute({
-      sql: "UPDATE workflow_snapshots SET compiled = ? WHERE workflow_hash = ?",
-      args: [JSON.stringify(formatOne(JSON.parse(stored.compiled))), hash],
+      sql: "INSERT INTO workflow_snapshots SELECT ?, workflow_id, ?, created_at " +
+        "FROM workflow_snapshots WHERE workflow_hash = ?",
+      args: [oldHash, JSON.stringify(old), hash],
+    });
+    await (waymark.store as SqliteStore).client.execute({
+      sql: "UPDATE runs SET workflow_hash = ? WHERE workflow_hash = ?",
+      args: [oldHash, hash],
     });
     await (waymark.store as SqliteStore).client.execute(
       `UPDATE nodes SET state = json_object('v', 1, 'pc', json_extract(state, '$.pc'))`,
@@ -72,7 +80,11 @@ Deno.test("a run pinned to a format-1 snapshot runs, and the viewer shows its pe
     const second = createViewerApp({ db: again.store.db, allowedHosts: () => [HOST] });
     try {
       const next = value(
-        await again.continue({ stateToken: start.stateToken, ackToken: start.ackToken }),
+        await again.continue({
+          stateToken: start.stateToken,
+          ackToken: start.ackToken,
+          output: { notesMarkdown: "First thing done." },
+        }),
       );
       assert.equal(next.pending?.prompt, "Do the second thing.");
       const graph = await second.app.request(`/api/sessions/${sessionId}/runs/${runId}/graph`, {

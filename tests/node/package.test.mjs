@@ -86,6 +86,7 @@ test("the installed package exposes mod.js and mod.d.ts through exports", async 
   assert.equal(pkg.name, "waymark");
   assert.equal(pkg.type, "module");
   assert.equal(pkg.version, waymark.VERSION);
+  assert.equal(waymark.BUILD_KIND, "npm", "the npm build says what it is");
   assert.deepEqual(pkg.exports["."], { types: "./mod.d.ts", import: "./mod.js" });
   assert.equal(pkg.engines.node, ">=20");
   const dts = await readFile(join(installed, "mod.d.ts"), "utf8");
@@ -134,10 +135,15 @@ test("a bundled workflow runs to completion on a libSQL file; a replay is identi
       input = {
         stateToken: current.stateToken,
         ackToken: current.ackToken,
-        output: { notesMarkdown: `Did ${current.pending.stepId} from Node.` },
+        output: {
+          notesMarkdown: `Did ${current.pending.stepId} from Node.`,
+          // the findings step's contract: its example is a valid verdict
+          artifacts: current.pending.outputContract ? [current.pending.outputContract.example] : [],
+        },
       };
       const next = await w.continue(input);
       assert.ok(next.ok, JSON.stringify(next));
+      assert.equal(next.value.kind, "ok", JSON.stringify(next.value.blockers));
       current = next.value;
     }
     assert.ok(visited.length >= 2, `walked ${visited}`);

@@ -13,6 +13,8 @@ import {
   type CompiledWorkflow,
   continueWorkflow,
   type EngineDeps,
+  hashJson,
+  InvariantViolationError,
   resumeSession,
   type StepResponse,
 } from "../../engine/mod.ts";
@@ -441,7 +443,7 @@ const CASES: Record<string, Case> = {
   },
 
   async "a format-1 snapshot reads back in the current compiled format"({ store }) {
-    const [sessionId, runId, workflowHash] = ["5e55000000000001", "a000000000000001", "format-1"];
+    const [sessionId, runId] = ["5e55000000000001", "a000000000000001"];
     const formatOne = {
       format: 1,
       id: "user.old",
@@ -451,6 +453,8 @@ const CASES: Record<string, Case> = {
       metaGuidance: [],
       steps: [{ id: "a", title: "A", promptTemplate: "Do it.", requireConfirmation: false }],
     };
+    // Pinned under the hash a format-1 server gave it: the hash of that stored form.
+    const workflowHash = await hashJson(formatOne);
     await store.write((tx) =>
       tx.append([
         { kind: "session_created", sessionId, title: "Old" },
@@ -472,6 +476,39 @@ const CASES: Record<string, Case> = {
       features: [],
       contracts: {},
       steps: [{ kind: "step", ...formatOne.steps[0] }],
+    });
+  },
+
+  async "a snapshot whose content does not hash to its key is refused as an invariant violation"(
+    { store },
+    deps,
+  ) {
+    const s0 = await start(deps, "project.plain");
+    const [sessionId, runId] = ["5e55000000000002", "a000000000000002"];
+    const compiled = (await store.getSnapshot(s0.workflow.hash))!;
+    const workflowHash = `sha256:${"0".repeat(64)}`;
+    await store.write((tx) =>
+      tx.append([
+        { kind: "session_created", sessionId, title: "Mislabelled" },
+        {
+          kind: "run_started",
+          sessionId,
+          runId,
+          workflowId: "project.plain",
+          workflowHash,
+          goal: null,
+        },
+        { kind: "workflow_pinned", sessionId, runId, workflowHash, compiled },
+      ])
+    );
+    await assert.rejects(() => store.getSnapshot(workflowHash), (error: Error) => {
+      assert.ok(error instanceof InvariantViolationError);
+      assert.deepEqual(error.seen, {
+        invariant: "snapshot_hash",
+        workflowHash,
+        contentHash: s0.workflow.hash,
+      });
+      return true;
     });
   },
 };

@@ -245,3 +245,47 @@ Deno.test("over HTTP too, a top-level __proto__ in tool arguments is refused lik
     await Deno.remove(home, { recursive: true });
   }
 });
+
+Deno.test("HTTP: a 2026-07-28 request is served without a session, with the tasks extension", async () => {
+  const home = await Deno.makeTempDir({ prefix: "waymark-http-unit-" });
+  const waymark = await openWaymark({ home, dbUrl: ":memory:" });
+  const { app, close } = createMcpHttpApp(() => waymark.mcpServer(), { port: () => 80 });
+  const envelope = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {
+      extensions: { "io.modelcontextprotocol/tasks": {} },
+    },
+  };
+  const post = (method: string, params: Record<string, unknown>, name?: string) =>
+    app.fetch(
+      new Request("http://127.0.0.1/mcp", {
+        method: "POST",
+        headers: {
+          host: "127.0.0.1",
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2026-07-28",
+          "mcp-method": method,
+          ...(name ? { "mcp-name": name } : {}),
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method,
+          params: { ...params, _meta: envelope },
+        }),
+      }),
+    );
+  try {
+    const discovered = await (await post("server/discover", {})).json();
+    assert.deepEqual(discovered.result.capabilities.extensions, {
+      "io.modelcontextprotocol/tasks": {},
+    });
+    const unknown = await (await post("tasks/get", { taskId: "nope" }, "nope")).json();
+    assert.equal(unknown.error.code, -32602);
+  } finally {
+    await close();
+    await waymark.close();
+    await Deno.remove(home, { recursive: true });
+  }
+});

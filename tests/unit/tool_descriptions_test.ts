@@ -66,18 +66,35 @@ Deno.test("every tool publishes object input and output schemas that admit the e
 
 Deno.test("each tool's hints say what its use-case does", () => {
   const hints = Object.fromEntries(
-    TOOLS.map((t) => [t.name, { readOnly: t.readOnly, idempotent: t.idempotent }]),
+    TOOLS.map((t) => [t.name, {
+      readOnly: t.readOnly,
+      idempotent: t.idempotent,
+      destructive: t.destructive,
+    }]),
   );
   assert.deepEqual(hints, {
-    list_workflows: { readOnly: true, idempotent: true },
-    inspect_workflow: { readOnly: true, idempotent: true },
-    start_workflow: { readOnly: false, idempotent: false },
-    continue_workflow: { readOnly: false, idempotent: true },
-    checkpoint_workflow: { readOnly: false, idempotent: true },
-    resume_session: { readOnly: true, idempotent: true },
-    abort_workflow: { readOnly: false, idempotent: true },
-    start_session: { readOnly: false, idempotent: false },
+    list_workflows: { readOnly: true, idempotent: true, destructive: false },
+    inspect_workflow: { readOnly: true, idempotent: true, destructive: false },
+    start_workflow: { readOnly: false, idempotent: false, destructive: false },
+    continue_workflow: { readOnly: false, idempotent: true, destructive: false },
+    checkpoint_workflow: { readOnly: false, idempotent: true, destructive: false },
+    resume_session: { readOnly: true, idempotent: true, destructive: false },
+    abort_workflow: { readOnly: false, idempotent: true, destructive: true },
+    start_session: { readOnly: false, idempotent: false, destructive: false },
   });
+  const deepwork = Object.fromEntries(DEEPWORK.map((t) => [t.name, t.destructive]));
+  assert.deepEqual(deepwork, {
+    get_workflows: false,
+    start_workflow: false,
+    finished_step: false,
+    abort_workflow: true,
+    go_to_step: false,
+  });
+  assert.deepEqual(
+    TOOLS.filter((t) => t.taskSupport).map((t) => t.name),
+    ["start_workflow"],
+    "only a start can answer as a task",
+  );
 });
 
 Deno.test("a call reads the client's workspace only when its use-case records or ranks by it", () => {

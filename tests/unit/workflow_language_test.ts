@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import {
   advanceState,
+  type CompiledStep,
   type CompiledWorkflow,
   initialState,
   loadWorkflowFile,
@@ -509,7 +510,7 @@ Deno.test("a format-1 snapshot pinned before this format still runs", () => {
   assert.equal(pendingStep(compiled, stateAfterAck(compiled, v1, { x: "no" }), {}), null);
 });
 
-Deno.test("WorkRail assessments are rendered into the step's prompt; unknown ones fail to compile", async () => {
+Deno.test("assessments are compiled and rendered into the step's prompt; wrong references fail to compile", async () => {
   const assessments = [{
     id: "gate",
     purpose: "Quality gate.",
@@ -528,10 +529,32 @@ Deno.test("WorkRail assessments are rendered into the step's prompt; unknown one
   const compiled = await compile(wf([step], { assessments }));
   assert.equal(
     pendingStep(compiled, initialState(compiled, {}), {})!.prompt,
-    "Review.\n\n## Self-assessment\nBefore acknowledging, rate each dimension and give the ratings in output.notesMarkdown:\n- `gate`: Quality gate.\n  - `depth` (low | high): How deep.\nIf any dimension is `low`, follow up before acknowledging: Dig deeper.",
+    'Review.\n\n## Assessment\nRate every dimension below and put one `wr.assessment` artifact per assessment in output.artifacts, with exactly one of the listed levels per dimension; a missing or unknown rating blocks the acknowledgement.\n- `gate`: Quality gate.\n  - `depth` (low | high): How deep.\n  Artifact: `{"kind":"wr.assessment","assessmentId":"gate","dimensions":{"depth":"<low | high>"}}`\nIf any dimension is `low`, the step stays pending until you follow up and acknowledge again with a new assessment: Dig deeper.',
   );
+  const s = compiled.steps[0] as CompiledStep;
+  assert.deepEqual(s.assessments, [{
+    id: "gate",
+    dimensions: [{ id: "depth", levels: ["low", "high"], required: true }],
+  }]);
+  assert.deepEqual(s.consequences, [{ anyEqualsLevel: "low", guidance: "Dig deeper." }]);
   const found = await issues(wf([{ ...step, assessmentRefs: ["nope"] }], { assessments }));
   assert.ok(
     found.some((i) => i.includes("unknown assessment `nope`; this workflow's assessments: `gate`")),
   );
+  const when = (w: Record<string, unknown>) => ({
+    ...step,
+    assessmentConsequences: [{ when: w, effect: { kind: "require_followup", guidance: "G." } }],
+  });
+  const scoped = await issues(wf([when({ anyEqualsLevel: "low", forAssessment: "other" })], {
+    assessments,
+  }));
+  assert.ok(scoped.some((i) => i.includes("`other` is not one of this step's assessmentRefs")));
+  const level = await issues(wf([when({ anyEqualsLevel: "medium" })], { assessments }));
+  assert.ok(level.some((i) => i.includes("no dimension it reads has the level `medium`")));
+  const orphan = await issues(
+    wf([{ ...when({ anyEqualsLevel: "low" }), assessmentRefs: undefined }], {
+      assessments,
+    }),
+  );
+  assert.ok(orphan.some((i) => i.includes("`assessmentConsequences` needs `assessmentRefs`")));
 });

@@ -140,6 +140,7 @@ function startTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
       output: getWorkflowsResponseSchema,
       readOnly: true,
       idempotent: true,
+      destructive: false,
       workspace: "always",
       run: async (deps, input, ctx) =>
         logged(
@@ -157,6 +158,7 @@ function startTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
       output: startResponseSchema,
       readOnly: false,
       idempotent: false,
+      destructive: false,
       workspace: "always",
       run: async (deps, input, ctx) =>
         logged(
@@ -179,6 +181,7 @@ function stepTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
       output: finishedResponseSchema,
       readOnly: false,
       idempotent: true,
+      destructive: false,
       workspace: "always",
       run: async (deps, input, ctx) =>
         logged(
@@ -196,6 +199,7 @@ function stepTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
       output: abortResponseSchema,
       readOnly: false,
       idempotent: false,
+      destructive: true,
       workspace: "always",
       run: async (deps, input, ctx) =>
         logged(
@@ -213,6 +217,7 @@ function stepTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
       output: goToStepResponseSchema,
       readOnly: false,
       idempotent: true,
+      destructive: false,
       workspace: "always",
       run: async (deps, input, ctx) =>
         logged(

@@ -24,6 +24,7 @@ import {
   stepResponseSchema,
 } from "../../engine/mod.ts";
 import { defineTool, type ToolDefinition, type ToolProfile } from "../define_tool.ts";
+import published from "./default_schemas.json" with { type: "json" };
 import {
   abortInput,
   checkpointInput,
@@ -46,6 +47,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     output: listResponseSchema,
     readOnly: true,
     idempotent: true,
+    destructive: false,
     workspace: "never",
     run: (deps) => listWorkflows(deps),
     render: renderList,
@@ -59,6 +61,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     output: inspectResponseSchema,
     readOnly: true,
     idempotent: true,
+    destructive: false,
     workspace: "never",
     run: (deps, input) => inspectWorkflow(deps, input),
     render: renderInspect,
@@ -72,6 +75,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     output: stepResponseSchema,
     readOnly: false,
     idempotent: false,
+    destructive: false,
+    taskSupport: "optional",
     workspace: "always",
     run: (deps, input, ctx) => startWorkflow(deps, input, ctx),
     render: renderStepResponse,
@@ -80,11 +85,13 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "continue_workflow",
     title: "Continue a workflow",
     description:
-      "With `stateToken` and `ackToken`: acknowledge the `pending` step and get the next one; put a short recap in `output.notesMarkdown` and new facts in `context`. Replaying the same tokens returns the same answer. An older `stateToken` starts a new branch (`forked`). If the step has an `outputContract`, put the artifact it asks for in `output.artifacts`. When the acknowledgement is missing something the step requires, the answer has `kind` blocked with `blockers` and an `example`: fix it and retry with the new `ackToken` (under full_auto_never_stop it advances and lists `gaps` instead). Without `ackToken`: rehydrate the current step, a `recap`, and fresh tokens, writing nothing. When `isComplete` is true, `pending` is null.",
+      "With `stateToken` and `ackToken`: acknowledge the `pending` step and get the next one; put a short recap in `output.notesMarkdown` (required unless `pending.notesOptional`) and new facts in `context`. Replaying the same tokens returns the same answer. An older `stateToken` starts a new branch (`forked`). If the step has an `outputContract`, put the artifact it asks for in `output.artifacts`; if it lists `assessments`, one artifact of kind wr.assessment per assessment there too. When the acknowledgement is missing something the step requires, the answer has `kind` blocked with `blockers` and an `example`: fix it and retry with the new `ackToken` (under full_auto_never_stop it advances and lists `gaps` instead). Without `ackToken`: rehydrate the current step, a `recap`, and fresh tokens, writing nothing. When `isComplete` is true, `pending` is null.",
     input: continueInput,
     output: stepResponseSchema,
     readOnly: false,
     idempotent: true,
+    destructive: false,
+    elicits: true,
     workspace: (input) => input.ackToken !== undefined,
     run: (deps, input, ctx) => continueWorkflow(deps, input, ctx),
     render: renderStepResponse,
@@ -98,6 +105,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     output: stepResponseSchema,
     readOnly: false,
     idempotent: true,
+    destructive: false,
     workspace: "always",
     run: (deps, input, ctx) => checkpointWorkflow(deps, input, ctx),
     render: renderStepResponse,
@@ -111,6 +119,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     output: resumeResponseSchema,
     readOnly: true,
     idempotent: true,
+    destructive: false,
     workspace: "always",
     run: (deps, input, ctx) => resumeSession(deps, input, { workspace: ctx?.workspace }),
     render: renderResume,
@@ -124,6 +133,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     output: runAbortResponseSchema,
     readOnly: false,
     idempotent: true,
+    destructive: true,
     workspace: "never",
     run: (deps, input, ctx) => abortWorkflow(deps, input, ctx),
     render: (value) =>
@@ -142,6 +152,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     output: stepResponseSchema,
     readOnly: false,
     idempotent: false,
+    destructive: false,
     workspace: "always",
     flag: "startSession",
     run: (deps, input, ctx) => startSession(deps, input, ctx),
@@ -151,11 +162,15 @@ export const TOOLS: readonly ToolDefinition[] = [
 
 const INSTRUCTIONS = [
   "waymark runs structured workflows one step at a time.",
-  "list_workflows, then start_workflow; do the pending step; then continue_workflow with the stateToken and ackToken exactly as returned, plus output.notesMarkdown (and output.artifacts when the step names an output contract).",
+  "list_workflows, then start_workflow; do the pending step; then continue_workflow with the stateToken and ackToken exactly as returned, plus output.notesMarkdown (and output.artifacts when the step names an output contract or assessments).",
   "A blocked answer lists what is missing; fix it and retry with the new ackToken.",
   "Tokens are opaque: never edit them. If you lose your place, call continue_workflow with only the stateToken.",
   "In a new chat, resume_session finds earlier work by words from its notes.",
 ].join(" ");
 
 /** waymark's own tools and how to use them: what a server serves unless told otherwise. */
-export const DEFAULT_PROFILE: ToolProfile = { instructions: INSTRUCTIONS, tools: TOOLS };
+export const DEFAULT_PROFILE: ToolProfile = {
+  instructions: INSTRUCTIONS,
+  tools: TOOLS,
+  published: published as ToolProfile["published"],
+};

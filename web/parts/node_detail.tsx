@@ -1,7 +1,8 @@
 /** @jsxImportSource npm:hono@4.13.19/jsx */
 /**
- * The session page's node panel: the focused node's facts, notes, artifacts, blockers, the
- * pending step's prompt, where it leads (children, attempts) and its context and state.
+ * The session page's node panel: the focused node's facts, notes, artifacts, assessments,
+ * blockers, the pending step's prompt, where it leads (children, attempts) and its context and
+ * state.
  * @module
  */
 import type { FC } from "npm:hono@4.13.19/jsx";
@@ -22,6 +23,32 @@ function blockerText(b: unknown): string {
   }
   return String(b);
 }
+
+const isAssessment = (e: Record<string, unknown>) => e.kind === "assessment_recorded";
+
+/** The assessments the acknowledgement that led here recorded: each dimension's level. */
+const Assessments: FC<{ events: Record<string, unknown>[] }> = ({ events }) => (
+  <section class="section" id="assessments">
+    <h3>Assessments</h3>
+    <ul class="kids">
+      {events.map((e) => (
+        <li>
+          <code>{String(e.assessmentId)}</code>
+          {e.stepId ? <span class="muted small">{` on ${String(e.stepId)}`}</span> : null}:{" "}
+          {Object.entries((e.dimensions ?? {}) as Record<string, unknown>).map((
+            [dim, level],
+            i,
+          ) => (
+            <>
+              {i > 0 ? ", " : ""}
+              {dim} <strong>{String(level)}</strong>
+            </>
+          ))}
+        </li>
+      ))}
+    </ul>
+  </section>
+);
 
 /** Kind and status badges, title, and the facts list. */
 const NodeHead: FC<Part> = ({ node, link }) => (
@@ -73,8 +100,9 @@ const NodeHead: FC<Part> = ({ node, link }) => (
   </>
 );
 
-/** What was recorded on the node: notes, artifacts, blockers and gaps. */
+/** What was recorded on the node: notes, artifacts, assessments, blockers and gaps. */
 const NodeRecord: FC<{ node: NodeView }> = ({ node }) => {
+  const assessments = node.events.filter(isAssessment);
   const blockers = node.attempts.flatMap((a) => a.blockers);
   const gaps = node.attempts.flatMap((a) => a.gaps);
   return (
@@ -94,6 +122,8 @@ const NodeRecord: FC<{ node: NodeView }> = ({ node }) => {
           </section>
         )
         : null}
+
+      {assessments.length > 0 ? <Assessments events={assessments} /> : null}
 
       {blockers.length > 0 || gaps.length > 0
         ? (
@@ -188,11 +218,12 @@ export const NodeDetail: FC<{ node: NodeView; sessionId: string }> = (
   { node, sessionId }: { node: NodeView; sessionId: string },
 ): Html => {
   const link = (id: string) => `${paths.node(sessionId, node.runId, id)}#node`;
+  const others = node.events.filter((e) => !isAssessment(e));
   return (
     <div>
       <NodeHead node={node} link={link} />
       <NodeRecord node={node} />
-      {node.events.length > 0 ? <NodeEvents events={node.events} /> : null}
+      {others.length > 0 ? <NodeEvents events={others} /> : null}
       <PendingStep node={node} />
       <NodeLinks node={node} link={link} />
 

@@ -141,7 +141,7 @@ export interface NodeDetailRow extends GraphNodeRow {
   children: { nodeId: string; kind: string; pendingStepId: string | null }[];
   /** Attempts made on this node, oldest first. */
   attempts: AttemptRow[];
-  /** Reviews, gaps and an abort recorded at this node, oldest first (decoded loosely). */
+  /** Reviews, gaps, assessments and an abort recorded at this node, oldest first (loosely). */
   events: Record<string, unknown>[];
 }
 

@@ -1,0 +1,206 @@
+/**
+ * Runs read as tasks: one run's task (status, a message a host can show, the progress plan of
+ * its preferred branch and what each completed step left), a page of them, and the answer a
+ * completed task carries. Everything is read from the store at the time of asking, so a task
+ * started in one process is seen from another and after a restart; nothing here keeps state.
+ * @module
+ */
+import { runLabel, sessionLabel } from "../ids.ts";
+import type { BranchStep, EngineDeps, NodeRecord, RunListing, StoreReader } from "../ports.ts";
+import { StorageCorruptionError } from "../result.ts";
+import type { StepResponse } from "../responses.ts";
+import type { CompiledWorkflow } from "../workflow/compiled.ts";
+import { currentStep, readState } from "../workflow/interpreter.ts";
+import {
+  type Completion,
+  planProgress,
+  type StepResult,
+  stepResults,
+  type WorkflowProgress,
+} from "../workflow/plan.ts";
+import type { TaskStatus } from "../vocabulary.ts";
+import { responseFor } from "./node_response.ts";
+import { taskIdOf, taskStatus, type UserQuestion, userQuestions } from "./task_status.ts";
+
+/** The newest nodes of a branch a plan reads (older acknowledgements count as done). */
+export const PLAN_BRANCH_WINDOW = 64;
+
+/** A run as a task. */
+export interface TaskView {
+  /** The task id: the run's `run_…` label. */
+  taskId: string;
+  /** The run (`run_…`). */
+  runId: string;
+  /** Its session (`ses_…`). */
+  sessionId: string;
+  /** Its workflow. */
+  workflowId: string;
+  /** Its status. */
+  status: TaskStatus;
+  /** One line a host can show. */
+  statusMessage: string;
+  /** Started (ISO-8601). */
+  createdAt: string;
+  /** Last change (ISO-8601). */
+  lastUpdatedAt: string;
+  /** The progress plan of the preferred branch (`null` when not asked for, or unreadable). */
+  progress: WorkflowProgress | null;
+  /** What each completed step of that branch left, by step id. */
+  results: Record<string, StepResult>;
+  /** While `input_required`: what only the user can answer. */
+  questions: UserQuestion[];
+  /** The preferred tip. */
+  tipNodeId: string | null;
+}
+
+interface Facts {
+  compiled: CompiledWorkflow | null;
+  tip: NodeRecord | null;
+}
+
+/** The pinned workflow and the tip; a corrupt row reads as missing (the task has failed). */
+async function factsOf(store: StoreReader, listing: RunListing): Promise<Facts> {
+  try {
+    const [compiled, tip] = await Promise.all([
+      store.getSnapshot(listing.workflowHash),
+      listing.tipNodeId ? store.getNode(listing.runId, listing.tipNodeId) : null,
+    ]);
+    return { compiled, tip };
+  } catch (error) {
+    if (error instanceof StorageCorruptionError) return { compiled: null, tip: null };
+    throw error;
+  }
+}
+
+/** The acknowledgements along a branch, each with the loop frames of the node it was made on. */
+export function completionsOf(branch: readonly BranchStep[]): Completion[] {
+  const out: Completion[] = [];
+  branch.forEach((node, i) => {
+    if (node.nodeKind !== "step" || node.completedStepId === null) return;
+    const before = branch[i - 1];
+    out.push({
+      stepId: node.completedStepId,
+      frames: before ? readState(before.state).frames : null,
+      notesMarkdown: node.notesMarkdown,
+      artifactKinds: node.artifacts.map((a) => a.kind),
+    });
+  });
+  return out;
+}
+
+function statusMessage(
+  status: TaskStatus,
+  view: Pick<TaskView, "progress" | "questions"> & { pendingTitle: string | null },
+): string {
+  switch (status) {
+    case "failed":
+      return "The run's session failed an integrity check: it is read-only (waymark doctor looks further).";
+    case "cancelled":
+      return "Aborted: the run takes no more steps.";
+    case "completed":
+      return "Complete.";
+    case "input_required":
+      return `Waiting for the user: ${
+        view.questions.map((q) => `${q.contextKey} (${q.message})`).join("; ")
+      }`.slice(0, 500);
+  }
+  const steps = view.progress?.steps.filter((s) => s.status !== "skipped") ?? [];
+  const at = steps.findIndex((s) => s.status === "current");
+  if (at >= 0) return `Step ${at + 1} of ${steps.length}: ${steps[at]!.title}`;
+  return view.pendingTitle ? `Working on: ${view.pendingTitle}` : "Working.";
+}
+
+/** Options of {@linkcode taskView}. */
+export interface TaskViewOptions {
+  /** Build the plan and results too (one more read, of the tip's branch). */
+  progress?: boolean;
+  /**
+   * Reads the tip's branch (at most {@linkcode PLAN_BRANCH_WINDOW} nodes, root first); by
+   * default from the store. A caller that kept an earlier branch of the run may extend it.
+   */
+  readBranch?: (tip: NodeRecord) => Promise<BranchStep[]>;
+}
+
+/** A run's task; with `progress`, its plan and results too. */
+export async function taskView(
+  deps: Pick<EngineDeps, "store">,
+  listing: RunListing,
+  options: TaskViewOptions = {},
+): Promise<TaskView> {
+  const { compiled, tip } = await factsOf(deps.store, listing);
+  const status = taskStatus({ run: listing, compiled, tip });
+  const questions = status === "input_required" && compiled && tip
+    ? userQuestions(compiled, tip)
+    : [];
+  let progress: WorkflowProgress | null = null;
+  let results: Record<string, StepResult> = {};
+  if (options.progress && compiled && tip) {
+    const branch = options.readBranch
+      ? await options.readBranch(tip)
+      : await deps.store.getBranchSteps(tip.runId, tip.nodeId, PLAN_BRANCH_WINDOW);
+    const completions = completionsOf(branch);
+    progress = planProgress(compiled, {
+      completions,
+      tip,
+      blocked: status === "input_required",
+      goal: listing.goal ?? compiled.name,
+      truncated: branch.length >= PLAN_BRANCH_WINDOW,
+    });
+    const listed = new Set(progress.steps.map((s) => s.name));
+    results = Object.fromEntries(
+      Object.entries(stepResults(completions)).filter(([stepId]) => listed.has(stepId)),
+    );
+  }
+  return {
+    taskId: taskIdOf(listing.runId),
+    runId: runLabel(listing.runId),
+    sessionId: sessionLabel(listing.sessionId),
+    workflowId: listing.workflowId,
+    status,
+    statusMessage: statusMessage(status, {
+      progress,
+      questions,
+      pendingTitle: compiled && tip ? currentStep(compiled, tip.state)?.title ?? null : null,
+    }),
+    createdAt: listing.createdAt,
+    lastUpdatedAt: listing.updatedAt,
+    progress,
+    results,
+    questions,
+    tipNodeId: listing.tipNodeId,
+  };
+}
+
+/** One run's task with its progress, or `null` when there is no such run. */
+export async function readTask(
+  deps: Pick<EngineDeps, "store">,
+  runId: string,
+): Promise<TaskView | null> {
+  const listing = await deps.store.getRunListing(runId);
+  return listing ? await taskView(deps, listing, { progress: true }) : null;
+}
+
+/** A page of tasks, most recently changed first, without progress; `more` when others follow. */
+export async function listTasks(
+  deps: Pick<EngineDeps, "store">,
+  page: { offset: number; limit: number },
+): Promise<{ tasks: TaskView[]; more: boolean }> {
+  const runs = await deps.store.listRuns({ limit: page.limit + 1, offset: page.offset });
+  const tasks = await Promise.all(runs.slice(0, page.limit).map((r) => taskView(deps, r)));
+  return { tasks, more: runs.length > page.limit };
+}
+
+/**
+ * What a finished run answers as a task's result: the step response at its preferred tip, with
+ * fresh tokens (`isComplete` true once complete), or `null` when the run or its tip is gone.
+ */
+export async function tipResponse(
+  deps: Pick<EngineDeps, "store" | "keyring" | "random">,
+  runId: string,
+): Promise<StepResponse | null> {
+  const listing = await deps.store.getRunListing(runId);
+  if (!listing) return null;
+  const { compiled, tip } = await factsOf(deps.store, listing);
+  if (!compiled || !tip) return null;
+  return responseFor(deps, tip, compiled, { workflowHash: listing.workflowHash, warnings: [] });
+}

@@ -1,0 +1,116 @@
+/**
+ * The first tool call of a session, with the bundled workflows plus a generated 100-file user
+ * library in `$WAYMARK_HOME/workflows`: each sample is a fresh `waymark serve` process
+ * (handshake and `tools/list` untimed), then one timed call. Three first calls, in turn:
+ * starting a bundled workflow, starting a library workflow, and listing everything.
+ * @module
+ */
+import { join } from "node:path";
+import { parse } from "npm:jsonc-parser@3.3.1";
+import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";
+import { type Stats, stats } from "./common.ts";
+import {
+  BenchFailure,
+  callTool,
+  handshake,
+  spawnSubject,
+  step,
+  timed,
+  withStderr,
+} from "./session.ts";
+
+/** Files in the generated library. */
+export const LIBRARY_FILES = 100;
+/** The library workflow the second scenario starts. */
+export const LIBRARY_ID = "user.lib_050";
+
+/**
+ * Writes the library: 96 copies of the bundled workflows under `user.lib_NNN` ids, a routine
+ * and three workflows that call it, as plain JSON files.
+ */
+export async function writeLibrary(dir: string): Promise<void> {
+  await Deno.mkdir(dir, { recursive: true });
+  const bases = BUNDLED_WORKFLOWS.map((f) => parse(f.text) as Record<string, unknown>);
+  const write = (name: string, data: unknown) =>
+    Deno.writeTextFile(join(dir, `${name}.json`), JSON.stringify(data, null, 2));
+  const count = LIBRARY_FILES - 4;
+  for (let i = 0; i < count; i++) {
+    const id = `user.lib_${String(i).padStart(3, "0")}`;
+    const base = bases[i % bases.length]!;
+    await write(id.slice(5), { ...base, id, name: `${base.name} (${id})` });
+  }
+  const steps = [{ id: "check", title: "Check", prompt: "Check {{what}} twice." }];
+  await write("routine_double_check", {
+    id: "user.routine-double_check",
+    name: "Double check",
+    description: "Checks a thing twice.",
+    version: "1.0.0",
+    steps,
+  });
+  for (let i = 0; i < 3; i++) {
+    await write(`caller_${i}`, {
+      id: `user.caller_${i}`,
+      name: `Caller ${i}`,
+      description: "Calls the double-check routine.",
+      version: "1.0.0",
+      steps: [
+        { id: "work", title: "Work", prompt: "Do the work." },
+        {
+          id: "verify",
+          title: "Verify",
+          templateCall: { templateId: "user.templates.routine.double_check", args: { what: "it" } },
+        },
+      ],
+    });
+  }
+}
+
+/** The first calls measured, by name. */
+const FIRST_CALLS: Record<string, { tool: string; args: Record<string, unknown> }> = {
+  "start_workflow (bundled)": { tool: "start_workflow", args: { workflowId: "wr.code_review" } },
+  "start_workflow (library)": { tool: "start_workflow", args: { workflowId: LIBRARY_ID } },
+  "list_workflows": { tool: "list_workflows", args: {} },
+};
+
+async function firstCall(
+  home: string,
+  cwd: string,
+  call: { tool: string; args: Record<string, unknown> },
+): Promise<number> {
+  const rpc = spawnSubject({ subject: "main_ts", home, cwd, roots: true });
+  try {
+    await handshake(rpc, true);
+    await rpc.request("tools/list", {});
+    const [ms, result] = await timed(() => callTool(rpc, call.tool, call.args));
+    if (call.tool === "start_workflow") step(result, call.tool);
+    else {
+      const listed = (result.structuredContent as { workflows: unknown[] }).workflows.length;
+      if (listed !== LIBRARY_FILES + BUNDLED_WORKFLOWS.length) {
+        throw new BenchFailure(`list_workflows listed ${listed} workflows`);
+      }
+    }
+    return ms;
+  } catch (error) {
+    throw withStderr(error, rpc);
+  } finally {
+    await rpc.close();
+  }
+}
+
+/** First-call latency by scenario, over `rounds` fresh processes each. */
+export async function firstCalls(
+  options: { home: string; cwd: string; rounds: number; log: (line: string) => void },
+): Promise<Record<string, Stats & { samples: number[] }>> {
+  await writeLibrary(join(options.home, "workflows"));
+  for (const call of Object.values(FIRST_CALLS)) await firstCall(options.home, options.cwd, call);
+  const samples: Record<string, number[]> = {};
+  for (let round = 0; round < options.rounds; round++) {
+    for (const [name, call] of Object.entries(FIRST_CALLS)) {
+      (samples[name] ??= []).push(await firstCall(options.home, options.cwd, call));
+    }
+  }
+  options.log(`first calls: ${options.rounds} fresh sessions per scenario, 100-file library`);
+  return Object.fromEntries(
+    Object.entries(samples).map(([name, s]) => [name, { ...stats(s), samples: s }]),
+  );
+}

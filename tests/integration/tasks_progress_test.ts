@@ -1,0 +1,155 @@
+/**
+ * What a host shows of a run, against what the viewer shows of it: the progress object in
+ * `_meta` follows the run's preferred branch exactly as the viewer draws it (steps it completed
+ * are done, a step behind a false condition is skipped, a loop shows its iteration, and a
+ * rewind's new branch replaces the old one's steps); a task cancelled through the client is an
+ * abort the viewer shows; and a subscriber hears of appends made by another process.
+ */
+import assert from "node:assert/strict";
+import { openWaymark } from "../../mod.ts";
+import { parseRunLabel, parseSessionLabel } from "../../engine/mod.ts";
+import { createViewerApp } from "../../web/mod.ts";
+import { loadSessionView, type SessionView } from "../../web/model.ts";
+import { connect, connectRich, ok, type TestClient } from "../helpers/server.ts";
+import { ModernClient, taskHome } from "../helpers/tasks.ts";
+
+// deno-lint-ignore no-explicit-any
+type Any = Record<string, any>;
+
+/** A call's structured answer and its `_meta`. */
+async function call(agent: TestClient, name: string, args: Any): Promise<{ r: Any; meta: Any }> {
+  const result = await agent.call(name, args) as Any;
+  return { r: ok(result as never), meta: result._meta ?? {} };
+}
+
+/** The statuses the viewer's view of the preferred branch implies, step by step. */
+function viewerStatuses(view: SessionView): Record<string, string> {
+  const done = new Set(view.branch!.entries.map((e) => e.label.stepId).filter((s) => s !== null));
+  const pending = view.node!.pending?.stepId ?? null;
+  const list = view.pinned!.list;
+  const at = pending === null ? list.length : list.findIndex((s) => s.id === pending);
+  return Object.fromEntries(list.map((step, i) => [
+    step.id,
+    step.id === pending ? "current" : done.has(step.id) ? "done" : i < at ? "skipped" : "pending",
+  ]));
+}
+
+const hostStatuses = (meta: Any) =>
+  Object.fromEntries((meta["_workflow.progress"].steps as Any[]).map((s) => [s.name, s.status]));
+
+Deno.test("the progress object matches the viewer's branch through loops, skipped steps and a fork", async () => {
+  const home = await taskHome();
+  const agent = await connect(home.home);
+  const waymark = await openWaymark({ home: home.home });
+  const viewOf = async (r: Any) =>
+    await loadSessionView(
+      waymark.store.db,
+      parseSessionLabel(r.session.sessionId)!,
+      parseRunLabel(r.session.runId)!,
+      null,
+    ) as SessionView;
+  try {
+    const { r: start } = await call(agent, "start_workflow", { workflowId: "user.deploy" });
+    const ack = (r: Any, extra: Any = {}) =>
+      call(agent, "continue_workflow", {
+        stateToken: r.stateToken,
+        ackToken: r.ackToken,
+        ...extra,
+      });
+    const { r: decide } = await ack(start, { output: { notesMarkdown: "prepared" } });
+    const { r: round1 } = await ack(decide, { context: { target: "prod" } });
+    await ack(round1); // round 2 on the first branch
+    // a rewind to `decide`: a fresh ack there starts a second branch
+    const { r: again } = await call(agent, "continue_workflow", { stateToken: decide.stateToken });
+    const { r: forked } = await ack(again, { context: { target: "staging" } });
+    assert.ok(forked.forked, "a fork");
+    const { r: tip, meta } = await ack(forked, { output: { notesMarkdown: "round one" } });
+    const view = await viewOf(tip);
+    assert.equal(view.graph!.branches.length, 2, "the viewer draws both branches");
+    assert.equal(view.graph!.preferredTipId, tip.session.nodeId);
+    assert.deepEqual(hostStatuses(meta), viewerStatuses(view));
+    assert.deepEqual(hostStatuses(meta), {
+      prepare: "done",
+      optional: "skipped",
+      decide: "done",
+      round: "current",
+      finish: "pending",
+    });
+    const round = meta["_workflow.progress"].steps.find((s: Any) => s.name === "round");
+    assert.equal(round.loop.iteration, (view.node!.pending as Any).loop.iteration);
+    assert.equal(round.loop.iteration, 2);
+    assert.deepEqual(meta["_workflow.result.round"], { notesPreview: "round one", artifacts: [] });
+    assert.equal(meta["_workflow.task"].status, "working");
+
+    const { r: finish } = await ack(tip);
+    const { r: end, meta: last } = await ack(finish);
+    assert.equal(end.isComplete, true);
+    assert.deepEqual(hostStatuses(last), viewerStatuses(await viewOf(end)));
+    assert.equal(last["_workflow.task"].status, "completed");
+  } finally {
+    await agent.close();
+    await waymark.close();
+    await home.cleanup();
+  }
+});
+
+Deno.test("a task cancelled through the client is an abort the viewer shows, durably", async () => {
+  const home = await taskHome();
+  const client = new ModernClient(home.home);
+  let sessionId = "";
+  let taskId = "";
+  try {
+    const created = await client.call("start_workflow", { workflowId: "user.deploy" });
+    taskId = created.taskId;
+    sessionId = created._meta["waymark/result"].session.sessionId;
+    await client.result("tasks/cancel", { taskId });
+  } finally {
+    await client.close();
+  }
+  const waymark = await openWaymark({ home: home.home });
+  try {
+    const viewer = createViewerApp({ db: waymark.store.db, allowedHosts: () => ["127.0.0.1:1"] });
+    const detail = await (await viewer.app.request(`/api/sessions/${sessionId}`, {
+      headers: { host: "127.0.0.1:1" },
+    })).json();
+    viewer.close();
+    const run = detail.runs.find((r: Any) => r.runId === parseRunLabel(taskId));
+    assert.equal(run.status, "aborted");
+    const tip = await waymark.store.getNodeEvents(run.runId, run.lastNodeId);
+    assert.deepEqual(tip.map((e) => e.kind), ["run_aborted"]);
+    assert.match((tip[0] as Any).explanation, /tasks\/cancel/);
+  } finally {
+    await waymark.close();
+    await home.cleanup();
+  }
+});
+
+Deno.test("a subscriber hears of appends another process makes, within the poll interval", async () => {
+  const home = await taskHome();
+  const watcher = await connectRich(home.home);
+  const writer = await connect(home.home);
+  try {
+    const { r: start } = await call(writer, "start_workflow", { workflowId: "user.deploy" });
+    const uri = `waymark://sessions/${start.session.sessionId}`;
+    await watcher.client.subscribeResource({ uri });
+    await new Promise((r) => setTimeout(r, 1_500)); // the first poll notes the session's count
+    const before = watcher.notifications.length;
+    const at = Date.now();
+    await call(writer, "continue_workflow", {
+      stateToken: start.stateToken,
+      ackToken: start.ackToken,
+    });
+    while (
+      !watcher.notifications.slice(before).some((n) =>
+        n.method === "notifications/resources/updated" && n.params?.uri === uri
+      )
+    ) {
+      assert.ok(Date.now() - at < 5_000, "no resources/updated within 5 s");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  } finally {
+    await watcher.close();
+    await writer.close();
+    await home.cleanup();
+  }
+});

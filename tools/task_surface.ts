@@ -1,0 +1,127 @@
+/**
+ * One connection's view of runs as tasks: each read goes to the store (so runs started by other
+ * processes are tasks too, and nothing is held per task), and the status this connection last
+ * saw of each run is kept, so a 2025-11-25 client is sent `notifications/tasks/status` when a
+ * call through this connection changes it. A task's view is a function of the stored run, so
+ * the last one built for a run is reused while the run's version (tip, status, last change) is
+ * the same: a replay or a rehydrate then costs one small read.
+ * @module
+ */
+import type { Server, ServerContext } from "npm:@modelcontextprotocol/server@2.4.0";
+import {
+  type BranchStep,
+  type EngineDeps,
+  type NodeRecord,
+  PLAN_BRANCH_WINDOW,
+  type RunListing,
+  type TaskStatus,
+  type TaskView,
+  taskView,
+} from "../engine/mod.ts";
+import { speaksLegacyTasks } from "./client.ts";
+import { legacyTask } from "./task_wire.ts";
+
+/** Runs whose last status a connection keeps, at most (the oldest is forgotten first). */
+const MAX_TRACKED = 1_000;
+/** Runs whose last task view a connection keeps, at most. */
+const MAX_VIEWS = 32;
+
+/** A connection's tasks. */
+export interface TaskSurface {
+  /**
+   * A run's task with its progress, or `null` when there is no such run. Its status is noted;
+   * when it differs from the one last noted, a 2025-11-25 client is told.
+   */
+  observe(runId: string, ctx: ServerContext): Promise<TaskView | null>;
+  /** Notes a run's status before a call that may change it (once per run; 2025-11-25 only). */
+  seed(runId: string, ctx: ServerContext): Promise<void>;
+}
+
+/** What a run's task view depends on that can change. */
+const versionOf = (r: RunListing) => `${r.tipNodeId}|${r.status}|${r.updatedAt}|${r.corrupt}`;
+
+/** Sets `key` as the newest entry of `map`, keeping at most `max`; the value it replaced. */
+function remember<V>(
+  map: Map<string, V>,
+  at: { key: string; value: V; max: number },
+): V | undefined {
+  const before = map.get(at.key);
+  map.delete(at.key);
+  map.set(at.key, at.value);
+  if (map.size > at.max) map.delete(map.keys().next().value!);
+  return before;
+}
+
+/** A task view kept with the branch it was built from. */
+interface Known {
+  version: string;
+  view: TaskView;
+  tipNodeId: string | null;
+  branch: BranchStep[];
+}
+
+/**
+ * Reads a tip's branch, extending the one kept for the run when the tip is its child (the
+ * usual advance): one row instead of the whole window. Tells `keep` what it read.
+ */
+function branchReader(
+  deps: Pick<EngineDeps, "store">,
+  at: { known: Known | undefined; keep: (branch: BranchStep[]) => void },
+): (tip: NodeRecord) => Promise<BranchStep[]> {
+  return async (tip) => {
+    const { known } = at;
+    let branch: BranchStep[];
+    if (known && known.tipNodeId === tip.nodeId) branch = known.branch;
+    else if (known?.branch.length && known.tipNodeId === tip.parentId) {
+      const [last] = await deps.store.getBranchSteps(tip.runId, tip.nodeId, 1);
+      const parent = known.branch.at(-1)!;
+      const completedStepId = last!.nodeKind === "step" ? parent.pendingStepId : null;
+      branch = [...known.branch, { ...last!, completedStepId }].slice(-PLAN_BRANCH_WINDOW);
+    } else branch = await deps.store.getBranchSteps(tip.runId, tip.nodeId, PLAN_BRANCH_WINDOW);
+    at.keep(branch);
+    return branch;
+  };
+}
+
+/** The tasks of one connection to `server`. */
+export function createTaskSurface(
+  server: Server,
+  deps: Pick<EngineDeps, "store">,
+): TaskSurface {
+  const seen = new Map<string, TaskStatus>();
+  const views = new Map<string, Known>();
+  const note = (runId: string, status: TaskStatus) =>
+    remember(seen, { key: runId, value: status, max: MAX_TRACKED });
+  const viewOf = async (runId: string): Promise<TaskView | null> => {
+    const listing = await deps.store.getRunListing(runId);
+    if (!listing) return null;
+    const version = versionOf(listing);
+    const known = views.get(runId);
+    if (known?.version === version) return known.view;
+    let branch: BranchStep[] = [];
+    const readBranch = branchReader(deps, { known, keep: (read) => branch = read });
+    const view = await taskView(deps, listing, { progress: true, readBranch });
+    const kept = { version, view, tipNodeId: listing.tipNodeId, branch };
+    remember(views, { key: runId, value: kept, max: MAX_VIEWS });
+    return view;
+  };
+  return {
+    async observe(runId, ctx) {
+      const view = await viewOf(runId);
+      if (!view) return null;
+      const before = note(runId, view.status);
+      if (before !== undefined && before !== view.status && speaksLegacyTasks(server, ctx)) {
+        await server.notification({
+          method: "notifications/tasks/status",
+          params: legacyTask(view) as never,
+        }).catch(() => {});
+      }
+      return view;
+    },
+    async seed(runId, ctx) {
+      if (seen.has(runId) || !speaksLegacyTasks(server, ctx)) return;
+      const listing = await deps.store.getRunListing(runId);
+      if (listing) note(runId, (await taskView(deps, listing)).status);
+    },
+  };
+}

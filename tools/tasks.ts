@@ -1,0 +1,256 @@
+/**
+ * The `tasks/*` methods, hand-registered with explicit schemas on the SDK's low-level server
+ * (SDK 2.4.0 has no tasks runtime), for both designs a client may speak:
+ *
+ * - 2026-07-28 extension (`io.modelcontextprotocol/tasks`), on requests that declare it:
+ *   `tasks/get` (a `DetailedTask`: status, `pollIntervalMs`, the progress `_meta`, and the
+ *   result, error or input requests), `tasks/update` (the user's answers to a step's user-only
+ *   dependencies) and `tasks/cancel` (an empty ack). Without the declaration they answer
+ *   `-32021`; `tasks/list` and `tasks/result` do not exist there (`-32601`, by the SDK).
+ * - 2025-11-25 design: `tasks/get`, `tasks/list` (paged), `tasks/cancel` and `tasks/result`,
+ *   which waits until the run ends, asking the user through the client (with the task's
+ *   `related-task` metadata) when the run waits on them.
+ *
+ * Every answer is read from the store when asked. The only wait is `tasks/result`'s, which
+ * re-reads the store every poll interval while that request is open and ends with it.
+ * @module
+ */
+import {
+  type CallToolResult,
+  inputResponse,
+  MissingRequiredClientCapabilityError,
+  ProtocolError,
+  ProtocolErrorCode,
+  RELATED_TASK_META_KEY,
+  type Server,
+  type ServerContext,
+} from "npm:@modelcontextprotocol/server@2.4.0";
+import { z } from "npm:zod@4.6.7";
+import {
+  abortRun,
+  type EngineDeps,
+  isTerminal,
+  listTasks,
+  recordUserInput,
+  renderStepResponse,
+  runIdOfTask,
+  type TaskView,
+  tipResponse,
+} from "../engine/mod.ts";
+import type { Connection } from "./connection.ts";
+import { canElicit, declaresTasks, isModern } from "./client.ts";
+import { errorResult } from "./errors.ts";
+import {
+  detailedTask,
+  elicitationForm,
+  legacyTask,
+  TASK_POLL_INTERVAL_MS,
+  taskMeta,
+  TASKS_EXTENSION,
+  USER_INPUT_KEY,
+} from "./task_wire.ts";
+
+/** Tasks per `tasks/list` page. */
+export const TASK_PAGE = 50;
+const CANCELLED = "Cancelled through the MCP client (tasks/cancel).";
+const taskIdParams = z.looseObject({ taskId: z.string() });
+const listParams = z.looseObject({ cursor: z.string().optional() });
+
+/** Refuses a 2026-07-28 request that did not declare the tasks extension (`-32021`). */
+function requireExtension(server: Server, ctx: ServerContext): void {
+  if (!isModern(ctx) || declaresTasks(server, ctx)) return;
+  throw new MissingRequiredClientCapabilityError(
+    { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } } as never,
+    `Declare the ${TASKS_EXTENSION} extension in this request's client capabilities to use tasks.`,
+  );
+}
+
+/** The task `taskId` names, noted by the connection; an unknown one is `-32602`. */
+async function taskOf(
+  connection: Connection,
+  taskId: string,
+  ctx: ServerContext,
+): Promise<{ runId: string; view: TaskView }> {
+  const runId = runIdOfTask(taskId);
+  const view = runId ? await connection.tasks.observe(runId, ctx) : null;
+  if (!runId || !view) {
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `There is no task ${taskId}.`);
+  }
+  return { runId, view };
+}
+
+/** A finished run as a tool result: its tip's step response, or the error that ended it. */
+async function finalResult(
+  deps: EngineDeps,
+  { runId, view }: { runId: string; view: TaskView },
+): Promise<CallToolResult> {
+  const response = view.status === "completed" ? await tipResponse(deps, runId) : null;
+  if (response) {
+    return {
+      content: [{ type: "text", text: renderStepResponse(response) }],
+      structuredContent: response,
+    };
+  }
+  return errorResult(
+    view.status === "cancelled"
+      ? {
+        code: "RUN_ABORTED",
+        message: `Run ${view.runId} was aborted; it takes no more steps.`,
+        retry: { kind: "not_retryable" },
+      }
+      : {
+        code: "STORAGE_CORRUPTION_DETECTED",
+        message: view.statusMessage,
+        retry: { kind: "not_retryable" },
+      },
+  );
+}
+
+/** What a 2026-07-28 `DetailedTask` inlines for a finished task. */
+async function outcomeOf(deps: EngineDeps, task: { runId: string; view: TaskView }) {
+  const { view } = task;
+  if (view.status === "completed") return { result: await finalResult(deps, task) };
+  if (view.status !== "failed") return {};
+  return {
+    error: {
+      code: ProtocolErrorCode.InternalError,
+      message: view.statusMessage,
+      data: { code: "STORAGE_CORRUPTION_DETECTED" },
+    },
+  };
+}
+
+function registerGet(server: Server, connection: Connection): void {
+  server.setRequestHandler("tasks/get", { params: taskIdParams }, async ({ taskId }, ctx) => {
+    requireExtension(server, ctx);
+    const task = await taskOf(connection, taskId, ctx);
+    const { view } = task;
+    if (isModern(ctx)) return detailedTask(view, await outcomeOf(connection.deps, task));
+    return { ...legacyTask(view), _meta: taskMeta(view, { relatedTask: true }) };
+  });
+}
+
+function registerCancel(server: Server, connection: Connection): void {
+  server.setRequestHandler("tasks/cancel", { params: taskIdParams }, async ({ taskId }, ctx) => {
+    requireExtension(server, ctx);
+    const { runId, view } = await taskOf(connection, taskId, ctx);
+    if (isTerminal(view.status)) {
+      if (isModern(ctx)) return {};
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `Task ${taskId} is already ${view.status}; it cannot be cancelled.`,
+      );
+    }
+    const done = await abortRun(connection.deps, { runId, explanation: CANCELLED }, {
+      onAppend: (sessionId) => void connection.notifier.sessionChanged(sessionId),
+    });
+    if (!done.ok) {
+      await connection.notifier.health(done.error);
+      throw new ProtocolError(ProtocolErrorCode.InternalError, done.error.message, done.error);
+    }
+    const after = await taskOf(connection, taskId, ctx);
+    return isModern(ctx) ? {} : legacyTask(after.view);
+  });
+}
+
+/** Records the user's answers (an accepted form) for the run; `true` when any were new. */
+async function recordAnswers(
+  connection: Connection,
+  at: { runId: string; answers: Record<string, unknown> },
+): Promise<boolean> {
+  const done = await recordUserInput(connection.deps, at, {
+    onAppend: (sessionId) => void connection.notifier.sessionChanged(sessionId),
+  });
+  if (!done.ok) await connection.notifier.health(done.error);
+  return done.ok && done.value.recorded.length > 0;
+}
+
+function registerUpdate(server: Server, connection: Connection): void {
+  server.setRequestHandler("tasks/update", { params: taskIdParams }, async ({ taskId }, ctx) => {
+    requireExtension(server, ctx);
+    const { runId, view } = await taskOf(connection, taskId, ctx);
+    const answer = inputResponse(ctx.mcpReq.inputResponses, USER_INPUT_KEY);
+    if (view.status === "input_required" && answer.kind === "elicit" && answer.content) {
+      if (answer.action === "accept") {
+        if (await recordAnswers(connection, { runId, answers: answer.content })) {
+          await connection.tasks.observe(runId, ctx);
+        }
+      }
+    }
+    return {};
+  });
+}
+
+function registerList(server: Server, connection: Connection): void {
+  server.setRequestHandler("tasks/list", { params: listParams }, async ({ cursor }) => {
+    const offset = cursor === undefined ? 0 : Number(cursor);
+    if (!Number.isSafeInteger(offset) || offset < 0 || String(offset) !== (cursor ?? "0")) {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid cursor ${cursor}.`);
+    }
+    const page = await listTasks(connection.deps, { offset, limit: TASK_PAGE });
+    return {
+      tasks: page.tasks.map(legacyTask),
+      ...(page.more ? { nextCursor: String(offset + TASK_PAGE) } : {}),
+    };
+  });
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    }, { once: true });
+  });
+}
+
+/** Asks the user the questions a task waits on, through the `tasks/result` request. */
+async function askThroughTask(
+  connection: Connection,
+  { runId, view }: { runId: string; view: TaskView },
+  ctx: ServerContext,
+) {
+  const answer = await ctx.mcpReq.send({
+    method: "elicitation/create",
+    params: {
+      ...elicitationForm(view.questions),
+      _meta: { [RELATED_TASK_META_KEY]: { taskId: view.taskId } },
+    },
+  } as never) as { action?: string; content?: Record<string, unknown> };
+  if (answer.action !== "accept" || !answer.content) return;
+  if (await recordAnswers(connection, { runId, answers: answer.content })) {
+    await connection.tasks.observe(runId, ctx);
+  }
+}
+
+/** `tasks/result`: waits until the run ends, asking the user once per step it waits on. */
+function registerResult(server: Server, connection: Connection): void {
+  server.setRequestHandler("tasks/result", { params: taskIdParams }, async ({ taskId }, ctx) => {
+    let asked: string | null = null;
+    for (;;) {
+      const task = await taskOf(connection, taskId, ctx);
+      const { view } = task;
+      if (isTerminal(view.status)) {
+        const result = await finalResult(connection.deps, task);
+        return { ...result, _meta: { ...taskMeta(view, { relatedTask: true }) } };
+      }
+      const askable = view.status === "input_required" && view.questions.some((q) => !q.secret);
+      if (askable && asked !== view.tipNodeId && canElicit(server, ctx)) {
+        asked = view.tipNodeId;
+        await askThroughTask(connection, task, ctx);
+        continue;
+      }
+      await pause(TASK_POLL_INTERVAL_MS, ctx.mcpReq.signal);
+    }
+  });
+}
+
+/** Serves the `tasks/*` methods of both task designs. */
+export function registerTasks(server: Server, connection: Connection): void {
+  registerGet(server, connection);
+  registerCancel(server, connection);
+  registerUpdate(server, connection);
+  registerList(server, connection);
+  registerResult(server, connection);
+}
