@@ -60,9 +60,14 @@ function prepareStatements(client: pg.PoolClient): void {
 }
 
 /** A `pg` pool for `url` (any `postgres://` URL `pg` reads, e.g. `?host=/socket/dir`). */
-export function createPool(url: string, options: { connectTimeoutMs: number }): pg.Pool {
+export function createPool(
+  url: string,
+  options: { connectTimeoutMs: number; durability?: "normal" | "full" },
+): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
+    // `full` asks for synchronous commits whatever the server's default; otherwise its own
+    ...(options.durability === "full" ? { options: "-c synchronous_commit=on" } : {}),
     max: POOL_SIZE,
     types,
     application_name: "waymark",

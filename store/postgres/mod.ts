@@ -52,7 +52,10 @@ export async function openPostgresStore(
 ): Promise<PostgresStore> {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
   const location = redactDbUrl(url);
-  const pool = createPool(url, { connectTimeoutMs: Math.max(busyTimeoutMs, 2000) });
+  const pool = createPool(url, {
+    connectTimeoutMs: Math.max(busyTimeoutMs, 2000),
+    durability: options.durability,
+  });
   const db = new Kysely<Database>({ dialect: new SerializablePostgresDialect({ pool }) });
   const dialect = postgresDialect({ location, busyTimeoutMs });
   try {

@@ -48,7 +48,8 @@ export interface OpenStoreOptions {
    * `normal` (default): in WAL mode SQLite syncs at checkpoints, not at every commit, so an
    * acknowledged write survives a crash of the process but a power loss or OS crash may lose
    * the last few commits. `full`: every commit is synced to disk before it is acknowledged.
-   * (A database server syncs as its own configuration says.)
+   * (A PostgreSQL server syncs as its own configuration says; `full` asks it for synchronous
+   * commits on every connection.)
    */
   durability?: "normal" | "full";
 }

@@ -93,7 +93,7 @@ Deno.test("2025: the user is asked; accepted, declined, cancelled; never without
     assert.match(form.requestedSchema.properties.target.description, /Where should it deploy/);
     assert.equal(advanced.kind, "ok", "accepted: the unblocked step comes back");
     assert.equal(advanced.pending.stepId, "round");
-    const waymark = await openWaymark({ home: home.home });
+    const waymark = await openWaymark({ home: home.home, dbUrl: home.dbUrl });
     try {
       const runId = parseRunLabel(advanced.session.runId)!;
       const node = await waymark.store.getNode(runId, advanced.session.nodeId);

@@ -6,10 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { createClient } from "@libsql/client";
+import { openTestDb, withTestDb } from "../helpers/db.ts";
 import { openWaymark } from "../../mod.ts";
 import { createViewerApp } from "../../web/mod.ts";
-import { connect, err, ok, tempHome, type TestClient } from "../helpers/server.ts";
+import { connect, dbUrlOf, err, ok, tempHome, type TestClient } from "../helpers/server.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = Record<string, any>;
@@ -144,12 +144,12 @@ Deno.test("over MCP (v1 client): notes, a required context key and an assessment
     assert.equal(passed.pending.stepId, "double-check", "medium confidence adds the check");
 
     // The assessments are events, shown on the node the acknowledgement created.
-    const db = createClient({ url: `file:${join(home, "waymark.db")}` });
+    const db = await openTestDb(dbUrlOf(home));
     try {
-      const rows = await db.execute(
+      const rows = await db.rows(
         "SELECT payload FROM events WHERE kind = 'assessment_recorded' ORDER BY seq",
       );
-      const recorded = rows.rows.map((r) => JSON.parse(String(r.payload)));
+      const recorded = rows.map((r) => JSON.parse(String(r.payload)));
       assert.deepEqual(
         recorded.map((e: Json) => [e.nodeId === passed.session.nodeId, e.dimensions]),
         [
@@ -158,7 +158,7 @@ Deno.test("over MCP (v1 client): notes, a required context key and an assessment
         ],
       );
     } finally {
-      db.close();
+      await db.close();
     }
   });
 });
@@ -184,13 +184,13 @@ Deno.test("over MCP (v1 client): context over the budget is refused before any w
       }),
     );
     assert.equal(again.details?.reason, "context_budget_exceeded");
-    const db = createClient({ url: `file:${join(home, "waymark.db")}` });
+    const db = await openTestDb(dbUrlOf(home));
     try {
-      const sessions = await db.execute("SELECT count(*) AS n FROM sessions");
-      const nodes = await db.execute("SELECT count(*) AS n FROM nodes");
-      assert.deepEqual([Number(sessions.rows[0]!.n), Number(nodes.rows[0]!.n)], [1, 1]);
+      const sessions = await db.number("SELECT count(*) AS n FROM sessions");
+      const nodes = await db.number("SELECT count(*) AS n FROM nodes");
+      assert.deepEqual([sessions, nodes], [1, 1]);
     } finally {
-      db.close();
+      await db.close();
     }
   });
 });
@@ -203,7 +203,7 @@ Deno.test("the viewer shows a node's recorded assessments", async () => {
     join(workspace, ".waymark", "workflows", "diagnose.json"),
     JSON.stringify({ ...WORKFLOW, id: "project.diagnose" }),
   );
-  const waymark = await openWaymark({ home: home.home, workspace });
+  const waymark = await openWaymark({ home: home.home, dbUrl: home.dbUrl, workspace });
   const viewer = createViewerApp({ db: waymark.store.db, allowedHosts: () => ["127.0.0.1:4321"] });
   try {
     const s0 = await waymark.start({ workflowId: "project.diagnose", context: { ticket: "B-1" } });
@@ -247,7 +247,6 @@ Deno.test("the viewer shows a node's recorded assessments", async () => {
 
 Deno.test("over MCP (v1 client): a snapshot that does not hash to its key, a missing parent and a state outside the workflow answer INVARIANT_VIOLATION", async () => {
   await withServer(async (c, home) => {
-    const file = join(home, "waymark.db");
     const step = async (from: Json, extra: Json) => await advance(c, from, extra);
     const s0 = ok(
       await c.call("start_workflow", { workflowId: "user.diagnose", context: { ticket: "B" } }),
@@ -256,13 +255,10 @@ Deno.test("over MCP (v1 client): a snapshot that does not hash to its key, a mis
     const s2 = await step(s1, {
       output: { notesMarkdown: "two", artifacts: [readiness("complete", "high")] },
     });
-    const db = createClient({ url: `file:${file}` });
+    const db = await openTestDb(dbUrlOf(home));
     try {
       // A parent that is gone: the recap's walk up from s2 stops short of the root.
-      await db.execute({
-        sql: "DELETE FROM nodes WHERE node_id = ?",
-        args: [s1.session.nodeId],
-      });
+      await db.run("DELETE FROM nodes WHERE node_id = ?", [s1.session.nodeId]);
       const orphan = err(await c.call("continue_workflow", { stateToken: s2.stateToken }));
       assert.equal(orphan.code, "INVARIANT_VIOLATION");
       assert.equal(orphan.retry.kind, "not_retryable");
@@ -270,15 +266,15 @@ Deno.test("over MCP (v1 client): a snapshot that does not hash to its key, a mis
       assert.equal(orphan.details?.orphanNodeId, s2.session.nodeId);
 
       // A state that is no position in the pinned workflow.
-      await db.execute({
-        sql: "UPDATE nodes SET state = ? WHERE node_id = ?",
-        args: [JSON.stringify({ v: 2, pc: 40, frames: [] }), s0.session.nodeId],
-      });
+      await db.run("UPDATE nodes SET state = ? WHERE node_id = ?", [
+        JSON.stringify({ v: 2, pc: 40, frames: [] }),
+        s0.session.nodeId,
+      ]);
       const lost = err(await c.call("continue_workflow", { stateToken: s0.stateToken }));
       assert.equal(lost.code, "INVARIANT_VIOLATION");
       assert.equal(lost.details?.invariant, "state_in_workflow");
     } finally {
-      db.close();
+      await db.close();
     }
   });
   // The snapshot check runs once per process per hash: a fresh server sees the edit.
@@ -289,11 +285,10 @@ Deno.test("over MCP (v1 client): a snapshot that does not hash to its key, a mis
   try {
     const s0 = ok(await c.call("start_workflow", { workflowId: "user.diagnose" }));
     await c.close();
-    const db = createClient({ url: `file:${join(home.home, "waymark.db")}` });
-    await db.execute(
-      "UPDATE workflow_snapshots SET compiled = replace(compiled, 'Fix it.', 'Delete it all.')",
-    );
-    db.close();
+    await withTestDb(home.dbUrl, (db) =>
+      db.run(
+        "UPDATE workflow_snapshots SET compiled = replace(compiled, 'Fix it.', 'Delete it all.')",
+      ));
     c = await connect(home.home, { client: "v1" });
     const swapped = err(await c.call("continue_workflow", { stateToken: s0.stateToken }));
     assert.equal(swapped.code, "INVARIANT_VIOLATION");

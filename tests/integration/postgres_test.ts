@@ -3,7 +3,8 @@
  * `tests/helpers/postgres.ts`; never a mock). First the server-driving suites run again,
  * unchanged, with `WAYMARK_TEST_DB=postgres` (walk, replay, fork, rehydrate writes nothing,
  * blocked attempts, checkpoints, resume ranking, corruption, four racing processes, `kill -9`
- * mid-advance, gc beside a live server, bundles, and the viewer in a browser): their homes get
+ * mid-advance, gc beside a live server, bundles, gates and assessments, runs as MCP tasks,
+ * elicitation, and the viewer in a browser): their homes get
  * a fresh database on this file's server. Then what only a shared server has: machines with
  * their own keyrings on one database, connections lost mid-call, the server going away,
  * servers migrating a new database together, and doctor and backup.
@@ -11,6 +12,7 @@
  */
 import assert from "node:assert/strict";
 import pg from "pg";
+import { sql } from "npm:kysely@0.29.9";
 import { continueWorkflow, resumeSession, type Store } from "../../engine/mod.ts";
 import { openStore } from "../../store/mod.ts";
 import { MIGRATIONS } from "../../store/sql/migrations.ts";
@@ -41,6 +43,11 @@ const SUITES = [
   "tests/integration/gc_test.ts",
   "tests/integration/bundle_test.ts",
   "tests/integration/bundle_cli_test.ts",
+  "tests/integration/gates_mcp_test.ts",
+  "tests/integration/tasks_extension_test.ts",
+  "tests/integration/tasks_legacy_test.ts",
+  "tests/integration/tasks_progress_test.ts",
+  "tests/integration/elicitation_test.ts",
   "tests/browser/viewer_browser_test.ts",
 ];
 
@@ -240,6 +247,29 @@ Deno.test({
       assert.deepEqual([counts.attempts, counts.nodes, counts.outputs], [1, 2, 1]);
     } finally {
       await store.close();
+      await server.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "durability full asks the server for synchronous commits; normal leaves its setting",
+  ignore,
+  async fn() {
+    const server = await startPostgres({ settings: ["synchronous_commit=off"] });
+    try {
+      const url = await server.createDatabase();
+      for (const [durability, expected] of [["normal", "off"], ["full", "on"]] as const) {
+        const store = await openStore(url, { durability });
+        try {
+          const row = await sql<{ synchronous_commit: string }>`SHOW synchronous_commit`
+            .execute(store.db);
+          assert.equal(row.rows[0]?.synchronous_commit, expected, durability);
+        } finally {
+          await store.close();
+        }
+      }
+    } finally {
       await server.stop();
     }
   },

@@ -127,7 +127,7 @@ Deno.test("2025-11-25: a v1 client lists, polls and cancels runs as tasks", asyn
     assert.equal((await client.experimental.tasks.getTask(taskId)).status, "input_required");
 
     // a page holds 50 tasks; the cursor gets the rest
-    const waymark = await openWaymark({ home: home.home });
+    const waymark = await openWaymark({ home: home.home, dbUrl: home.dbUrl });
     for (let i = 0; i < 50; i++) {
       assert.ok((await waymark.start({ workflowId: "user.deploy" })).ok);
     }

@@ -40,7 +40,7 @@ const hostStatuses = (meta: Any) =>
 Deno.test("the progress object matches the viewer's branch through loops, skipped steps and a fork", async () => {
   const home = await taskHome();
   const agent = await connect(home.home);
-  const waymark = await openWaymark({ home: home.home });
+  const waymark = await openWaymark({ home: home.home, dbUrl: home.dbUrl });
   const viewOf = async (r: Any) =>
     await loadSessionView(
       waymark.store.db,
@@ -106,7 +106,7 @@ Deno.test("a task cancelled through the client is an abort the viewer shows, dur
   } finally {
     await client.close();
   }
-  const waymark = await openWaymark({ home: home.home });
+  const waymark = await openWaymark({ home: home.home, dbUrl: home.dbUrl });
   try {
     const viewer = createViewerApp({ db: waymark.store.db, allowedHosts: () => ["127.0.0.1:1"] });
     const detail = await (await viewer.app.request(`/api/sessions/${sessionId}`, {
