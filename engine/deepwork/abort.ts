@@ -9,7 +9,7 @@ import { abortRun } from "../use_cases/abort_run.ts";
 import { guard } from "../use_cases/guard.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
 import type { JobAbortResponse } from "./responses.ts";
-import { findStack, noActiveWorkflow, stackEntries, workflowLabel } from "./stack.ts";
+import { findStack, noActiveWorkflow, stackCaller, stackEntries, workflowLabel } from "./stack.ts";
 
 /** Input of {@linkcode abortJobWorkflow}, as the tool takes it. */
 export interface JobAbortInput {
@@ -27,11 +27,7 @@ export function abortJobWorkflow(
   input: JobAbortInput & { workspace: WorkspaceObservation },
 ): Promise<Result<JobAbortResponse>> {
   return guard(async () => {
-    const found = await findStack(deps.store, {
-      sessionId: input.session_id,
-      agentId: input.agent_id,
-      workspace: input.workspace.workspace,
-    });
+    const found = await findStack(deps.store, stackCaller(input));
     if (!found.ok) return found;
     const frames = found.value.view.frames;
     const top = frames.at(-1);

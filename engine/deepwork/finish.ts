@@ -23,6 +23,7 @@ import {
   type FoundStack,
   loadFrame,
   noActiveWorkflow,
+  stackCaller,
   stackEntries,
   type TopRun,
 } from "./stack.ts";
@@ -110,11 +111,7 @@ export function finishStep(
   input: FinishInput & { workspace: WorkspaceObservation },
 ): Promise<Result<FinishedResponse>> {
   return guard(async () => {
-    const found = await findStack(deps.store, {
-      sessionId: input.session_id,
-      agentId: input.agent_id,
-      workspace: input.workspace.workspace,
-    });
+    const found = await findStack(deps.store, stackCaller(input));
     if (!found.ok) return found;
     const attemptId = await callKey(input);
     const frame = found.value.view.frames.at(-1);

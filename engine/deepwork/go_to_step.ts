@@ -11,7 +11,14 @@ import { childNode, nodeCreated } from "../use_cases/node_events.ts";
 import { allSteps } from "../workflow/interpreter.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
 import type { GoToStepResponse } from "./responses.ts";
-import { beginStep, findStack, loadFrame, noActiveWorkflow, stackEntries } from "./stack.ts";
+import {
+  beginStep,
+  findStack,
+  loadFrame,
+  noActiveWorkflow,
+  stackCaller,
+  stackEntries,
+} from "./stack.ts";
 
 /** Input of {@linkcode goToStep}, as the tool takes it. */
 export interface GoToStepInput {
@@ -59,11 +66,7 @@ export function goToStep(
   input: GoToStepInput & { workspace: WorkspaceObservation },
 ): Promise<Result<GoToStepResponse>> {
   return guard(async () => {
-    const found = await findStack(deps.store, {
-      sessionId: input.session_id,
-      agentId: input.agent_id,
-      workspace: input.workspace.workspace,
-    });
+    const found = await findStack(deps.store, stackCaller(input));
     if (!found.ok) return found;
     const frames = found.value.view.frames;
     const frame = frames.at(-1);

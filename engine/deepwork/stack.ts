@@ -23,6 +23,17 @@ export interface StackCaller {
   workspace: string | null;
 }
 
+/** The caller named by a DeepWork tool's arguments (`session_id`, `agent_id`) and workspace. */
+export function stackCaller(
+  input: { session_id?: string; agent_id?: string; workspace: { workspace: string | null } },
+): StackCaller {
+  return {
+    sessionId: input.session_id,
+    agentId: input.agent_id,
+    workspace: input.workspace.workspace,
+  };
+}
+
 /** A stack found for a caller: its session (when there is one) and its frames. */
 export interface FoundStack {
   /** The session (hex), or `null` when the caller has no stack yet. */
