@@ -31,7 +31,7 @@ export { listWorkflows } from "./use_cases/list_workflows.ts";
 export { inspectWorkflow } from "./use_cases/inspect_workflow.ts";
 export { type StartInput, type StartOptions, startWorkflow } from "./use_cases/start_workflow.ts";
 export { type ContinueInput, continueWorkflow } from "./use_cases/continue_workflow.ts";
-export { type CallOptions } from "./use_cases/record_attempt.ts";
+export { type AnsweredNode, type CallOptions } from "./use_cases/record_attempt.ts";
 export { type StepOutput } from "./use_cases/node_events.ts";
 export { type CheckpointInput, checkpointWorkflow } from "./use_cases/checkpoint_workflow.ts";
 export {

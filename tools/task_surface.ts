@@ -9,6 +9,7 @@
  */
 import type { Server, ServerContext } from "npm:@modelcontextprotocol/server@2.4.0";
 import {
+  type AnsweredNode,
   type BranchStep,
   type EngineDeps,
   type NodeRecord,
@@ -30,9 +31,10 @@ const MAX_VIEWS = 32;
 export interface TaskSurface {
   /**
    * A run's task with its progress, or `null` when there is no such run. Its status is noted;
-   * when it differs from the one last noted, a 2025-11-25 client is told.
+   * when it differs from the one last noted, a 2025-11-25 client is told. `answered`: the node
+   * the call just created, so its run's tip need not be read back.
    */
-  observe(runId: string, ctx: ServerContext): Promise<TaskView | null>;
+  observe(runId: string, ctx: ServerContext, answered?: AnsweredNode): Promise<TaskView | null>;
   /** Notes a run's status before a call that may change it (once per run; 2025-11-25 only). */
   seed(runId: string, ctx: ServerContext): Promise<void>;
 }
@@ -60,27 +62,54 @@ interface Known {
   branch: BranchStep[];
 }
 
+/** The branch step of a node the call just created (`completedStepId`: its parent's pending). */
+function stepOf(answered: AnsweredNode, completedStepId: string | null): BranchStep {
+  const { node } = answered;
+  return {
+    nodeId: node.nodeId,
+    nodeKind: node.nodeKind,
+    state: node.state,
+    pendingStepId: node.pendingStepId,
+    completedStepId: node.nodeKind === "step" ? completedStepId : null,
+    notesMarkdown: node.notesMarkdown,
+    artifacts: [...answered.artifacts],
+  };
+}
+
 /**
  * Reads a tip's branch, extending the one kept for the run when the tip is its child (the
- * usual advance): one row instead of the whole window. Tells `keep` what it read.
+ * usual advance): one row instead of the whole window, or none when the call that made the tip
+ * told it (`answered`). Tells `keep` what it read.
  */
 function branchReader(
   deps: Pick<EngineDeps, "store">,
-  at: { known: Known | undefined; keep: (branch: BranchStep[]) => void },
+  at: { known?: Known; answered?: AnsweredNode; keep: (branch: BranchStep[]) => void },
 ): (tip: NodeRecord) => Promise<BranchStep[]> {
   return async (tip) => {
-    const { known } = at;
+    const { known, answered } = at;
     let branch: BranchStep[];
     if (known && known.tipNodeId === tip.nodeId) branch = known.branch;
+    else if (answered && tip.parentId === null) branch = [stepOf(answered, null)];
     else if (known?.branch.length && known.tipNodeId === tip.parentId) {
-      const [last] = await deps.store.getBranchSteps(tip.runId, tip.nodeId, 1);
       const parent = known.branch.at(-1)!;
-      const completedStepId = last!.nodeKind === "step" ? parent.pendingStepId : null;
-      branch = [...known.branch, { ...last!, completedStepId }].slice(-PLAN_BRANCH_WINDOW);
+      const last = answered
+        ? stepOf(answered, parent.pendingStepId)
+        : await extension(deps, { tip, parent });
+      branch = [...known.branch, last].slice(-PLAN_BRANCH_WINDOW);
     } else branch = await deps.store.getBranchSteps(tip.runId, tip.nodeId, PLAN_BRANCH_WINDOW);
     at.keep(branch);
     return branch;
   };
+}
+
+/** The tip's own branch step, read, its completed step taken from the kept parent's. */
+async function extension(
+  deps: Pick<EngineDeps, "store">,
+  at: { tip: NodeRecord; parent: BranchStep },
+): Promise<BranchStep> {
+  const [last] = await deps.store.getBranchSteps(at.tip.runId, at.tip.nodeId, 1);
+  const completedStepId = last!.nodeKind === "step" ? at.parent.pendingStepId : null;
+  return { ...last!, completedStepId };
 }
 
 /** The tasks of one connection to `server`. */
@@ -92,22 +121,27 @@ export function createTaskSurface(
   const views = new Map<string, Known>();
   const note = (runId: string, status: TaskStatus) =>
     remember(seen, { key: runId, value: status, max: MAX_TRACKED });
-  const viewOf = async (runId: string): Promise<TaskView | null> => {
+  const viewOf = async (runId: string, told?: AnsweredNode): Promise<TaskView | null> => {
     const listing = await deps.store.getRunListing(runId);
     if (!listing) return null;
     const version = versionOf(listing);
     const known = views.get(runId);
     if (known?.version === version) return known.view;
+    // What the call told is used only when it is the tip the listing names (not raced past).
+    const answered = told?.node.runId === runId && told.node.nodeId === listing.tipNodeId
+      ? told
+      : undefined;
     let branch: BranchStep[] = [];
-    const readBranch = branchReader(deps, { known, keep: (read) => branch = read });
-    const view = await taskView(deps, listing, { progress: true, readBranch });
+    const readBranch = branchReader(deps, { known, answered, keep: (read) => branch = read });
+    const facts = answered && { compiled: answered.compiled, tip: answered.node };
+    const view = await taskView(deps, listing, { progress: true, readBranch, facts });
     const kept = { version, view, tipNodeId: listing.tipNodeId, branch };
     remember(views, { key: runId, value: kept, max: MAX_VIEWS });
     return view;
   };
   return {
-    async observe(runId, ctx) {
-      const view = await viewOf(runId);
+    async observe(runId, ctx, answered) {
+      const view = await viewOf(runId, answered);
       if (!view) return null;
       const before = note(runId, view.status);
       if (before !== undefined && before !== view.status && speaksLegacyTasks(server, ctx)) {

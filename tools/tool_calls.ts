@@ -10,7 +10,12 @@ import type {
   ServerContext,
 } from "npm:@modelcontextprotocol/server@2.4.0";
 import { z } from "npm:zod@4.6.7";
-import { type ContinueInput, parseRunLabel, verifyToken } from "../engine/mod.ts";
+import {
+  type AnsweredNode,
+  type ContinueInput,
+  parseRunLabel,
+  verifyToken,
+} from "../engine/mod.ts";
 import type { PublishedSchemas, ToolCall, ToolContext, ToolDefinition } from "./define_tool.ts";
 import type { Connection } from "./connection.ts";
 import { isModern, speaksLegacyTasks, wantsTask } from "./client.ts";
@@ -145,9 +150,12 @@ async function dispatch(
   const before = runOfInput(connection, call.input);
   // The task is extra: a store that fails to tell it never fails the call (the call says why).
   if (before) await connection.tasks.seed(before, ctx).catch(() => {});
-  const answer = await runCall(connection, { name: tool.name, call, ctx });
+  const told: { answered?: AnsweredNode } = {};
+  const answer = await runCall(connection, { name: tool.name, call, ctx, told });
   const runId = runOfAnswer(answer);
-  const view = runId ? await connection.tasks.observe(runId, ctx).catch(() => null) : null;
+  const view = runId
+    ? await connection.tasks.observe(runId, ctx, told.answered).catch(() => null)
+    : null;
   if (!view) return answer;
   const modern = isModern(ctx);
   if (tool.taskSupport && wantsTask(server, { ctx, params: at.params })) {
@@ -172,12 +180,15 @@ function withReplayNotice(answer: CallToolResult): CallToolResult {
   };
 }
 
-/** Runs a validated call, then sends what it changed; an exception becomes INTERNAL_ERROR. */
+/**
+ * Runs a validated call, then sends what it changed; an exception becomes INTERNAL_ERROR. The
+ * node the call created is left in `told`, for the task view.
+ */
 async function runCall(
   connection: Connection,
-  request: { name: string; call: ToolCall; ctx: ServerContext },
+  request: { name: string; call: ToolCall; ctx: ServerContext; told: { answered?: AnsweredNode } },
 ): Promise<CallToolResult> {
-  const { name, call, ctx } = request;
+  const { name, call, ctx, told } = request;
   const { deps, notifier } = connection;
   try {
     const appended = new Set<string>();
@@ -187,6 +198,7 @@ async function runCall(
     const context: ToolContext = {
       onAppend: (sessionId) => appended.add(sessionId),
       onReplay: (replay) => Object.assign(replayed, replay),
+      onAnswered: (answered) => told.answered = answered,
       ...(sendProgress ? { onProgress: (p) => progress.push(sendProgress(p)) } : {}),
       ...(call.usesWorkspace ? { workspace: await connection.workspace(ctx) } : {}),
     };

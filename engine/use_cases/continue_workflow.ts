@@ -203,5 +203,6 @@ async function recordAdvanced(
     response,
     events,
     progress: stepProgress(compiled, { child: created, completed: a.step }),
+    answered: { node: created, compiled, artifacts: a.ack.output?.artifacts ?? [] },
   };
 }

@@ -4,13 +4,14 @@
  * transaction, replaying instead when another writer recorded the same attempt first.
  * @module
  */
-import type { DomainEvent } from "../events.ts";
+import type { Artifact, DomainEvent } from "../events.ts";
 import { runLabel, sessionLabel } from "../ids.ts";
 import { canonicalJson, sha256Hex } from "../hash.ts";
-import type { AttemptRecord, EngineDeps, StoreWriter } from "../ports.ts";
+import type { AttemptRecord, EngineDeps, NodeRecord, StoreWriter } from "../ports.ts";
 import { fail, ok, type Result } from "../result.ts";
 import type { StepProgress, StepResponse } from "../responses.ts";
 import type { Warning } from "../workflow/catalog.ts";
+import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
 import type { AttemptKind } from "../vocabulary.ts";
 import { driftWarnings } from "./drift.ts";
@@ -37,6 +38,22 @@ export interface CallOptions {
    * Attempts recorded before payload digests count as not differing.
    */
   onReplay?: (replay: { payloadDiffers: boolean }) => void;
+  /**
+   * Told the node a committed start or advance created, with what the caller would otherwise
+   * read back to describe the run (its task view); not called for anything that wrote no node
+   * on the branch.
+   */
+  onAnswered?: (answered: AnsweredNode) => void;
+}
+
+/** A node a call just created, with its run's pinned workflow and the artifacts left on it. */
+export interface AnsweredNode {
+  /** The node. */
+  node: NodeRecord;
+  /** The workflow its run is pinned to. */
+  compiled: CompiledWorkflow;
+  /** The artifacts recorded on arrival at it. */
+  artifacts: readonly Artifact[];
 }
 
 /** A loaded attempt: the node with its run and workflow, the attempt id, the drift warnings. */
@@ -55,6 +72,8 @@ export interface Recorded {
   events: DomainEvent[];
   /** How far the branch is, when the attempt advanced it. */
   progress?: StepProgress;
+  /** The node the attempt added to the branch, when it advanced it. */
+  answered?: AnsweredNode;
 }
 
 /** One attempt: its tokens and what to make of it. */
@@ -145,6 +164,7 @@ export async function recordAttempt(
   if (done) {
     options.onAppend?.(sessionLabel(node.sessionId));
     if (done.progress) options.onProgress?.(done.progress);
+    if (done.answered) options.onAnswered?.(done.answered);
   }
   return result;
 }

@@ -22,6 +22,7 @@ import type { SessionKind } from "../vocabulary.ts";
 import { lookupWorkflow } from "./inspect_workflow.ts";
 import { deriveNodeId, randomHex } from "../ids.ts";
 import { guard } from "./guard.ts";
+import type { CallOptions } from "./record_attempt.ts";
 import { nodeCreated } from "./node_events.ts";
 import { responseFor } from "./node_response.ts";
 
@@ -43,6 +44,8 @@ export interface StartOptions {
   workspace?: WorkspaceObservation;
   /** Told the new session (`ses_…`) after its events committed. */
   onAppend?: (sessionId: string) => void;
+  /** Told the run's root node after it committed (see {@linkcode CallOptions.onAnswered}). */
+  onAnswered?: CallOptions["onAnswered"];
 }
 
 /** Starts a run of a workflow. */
@@ -132,6 +135,7 @@ export async function beginRun(
     await tx.append(runEvents(run, { root, pinned, workspace: options.workspace }));
   });
   options.onAppend?.(response.session.sessionId);
+  options.onAnswered?.({ node: root, compiled, artifacts: [] });
   return response;
 }
 

@@ -119,6 +119,8 @@ export interface TaskViewOptions {
    * default from the store. A caller that kept an earlier branch of the run may extend it.
    */
   readBranch?: (tip: NodeRecord) => Promise<BranchStep[]>;
+  /** The pinned workflow and the preferred tip, when the caller has them (neither is read). */
+  facts?: { compiled: CompiledWorkflow; tip: NodeRecord };
 }
 
 /** A run's task; with `progress`, its plan and results too. */
@@ -127,7 +129,7 @@ export async function taskView(
   listing: RunListing,
   options: TaskViewOptions = {},
 ): Promise<TaskView> {
-  const { compiled, tip } = await factsOf(deps.store, listing);
+  const { compiled, tip } = options.facts ?? await factsOf(deps.store, listing);
   const status = taskStatus({ run: listing, compiled, tip });
   const questions = status === "input_required" && compiled && tip
     ? userQuestions(compiled, tip)

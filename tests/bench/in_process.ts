@@ -1,8 +1,8 @@
 /**
  * In-process profile of the same calls `mcp_bench.ts` makes over stdio: opens waymark with
  * `openWaymark` (a file database, like the server), runs one long run through the tool handlers
- * (argument parse → use-case → text render → JSON of the result, what `tools/call` does minus
- * the transport), and times every SQL statement the store sends to libSQL. Comparing with the
+ * (argument parse → use-case → text render → JSON of the result → the run's task view and its
+ * `_meta`, what `tools/call` does minus the transport), and times every SQL statement the store sends to libSQL. Comparing with the
  * stdio numbers splits a call into transport/SDK overhead and time inside the engine.
  *
  *   deno run -A tests/bench/in_process.ts [--quick] [--samples N] [--levels 10,1000,10000]
@@ -16,6 +16,10 @@ import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 import { openWaymark, type SqliteStore } from "../../mod.ts";
 import { TOOLS } from "../../tools/mod.ts";
+import { Server, type ServerContext } from "npm:@modelcontextprotocol/server@2.4.0";
+import { createTaskSurface } from "../../tools/task_surface.ts";
+import { taskMeta } from "../../tools/task_wire.ts";
+import { type AnsweredNode, parseRunLabel } from "../../engine/mod.ts";
 import type { WorkflowSource } from "../../engine/mod.ts";
 import { LONG_ID, longWorkflow, r3, stats } from "./common.ts";
 
@@ -35,6 +39,8 @@ interface Split {
   parse: number;
   run: number;
   render: number;
+  /** Building the run's task view and its `_meta` after the call (what `tools/call` adds). */
+  task: number;
   total: number;
 }
 
@@ -163,6 +169,9 @@ async function main(): Promise<number> {
     };
 
     const tool = (name: string) => TOOLS.find((t) => t.name === name)!;
+    // An unconnected server: the task surface asks it only whether to send legacy notifications.
+    const tasks = createTaskSurface(new Server({ name: "bench", version: "0" }), waymark.deps);
+    const ctx = { mcpReq: {} } as unknown as ServerContext;
     const startTool = tool("start_workflow");
     const continueTool = tool("continue_workflow");
     /** What the tools/call handler does, split: parse, run, render + serialise the result. */
@@ -174,7 +183,10 @@ async function main(): Promise<number> {
       const call = t.parse(args);
       if (!call.ok) throw new Error(`invalid arguments: ${call.error.message}`);
       const t1 = performance.now();
-      const result = await call.value.run(waymark.deps);
+      const told: { answered?: AnsweredNode } = {};
+      const result = await call.value.run(waymark.deps, {
+        onAnswered: (answered) => told.answered = answered,
+      });
       if (!result.ok) {
         throw new Error(`${t.name} failed: ${result.error.code}: ${result.error.message}`);
       }
@@ -182,9 +194,14 @@ async function main(): Promise<number> {
       const text = result.value.text();
       JSON.stringify({ content: [{ type: "text", text }], structuredContent: result.value.value });
       const t3 = performance.now();
+      const runId = (result.value.value as { session?: { runId?: string } }).session?.runId;
+      const run = runId ? parseRunLabel(runId) : null;
+      const view = run ? await tasks.observe(run, ctx, told.answered) : null;
+      if (view) JSON.stringify(taskMeta(view, { relatedTask: false }));
+      const t4 = performance.now();
       return {
         value: result.value.value,
-        split: { parse: t1 - t0, run: t2 - t1, render: t3 - t2, total: t3 - t0 },
+        split: { parse: t1 - t0, run: t2 - t1, render: t3 - t2, task: t4 - t3, total: t4 - t0 },
       };
     };
     type Tip = { stateToken: string; ackToken?: string; pending: { stepId: string } | null };
@@ -330,7 +347,9 @@ async function main(): Promise<number> {
     console.log(
       `${"operation".padEnd(16)}${"prior".padStart(8)}${"total".padStart(9)}${"parse".padStart(9)}${
         "run".padStart(9)
-      }${"render".padStart(9)}${"p99 tot".padStart(9)}  sql/call  workflows/call`,
+      }${"render".padStart(9)}${"task".padStart(9)}${
+        "p99 tot".padStart(9)
+      }  sql/call  workflows/call`,
     );
     const line = (
       op: string,
@@ -346,10 +365,10 @@ async function main(): Promise<number> {
         `${op.padEnd(16)}${(prior === null ? "-" : String(prior)).padStart(8)} ${
           fmt(p50(splits, "total"))
         } ${fmt(p50(splits, "parse"))} ${fmt(p50(splits, "run"))} ${fmt(p50(splits, "render"))} ${
-          fmt(stats(splits.map((s) => s.total)).p99)
-        }  ${(sqlN / calls).toFixed(1).padStart(4)} / ${(sqlMs / calls).toFixed(3)} ms  ${
-          (load.ms / Math.max(1, calls)).toFixed(3)
-        } ms`,
+          fmt(p50(splits, "task"))
+        } ${fmt(stats(splits.map((s) => s.total)).p99)}  ${
+          (sqlN / calls).toFixed(1).padStart(4)
+        } / ${(sqlMs / calls).toFixed(3)} ms  ${(load.ms / Math.max(1, calls)).toFixed(3)} ms`,
       );
     };
     line("start_workflow", null, startSplits, startSql, { ms: 0, n: 0 });
@@ -440,6 +459,7 @@ async function main(): Promise<number> {
           parse: stats(r.ops[op].splits.map((s) => s.parse)),
           run: stats(r.ops[op].splits.map((s) => s.run)),
           render: stats(r.ops[op].splits.map((s) => s.render)),
+          task: stats(r.ops[op].splits.map((s) => s.task)),
           workflowsLoadMsPerCall: r3(r.ops[op].loadMs / r.ops[op].splits.length),
           sql: [...r.ops[op].sql.entries()].map(([sql, s]) => ({
             sql,

@@ -3,11 +3,14 @@
  * `_meta` follows the run's preferred branch exactly as the viewer draws it (steps it completed
  * are done, a step behind a false condition is skipped, a loop shows its iteration, and a
  * rewind's new branch replaces the old one's steps); a task cancelled through the client is an
- * abort the viewer shows; and a subscriber hears of appends made by another process.
+ * abort the viewer shows; a subscriber hears of appends made by another process; and the task
+ * a call carries (built from what the call knows) is the one a fresh read of the store builds.
  */
 import assert from "node:assert/strict";
 import { openWaymark } from "../../mod.ts";
-import { parseRunLabel, parseSessionLabel } from "../../engine/mod.ts";
+import { RELATED_TASK_META_KEY } from "npm:@modelcontextprotocol/server@2.4.0";
+import { parseRunLabel, parseSessionLabel, readTask } from "../../engine/mod.ts";
+import { taskMeta } from "../../tools/task_wire.ts";
 import { createViewerApp } from "../../web/mod.ts";
 import { loadSessionView, type SessionView } from "../../web/model.ts";
 import { connect, connectRich, ok, type TestClient } from "../helpers/server.ts";
@@ -150,6 +153,55 @@ Deno.test("a subscriber hears of appends another process makes, within the poll 
   } finally {
     await watcher.close();
     await writer.close();
+    await home.cleanup();
+  }
+});
+
+Deno.test("the task a call carries is the one read back from the store, call after call", async () => {
+  const home = await taskHome();
+  const agent = await connect(home.home);
+  const waymark = await openWaymark({ home: home.home, dbUrl: home.dbUrl });
+  // What a fresh reader of the store says of the run: no call's own knowledge, nothing kept.
+  const readBack = async (r: Any) => {
+    const view = await readTask(waymark.deps, parseRunLabel(r.session.runId)!);
+    return taskMeta(view!, { relatedTask: false });
+  };
+  const same = async (step: string, r: Any, meta: Any) => {
+    const { [RELATED_TASK_META_KEY]: _related, ...carried } = meta;
+    assert.deepEqual(carried, await readBack(r), step);
+  };
+  try {
+    const { r: start, meta: m0 } = await call(agent, "start_workflow", {
+      workflowId: "user.deploy",
+    });
+    await same("start", start, m0);
+    const ack = (r: Any, extra: Any = {}) =>
+      call(agent, "continue_workflow", {
+        stateToken: r.stateToken,
+        ackToken: r.ackToken,
+        ...extra,
+      });
+    const output = { notesMarkdown: "prepared", artifacts: [{ kind: "plan", steps: 2 }] };
+    const { r: decide, meta: m1 } = await ack(start, { output });
+    await same("an advance with an artifact", decide, m1);
+    // a checkpoint between two acks: the next ack hangs below it
+    await call(agent, "checkpoint_workflow", {
+      stateToken: decide.stateToken,
+      checkpointToken: decide.checkpointToken,
+      output: { notesMarkdown: "halfway" },
+    });
+    const { r: round1, meta: m2 } = await ack(decide, { context: { target: "prod" } });
+    await same("an advance after a checkpoint", round1, m2);
+    const { r: round2, meta: m3 } = await ack(round1, { output: { notesMarkdown: "round 1" } });
+    await same("an advance in a loop", round2, m3);
+    const { r: replayed, meta: m4 } = await ack(round1, { output: { notesMarkdown: "round 1" } });
+    await same("a replay", replayed, m4);
+    const { r: again } = await call(agent, "continue_workflow", { stateToken: decide.stateToken });
+    const { r: forked, meta: m5 } = await ack(again, { context: { target: "staging" } });
+    await same("a fork", forked, m5);
+  } finally {
+    await agent.close();
+    await waymark.close();
     await home.cleanup();
   }
 });
