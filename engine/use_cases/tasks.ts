@@ -148,10 +148,7 @@ export async function taskView(
       goal: listing.goal ?? compiled.name,
       truncated: branch.length >= PLAN_BRANCH_WINDOW,
     });
-    const listed = new Set(progress.steps.map((s) => s.name));
-    results = Object.fromEntries(
-      Object.entries(stepResults(completions)).filter(([stepId]) => listed.has(stepId)),
-    );
+    results = stepResults(completions, new Set(progress.steps.map((s) => s.name)));
   }
   return {
     taskId: taskIdOf(listing.runId),

@@ -251,10 +251,17 @@ export function planProgress(compiled: CompiledWorkflow, at: PlanInput): Workflo
   return progress;
 }
 
-/** What each completed step left, by step id (a step run more than once: its latest). */
-export function stepResults(completions: readonly Completion[]): Record<string, StepResult> {
+/**
+ * What each completed step left, by step id (a step run more than once: its latest); with
+ * `only`, just those steps.
+ */
+export function stepResults(
+  completions: readonly Completion[],
+  only?: ReadonlySet<string>,
+): Record<string, StepResult> {
   const out: Record<string, StepResult> = {};
   for (const c of completions) {
+    if (only && !only.has(c.stepId)) continue;
     const notes = c.notesMarkdown;
     out[c.stepId] = {
       notesPreview: notes === null
