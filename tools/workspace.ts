@@ -7,7 +7,8 @@
  * {@linkcode connectionWorkspace} wires this to one connection.
  * @module
  */
-import { readFile, stat } from "node:fs/promises";
+import { existsSync, readFileSync } from "node:fs";
+import { stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Server, ServerContext } from "npm:@modelcontextprotocol/server@2.4.0";
@@ -34,9 +35,14 @@ export function firstFileRoot(roots: readonly Root[]): string | null {
   return null;
 }
 
-async function readText(path: string): Promise<string | null> {
+/**
+ * A small file's text, or `null` when it is absent. Synchronous: these are a few bytes read on
+ * every call, and a thread-pool round trip per file cost ten times the read.
+ */
+function readText(path: string): string | null {
+  if (!existsSync(path)) return null;
   try {
-    return await readFile(path, "utf8");
+    return readFileSync(path, "utf8");
   } catch {
     return null;
   }
@@ -59,10 +65,10 @@ async function findGitDir(folder: string): Promise<{ gitDir: string; commonDir: 
     }
     if (info?.isFile()) {
       // a worktree or submodule: `.git` is a file holding `gitdir: <path>`
-      const pointer = (await readText(dotGit))?.match(/^gitdir:\s*(.+)\s*$/m)?.[1];
+      const pointer = readText(dotGit)?.match(/^gitdir:\s*(.+)\s*$/m)?.[1];
       if (pointer) {
         const gitDir = resolve(dir, pointer.trim());
-        const common = (await readText(join(gitDir, "commondir")))?.trim();
+        const common = readText(join(gitDir, "commondir"))?.trim();
         found = { gitDir, commonDir: common ? resolve(gitDir, common) : gitDir };
       }
       break;
@@ -82,16 +88,16 @@ export async function gitState(
   const none = { gitBranch: null, gitHeadSha: null };
   const dirs = await findGitDir(folder);
   if (!dirs) return none;
-  const head = (await readText(join(dirs.gitDir, "HEAD")))?.trim();
+  const head = readText(join(dirs.gitDir, "HEAD"))?.trim();
   if (!head) return none;
   if (/^[0-9a-f]{40,64}$/.test(head)) return { gitBranch: null, gitHeadSha: head };
   const ref = head.match(/^ref:\s*(\S+)$/)?.[1];
   if (!ref) return none;
   const gitBranch = ref.startsWith("refs/heads/") ? ref.slice("refs/heads/".length) : ref;
-  const loose = (await readText(join(dirs.gitDir, ref)))?.trim() ??
-    (await readText(join(dirs.commonDir, ref)))?.trim();
+  const loose = readText(join(dirs.gitDir, ref))?.trim() ??
+    readText(join(dirs.commonDir, ref))?.trim();
   if (loose && /^[0-9a-f]{40,64}$/.test(loose)) return { gitBranch, gitHeadSha: loose };
-  const packed = await readText(join(dirs.commonDir, "packed-refs"));
+  const packed = readText(join(dirs.commonDir, "packed-refs"));
   for (const line of packed?.split("\n") ?? []) {
     const [sha, name] = line.split(" ");
     if (name === ref && sha && /^[0-9a-f]{40,64}$/.test(sha)) return { gitBranch, gitHeadSha: sha };

@@ -64,6 +64,13 @@ async function prepare(cfg: Config): Promise<Dirs> {
   await Deno.mkdir(dirs.bundle, { recursive: true });
   const file = join(dirs.workspace, ".waymark", "workflows", "bench_long.json");
   await Deno.writeTextFile(file, longWorkflow(cfg.longSteps));
+  // An agent's workspace is a git checkout: every call reads its branch and HEAD commit.
+  await Deno.mkdir(join(dirs.workspace, ".git", "refs", "heads"), { recursive: true });
+  await Deno.writeTextFile(join(dirs.workspace, ".git", "HEAD"), "ref: refs/heads/main\n");
+  await Deno.writeTextFile(
+    join(dirs.workspace, ".git", "refs", "heads", "main"),
+    `${"5".repeat(40)}\n`,
+  );
   log(`mode ${cfg.mode}; ${cfg.longSteps} generated steps; workspace ${dirs.workspace}`);
   return dirs;
 }
