@@ -147,7 +147,8 @@ async function dispatch(
     const asked = await askBeforeAck(connection, { server, ctx, input });
     if (asked) return asked;
   }
-  const before = runOfInput(connection, call.input);
+  // Only a 2025-11-25 client is told of status changes, so only it needs the status before.
+  const before = speaksLegacyTasks(server, ctx) ? runOfInput(connection, call.input) : null;
   // The task is extra: a store that fails to tell it never fails the call (the call says why).
   if (before) await connection.tasks.seed(before, ctx).catch(() => {});
   const told: { answered?: AnsweredNode } = {};
