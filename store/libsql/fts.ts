@@ -8,6 +8,7 @@ import { sql } from "npm:kysely@0.29.9";
 import type { SearchQuery } from "../../engine/mod.ts";
 import type { FullTextSearch, TextLayer, TextMatch } from "../sql/dialect.ts";
 import type { Executor } from "../sql/graph_sql.ts";
+import { prepare } from "../sql/prepared.ts";
 
 /** An FTS5 query that matches any of the words, each quoted (so no word is FTS syntax). */
 export function ftsQuery(terms: readonly string[]): string {
@@ -74,23 +75,34 @@ async function sessionTexts(ex: Executor, sessionId: string): Promise<string[]> 
   return rows.rows.map((r) => r.line);
 }
 
+// OR REPLACE: a stale row left at this rowid (a damaged index) yields to the source
+const titleIndexed = prepare((_db, p: { runId: string }) =>
+  sql`INSERT OR REPLACE INTO search_titles(rowid, text)
+    SELECT r.rowid, s.title || ' ' || CASE WHEN r.goal = s.title THEN '' ELSE coalesce(r.goal, '') END
+      || ' ' || r.workflow_id
+    FROM runs r JOIN sessions s ON s.session_id = r.session_id
+    WHERE r.run_id = ${p.runId}`
+);
+
+const outputIndexed = prepare((_db, p: { runId: string; nodeId: string; text: string }) =>
+  sql`INSERT OR REPLACE INTO search_outputs (rowid, text)
+    SELECT rowid, ${p.text} FROM outputs WHERE run_id = ${p.runId} AND node_id = ${p.nodeId}`
+);
+
+const tipIndexed = prepare((_db, p: { runId: string; text: string }) =>
+  sql`INSERT OR REPLACE INTO search_tips (rowid, text)
+    SELECT rowid, ${p.text} FROM runs WHERE run_id = ${p.runId}`
+);
+
 /** FTS5 search over the three tables. */
 export const fts5Search: FullTextSearch = {
   async indexRun(tx, runId) {
-    // OR REPLACE: a stale row left at this rowid (a damaged index) yields to the source
-    await sql`INSERT OR REPLACE INTO search_titles(rowid, text)
-      SELECT r.rowid, s.title || ' ' || CASE WHEN r.goal = s.title THEN '' ELSE coalesce(r.goal, '') END
-        || ' ' || r.workflow_id
-      FROM runs r JOIN sessions s ON s.session_id = r.session_id
-      WHERE r.run_id = ${runId}`.execute(tx);
+    await titleIndexed.execute(tx, { runId });
   },
-  async indexOutput(tx, { runId, nodeId, text }) {
-    await sql`INSERT OR REPLACE INTO search_outputs (rowid, text)
-      SELECT rowid, ${text} FROM outputs WHERE run_id = ${runId} AND node_id = ${nodeId}`
-      .execute(tx);
+  async indexOutput(tx, output) {
+    await outputIndexed.execute(tx, output);
     // The run's tip text, keyed by the run's rowid: one statement (FTS5 honours REPLACE).
-    await sql`INSERT OR REPLACE INTO search_tips (rowid, text)
-      SELECT rowid, ${text} FROM runs WHERE run_id = ${runId}`.execute(tx);
+    await tipIndexed.execute(tx, output);
   },
   async match(ex, layer, query): Promise<TextMatch[]> {
     const rows = await matchRows(ex, layer, query);

@@ -3,11 +3,12 @@
  * transaction, one transaction per `write` call (storage faults are mapped in `faults.ts`).
  * @module
  */
-import type { Kysely } from "npm:kysely@0.29.9";
+import type { Insertable, Kysely } from "npm:kysely@0.29.9";
 import { type DomainEvent, sessionLabel, type Store, type StoreWriter } from "../../engine/mod.ts";
 import { contextId, loggedEvents } from "./context_refs.ts";
 import type { SqlDialect } from "./dialect.ts";
 import type { Executor } from "./graph_sql.ts";
+import { prepare, prepareRows } from "./prepared.ts";
 import { project } from "./projections.ts";
 import { createReader, type ReaderShared } from "./reader.ts";
 import { digest } from "./rows.ts";
@@ -29,12 +30,38 @@ async function knownContexts(tx: Executor, events: readonly DomainEvent[]): Prom
   for (const event of events) {
     if (event.kind !== "node_created") continue;
     const id = contextId(event.context);
-    const row = await tx.selectFrom("contexts").select("context_id")
-      .where("run_id", "=", event.runId).where("context_id", "=", id).executeTakeFirst();
-    if (row) known.add(`${event.runId}:${id}`);
+    if (await storedContext.first(tx, { runId: event.runId, id })) {
+      known.add(`${event.runId}:${id}`);
+    }
   }
   return known;
 }
+
+const storedContext = prepare((db, p: { runId: string; id: string }) =>
+  db.selectFrom("contexts").select("context_id")
+    .where("run_id", "=", p.runId).where("context_id", "=", p.id)
+);
+
+type EventRow = Insertable<Database["events"]>;
+
+const insertEvents = prepareRows(
+  ["session_id", "run_id", "kind", "payload", "digest", "at"],
+  (db, rows: EventRow[]) =>
+    db.insertInto("events").values(rows.map((r) => ({
+      session_id: r.session_id,
+      run_id: r.run_id,
+      kind: r.kind,
+      payload: r.payload,
+      digest: r.digest,
+      at: r.at,
+    }))).returning("seq"),
+);
+
+const sessionGrown = prepare((db, p: { sessionId: string; at: string; count: number }) =>
+  db.updateTable("sessions")
+    .set((eb) => ({ updated_at: p.at, event_count: eb("event_count", "+", p.count) }))
+    .where("session_id", "=", p.sessionId)
+);
 
 /** Appends events and updates projections, all inside `tx`. */
 async function append(
@@ -59,18 +86,17 @@ async function append(
   });
   // One statement for the whole batch: inside the write lock the sequence numbers are
   // consecutive in row order, so the sorted numbers follow the events.
-  const inserted = await tx.insertInto("events").values(rows).returning("seq").execute();
+  const inserted = await insertEvents.all(tx, rows);
   const seqs = inserted.map((r) => Number(r.seq)).sort((a, b) => a - b);
   const search = options.dialect.search;
   for (const [i, event] of logged.entries()) {
     await project({ tx, search, seq: seqs[i]!, at }, event);
   }
-  const updated = await tx.updateTable("sessions")
-    .set((eb) => ({ updated_at: at, event_count: eb("event_count", "+", events.length) }))
-    .where("session_id", "=", events[0]!.sessionId).executeTakeFirst();
+  const sessionId = events[0]!.sessionId;
+  const updated = await sessionGrown.execute(tx, { sessionId, at, count: events.length });
   // A session removed (by `waymark gc`) after the call read its node: roll back, never leave
   // half a session behind.
-  if (Number(updated.numUpdatedRows) === 0) {
+  if (Number(updated.numAffectedRows ?? 0) === 0) {
     throw new Error(`session ${sessionLabel(events[0]!.sessionId)} is no longer stored`);
   }
 }
