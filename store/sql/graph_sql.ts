@@ -86,7 +86,7 @@ export function isTipCandidate(kind: NodeKind): boolean {
   return kind !== NOT_A_BRANCH;
 }
 
-const tipUnder = prepare((db, p: { runId: string; nodeId: string }) =>
+const tipUnder = prepare((_db, p: { runId: string; nodeId: string }) =>
   sql<{ node_id: string }>`
     WITH RECURSIVE sub(node_id) AS (
       SELECT CAST(${p.nodeId} AS text)

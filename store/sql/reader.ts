@@ -117,7 +117,7 @@ const snapshotKept = prepare((db, p: { hash: string }) =>
   db.selectFrom("workflow_snapshots").select("workflow_hash").where("workflow_hash", "=", p.hash)
 );
 
-const ancestorNotes = prepare((db, p: { runId: string; nodeId: string; limit: number }) =>
+const ancestorNotes = prepare((_db, p: { runId: string; nodeId: string; limit: number }) =>
   sql<{
     node_id: string;
     node_kind: NodeKind;
