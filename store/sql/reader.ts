@@ -12,6 +12,7 @@ import {
   InvariantViolationError,
   isMember,
   type NodeKind,
+  type NodeRecord,
   RUN_STATUSES,
   type RunRecord,
   StorageCorruptionError,
@@ -27,7 +28,13 @@ import {
   preferredTipId,
 } from "./graph_sql.ts";
 import { prepare } from "./prepared.ts";
-import { decodeAttempt, decodeNode, decodePinnedSnapshot, decodeSnapshot } from "./rows.ts";
+import {
+  decodeAttempt,
+  decodeNode,
+  decodePinnedSnapshot,
+  decodeSnapshot,
+  type NodeRow,
+} from "./rows.ts";
 import { getSession, listSessions } from "./sessions.ts";
 import { searchRuns } from "./search.ts";
 import { findStackSession, getBranchOutputs, getNodeEvents, getStack } from "./stack_reads.ts";
@@ -39,6 +46,11 @@ export interface ReaderShared {
   db: Executor;
   /** Pinned snapshots already read (content-addressed and immutable, so kept for the process). */
   snapshots: Map<string, CompiledWorkflow>;
+  /**
+   * Contexts of nodes read, by object: `runId:contextId` of the stored row each came from.
+   * A new node carrying one on unchanged needs no lookup to know its context is stored.
+   */
+  storedContexts: WeakMap<object, string>;
 }
 
 /** Nodes with their edge kind and the notes recorded on arrival: what node reads select. */
@@ -58,6 +70,7 @@ function nodeQuery(ex: Executor) {
     "o.notes_markdown",
     "o.step_id as notes_step_id",
     "n.step_count",
+    "n.context_id",
   ]);
 }
 
@@ -212,17 +225,24 @@ async function getSnapshot(
 export function createReader(scope: ReadScope, shared: ReaderShared): StoreReader {
   const { ex } = scope;
   const node = (runId: string, nodeId: string) => nodeById.first(ex, { runId, nodeId });
+  const decode = (row: NodeRow & { context_id: string | null }): NodeRecord => {
+    const record = decodeNode(row);
+    if (row.context_id) {
+      shared.storedContexts.set(record.context, `${row.run_id}:${row.context_id}`);
+    }
+    return record;
+  };
   return {
     getRun: (runId) => getRun(ex, runId),
     getNode: async (runId, nodeId) => {
       const row = await node(runId, nodeId);
-      return row ? decodeNode(row) : null;
+      return row ? decode(row) : null;
     },
     getAttempt: (runId, nodeId, attemptId, kind) =>
       getAttempt(ex, shared, { runId, nodeId, attemptId, kind }),
     getChildren: async (runId, nodeId) => {
       const rows = await childrenOf.all(ex, { runId, nodeId });
-      return rows.map(decodeNode);
+      return rows.map(decode);
     },
     getAncestorNotes: (runId, nodeId, limit) => getAncestorNotes(ex, { runId, nodeId }, limit),
     getPreferredTip: async (runId, nodeId) => {
@@ -235,7 +255,7 @@ export function createReader(scope: ReadScope, shared: ReaderShared): StoreReade
           nodeId,
         });
       }
-      return decodeNode(row);
+      return decode(row);
     },
     getSnapshot: (hash) => getSnapshot(ex, shared, hash),
     searchRuns: (layer, query) => searchRuns(scope, { layer, query }),

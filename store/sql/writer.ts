@@ -24,17 +24,35 @@ export interface WriterOptions {
   shared: ReaderShared;
 }
 
-/** Which contexts of the nodes `events` create are already stored, as `run:id` (key lookups). */
-async function knownContexts(tx: Executor, events: readonly DomainEvent[]): Promise<Set<string>> {
+/**
+ * Which contexts of the nodes `events` create are already stored, as `run:id`, and each
+ * context's id. A context read from a stored node (see `ReaderShared.storedContexts`) that
+ * still hashes to that node's context id is stored: contexts leave only with their session,
+ * and a session removed meanwhile fails this append. Others are looked up by key.
+ */
+async function knownContexts(
+  tx: Executor,
+  events: readonly DomainEvent[],
+  shared: ReaderShared,
+): Promise<{ known: Set<string>; idOf: (context: Record<string, unknown>) => string }> {
+  const ids = new Map<object, string>();
+  const idOf = (context: Record<string, unknown>) => {
+    let id = ids.get(context);
+    if (id === undefined) ids.set(context, id = contextId(context));
+    return id;
+  };
   const known = new Set<string>();
   for (const event of events) {
     if (event.kind !== "node_created") continue;
-    const id = contextId(event.context);
-    if (await storedContext.first(tx, { runId: event.runId, id })) {
-      known.add(`${event.runId}:${id}`);
-    }
+    const id = idOf(event.context);
+    const key = `${event.runId}:${id}`;
+    if (known.has(key)) continue;
+    if (
+      shared.storedContexts.get(event.context) === key ||
+      await storedContext.first(tx, { runId: event.runId, id })
+    ) known.add(key);
   }
-  return known;
+  return { known, idOf };
 }
 
 const storedContext = prepare((db, p: { runId: string; id: string }) =>
@@ -71,8 +89,8 @@ async function append(
 ): Promise<void> {
   if (events.length === 0) return;
   const at = options.now();
-  const known = await knownContexts(tx, events);
-  const logged = loggedEvents(events, (runId, id) => known.has(`${runId}:${id}`));
+  const { known, idOf } = await knownContexts(tx, events, options.shared);
+  const logged = loggedEvents(events, (runId, id) => known.has(`${runId}:${id}`), idOf);
   const rows = logged.map((event) => {
     const payload = JSON.stringify(event);
     return {
