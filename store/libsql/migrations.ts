@@ -30,6 +30,19 @@ export const libsqlMigrationDialect: MigrationDialect = {
       } USING fts5(text, tokenize = 'unicode61 remove_diacritics 2')`.execute(db);
     }
   },
+  async createSearchBacklog(db) {
+    // `through`: every output at or below this rowid is indexed (all were, until now)
+    await sql`CREATE TABLE search_backlog (name TEXT PRIMARY KEY, through INTEGER NOT NULL)`
+      .execute(db);
+    await sql`INSERT INTO search_backlog (name, through)
+      SELECT 'outputs', coalesce(max(rowid), 0) FROM outputs`.execute(db);
+    // SQLite numbers a new row one past the highest rowid: once the rows at the top are
+    // deleted, `through` comes down with them, so rows added later are never below it.
+    await sql`CREATE TRIGGER search_backlog_outputs_deleted AFTER DELETE ON outputs BEGIN
+      UPDATE search_backlog SET through = (SELECT coalesce(max(rowid), 0) FROM outputs)
+      WHERE name = 'outputs' AND through > (SELECT coalesce(max(rowid), 0) FROM outputs);
+    END`.execute(db);
+  },
 };
 
 type Reader = Pick<Client, "execute">;
