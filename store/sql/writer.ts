@@ -28,7 +28,8 @@ export interface WriterOptions {
  * Which contexts of the nodes `events` create are already stored, as `run:id`, and each
  * context's id. A context read from a stored node (see `ReaderShared.storedContexts`) that
  * still hashes to that node's context id is stored: contexts leave only with their session,
- * and a session removed meanwhile fails this append. Others are looked up by key.
+ * and a session removed meanwhile fails this append. Others are looked up by key, but for runs
+ * this batch starts.
  */
 async function knownContexts(
   tx: Executor,
@@ -42,11 +43,13 @@ async function knownContexts(
     return id;
   };
   const known = new Set<string>();
+  // a run started in this batch has no context stored yet
+  const started = new Set(events.flatMap((e) => e.kind === "run_started" ? [e.runId] : []));
   for (const event of events) {
     if (event.kind !== "node_created") continue;
     const id = idOf(event.context);
     const key = `${event.runId}:${id}`;
-    if (known.has(key)) continue;
+    if (known.has(key) || started.has(event.runId)) continue;
     if (
       shared.storedContexts.get(event.context) === key ||
       await storedContext.first(tx, { runId: event.runId, id })
