@@ -18,6 +18,18 @@ import {
 
 export { MIGRATIONS, newerSchemaMessage };
 
+/**
+ * SQLite numbers a new row one past the highest rowid: once rows at the top of `source` are
+ * deleted, the backlog's mark comes down with them, so rows added later are never below it.
+ */
+function backlogFollowsDeletes(name: string, source: string) {
+  const top = sql`(SELECT coalesce(max(rowid), 0) FROM ${sql.table(source)})`;
+  return sql`CREATE TRIGGER ${sql.id(`search_backlog_${source}_deleted`)}
+    AFTER DELETE ON ${sql.table(source)} BEGIN
+      UPDATE search_backlog SET through = ${top} WHERE name = ${sql.lit(name)} AND through > ${top};
+    END`;
+}
+
 /** libSQL's parts of the migrations. */
 export const libsqlMigrationDialect: MigrationDialect = {
   sequenceKey: (column) => column.primaryKey().autoIncrement(),
@@ -31,17 +43,14 @@ export const libsqlMigrationDialect: MigrationDialect = {
     }
   },
   async createSearchBacklog(db) {
-    // `through`: every output at or below this rowid is indexed (all were, until now)
+    // `through`: every row of the source at or below this rowid is indexed (all were, until now)
     await sql`CREATE TABLE search_backlog (name TEXT PRIMARY KEY, through INTEGER NOT NULL)`
       .execute(db);
-    await sql`INSERT INTO search_backlog (name, through)
-      SELECT 'outputs', coalesce(max(rowid), 0) FROM outputs`.execute(db);
-    // SQLite numbers a new row one past the highest rowid: once the rows at the top are
-    // deleted, `through` comes down with them, so rows added later are never below it.
-    await sql`CREATE TRIGGER search_backlog_outputs_deleted AFTER DELETE ON outputs BEGIN
-      UPDATE search_backlog SET through = (SELECT coalesce(max(rowid), 0) FROM outputs)
-      WHERE name = 'outputs' AND through > (SELECT coalesce(max(rowid), 0) FROM outputs);
-    END`.execute(db);
+    for (const [name, source] of [["outputs", "outputs"], ["titles", "runs"]] as const) {
+      await sql`INSERT INTO search_backlog (name, through)
+        SELECT ${name}, coalesce(max(rowid), 0) FROM ${sql.table(source)}`.execute(db);
+      await backlogFollowsDeletes(name, source).execute(db);
+    }
   },
 };
 

@@ -1,8 +1,8 @@
 /**
- * libSQL's full-text index of outputs catches up when it is read, not as outputs are written:
- * advances write no index rows, a search first indexes what is pending and answers as if each
- * output had been indexed when written, writers catch up every `BACKLOG_LIMIT` outputs, and
- * outputs deleted from the top of the table (a session removed) never hide later ones.
+ * libSQL's full-text index catches up when it is read, not as runs and outputs are written:
+ * starts and advances write no index rows, a search first indexes what is pending and answers
+ * as if each row had been indexed when written, writers catch up every `BACKLOG_LIMIT` rows,
+ * and rows deleted from the top of their table (a session removed) never hide later ones.
  * @module
  */
 import assert from "node:assert/strict";
@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { sql } from "kysely";
 import { resumeSession } from "../../engine/mod.ts";
 import { openStore, type SqliteStore } from "../../store/mod.ts";
-import { BACKLOG_LIMIT } from "../../store/libsql/fts.ts";
+import { BACKLOG_LIMIT } from "../../store/libsql/fts_backlog.ts";
 import { deleteSession } from "../../store/sql/tables.ts";
 import { ack, engineDeps, start, value } from "../store/subjects.ts";
 
@@ -31,19 +31,26 @@ async function count(store: SqliteStore, table: string): Promise<number> {
   return Number(rows.rows[0]!.n);
 }
 
-async function through(store: SqliteStore): Promise<number> {
-  const rows = await sql<{ through: number }>`SELECT through FROM search_backlog`.execute(store.db);
+async function through(store: SqliteStore, name = "outputs"): Promise<number> {
+  const rows = await sql<{ through: number }>`SELECT through FROM search_backlog
+    WHERE name = ${name}`.execute(store.db);
   return Number(rows.rows[0]!.through);
 }
 
-Deno.test("advances write no index rows; the next search indexes them and finds the latest notes", async () => {
+Deno.test("starts and advances write no index rows; the next search indexes them and finds the latest notes", async () => {
   await withStore(async (store) => {
     const deps = await engineDeps(store);
-    const root = await start(deps, "project.plain", { goal: "Backlog" });
+    const root = await start(deps, "project.plain", { goal: "Numbat backlog" });
     const a1 = await ack(deps, root, "The quokka migration started.");
     await ack(deps, a1, "The wallaby cutover is done.");
+    assert.equal(await count(store, "search_titles"), 0, "a start indexed its title");
     assert.equal(await count(store, "search_outputs"), 0, "an advance indexed its output");
     assert.equal(await count(store, "search_tips"), 0);
+
+    const titled = value(await resumeSession(deps, { query: "numbat" })).candidates;
+    assert.deepEqual(titled.map((c) => c.runId), [root.session.runId]);
+    assert.equal(await count(store, "search_titles"), 1);
+    assert.equal(await through(store, "titles"), 1);
 
     const deep = value(await resumeSession(deps, { query: "quokka" })).candidates;
     assert.deepEqual(deep.map((c) => c.runId), [root.session.runId]);
@@ -57,7 +64,7 @@ Deno.test("advances write no index rows; the next search indexes them and finds 
   });
 });
 
-Deno.test("writers catch the index up every BACKLOG_LIMIT outputs", async () => {
+Deno.test("writers catch the index up every BACKLOG_LIMIT rows", async () => {
   await withStore(async (store) => {
     const deps = await engineDeps(store);
     let at = await start(deps, "project.long");
@@ -85,11 +92,14 @@ Deno.test("outputs written after the newest ones were deleted are still found", 
       deleteSession(tx, store.dialect.search, gone.session.sessionId.replace(/^ses_/, ""))
     );
     assert.ok(await through(store) < before, "deleting the newest outputs left the mark above");
+    assert.equal(await through(store, "titles"), 1, "deleting the newest run left the mark above");
     // the next outputs take the deleted rows' rowids
-    const next = await start(deps, "project.plain", { goal: "Next" });
+    const next = await start(deps, "project.plain", { goal: "Next about aardvarks" });
     await ack(deps, next, "A note about pangolins.");
     const found = value(await resumeSession(deps, { query: "pangolins" })).candidates;
     assert.deepEqual(found.map((c) => c.runId), [next.session.runId]);
+    const titled = value(await resumeSession(deps, { query: "aardvarks" })).candidates;
+    assert.deepEqual(titled.map((c) => c.runId), [next.session.runId], "the run's title is lost");
     assert.deepEqual(
       value(await resumeSession(deps, { query: "badgers" })).candidates,
       [],
