@@ -20,7 +20,6 @@ import {
   SqliteIntrospector,
   SqliteQueryCompiler,
 } from "npm:kysely@0.29.9";
-import { FIRST_ROW_ONLY } from "../sql/prepared.ts";
 import type { NativeConnection, NativePool } from "./native_pool.ts";
 
 /** Something that executes statements: the client, or a transaction on it. */
@@ -87,7 +86,7 @@ class NativeKyselyConnection implements DatabaseConnection {
   constructor(readonly native: NativeConnection) {}
   executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     try {
-      const result = this.native.execute(query.sql, query.parameters, FIRST_ROW_ONLY in query);
+      const result = this.native.execute(query.sql, query.parameters);
       return Promise.resolve({
         insertId: result.lastInsertRowid,
         numAffectedRows: BigInt(result.changes),

@@ -26,11 +26,8 @@ export class NativeConnection {
     this.#db = db;
   }
 
-  /**
-   * Runs `sql` with positional `args`, preparing it only the first time; with `firstRowOnly`,
-   * a query fetches its first row only (one native call instead of an iterator's two).
-   */
-  execute(sql: string, args: readonly unknown[], firstRowOnly = false): NativeResult {
+  /** Runs `sql` with positional `args`, preparing it only the first time. */
+  execute(sql: string, args: readonly unknown[]): NativeResult {
     let entry = this.#statements.get(sql);
     if (!entry) {
       const stmt = this.#db.prepare(sql);
@@ -38,10 +35,6 @@ export class NativeConnection {
       this.#statements.set(sql, entry);
     }
     const params = args.map(toSql);
-    if (entry.reader && firstRowOnly) {
-      const row = entry.stmt.get(params);
-      return { rows: row === undefined ? [] : [row], changes: 0, lastInsertRowid: undefined };
-    }
     if (entry.reader) {
       return { rows: entry.stmt.all(params), changes: 0, lastInsertRowid: undefined };
     }

@@ -81,24 +81,12 @@ export interface Prepared<P, R> {
   first(ex: Executor, params: P): Promise<R | undefined>;
 }
 
-/**
- * Marks a compiled query whose caller reads its first row only: a driver may stop there (the
- * libSQL driver's native statements fetch one row). Drivers that do not look return them all.
- */
-export const FIRST_ROW_ONLY: unique symbol = Symbol("waymark.firstRowOnly");
-
 function runner<P, R>(compiled: (ex: Executor, params: P) => CompiledQuery<R>): Prepared<P, R> {
   const execute = (ex: Executor, params: P) => ex.executeQuery(compiled(ex, params));
   return {
     execute,
     all: async (ex, params) => (await execute(ex, params)).rows,
-    first: async (ex, params) => {
-      const query: CompiledQuery<R> & { [FIRST_ROW_ONLY]: true } = {
-        ...compiled(ex, params),
-        [FIRST_ROW_ONLY]: true,
-      };
-      return (await ex.executeQuery<R>(query)).rows[0];
-    },
+    first: async (ex, params) => (await execute(ex, params)).rows[0],
   };
 }
 
