@@ -22,35 +22,63 @@ export interface ProjectionScope {
   seq: number;
   /** The append time. */
   at: string;
+  /** The event's JSON as logged, when the caller has it (not serialised again). */
+  payload?: string;
 }
 
 type EventOf<K extends LoggedEvent["kind"]> = Extract<LoggedEvent, { kind: K }>;
 
-async function sessionCreated(s: ProjectionScope, event: EventOf<"session_created">) {
-  await s.tx.insertInto("sessions").values({
-    session_id: event.sessionId,
-    title: event.title,
-    created_at: s.at,
-    updated_at: s.at,
+const insertSession = prepare((
+  db,
+  p: { id: string; title: string; at: string; kind: string },
+) =>
+  db.insertInto("sessions").values({
+    session_id: p.id,
+    title: p.title,
+    created_at: p.at,
+    updated_at: p.at,
     health: "healthy",
     event_count: 0,
+    kind: p.kind,
+  })
+);
+
+async function sessionCreated(s: ProjectionScope, event: EventOf<"session_created">) {
+  await insertSession.execute(s.tx, {
+    id: event.sessionId,
+    title: event.title,
+    at: s.at,
     kind: event.sessionKind ?? "workflow",
-  }).execute();
+  });
 }
 
-async function runStarted(s: ProjectionScope, event: EventOf<"run_started">) {
-  await s.tx.insertInto("runs").values({
-    run_id: event.runId,
-    session_id: event.sessionId,
-    workflow_id: event.workflowId,
-    workflow_hash: event.workflowHash,
-    goal: event.goal,
-    created_at: s.at,
-    updated_at: s.at,
+const insertRun = prepare((
+  db,
+  p: {
+    runId: string;
+    sessionId: string;
+    workflowId: string;
+    workflowHash: string;
+    goal: string | null;
+    at: string;
+  },
+) =>
+  db.insertInto("runs").values({
+    run_id: p.runId,
+    session_id: p.sessionId,
+    workflow_id: p.workflowId,
+    workflow_hash: p.workflowHash,
+    goal: p.goal,
+    created_at: p.at,
+    updated_at: p.at,
     last_node_id: null,
     status: "running",
     node_count: 0,
-  }).execute();
+  })
+);
+
+async function runStarted(s: ProjectionScope, event: EventOf<"run_started">) {
+  await insertRun.execute(s.tx, { ...event, at: s.at });
   await s.search.indexRun(s.tx, event.runId);
 }
 
@@ -169,8 +197,32 @@ async function outputRecorded(s: ProjectionScope, event: EventOf<"output_recorde
   await s.search.indexOutput(s.tx, { runId: event.runId, nodeId: event.nodeId, text });
 }
 
+const insertObservation = prepare((db, p: Database["observations"]) =>
+  db.insertInto("observations").values({
+    seq: p.seq,
+    session_id: p.session_id,
+    run_id: p.run_id,
+    node_id: p.node_id,
+    workspace: p.workspace,
+    git_branch: p.git_branch,
+    git_head_sha: p.git_head_sha,
+    at: p.at,
+  })
+);
+
+const runObserved = prepare((
+  db,
+  p: { runId: string; workspace: string | null; branch: string | null; head: string | null },
+) =>
+  db.updateTable("runs").set({
+    workspace: p.workspace,
+    git_branch: p.branch,
+    git_head_sha: p.head,
+  }).where("run_id", "=", p.runId)
+);
+
 async function observationRecorded(s: ProjectionScope, event: EventOf<"observation_recorded">) {
-  await s.tx.insertInto("observations").values({
+  await insertObservation.execute(s.tx, {
     seq: s.seq,
     session_id: event.sessionId,
     run_id: event.runId,
@@ -179,12 +231,13 @@ async function observationRecorded(s: ProjectionScope, event: EventOf<"observati
     git_branch: event.gitBranch,
     git_head_sha: event.gitHeadSha,
     at: s.at,
-  }).execute();
-  await s.tx.updateTable("runs").set({
+  });
+  await runObserved.execute(s.tx, {
+    runId: event.runId,
     workspace: event.workspace,
-    git_branch: event.gitBranch,
-    git_head_sha: event.gitHeadSha,
-  }).where("run_id", "=", event.runId).execute();
+    branch: event.gitBranch,
+    head: event.gitHeadSha,
+  });
 }
 
 const insertAttempt = prepare((db, p: Database["attempts"]) =>
@@ -221,8 +274,20 @@ async function attemptRecorded(
   });
 }
 
+const insertRunLink = prepare((db, p: Database["run_links"]) =>
+  db.insertInto("run_links").values({
+    run_id: p.run_id,
+    session_id: p.session_id,
+    agent_id: p.agent_id,
+    parent_run_id: p.parent_run_id,
+    parent_node_id: p.parent_node_id,
+    job_dir: p.job_dir,
+    created_seq: p.created_seq,
+  })
+);
+
 async function runStacked(s: ProjectionScope, event: EventOf<"run_stacked">) {
-  await s.tx.insertInto("run_links").values({
+  await insertRunLink.execute(s.tx, {
     run_id: event.runId,
     session_id: event.sessionId,
     agent_id: event.agentId ?? "",
@@ -230,24 +295,38 @@ async function runStacked(s: ProjectionScope, event: EventOf<"run_stacked">) {
     parent_node_id: event.parentNodeId,
     job_dir: event.jobDir,
     created_seq: s.seq,
-  }).execute();
+  });
 }
+
+const insertNodeEvent = prepare((db, p: Database["node_events"]) =>
+  db.insertInto("node_events").values({
+    seq: p.seq,
+    session_id: p.session_id,
+    run_id: p.run_id,
+    node_id: p.node_id,
+    kind: p.kind,
+    payload: p.payload,
+  })
+);
+
+const runAborted = prepare((db, p: { runId: string; at: string }) =>
+  db.updateTable("runs").set({ status: "aborted", updated_at: p.at }).where("run_id", "=", p.runId)
+);
 
 async function nodeEvent(
   s: ProjectionScope,
   event: EventOf<"run_aborted" | "review_recorded" | "gap_recorded" | "assessment_recorded">,
 ) {
-  await s.tx.insertInto("node_events").values({
+  await insertNodeEvent.execute(s.tx, {
     seq: s.seq,
     session_id: event.sessionId,
     run_id: event.runId,
     node_id: event.nodeId,
     kind: event.kind,
-    payload: JSON.stringify(event),
-  }).execute();
+    payload: s.payload ?? JSON.stringify(event),
+  });
   if (event.kind === "run_aborted") {
-    await s.tx.updateTable("runs").set({ status: "aborted", updated_at: s.at })
-      .where("run_id", "=", event.runId).execute();
+    await runAborted.execute(s.tx, { runId: event.runId, at: s.at });
   }
 }
 

@@ -111,7 +111,7 @@ async function append(
   const seqs = inserted.map((r) => Number(r.seq)).sort((a, b) => a - b);
   const search = options.dialect.search;
   for (const [i, event] of logged.entries()) {
-    await project({ tx, search, seq: seqs[i]!, at }, event);
+    await project({ tx, search, seq: seqs[i]!, at, payload: rows[i]!.payload }, event);
   }
   const sessionId = events[0]!.sessionId;
   const updated = await sessionGrown.execute(tx, { sessionId, at, count: events.length });
