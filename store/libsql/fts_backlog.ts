@@ -17,6 +17,8 @@ import { sql } from "npm:kysely@0.29.9";
 import type { Executor } from "../sql/graph_sql.ts";
 import { prepare } from "../sql/prepared.ts";
 import { searchText } from "../sql/search.ts";
+import { StorageBusyError, StorageUnavailableError } from "../../engine/mod.ts";
+import { storageError } from "../storage_errors.ts";
 
 /** Runs and outputs written in this process between two catch-ups on the write path. */
 export const BACKLOG_LIMIT = 64;
@@ -128,14 +130,18 @@ export async function written(tx: Executor): Promise<void> {
 /**
  * Brings the index up to date before `ex` reads it: in `ex` when it is a transaction, else in
  * a write transaction of its own when anything is pending. A database that cannot be written
- * (read-only, or locked past the busy timeout) is searched as far as it is indexed.
+ * (read-only, full, or locked past the busy timeout) is searched as far as it is indexed.
  */
 export async function indexed(ex: Executor): Promise<void> {
   if (ex.isTransaction) return await catchUp(ex);
   if (!pending((await backlog.first(ex, {}))!)) return;
   try {
     await ex.transaction().execute(catchUp);
-  } catch {
+  } catch (error) {
     // the index is a cache of the runs and outputs: stale, it still answers
+    const mapped = storageError(error, { location: "" });
+    if (!(mapped instanceof StorageBusyError || mapped instanceof StorageUnavailableError)) {
+      throw error;
+    }
   }
 }

@@ -107,3 +107,23 @@ Deno.test("outputs written after the newest ones were deleted are still found", 
     );
   });
 });
+
+Deno.test("a database that cannot be written is searched as far as it is indexed", async () => {
+  await withStore(async (store) => {
+    const deps = await engineDeps(store);
+    const root = await start(deps, "project.plain", { goal: "Read only" });
+    const a1 = await ack(deps, root, "Indexed: the echidna plan.");
+    value(await resumeSession(deps, { query: "echidna" }));
+    await ack(deps, a1, "Pending: the bilby plan.");
+    store.pragmaEverywhere("PRAGMA query_only = 1");
+    try {
+      const indexed = value(await resumeSession(deps, { query: "echidna" })).candidates;
+      assert.deepEqual(indexed.map((c) => c.runId), [root.session.runId]);
+      assert.deepEqual(value(await resumeSession(deps, { query: "bilby" })).candidates, []);
+    } finally {
+      store.pragmaEverywhere("PRAGMA query_only = 0");
+    }
+    const caught = value(await resumeSession(deps, { query: "bilby" })).candidates;
+    assert.deepEqual(caught.map((c) => c.runId), [root.session.runId]);
+  });
+});
