@@ -1,7 +1,8 @@
 /**
  * The one write path of an attempt (an ack or a checkpoint): verify the tokens, replay an
  * attempt already recorded, load the node, check for drift, then decide and append in one
- * transaction, replaying instead when another writer recorded the same attempt first.
+ * transaction, replaying instead when another writer recorded the same attempt first (its
+ * unique key fails this one's write).
  * @module
  */
 import type { Artifact, DomainEvent } from "../events.ts";
@@ -144,22 +145,29 @@ export async function recordAttempt(
   const loaded = await loadNode(deps.store, verified.value.state);
   if (!loaded.ok) return loaded;
   // Nodes are immutable, so the node read above is still right inside the transaction; only
-  // its children (and the attempt, for a racing writer) must be read under the lock.
+  // its children must be read under the lock (a racing writer's attempt fails the append).
   const { node, run } = loaded.value;
   if (spec.kind === "ack" && run.status === "aborted") return abortedRun(run.runId);
   const refused = spec.refuse?.({ ...loaded.value, attemptId, warnings: [] });
   if (refused) return refused;
   const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
   let committed: Recorded | null = null;
-  const result = await deps.store.write(async (tx) => {
-    committed = null; // a try the store runs again starts afresh
-    const raced = await tx.getAttempt(claims.runId, claims.nodeId, attemptId, spec.kind);
+  let result: Result<StepResponse>;
+  try {
+    result = await deps.store.write(async (tx) => {
+      committed = null; // a try the store runs again starts afresh
+      const decided = await spec.decide(tx, { ...loaded.value, attemptId, warnings });
+      await tx.append(withDigest(decided.events, digest));
+      committed = decided;
+      return ok(decided.response);
+    });
+  } catch (error) {
+    // The attempt's key is unique: a writer that recorded it first fails this write, which
+    // then answers as a replay (looked up only on failure, never on the way to a commit).
+    const raced = await recordedAfter(deps, claims, { attemptId, kind: spec.kind });
     if (raced) return replay(raced, { digest, options });
-    const decided = await spec.decide(tx, { ...loaded.value, attemptId, warnings });
-    await tx.append(withDigest(decided.events, digest));
-    committed = decided;
-    return ok(decided.response);
-  });
+    throw error;
+  }
   const done = committed as Recorded | null;
   if (done) {
     options.onAppend?.(sessionLabel(node.sessionId));
@@ -167,6 +175,16 @@ export async function recordAttempt(
     if (done.answered) options.onAnswered?.(done.answered);
   }
   return result;
+}
+
+/** The attempt as recorded after a failed write, or `null` (also when it cannot be read). */
+function recordedAfter(
+  deps: EngineDeps,
+  claims: { runId: string; nodeId: string },
+  attempt: { attemptId: string; kind: AttemptKind },
+): Promise<AttemptRecord | null> {
+  return deps.store.getAttempt(claims.runId, claims.nodeId, attempt.attemptId, attempt.kind)
+    .catch(() => null);
 }
 
 /** An aborted run takes no more acknowledgements (checkpoints still add notes). */

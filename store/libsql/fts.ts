@@ -1,13 +1,15 @@
 /**
  * Full-text search on libSQL: three FTS5 tables whose rowids tie each row to its source row
  * (`search_titles` and `search_tips` to `runs.rowid`, `search_outputs` to `outputs.rowid`),
- * matched with `MATCH` and ranked by `bm25`.
+ * matched with `MATCH` and ranked by `bm25`. Rows are written in batches before the index is
+ * read, not as runs and outputs are written (`fts_backlog.ts`).
  * @module
  */
 import { sql } from "npm:kysely@0.29.9";
 import type { SearchQuery } from "../../engine/mod.ts";
 import type { FullTextSearch, TextLayer, TextMatch } from "../sql/dialect.ts";
 import type { Executor } from "../sql/graph_sql.ts";
+import { indexed, written } from "./fts_backlog.ts";
 
 /** An FTS5 query that matches any of the words, each quoted (so no word is FTS syntax). */
 export function ftsQuery(terms: readonly string[]): string {
@@ -63,6 +65,7 @@ async function unindexSession(tx: Executor, sessionId: string): Promise<void> {
 
 /** Index rows keyed by their source (run id, or run and node id), since rowids change on a rebuild. */
 async function sessionTexts(ex: Executor, sessionId: string): Promise<string[]> {
+  await indexed(ex);
   const rows = await sql<{ line: string }>`
     SELECT 'title ' || r.run_id || ' ' || t.text AS line
       FROM search_titles t JOIN runs r ON r.rowid = t.rowid WHERE r.session_id = ${sessionId}
@@ -76,23 +79,11 @@ async function sessionTexts(ex: Executor, sessionId: string): Promise<string[]> 
 
 /** FTS5 search over the three tables. */
 export const fts5Search: FullTextSearch = {
-  async indexRun(tx, runId) {
-    // OR REPLACE: a stale row left at this rowid (a damaged index) yields to the source
-    await sql`INSERT OR REPLACE INTO search_titles(rowid, text)
-      SELECT r.rowid, s.title || ' ' || CASE WHEN r.goal = s.title THEN '' ELSE coalesce(r.goal, '') END
-        || ' ' || r.workflow_id
-      FROM runs r JOIN sessions s ON s.session_id = r.session_id
-      WHERE r.run_id = ${runId}`.execute(tx);
-  },
-  async indexOutput(tx, { runId, nodeId, text }) {
-    await sql`INSERT OR REPLACE INTO search_outputs (rowid, text)
-      SELECT rowid, ${text} FROM outputs WHERE run_id = ${runId} AND node_id = ${nodeId}`
-      .execute(tx);
-    // The run's tip text, keyed by the run's rowid: one statement (FTS5 honours REPLACE).
-    await sql`INSERT OR REPLACE INTO search_tips (rowid, text)
-      SELECT rowid, ${text} FROM runs WHERE run_id = ${runId}`.execute(tx);
-  },
+  // the run's or output's row is its record here: it is indexed with the next catch-up
+  indexRun: (tx) => written(tx),
+  indexOutput: (tx) => written(tx),
   async match(ex, layer, query): Promise<TextMatch[]> {
+    await indexed(ex);
     const rows = await matchRows(ex, layer, query);
     const found: TextMatch[] = [];
     const seen = new Set<string>();
@@ -124,6 +115,7 @@ export const fts5Search: FullTextSearch = {
     return n;
   },
   async tipTexts(ex, runIds) {
+    await indexed(ex);
     const rows = await sql<{ run_id: string; text: string }>`
       SELECT r.run_id, t.text FROM runs r JOIN search_tips t ON t.rowid = r.rowid
       WHERE r.run_id IN (${sql.join(runIds)})`.execute(ex);

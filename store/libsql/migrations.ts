@@ -18,6 +18,18 @@ import {
 
 export { MIGRATIONS, newerSchemaMessage };
 
+/**
+ * SQLite numbers a new row one past the highest rowid: once rows at the top of `source` are
+ * deleted, the backlog's mark comes down with them, so rows added later are never below it.
+ */
+function backlogFollowsDeletes(name: string, source: string) {
+  const top = sql`(SELECT coalesce(max(rowid), 0) FROM ${sql.table(source)})`;
+  return sql`CREATE TRIGGER ${sql.id(`search_backlog_${source}_deleted`)}
+    AFTER DELETE ON ${sql.table(source)} BEGIN
+      UPDATE search_backlog SET through = ${top} WHERE name = ${sql.lit(name)} AND through > ${top};
+    END`;
+}
+
 /** libSQL's parts of the migrations. */
 export const libsqlMigrationDialect: MigrationDialect = {
   sequenceKey: (column) => column.primaryKey().autoIncrement(),
@@ -28,6 +40,16 @@ export const libsqlMigrationDialect: MigrationDialect = {
       await sql`CREATE VIRTUAL TABLE ${
         sql.table(table)
       } USING fts5(text, tokenize = 'unicode61 remove_diacritics 2')`.execute(db);
+    }
+  },
+  async createSearchBacklog(db) {
+    // `through`: every row of the source at or below this rowid is indexed (all were, until now)
+    await sql`CREATE TABLE search_backlog (name TEXT PRIMARY KEY, through INTEGER NOT NULL)`
+      .execute(db);
+    for (const [name, source] of [["outputs", "outputs"], ["titles", "runs"]] as const) {
+      await sql`INSERT INTO search_backlog (name, through)
+        SELECT ${name}, coalesce(max(rowid), 0) FROM ${sql.table(source)}`.execute(db);
+      await backlogFollowsDeletes(name, source).execute(db);
     }
   },
 };

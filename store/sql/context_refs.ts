@@ -32,11 +32,13 @@ export function contextId(context: Record<string, unknown>): string {
 
 /**
  * The events as logged. `known(runId, contextId)` says whether the run already logged that
- * context; contexts first seen earlier in the same batch count as known.
+ * context; contexts first seen earlier in the same batch count as known. `idOf` gives a
+ * context's id (a caller that already hashed the batch's contexts passes its own).
  */
 export function loggedEvents(
   events: readonly DomainEvent[],
   known: (runId: string, contextId: string) => boolean,
+  idOf: (context: Record<string, unknown>) => string = contextId,
 ): LoggedEvent[] {
   const seen = new Set<string>();
   const out: LoggedEvent[] = [];
@@ -46,7 +48,7 @@ export function loggedEvents(
       continue;
     }
     const { context, ...rest } = event;
-    const id = contextId(context);
+    const id = idOf(context);
     const batchKey = `${event.runId}:${id}`;
     const first = !seen.has(batchKey) && !known(event.runId, id);
     seen.add(batchKey);

@@ -5,6 +5,7 @@
  */
 import { type AliasedRawBuilder, type Kysely, type RawBuilder, sql } from "npm:kysely@0.29.9";
 import type { NodeKind } from "../../engine/mod.ts";
+import { prepare } from "./prepared.ts";
 import type { Database } from "./schema.ts";
 
 /** A connection or a transaction: reads run on either. */
@@ -85,16 +86,19 @@ export function isTipCandidate(kind: NodeKind): boolean {
   return kind !== NOT_A_BRANCH;
 }
 
+const tipUnder = prepare((_db, p: { runId: string; nodeId: string }) =>
+  sql<{ node_id: string }>`
+    WITH RECURSIVE sub(node_id) AS (
+      SELECT CAST(${p.nodeId} AS text)
+      UNION ALL
+      SELECT c.node_id FROM nodes c JOIN sub ON c.run_id = ${p.runId} AND c.parent_id = sub.node_id
+    )
+    SELECT n.node_id FROM sub JOIN nodes n ON n.run_id = ${p.runId} AND n.node_id = sub.node_id
+    WHERE n.node_kind != ${NOT_A_BRANCH}
+    ORDER BY n.created_seq DESC LIMIT 1`
+);
+
 /** The preferred tip's id under a node (see {@linkcode isTipCandidate}). */
 export async function preferredTipId(ex: Executor, runId: string, nodeId: string): Promise<string> {
-  const result = await sql<{ node_id: string }>`
-    WITH RECURSIVE sub(node_id) AS (
-      SELECT CAST(${nodeId} AS text)
-      UNION ALL
-      SELECT c.node_id FROM nodes c JOIN sub ON c.run_id = ${runId} AND c.parent_id = sub.node_id
-    )
-    SELECT n.node_id FROM sub JOIN nodes n ON n.run_id = ${runId} AND n.node_id = sub.node_id
-    WHERE n.node_kind != ${NOT_A_BRANCH}
-    ORDER BY n.created_seq DESC LIMIT 1`.execute(ex);
-  return result.rows[0]?.node_id ?? nodeId;
+  return (await tipUnder.first(ex, { runId, nodeId }))?.node_id ?? nodeId;
 }

@@ -18,6 +18,12 @@ export interface MigrationDialect {
    * indexes, as the dialect's `FullTextSearch` reads and writes them.
    */
   createSearchTables(db: Kysely<unknown>): Promise<void>;
+  /**
+   * What a dialect whose full-text index of outputs catches up before it is read (rather than
+   * as outputs are written) keeps of how far it has come; a dialect that indexes as it writes
+   * has none.
+   */
+  createSearchBacklog?(db: Kysely<unknown>): Promise<void>;
 }
 
 /** One migration: a function that brings the schema one step forward. */
@@ -248,6 +254,16 @@ const deepwork: Migration = {
   },
 };
 
+/**
+ * Outputs indexed when the index is read: a dialect that takes the full-text upkeep of outputs
+ * off the write path records how far its index has come (libSQL; see `store/libsql/fts.ts`).
+ */
+const searchBacklog: Migration = {
+  async up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> {
+    await dialect.createSearchBacklog?.(db);
+  },
+};
+
 /** Every migration, by name; names sort in application order. */
 export const MIGRATIONS: Record<string, Migration> = {
   "0001_initial": initial,
@@ -256,6 +272,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0004_payload_digests": payloadDigests,
   "0005_bundle_imports": bundleImports,
   "0006_deepwork": deepwork,
+  "0007_search_backlog": searchBacklog,
 };
 
 /** The schema status of a database that has applied `applied` (in any order). */

@@ -7,7 +7,9 @@ import { sql } from "npm:kysely@0.29.9";
 import type { LoggedEvent } from "./context_refs.ts";
 import type { FullTextSearch } from "./dialect.ts";
 import { type Executor, isTipCandidate } from "./graph_sql.ts";
+import { prepare } from "./prepared.ts";
 import { digest } from "./rows.ts";
+import type { Database } from "./schema.ts";
 import { searchText } from "./search.ts";
 
 /** Where an event lands: its transaction, its log sequence and time, the dialect's index. */
@@ -20,35 +22,63 @@ export interface ProjectionScope {
   seq: number;
   /** The append time. */
   at: string;
+  /** The event's JSON as logged, when the caller has it (not serialised again). */
+  payload?: string;
 }
 
 type EventOf<K extends LoggedEvent["kind"]> = Extract<LoggedEvent, { kind: K }>;
 
-async function sessionCreated(s: ProjectionScope, event: EventOf<"session_created">) {
-  await s.tx.insertInto("sessions").values({
-    session_id: event.sessionId,
-    title: event.title,
-    created_at: s.at,
-    updated_at: s.at,
+const insertSession = prepare((
+  db,
+  p: { id: string; title: string; at: string; kind: string },
+) =>
+  db.insertInto("sessions").values({
+    session_id: p.id,
+    title: p.title,
+    created_at: p.at,
+    updated_at: p.at,
     health: "healthy",
     event_count: 0,
+    kind: p.kind,
+  })
+);
+
+async function sessionCreated(s: ProjectionScope, event: EventOf<"session_created">) {
+  await insertSession.execute(s.tx, {
+    id: event.sessionId,
+    title: event.title,
+    at: s.at,
     kind: event.sessionKind ?? "workflow",
-  }).execute();
+  });
 }
 
-async function runStarted(s: ProjectionScope, event: EventOf<"run_started">) {
-  await s.tx.insertInto("runs").values({
-    run_id: event.runId,
-    session_id: event.sessionId,
-    workflow_id: event.workflowId,
-    workflow_hash: event.workflowHash,
-    goal: event.goal,
-    created_at: s.at,
-    updated_at: s.at,
+const insertRun = prepare((
+  db,
+  p: {
+    runId: string;
+    sessionId: string;
+    workflowId: string;
+    workflowHash: string;
+    goal: string | null;
+    at: string;
+  },
+) =>
+  db.insertInto("runs").values({
+    run_id: p.runId,
+    session_id: p.sessionId,
+    workflow_id: p.workflowId,
+    workflow_hash: p.workflowHash,
+    goal: p.goal,
+    created_at: p.at,
+    updated_at: p.at,
     last_node_id: null,
     status: "running",
     node_count: 0,
-  }).execute();
+  })
+);
+
+async function runStarted(s: ProjectionScope, event: EventOf<"run_started">) {
+  await insertRun.execute(s.tx, { ...event, at: s.at });
   await s.search.indexRun(s.tx, event.runId);
 }
 
@@ -62,16 +92,61 @@ async function workflowPinned(s: ProjectionScope, event: EventOf<"workflow_pinne
   }).onConflict((oc) => oc.doNothing()).execute();
 }
 
+const insertContext = prepare((db, p: { runId: string; contextId: string; context: string }) =>
+  db.insertInto("contexts").values({
+    run_id: p.runId,
+    context_id: p.contextId,
+    context: p.context,
+  }).onConflict((oc) => oc.doNothing())
+);
+
+type NodeRow = Omit<Database["nodes"], "step_count"> & { stepIncrement: number };
+
+const insertNode = prepare((db, p: NodeRow) =>
+  db.insertInto("nodes").values({
+    run_id: p.run_id,
+    node_id: p.node_id,
+    session_id: p.session_id,
+    parent_id: p.parent_id,
+    node_kind: p.node_kind,
+    depth: p.depth,
+    state: p.state,
+    context: p.context,
+    context_id: p.context_id,
+    preferences: p.preferences,
+    pending_step_id: p.pending_step_id,
+    is_complete: p.is_complete,
+    created_seq: p.created_seq,
+    created_at: p.created_at,
+    // step nodes from the root: the parent's count, plus one for a step node
+    step_count: sql<number>`coalesce((SELECT p.step_count FROM nodes p
+      WHERE p.run_id = ${p.run_id} AND p.node_id = ${p.parent_id}), 0) + ${p.stepIncrement}`,
+  })
+);
+
+/** A node added to its run: counted, the preferred tip when it is one, complete when it is. */
+const runGrown = prepare((
+  db,
+  p: { runId: string; at: string; tip: string | null; status: string | null },
+) =>
+  db.updateTable("runs").set((eb) => ({
+    updated_at: p.at,
+    last_node_id: eb.fn.coalesce(eb.val(p.tip), "last_node_id"),
+    node_count: eb("node_count", "+", 1),
+    status: eb.fn.coalesce(eb.val(p.status), "status"),
+  })).where("run_id", "=", p.runId)
+);
+
 async function nodeCreated(s: ProjectionScope, event: EventOf<"node_created">) {
   const { contextId } = event;
   if (contextId && event.context) {
-    await s.tx.insertInto("contexts").values({
-      run_id: event.runId,
-      context_id: contextId,
+    await insertContext.execute(s.tx, {
+      runId: event.runId,
+      contextId,
       context: JSON.stringify(event.context),
-    }).onConflict((oc) => oc.doNothing()).execute();
+    });
   }
-  await s.tx.insertInto("nodes").values({
+  await insertNode.execute(s.tx, {
     run_id: event.runId,
     node_id: event.nodeId,
     session_id: event.sessionId,
@@ -87,35 +162,67 @@ async function nodeCreated(s: ProjectionScope, event: EventOf<"node_created">) {
     is_complete: event.pendingStepId === null ? 1 : 0,
     created_seq: s.seq,
     created_at: s.at,
-    // step nodes from the root: the parent's count, plus one for a step node
-    step_count: sql<number>`coalesce((SELECT p.step_count FROM nodes p
-      WHERE p.run_id = ${event.runId} AND p.node_id = ${event.parentId}), 0)
-      + ${event.nodeKind === "step" ? 1 : 0}`,
-  }).execute();
-  await s.tx.updateTable("runs").set((eb) => ({
-    updated_at: s.at,
-    // the newest tip candidate is the run's preferred tip
-    ...(isTipCandidate(event.nodeKind) ? { last_node_id: event.nodeId } : {}),
-    node_count: eb("node_count", "+", 1),
-    ...(event.pendingStepId === null ? { status: "complete" } : {}),
-  })).where("run_id", "=", event.runId).execute();
+    stepIncrement: event.nodeKind === "step" ? 1 : 0,
+  });
+  // the newest tip candidate is the run's preferred tip
+  await runGrown.execute(s.tx, {
+    runId: event.runId,
+    at: s.at,
+    tip: isTipCandidate(event.nodeKind) ? event.nodeId : null,
+    status: event.pendingStepId === null ? "complete" : null,
+  });
 }
 
+const insertOutput = prepare((db, p: Database["outputs"]) =>
+  db.insertInto("outputs").values({
+    run_id: p.run_id,
+    node_id: p.node_id,
+    step_id: p.step_id,
+    notes_markdown: p.notes_markdown,
+    artifacts: p.artifacts,
+    created_seq: p.created_seq,
+  })
+);
+
 async function outputRecorded(s: ProjectionScope, event: EventOf<"output_recorded">) {
-  await s.tx.insertInto("outputs").values({
+  await insertOutput.execute(s.tx, {
     run_id: event.runId,
     node_id: event.nodeId,
     step_id: event.stepId,
     notes_markdown: event.notesMarkdown,
     artifacts: JSON.stringify(event.artifacts),
     created_seq: s.seq,
-  }).execute();
+  });
   const text = searchText(event.notesMarkdown, event.artifacts);
   await s.search.indexOutput(s.tx, { runId: event.runId, nodeId: event.nodeId, text });
 }
 
+const insertObservation = prepare((db, p: Database["observations"]) =>
+  db.insertInto("observations").values({
+    seq: p.seq,
+    session_id: p.session_id,
+    run_id: p.run_id,
+    node_id: p.node_id,
+    workspace: p.workspace,
+    git_branch: p.git_branch,
+    git_head_sha: p.git_head_sha,
+    at: p.at,
+  })
+);
+
+const runObserved = prepare((
+  db,
+  p: { runId: string; workspace: string | null; branch: string | null; head: string | null },
+) =>
+  db.updateTable("runs").set({
+    workspace: p.workspace,
+    git_branch: p.branch,
+    git_head_sha: p.head,
+  }).where("run_id", "=", p.runId)
+);
+
 async function observationRecorded(s: ProjectionScope, event: EventOf<"observation_recorded">) {
-  await s.tx.insertInto("observations").values({
+  await insertObservation.execute(s.tx, {
     seq: s.seq,
     session_id: event.sessionId,
     run_id: event.runId,
@@ -124,20 +231,36 @@ async function observationRecorded(s: ProjectionScope, event: EventOf<"observati
     git_branch: event.gitBranch,
     git_head_sha: event.gitHeadSha,
     at: s.at,
-  }).execute();
-  await s.tx.updateTable("runs").set({
+  });
+  await runObserved.execute(s.tx, {
+    runId: event.runId,
     workspace: event.workspace,
-    git_branch: event.gitBranch,
-    git_head_sha: event.gitHeadSha,
-  }).where("run_id", "=", event.runId).execute();
+    branch: event.gitBranch,
+    head: event.gitHeadSha,
+  });
 }
+
+const insertAttempt = prepare((db, p: Database["attempts"]) =>
+  db.insertInto("attempts").values({
+    run_id: p.run_id,
+    node_id: p.node_id,
+    attempt_id: p.attempt_id,
+    attempt_kind: p.attempt_kind,
+    outcome: p.outcome,
+    result_node_id: p.result_node_id,
+    response: p.response,
+    response_digest: p.response_digest,
+    created_seq: p.created_seq,
+    payload_digest: p.payload_digest,
+  })
+);
 
 async function attemptRecorded(
   s: ProjectionScope,
   event: EventOf<"advance_recorded" | "checkpoint_recorded">,
 ) {
   const advance = event.kind === "advance_recorded";
-  await s.tx.insertInto("attempts").values({
+  await insertAttempt.execute(s.tx, {
     run_id: event.runId,
     node_id: event.nodeId,
     attempt_id: event.attemptId,
@@ -148,11 +271,23 @@ async function attemptRecorded(
     response_digest: digest(event.response),
     created_seq: s.seq,
     payload_digest: event.payloadDigest ?? null,
-  }).execute();
+  });
 }
 
+const insertRunLink = prepare((db, p: Database["run_links"]) =>
+  db.insertInto("run_links").values({
+    run_id: p.run_id,
+    session_id: p.session_id,
+    agent_id: p.agent_id,
+    parent_run_id: p.parent_run_id,
+    parent_node_id: p.parent_node_id,
+    job_dir: p.job_dir,
+    created_seq: p.created_seq,
+  })
+);
+
 async function runStacked(s: ProjectionScope, event: EventOf<"run_stacked">) {
-  await s.tx.insertInto("run_links").values({
+  await insertRunLink.execute(s.tx, {
     run_id: event.runId,
     session_id: event.sessionId,
     agent_id: event.agentId ?? "",
@@ -160,26 +295,50 @@ async function runStacked(s: ProjectionScope, event: EventOf<"run_stacked">) {
     parent_node_id: event.parentNodeId,
     job_dir: event.jobDir,
     created_seq: s.seq,
-  }).execute();
+  });
 }
+
+const insertNodeEvent = prepare((db, p: Database["node_events"]) =>
+  db.insertInto("node_events").values({
+    seq: p.seq,
+    session_id: p.session_id,
+    run_id: p.run_id,
+    node_id: p.node_id,
+    kind: p.kind,
+    payload: p.payload,
+  })
+);
+
+const runAborted = prepare((db, p: { runId: string; at: string }) =>
+  db.updateTable("runs").set({ status: "aborted", updated_at: p.at }).where("run_id", "=", p.runId)
+);
 
 async function nodeEvent(
   s: ProjectionScope,
   event: EventOf<"run_aborted" | "review_recorded" | "gap_recorded" | "assessment_recorded">,
 ) {
-  await s.tx.insertInto("node_events").values({
+  await insertNodeEvent.execute(s.tx, {
     seq: s.seq,
     session_id: event.sessionId,
     run_id: event.runId,
     node_id: event.nodeId,
     kind: event.kind,
-    payload: JSON.stringify(event),
-  }).execute();
+    payload: s.payload ?? JSON.stringify(event),
+  });
   if (event.kind === "run_aborted") {
-    await s.tx.updateTable("runs").set({ status: "aborted", updated_at: s.at })
-      .where("run_id", "=", event.runId).execute();
+    await runAborted.execute(s.tx, { runId: event.runId, at: s.at });
   }
 }
+
+const insertEdge = prepare((db, p: Database["edges"]) =>
+  db.insertInto("edges").values({
+    run_id: p.run_id,
+    from_id: p.from_id,
+    to_id: p.to_id,
+    edge_kind: p.edge_kind,
+    created_seq: p.created_seq,
+  })
+);
 
 /** Updates the projections for one event just appended (as logged). */
 export async function project(scope: ProjectionScope, event: LoggedEvent): Promise<void> {
@@ -193,13 +352,13 @@ export async function project(scope: ProjectionScope, event: LoggedEvent): Promi
     case "node_created":
       return await nodeCreated(scope, event);
     case "edge_created":
-      await scope.tx.insertInto("edges").values({
+      await insertEdge.execute(scope.tx, {
         run_id: event.runId,
         from_id: event.fromId,
         to_id: event.toId,
         edge_kind: event.edgeKind,
         created_seq: scope.seq,
-      }).execute();
+      });
       return;
     case "output_recorded":
       return await outputRecorded(scope, event);

@@ -12,6 +12,7 @@ import {
   InvariantViolationError,
   isMember,
   type NodeKind,
+  type NodeRecord,
   RUN_STATUSES,
   type RunRecord,
   StorageCorruptionError,
@@ -26,7 +27,14 @@ import {
   NOT_A_BRANCH,
   preferredTipId,
 } from "./graph_sql.ts";
-import { decodeAttempt, decodeNode, decodePinnedSnapshot, decodeSnapshot } from "./rows.ts";
+import { prepare } from "./prepared.ts";
+import {
+  decodeAttempt,
+  decodeNode,
+  decodePinnedSnapshot,
+  decodeSnapshot,
+  type NodeRow,
+} from "./rows.ts";
 import { getSession, listSessions } from "./sessions.ts";
 import { searchRuns } from "./search.ts";
 import { findStackSession, getBranchOutputs, getNodeEvents, getStack } from "./stack_reads.ts";
@@ -38,6 +46,11 @@ export interface ReaderShared {
   db: Executor;
   /** Pinned snapshots already read (content-addressed and immutable, so kept for the process). */
   snapshots: Map<string, CompiledWorkflow>;
+  /**
+   * Contexts of nodes read, by object: `runId:contextId` of the stored row each came from.
+   * A new node carrying one on unchanged needs no lookup to know its context is stored.
+   */
+  storedContexts: WeakMap<object, string>;
 }
 
 /** Nodes with their edge kind and the notes recorded on arrival: what node reads select. */
@@ -57,11 +70,21 @@ function nodeQuery(ex: Executor) {
     "o.notes_markdown",
     "o.step_id as notes_step_id",
     "n.step_count",
+    "n.context_id",
   ]);
 }
 
-async function getRun(ex: Executor, runId: string): Promise<RunRecord | null> {
-  const row = await ex.selectFrom("runs as r")
+const nodeById = prepare((db, p: { runId: string; nodeId: string }) =>
+  nodeQuery(db).where("n.run_id", "=", p.runId).where("n.node_id", "=", p.nodeId)
+);
+
+const childrenOf = prepare((db, p: { runId: string; nodeId: string }) =>
+  nodeQuery(db).where("n.run_id", "=", p.runId).where("n.parent_id", "=", p.nodeId)
+    .where("n.node_kind", "!=", NOT_A_BRANCH).orderBy("n.created_seq")
+);
+
+const runById = prepare((db, p: { runId: string }) =>
+  db.selectFrom("runs as r")
     .innerJoin("sessions as s", "s.session_id", "r.session_id")
     .select([
       "r.run_id",
@@ -74,7 +97,54 @@ async function getRun(ex: Executor, runId: string): Promise<RunRecord | null> {
       "r.git_branch",
       "r.git_head_sha",
     ])
-    .where("r.run_id", "=", runId).executeTakeFirst();
+    .where("r.run_id", "=", p.runId)
+);
+
+const attemptByKey = prepare((
+  db,
+  p: { runId: string; nodeId: string; attemptId: string; kind: AttemptKind },
+) =>
+  db.selectFrom("attempts as a")
+    .innerJoin("runs as r", "r.run_id", "a.run_id")
+    .innerJoin("sessions as s", "s.session_id", "r.session_id")
+    .select([
+      "a.node_id",
+      "a.attempt_id",
+      "a.outcome",
+      "a.result_node_id",
+      "a.response",
+      "a.response_digest",
+      "a.payload_digest",
+      "s.session_id",
+      "s.health",
+    ])
+    .where("a.run_id", "=", p.runId).where("a.node_id", "=", p.nodeId)
+    .where("a.attempt_id", "=", p.attemptId).where("a.attempt_kind", "=", p.kind)
+);
+
+const snapshotText = prepare((db, p: { hash: string }) =>
+  db.selectFrom("workflow_snapshots").select("compiled").where("workflow_hash", "=", p.hash)
+);
+
+const snapshotKept = prepare((db, p: { hash: string }) =>
+  db.selectFrom("workflow_snapshots").select("workflow_hash").where("workflow_hash", "=", p.hash)
+);
+
+const ancestorNotes = prepare((_db, p: { runId: string; nodeId: string; limit: number }) =>
+  sql<{
+    node_id: string;
+    node_kind: NodeKind;
+    notes_markdown: string | null;
+    step_id: string | null;
+  }>`
+    ${ancestorsCte(p.runId, p.nodeId, p.limit)}
+    SELECT up.node_id, up.node_kind, o.notes_markdown, o.step_id
+    FROM up LEFT JOIN outputs o ON o.run_id = ${p.runId} AND o.node_id = up.node_id
+    ORDER BY up.hop`
+);
+
+async function getRun(ex: Executor, runId: string): Promise<RunRecord | null> {
+  const row = await runById.first(ex, { runId });
   if (!row) return null;
   const observed = row.workspace !== null || row.git_branch !== null || row.git_head_sha !== null;
   return {
@@ -95,23 +165,7 @@ async function getAttempt(
   shared: ReaderShared,
   key: { runId: string; nodeId: string; attemptId: string; kind: AttemptKind },
 ): Promise<AttemptRecord | null> {
-  const row = await ex.selectFrom("attempts as a")
-    .innerJoin("runs as r", "r.run_id", "a.run_id")
-    .innerJoin("sessions as s", "s.session_id", "r.session_id")
-    .select([
-      "a.node_id",
-      "a.attempt_id",
-      "a.outcome",
-      "a.result_node_id",
-      "a.response",
-      "a.response_digest",
-      "a.payload_digest",
-      "s.session_id",
-      "s.health",
-    ])
-    .where("a.run_id", "=", key.runId).where("a.node_id", "=", key.nodeId)
-    .where("a.attempt_id", "=", key.attemptId).where("a.attempt_kind", "=", key.kind)
-    .executeTakeFirst();
+  const row = await attemptByKey.first(ex, key);
   if (!row) return null;
   try {
     return decodeAttempt(row);
@@ -130,17 +184,7 @@ async function getAncestorNotes(
   at: { runId: string; nodeId: string },
   limit: number,
 ): Promise<AncestorNotes[]> {
-  const { runId, nodeId } = at;
-  const result = await sql<{
-    node_id: string;
-    node_kind: NodeKind;
-    notes_markdown: string | null;
-    step_id: string | null;
-  }>`
-    ${ancestorsCte(runId, nodeId, limit)}
-    SELECT up.node_id, up.node_kind, o.notes_markdown, o.step_id
-    FROM up LEFT JOIN outputs o ON o.run_id = ${runId} AND o.node_id = up.node_id
-    ORDER BY up.hop`.execute(ex);
+  const result = await ancestorNotes.execute(ex, { ...at, limit });
   return result.rows.map((r) => ({
     nodeId: r.node_id,
     nodeKind: r.node_kind,
@@ -151,8 +195,7 @@ async function getAncestorNotes(
 
 /** A pinned snapshot by hash, normalised to the current compiled format, or `null`. */
 export async function readSnapshot(ex: Executor, hash: string): Promise<CompiledWorkflow | null> {
-  const row = await ex.selectFrom("workflow_snapshots").select("compiled")
-    .where("workflow_hash", "=", hash).executeTakeFirst();
+  const row = await snapshotText.first(ex, { hash });
   return row ? decodeSnapshot(row.compiled, hash) : null;
 }
 
@@ -166,15 +209,12 @@ async function getSnapshot(
   if (cached) {
     // Inside a write the row decides: `waymark gc` removes snapshots no run uses any more, and
     // a run pinned on a cached copy alone would have none.
-    const row = await ex.selectFrom("workflow_snapshots").select("workflow_hash")
-      .where("workflow_hash", "=", hash).executeTakeFirst();
-    if (row) return cached;
+    if (await snapshotKept.first(ex, { hash })) return cached;
     shared.snapshots.delete(hash);
     return null;
   }
   // Checked against its hash once per process: runs execute what they were pinned to.
-  const row = await ex.selectFrom("workflow_snapshots").select("compiled")
-    .where("workflow_hash", "=", hash).executeTakeFirst();
+  const row = await snapshotText.first(ex, { hash });
   if (!row) return null;
   const compiled = decodePinnedSnapshot(row.compiled, hash);
   shared.snapshots.set(hash, compiled);
@@ -184,22 +224,25 @@ async function getSnapshot(
 /** The store port's reads on `scope.ex` (the connection, or a write transaction). */
 export function createReader(scope: ReadScope, shared: ReaderShared): StoreReader {
   const { ex } = scope;
-  const node = (runId: string, nodeId: string) =>
-    nodeQuery(ex).where("n.run_id", "=", runId).where("n.node_id", "=", nodeId)
-      .executeTakeFirst();
+  const node = (runId: string, nodeId: string) => nodeById.first(ex, { runId, nodeId });
+  const decode = (row: NodeRow & { context_id: string | null }): NodeRecord => {
+    const record = decodeNode(row);
+    if (row.context_id) {
+      shared.storedContexts.set(record.context, `${row.run_id}:${row.context_id}`);
+    }
+    return record;
+  };
   return {
     getRun: (runId) => getRun(ex, runId),
     getNode: async (runId, nodeId) => {
       const row = await node(runId, nodeId);
-      return row ? decodeNode(row) : null;
+      return row ? decode(row) : null;
     },
     getAttempt: (runId, nodeId, attemptId, kind) =>
       getAttempt(ex, shared, { runId, nodeId, attemptId, kind }),
     getChildren: async (runId, nodeId) => {
-      const rows = await nodeQuery(ex).where("n.run_id", "=", runId)
-        .where("n.parent_id", "=", nodeId).where("n.node_kind", "!=", NOT_A_BRANCH)
-        .orderBy("n.created_seq").execute();
-      return rows.map(decodeNode);
+      const rows = await childrenOf.all(ex, { runId, nodeId });
+      return rows.map(decode);
     },
     getAncestorNotes: (runId, nodeId, limit) => getAncestorNotes(ex, { runId, nodeId }, limit),
     getPreferredTip: async (runId, nodeId) => {
@@ -212,7 +255,7 @@ export function createReader(scope: ReadScope, shared: ReaderShared): StoreReade
           nodeId,
         });
       }
-      return decodeNode(row);
+      return decode(row);
     },
     getSnapshot: (hash) => getSnapshot(ex, shared, hash),
     searchRuns: (layer, query) => searchRuns(scope, { layer, query }),

@@ -14,6 +14,7 @@ import {
   StorageCorruptionError,
 } from "../../engine/mod.ts";
 import { ancestorsCte, type Executor } from "./graph_sql.ts";
+import { prepare } from "./prepared.ts";
 import { artifactsColumn, decodeJsonOr } from "./rows.ts";
 
 function frames(ex: Executor, sessionId: string, agentId: string | null) {
@@ -64,20 +65,48 @@ function decodeFrame(row: FrameRow, depth: number): StackFrame {
   };
 }
 
+type StackKey = { sessionId: string; agentId: string };
+
+const runningFrames = prepare((db, p: StackKey) =>
+  frames(db, p.sessionId, p.agentId).where("r.status", "=", "running").orderBy("l.created_seq")
+);
+
+const lastFinished = prepare((db, p: StackKey) =>
+  frames(db, p.sessionId, p.agentId).where("r.status", "!=", "running")
+    .orderBy("r.updated_at", "desc").orderBy("l.created_seq", "desc").limit(1)
+);
+
 /** The running frames of a stack (oldest push first) and the frame that left it last. */
 export async function getStack(
   ex: Executor,
   at: { sessionId: string; agentId: string | null },
 ): Promise<StackView> {
-  const running = await frames(ex, at.sessionId, at.agentId).where("r.status", "=", "running")
-    .orderBy("l.created_seq").execute();
-  const last = await frames(ex, at.sessionId, at.agentId).where("r.status", "!=", "running")
-    .orderBy("r.updated_at", "desc").orderBy("l.created_seq", "desc").limit(1).executeTakeFirst();
+  const key = { sessionId: at.sessionId, agentId: at.agentId ?? "" };
+  const running = await runningFrames.all(ex, key);
+  const last = await lastFinished.first(ex, key);
   return {
     frames: running.map((row, i) => decodeFrame(row, i)),
     lastFinished: last ? decodeFrame(last, -1) : null,
   };
 }
+
+/** Stacks of an agent, the one with a running run first, then the most recently changed. */
+function stacksOf(db: Executor, agentId: string) {
+  return db.selectFrom("run_links as l")
+    .innerJoin("runs as r", "r.run_id", "l.run_id")
+    .select("l.session_id")
+    .where("l.agent_id", "=", agentId)
+    .orderBy(sql`r.status = 'running'`, "desc")
+    .orderBy("r.updated_at", "desc").orderBy("l.created_seq", "desc").limit(1);
+}
+
+const stackIn = prepare((db, p: { workspace: string; agentId: string }) =>
+  stacksOf(db, p.agentId).where("r.workspace", "=", p.workspace)
+);
+
+const stackNowhere = prepare((db, p: { agentId: string }) =>
+  stacksOf(db, p.agentId).where("r.workspace", "is", null)
+);
 
 /**
  * The session of an agent's stack in a workspace: the one with the most recently changed
@@ -87,26 +116,24 @@ export async function findStackSession(
   ex: Executor,
   at: { workspace: string | null; agentId: string | null },
 ): Promise<string | null> {
-  const row = await ex.selectFrom("run_links as l")
-    .innerJoin("runs as r", "r.run_id", "l.run_id")
-    .select("l.session_id")
-    .where("l.agent_id", "=", at.agentId ?? "")
-    .where((eb) =>
-      at.workspace === null ? eb("r.workspace", "is", null) : eb("r.workspace", "=", at.workspace)
-    )
-    .orderBy(sql`r.status = 'running'`, "desc")
-    .orderBy("r.updated_at", "desc").orderBy("l.created_seq", "desc").limit(1)
-    .executeTakeFirst();
+  const agentId = at.agentId ?? "";
+  const row = at.workspace === null
+    ? await stackNowhere.first(ex, { agentId })
+    : await stackIn.first(ex, { workspace: at.workspace, agentId });
   return row?.session_id ?? null;
 }
+
+const nodeEvents = prepare((db, p: { runId: string; nodeId: string }) =>
+  db.selectFrom("node_events").select(["session_id", "payload"])
+    .where("run_id", "=", p.runId).where("node_id", "=", p.nodeId).orderBy("seq")
+);
 
 /** Reviews, gaps and aborts recorded at a node, oldest first. */
 export async function getNodeEvents(
   ex: Executor,
   at: { runId: string; nodeId: string },
 ): Promise<NodeEvent[]> {
-  const rows = await ex.selectFrom("node_events").select(["session_id", "payload"])
-    .where("run_id", "=", at.runId).where("node_id", "=", at.nodeId).orderBy("seq").execute();
+  const rows = await nodeEvents.all(ex, at);
   return rows.map((r) => {
     try {
       return JSON.parse(r.payload) as NodeEvent;
@@ -119,16 +146,20 @@ export async function getNodeEvents(
   });
 }
 
+const branchOutputs = prepare((_db, p: { runId: string; nodeId: string; limit: number }) =>
+  sql<{ node_id: string; step_id: string | null; artifacts: string }>`
+    ${ancestorsCte(p.runId, p.nodeId, p.limit)}
+    SELECT up.node_id, o.step_id, o.artifacts FROM up
+    JOIN outputs o ON o.run_id = ${p.runId} AND o.node_id = up.node_id
+    ORDER BY up.hop DESC`
+);
+
 /** Outputs along the branch from the root to a node, root first. */
 export async function getBranchOutputs(
   ex: Executor,
   at: { runId: string; nodeId: string; limit: number },
 ): Promise<BranchOutput[]> {
-  const result = await sql<{ node_id: string; step_id: string | null; artifacts: string }>`
-    ${ancestorsCte(at.runId, at.nodeId, at.limit)}
-    SELECT up.node_id, o.step_id, o.artifacts FROM up
-    JOIN outputs o ON o.run_id = ${at.runId} AND o.node_id = up.node_id
-    ORDER BY up.hop DESC`.execute(ex);
+  const result = await branchOutputs.execute(ex, at);
   return result.rows.map((r) => ({
     nodeId: r.node_id,
     stepId: r.step_id,

@@ -83,7 +83,11 @@ export function createSqlStore(
   db: Kysely<Database>,
   options: { dialect: SqlDialect; now: () => string; location: string },
 ): SqlStore {
-  const shared = { db, snapshots: new Map<string, CompiledWorkflow>() };
+  const shared = {
+    db,
+    snapshots: new Map<string, CompiledWorkflow>(),
+    storedContexts: new WeakMap<object, string>(),
+  };
   const { dialect, now, location } = options;
   return withStorageFaults({
     ...createReader({ ex: db, search: dialect.search }, shared),

@@ -16,6 +16,7 @@ import {
   StorageCorruptionError,
 } from "../../engine/mod.ts";
 import { ancestorsCte, type Executor } from "./graph_sql.ts";
+import { prepare } from "./prepared.ts";
 import { decodeSessionKind } from "./rows.ts";
 
 /** JSON text parsed, or `fallback` when absent or not JSON (a plain parse: this read is hot). */
@@ -28,13 +29,8 @@ function parseOr(text: string | null, fallback: unknown): unknown {
   }
 }
 
-/** The nodes from the root to a node (root first), at most the `limit` nearest to it. */
-export async function getBranchSteps(
-  ex: Executor,
-  at: { runId: string; nodeId: string; limit: number },
-): Promise<BranchStep[]> {
-  const { runId, nodeId, limit } = at;
-  const result = await sql<{
+const branchSteps = prepare((_db, p: { runId: string; nodeId: string; limit: number }) =>
+  sql<{
     node_id: string;
     session_id: string;
     node_kind: string;
@@ -43,14 +39,22 @@ export async function getBranchSteps(
     notes_markdown: string | null;
     artifacts: string | null;
   }>`
-    ${ancestorsCte(runId, nodeId, limit)}
+    ${ancestorsCte(p.runId, p.nodeId, p.limit)}
     -- CROSS JOIN keeps the walk outermost in SQLite: the cost follows the branch, not the run
     SELECT n.node_id, n.session_id, n.node_kind, n.state, n.pending_step_id,
            o.notes_markdown, o.artifacts
     FROM up CROSS JOIN nodes n
     LEFT JOIN outputs o ON o.run_id = n.run_id AND o.node_id = n.node_id
-    WHERE n.run_id = ${runId} AND n.node_id = up.node_id
-    ORDER BY up.hop DESC`.execute(ex);
+    WHERE n.run_id = ${p.runId} AND n.node_id = up.node_id
+    ORDER BY up.hop DESC`
+);
+
+/** The nodes from the root to a node (root first), at most the `limit` nearest to it. */
+export async function getBranchSteps(
+  ex: Executor,
+  at: { runId: string; nodeId: string; limit: number },
+): Promise<BranchStep[]> {
+  const result = await branchSteps.execute(ex, at);
   // A branch is a chain: each node's parent is the row before it (the first row's is unread).
   return result.rows.map((r, i) => {
     const state = parseOr(r.state, null) as RunState | null;
@@ -106,9 +110,13 @@ function toListing(r: ListingRow): RunListing {
   };
 }
 
+const listingById = prepare((db, p: { runId: string }) =>
+  listing(db).where("r.run_id", "=", p.runId)
+);
+
 /** A run with its timestamps, goal and preferred tip, or `null`. */
 export async function getRunListing(ex: Executor, runId: string): Promise<RunListing | null> {
-  const row = await listing(ex).where("r.run_id", "=", runId).executeTakeFirst();
+  const row = await listingById.first(ex, { runId });
   return row ? toListing(row) : null;
 }
 
@@ -123,9 +131,12 @@ export async function listRuns(
   return rows.map(toListing);
 }
 
+const lastSeq = prepare((db, _p: Record<string, never>) =>
+  db.selectFrom("events").select((eb) => eb.fn.max("seq").as("seq"))
+);
+
 /** The log's highest sequence number: it grows with every append, by any process. */
 export async function changeCounter(ex: Executor): Promise<number> {
-  const row = await ex.selectFrom("events").select((eb) => eb.fn.max("seq").as("seq"))
-    .executeTakeFirst();
+  const row = await lastSeq.first(ex, {});
   return Number(row?.seq ?? 0);
 }

@@ -3,11 +3,12 @@
  * transaction, one transaction per `write` call (storage faults are mapped in `faults.ts`).
  * @module
  */
-import type { Kysely } from "npm:kysely@0.29.9";
+import type { Insertable, Kysely } from "npm:kysely@0.29.9";
 import { type DomainEvent, sessionLabel, type Store, type StoreWriter } from "../../engine/mod.ts";
 import { contextId, loggedEvents } from "./context_refs.ts";
 import type { SqlDialect } from "./dialect.ts";
 import type { Executor } from "./graph_sql.ts";
+import { prepare, prepareRows } from "./prepared.ts";
 import { project } from "./projections.ts";
 import { createReader, type ReaderShared } from "./reader.ts";
 import { digest } from "./rows.ts";
@@ -23,18 +24,65 @@ export interface WriterOptions {
   shared: ReaderShared;
 }
 
-/** Which contexts of the nodes `events` create are already stored, as `run:id` (key lookups). */
-async function knownContexts(tx: Executor, events: readonly DomainEvent[]): Promise<Set<string>> {
+/**
+ * Which contexts of the nodes `events` create are already stored, as `run:id`, and each
+ * context's id. A context read from a stored node (see `ReaderShared.storedContexts`) that
+ * still hashes to that node's context id is stored: contexts leave only with their session,
+ * and a session removed meanwhile fails this append. Others are looked up by key, but for runs
+ * this batch starts.
+ */
+async function knownContexts(
+  tx: Executor,
+  events: readonly DomainEvent[],
+  shared: ReaderShared,
+): Promise<{ known: Set<string>; idOf: (context: Record<string, unknown>) => string }> {
+  const ids = new Map<object, string>();
+  const idOf = (context: Record<string, unknown>) => {
+    let id = ids.get(context);
+    if (id === undefined) ids.set(context, id = contextId(context));
+    return id;
+  };
   const known = new Set<string>();
+  // a run started in this batch has no context stored yet
+  const started = new Set(events.flatMap((e) => e.kind === "run_started" ? [e.runId] : []));
   for (const event of events) {
     if (event.kind !== "node_created") continue;
-    const id = contextId(event.context);
-    const row = await tx.selectFrom("contexts").select("context_id")
-      .where("run_id", "=", event.runId).where("context_id", "=", id).executeTakeFirst();
-    if (row) known.add(`${event.runId}:${id}`);
+    const id = idOf(event.context);
+    const key = `${event.runId}:${id}`;
+    if (known.has(key) || started.has(event.runId)) continue;
+    if (
+      shared.storedContexts.get(event.context) === key ||
+      await storedContext.first(tx, { runId: event.runId, id })
+    ) known.add(key);
   }
-  return known;
+  return { known, idOf };
 }
+
+const storedContext = prepare((db, p: { runId: string; id: string }) =>
+  db.selectFrom("contexts").select("context_id")
+    .where("run_id", "=", p.runId).where("context_id", "=", p.id)
+);
+
+type EventRow = Insertable<Database["events"]>;
+
+const insertEvents = prepareRows(
+  ["session_id", "run_id", "kind", "payload", "digest", "at"],
+  (db, rows: EventRow[]) =>
+    db.insertInto("events").values(rows.map((r) => ({
+      session_id: r.session_id,
+      run_id: r.run_id,
+      kind: r.kind,
+      payload: r.payload,
+      digest: r.digest,
+      at: r.at,
+    }))).returning("seq"),
+);
+
+const sessionGrown = prepare((db, p: { sessionId: string; at: string; count: number }) =>
+  db.updateTable("sessions")
+    .set((eb) => ({ updated_at: p.at, event_count: eb("event_count", "+", p.count) }))
+    .where("session_id", "=", p.sessionId)
+);
 
 /** Appends events and updates projections, all inside `tx`. */
 async function append(
@@ -44,8 +92,8 @@ async function append(
 ): Promise<void> {
   if (events.length === 0) return;
   const at = options.now();
-  const known = await knownContexts(tx, events);
-  const logged = loggedEvents(events, (runId, id) => known.has(`${runId}:${id}`));
+  const { known, idOf } = await knownContexts(tx, events, options.shared);
+  const logged = loggedEvents(events, (runId, id) => known.has(`${runId}:${id}`), idOf);
   const rows = logged.map((event) => {
     const payload = JSON.stringify(event);
     return {
@@ -59,18 +107,17 @@ async function append(
   });
   // One statement for the whole batch: inside the write lock the sequence numbers are
   // consecutive in row order, so the sorted numbers follow the events.
-  const inserted = await tx.insertInto("events").values(rows).returning("seq").execute();
+  const inserted = await insertEvents.all(tx, rows);
   const seqs = inserted.map((r) => Number(r.seq)).sort((a, b) => a - b);
   const search = options.dialect.search;
   for (const [i, event] of logged.entries()) {
-    await project({ tx, search, seq: seqs[i]!, at }, event);
+    await project({ tx, search, seq: seqs[i]!, at, payload: rows[i]!.payload }, event);
   }
-  const updated = await tx.updateTable("sessions")
-    .set((eb) => ({ updated_at: at, event_count: eb("event_count", "+", events.length) }))
-    .where("session_id", "=", events[0]!.sessionId).executeTakeFirst();
+  const sessionId = events[0]!.sessionId;
+  const updated = await sessionGrown.execute(tx, { sessionId, at, count: events.length });
   // A session removed (by `waymark gc`) after the call read its node: roll back, never leave
   // half a session behind.
-  if (Number(updated.numUpdatedRows) === 0) {
+  if (Number(updated.numAffectedRows ?? 0) === 0) {
     throw new Error(`session ${sessionLabel(events[0]!.sessionId)} is no longer stored`);
   }
 }
