@@ -183,6 +183,29 @@ function runStatement(
   };
 }
 
+/** A `BEGIN IMMEDIATE` transaction on `c`, in the client's shape. */
+function writeTransaction(
+  c: NativeConnection,
+  settle: <T>(fn: () => T) => Promise<T>,
+): ClientTransaction {
+  c.exec("BEGIN IMMEDIATE");
+  let open = true;
+  const end = (sql: string) =>
+    settle(() => {
+      open = false;
+      c.exec(sql);
+    });
+  return {
+    execute: (statement) => settle(() => runStatement(c, statement)),
+    commit: () => end("COMMIT"),
+    rollback: () => end("ROLLBACK"),
+    close: () => {
+      if (open && c.inTransaction) c.exec("ROLLBACK");
+      open = false;
+    },
+  };
+}
+
 /**
  * A native connection in the libSQL client's shape, opened on first use: for a file database
  * the store needs no client at all (the schema check, the migrations and the statements tests
@@ -191,30 +214,12 @@ function runStatement(
 export function nativeClient(open: () => NativeConnection): StoreClient {
   let connection: NativeConnection | undefined;
   const conn = () => connection ??= open();
-  const settle = (fn: () => ExecuteResult | void) =>
-    new Promise<ExecuteResult>((resolve) => resolve(fn() as ExecuteResult));
+  // the native calls are synchronous; their errors become rejections, as the client's are
+  const settle = <T>(fn: () => T) => new Promise<T>((resolve) => resolve(fn()));
   return {
     execute: (statement, args) => settle(() => runStatement(conn(), statement, args)),
-    executeMultiple: (sql) => settle(() => conn().exec(sql)).then(() => {}),
-    async transaction() {
-      const c = conn();
-      c.exec("BEGIN IMMEDIATE");
-      let open = true;
-      const end = (sql: string) =>
-        settle(() => {
-          open = false;
-          c.exec(sql);
-        }).then(() => {});
-      return {
-        execute: (statement) => settle(() => runStatement(c, statement)),
-        commit: () => end("COMMIT"),
-        rollback: () => end("ROLLBACK"),
-        close: () => {
-          if (open && c.inTransaction) c.exec("ROLLBACK");
-          open = false;
-        },
-      };
-    },
+    executeMultiple: (sql) => settle(() => conn().exec(sql)),
+    transaction: () => settle(() => writeTransaction(conn(), settle)),
     close: () => connection?.close(),
   };
 }
