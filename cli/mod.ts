@@ -32,6 +32,7 @@ import { createWorkflowSource, loadConfig, openStore, rotateKeyring } from "../s
 import type { CliHost } from "../store/maintenance/cli.ts";
 import { type Flags, redactDbUrl } from "../store/settings.ts";
 import type { WaymarkServer } from "../tools/waymark_server.ts";
+import { loadStoreCommands } from "../store/lazy.ts";
 import { loadMcpHttp, loadViewer } from "../web/lazy.ts";
 
 /** A command line as `main.ts` parsed it. */
@@ -60,7 +61,7 @@ export async function runCommand(input: CommandInput): Promise<number | undefine
   if (command === "view") return await view(options, input.values.port);
   if (command === "workflows") return await workflows(options, sub, arg);
   if (command === "keys" && sub === "rotate") return await rotateKeys(options);
-  const { STORE_COMMANDS } = await import("../store/maintenance/commands.ts");
+  const { STORE_COMMANDS } = await loadStoreCommands();
   const storeCommand = STORE_COMMANDS[command];
   if (!storeCommand) return undefined;
   return await storeCommand(storeHost(options, input.buildKind), {

@@ -149,7 +149,8 @@ async function cleanDist(): Promise<void> {
 async function bundle(deps: Map<string, string>): Promise<number> {
   const raw = join(CACHE, "bundle");
   await Deno.remove(raw, { recursive: true }).catch(() => {});
-  const map = await writeBuildMap("npm"); // BUILD_KIND = "npm"
+  // BUILD_KIND = "npm"; the store's on-demand modules inlined (their source loader computes URLs)
+  const map = await writeBuildMap("npm", { "store/lazy.ts": "store/lazy_bundle.ts" });
   await run(Deno.execPath(), [
     "bundle",
     "--quiet",

@@ -92,6 +92,8 @@ async function bundleWith(
       ? pathToFileURL(await partAsData(part, options.dir)).href
       : pathToFileURL(join(ROOT, part.inline)).href;
   }
+  // the store's on-demand modules are inlined in every flavour: they share the store's classes
+  replace["store/lazy.ts"] = pathToFileURL(join(ROOT, "store/lazy_bundle.ts")).href;
   const map = await writeBuildMap("bundle", replace);
   const name = `${relative(ROOT, entry).replaceAll(/[^\w]/g, "_")}.js`;
   try {
