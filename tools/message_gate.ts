@@ -3,7 +3,8 @@
  * handshake and `tools/list` from what it knows at start-up while the engine and the store
  * load; every other request and notification waits here, in order, and reaches the SDK exactly
  * as it arrived once the gate opens, so the server then behaves as if it had been ready all
- * along. Responses to the server's own requests always pass.
+ * along. Responses to the server's own requests always pass. What is held is bounded by the one
+ * load that opens the gate (a failure to open ends the process).
  * @module
  */
 import type {
@@ -41,11 +42,6 @@ export class MessageGate {
       if ("id" in message) queueMicrotask(this.#onHeld);
       this.#held.push([message, extra]);
     };
-  }
-
-  /** Whether the gate still holds messages back. */
-  get closed(): boolean {
-    return this.#held !== null;
   }
 
   /** Delivers what was held, in order; from now on every message passes. */
