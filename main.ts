@@ -1,43 +1,20 @@
 /**
- * The `waymark` command: parses arguments, opens the store, wires the adapters. While serving
- * stdio, stdout carries JSON-RPC only; everything else goes to stderr.
+ * The `waymark` command: parses arguments and dispatches. `serve` over stdio (the default
+ * profile, no viewer) answers its client's handshake and `tools/list` at once and loads the
+ * engine and the store meanwhile (`tools/early_server.ts`); every other command loads the
+ * commands (`cli/`) first. While serving stdio, stdout carries JSON-RPC only; everything else
+ * goes to stderr.
  * @module
  */
 import { parseArgs } from "node:util";
-import { readdir, readFile } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
 import process from "node:process";
-import {
-  openWaymark,
-  resolvePaths,
-  serveMcpStdio,
-  VERSION,
-  type WaymarkOptions,
-  type WaymarkServerOptions,
-} from "./mod.ts";
-import {
-  formatLoadError,
-  isRoutineId,
-  loadWorkflowFile,
-  parseSourceFile,
-  renderInspect,
-  renderList,
-  stepCount,
-  unfillablePlaceholders,
-  type WorkflowFile,
-  workflowJsonSchema,
-} from "./engine/mod.ts";
-import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
-import { createWorkflowSource, loadConfig, openStore, rotateKeyring } from "./store/mod.ts";
-import type { CliHost } from "./store/maintenance/cli.ts";
-import {
-  type Environment,
-  type Flags,
-  parseArgsOptions,
-  parseSettings,
-  redactDbUrl,
-} from "./store/settings.ts";
-import { loadMcpHttp, loadViewer } from "./web/lazy.ts";
+import type { WaymarkOptions, WaymarkServerOptions } from "./mod.ts";
+import { VERSION } from "./version.ts";
+import { type Environment, type Flags, parseArgsOptions, parseSettings } from "./store/settings.ts";
+import { earlyServer } from "./tools/early_server.ts";
+import type { WaymarkServer } from "./tools/waymark_server.ts";
+import { serveMcpStdio } from "./tools/stdio.ts";
+import { loadCli } from "./cli/lazy.ts";
 import { BUILD_KIND } from "./build.ts";
 
 const HELP = `waymark ${VERSION}: a rewind-safe workflow runtime for AI coding agents, over MCP.
@@ -104,6 +81,11 @@ function log(line: string): void {
   process.stderr.write(`[waymark] ${line}\n`);
 }
 
+function fatal(error: unknown): never {
+  log(`fatal: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}
+
 /** Parsed and validated command line, or the exit code when it was refused or answered. */
 function commandLine(
   argv: string[],
@@ -132,6 +114,22 @@ function commandLine(
   return { values: settings.flags, env: settings.env, positionals: parsed.positionals };
 }
 
+/** The MCP server's options from the flags and the environment. */
+function serverOptions(values: Flags, env: Environment): WaymarkServerOptions {
+  return {
+    log,
+    enableStartSession: values["enable-start-session"] === true ||
+      env.WAYMARK_ENABLE_START_SESSION === true,
+    profile: values.profile ?? env.WAYMARK_PROFILE ?? "default",
+    qualityGate: {
+      enabled: values["no-quality-gate"] !== true,
+      reviewCommand: values["review-command"],
+      timeoutSeconds: values["quality-gate-timeout"],
+      maxAttempts: values["quality-gate-max-attempts"],
+    },
+  };
+}
+
 async function main(argv: string[]): Promise<number> {
   const line = commandLine(argv);
   if (typeof line === "number") return line;
@@ -145,263 +143,51 @@ async function main(argv: string[]): Promise<number> {
     durability: values.durability,
     jobDirs: values["jobs-dir"],
   };
-  const [command = "serve", sub, arg] = positionals;
-  if (command === "serve") return await serveCommand(options, { values, env });
-  if (command === "view") return await view(options, values.port);
-  if (command === "workflows") return await workflows(options, sub, arg);
-  if (command === "keys" && sub === "rotate") return await rotateKeys(options);
-  const { STORE_COMMANDS } = await import("./store/maintenance/commands.ts");
-  const storeCommand = STORE_COMMANDS[command];
-  if (storeCommand) {
-    return await storeCommand(storeHost(options), {
-      positionals: positionals.slice(1),
-      flags: values,
-    });
+  const server = serverOptions(values, env);
+  const [command = "serve"] = positionals;
+  const plainStdio = values.http === undefined && values.viewer !== true;
+  if (command === "serve" && plainStdio && server.profile === "default") {
+    return await serveEarly(options, server);
   }
+  const { runCommand } = await loadCli();
+  const code = await runCommand({ options, values, positionals, server, buildKind: buildKind() });
+  if (code !== undefined) return code;
   process.stderr.write(`unknown command \`${command}\`\n\n${HELP}`);
   return 2;
 }
 
-/** `waymark serve`: MCP over stdio (with the viewer beside it on request) or over HTTP. */
-async function serveCommand(
-  options: WaymarkOptions,
-  { values, env }: { values: Flags; env: Environment },
-): Promise<number> {
-  const server: WaymarkServerOptions = {
-    log,
-    enableStartSession: values["enable-start-session"] === true ||
-      env.WAYMARK_ENABLE_START_SESSION === true,
-    profile: values.profile ?? env.WAYMARK_PROFILE ?? "default",
-    qualityGate: {
-      enabled: values["no-quality-gate"] !== true,
-      reviewCommand: values["review-command"],
-      timeoutSeconds: values["quality-gate-timeout"],
-      maxAttempts: values["quality-gate-max-attempts"],
-    },
-  };
-  if (values.http !== undefined) {
-    return await serveHttp(options, {
-      port: values.http,
-      server,
-      maxBodyBytes: values["max-body-bytes"],
-      maxSessions: values["max-sessions"],
-    });
-  }
-  return await serve(options, {
-    server,
-    viewer: values.viewer === true,
-    viewerPort: values["viewer-port"],
-  });
-}
-
-/** `waymark keys rotate`: a new signing key; the previous one still verifies. */
-async function rotateKeys(options: WaymarkOptions): Promise<number> {
-  const { keysFile } = resolvePaths(options);
-  const keyring = await rotateKeyring(keysFile);
-  process.stdout.write(
-    `rotated ${keysFile}: current key ${keyring.current.id}, previous ${keyring.previous?.id}\n`,
-  );
-  return 0;
-}
-
-/** What the store's commands get: paths, openers and the output streams. */
-function storeHost(options: WaymarkOptions): CliHost {
-  return {
-    paths: resolvePaths(options),
-    version: VERSION,
-    buildKind: buildKind(),
-    open: () => openWaymark(options),
-    openDatabase: (url) => openStore(url, { busyTimeoutMs: options.busyTimeoutMs, migrate: false }),
-    workflows: () => ({
-      // as openWaymark composes them: config.json's folders after the flags'
-      load: async () => {
-        const { workflowDirs } = await loadConfig(resolvePaths(options).home);
-        const extra = [...(options.extraWorkflowDirs ?? []), ...workflowDirs];
-        const dirs = resolvePaths({ ...options, extraWorkflowDirs: extra }).workflowDirs;
-        return await createWorkflowSource(BUNDLED_WORKFLOWS, dirs).load();
-      },
-    }),
-    stdout: (text) => void process.stdout.write(text),
-    stderr: (text) => void process.stderr.write(text),
-    now: () => new Date(),
-  };
-}
-
-async function serve(
-  options: WaymarkOptions,
-  flags: { server: WaymarkServerOptions; viewer: boolean; viewerPort?: number },
-): Promise<number> {
-  const waymark = await openWaymark(options);
-  log(
-    `serving MCP over stdio (${flags.server.profile} profile); database ${
-      redactDbUrl(waymark.paths.dbUrl)
-    }`,
-  );
-  // the viewer, when asked for, logs its URL to stderr: stdout carries JSON-RPC only
-  const viewer = flags.viewer ? await startViewer(waymark, flags.viewerPort) : null;
-  if (viewer) log(`viewer: ${viewer.url}`);
-  await new Promise<void>((resolveClosed) => {
-    serveMcpStdio(
-      () => waymark.mcpServer(flags.server),
-      { log, onClose: resolveClosed },
-    );
-  });
-  await viewer?.close();
-  await waymark.close();
-  return 0;
-}
-
-/** Starts the viewer (loaded on demand, so plain \`serve\` starts as fast as before). */
-async function startViewer(
-  waymark: Awaited<ReturnType<typeof openWaymark>>,
-  port: number | undefined,
-): Promise<{ url: string; close(): Promise<void> } | null> {
-  const { serveViewer } = await loadViewer();
-  try {
-    return serveViewer({ db: waymark.store.db, port, log });
-  } catch (error) {
-    log(
-      (error as Error)?.name === "AddrInUse"
-        ? `viewer not started: port ${port} is in use on 127.0.0.1; choose another with --port`
-        : `viewer not started: ${(error as Error)?.message ?? String(error)}`,
-    );
-    return null;
-  }
-}
-
-async function view(options: WaymarkOptions, port: number | undefined): Promise<number> {
-  const waymark = await openWaymark(options);
-  const viewer = await startViewer(waymark, port);
-  if (!viewer) {
-    await waymark.close();
-    return 1;
-  }
-  process.stdout.write(`waymark viewer: ${viewer.url}\n`);
-  log(`read-only viewer of ${redactDbUrl(waymark.paths.dbUrl)}; Ctrl-C stops it`);
-  await new Promise<void>((stop) => {
-    process.once("SIGINT", () => stop());
-    process.once("SIGTERM", () => stop());
-  });
-  await viewer.close();
-  await waymark.close();
-  return 0;
-}
-
-async function serveHttp(
-  options: WaymarkOptions,
-  flags: {
-    port: number;
-    server: WaymarkServerOptions;
-    maxBodyBytes?: number;
-    maxSessions?: number;
-  },
-): Promise<number> {
-  const waymark = await openWaymark(options);
-  log(`database ${redactDbUrl(waymark.paths.dbUrl)}`);
-  // Loaded on demand: it serves with Deno.serve, and plain stdio serving never needs it.
-  const { serveMcpHttp } = await loadMcpHttp();
-  const handle = await serveMcpHttp(
-    () => waymark.mcpServer(flags.server),
-    { port: flags.port, log, maxBodyBytes: flags.maxBodyBytes, maxSessions: flags.maxSessions },
-  );
-  const stop = () => void handle.close();
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
-  await handle.finished;
-  await waymark.close();
-  return 0;
-}
-
 /**
- * Routines a file being validated may call: the bundled ones, and those in its own folder and in
- * a `routines/` folder beside it (files that fail to load are simply not offered).
+ * `waymark serve` over stdio with the default profile: each connection's early server (the SDK
+ * may make more than one while it settles the protocol revision) answers the handshake and
+ * `tools/list` at once; the commands load and open waymark once, when a server first needs it
+ * (after `tools/list`, or at the first other request), and compose the rest onto it. A failure
+ * to open is fatal, as it was when waymark opened before serving.
  */
-async function nearbyRoutines(file: string): Promise<Map<string, WorkflowFile>> {
-  const routines = new Map<string, WorkflowFile>();
-  const candidates = [...BUNDLED_WORKFLOWS];
-  for (const dir of [dirname(file), join(dirname(file), "routines")]) {
-    let names: string[] = [];
-    try {
-      names = await readdir(dir);
-    } catch {
-      continue;
-    }
-    for (const name of names.filter((n) => /\.jsonc?$/.test(n) && !n.endsWith(".schema.json"))) {
-      const path = join(dir, name);
-      if (resolve(path) === resolve(file)) continue;
-      candidates.push({ source: "extra", file: path, text: await readFile(path, "utf8") });
-    }
-  }
-  for (const candidate of candidates) {
-    const parsed = parseSourceFile(candidate);
-    if (parsed.ok && isRoutineId(parsed.file.id) && !routines.has(parsed.file.id)) {
-      routines.set(parsed.file.id, parsed.file);
-    }
-  }
-  return routines;
-}
-
-async function workflows(
-  options: WaymarkOptions,
-  sub: string | undefined,
-  arg: string | undefined,
-): Promise<number> {
-  if (sub === "schema") {
-    process.stdout.write(`${JSON.stringify(workflowJsonSchema(), null, 2)}\n`);
-    return 0;
-  }
-  if (sub === "validate") {
-    if (!arg) {
-      process.stderr.write("usage: waymark workflows validate FILE\n");
-      return 2;
-    }
-    const loaded = await loadWorkflowFile({
-      source: "extra",
-      file: arg,
-      text: await readFile(arg, "utf8"),
-    }, { routines: await nearbyRoutines(arg) });
-    if (!loaded.ok) {
-      process.stderr.write(`${formatLoadError(loaded.error)}\n`);
-      return 1;
-    }
-    process.stdout.write(
-      `${arg}: ok (${loaded.workflow.id}, ${
-        stepCount(loaded.workflow.compiled)
-      } steps, ${loaded.workflow.hash})\n`,
-    );
-    const checks = unfillablePlaceholders(loaded.workflow.compiled);
-    for (const w of [...loaded.workflow.warnings, ...checks]) {
-      process.stdout.write(`warning [${w.code}]: ${w.message}\n`);
-    }
-    return 0;
-  }
-  const waymark = await openWaymark(options);
-  try {
-    if (sub === "list" || sub === undefined) {
-      const result = await waymark.list();
-      if (!result.ok) throw new Error(result.error.message);
-      process.stdout.write(`${renderList(result.value)}\n`);
-      return 0;
-    }
-    if (sub === "inspect" && arg) {
-      const result = await waymark.inspect(arg);
-      if (!result.ok) {
-        process.stderr.write(`${result.error.message}\n`);
-        return 1;
-      }
-      process.stdout.write(`${renderInspect(result.value)}\n`);
-      return 0;
-    }
-    process.stderr.write(`usage: waymark workflows list|inspect ID|validate FILE|schema\n`);
-    return 2;
-  } finally {
-    await waymark.close();
-  }
+async function serveEarly(options: WaymarkOptions, server: WaymarkServerOptions): Promise<number> {
+  let opened: Promise<{ compose(onto: WaymarkServer): void; close(): Promise<void> }> | undefined;
+  const open = () => opened ??= loadCli().then((cli) => cli.openServe({ options, server }));
+  const connection = () => {
+    let composing: Promise<void> | undefined;
+    const early = earlyServer({
+      version: VERSION,
+      enableStartSession: server.enableStartSession,
+      onNeeded: () => {
+        composing ??= open().then((served) => {
+          served.compose(early.server);
+          early.open();
+        }, fatal);
+      },
+    });
+    return early.server;
+  };
+  log("serving MCP over stdio (default profile)");
+  await new Promise<void>((closed) => {
+    serveMcpStdio(connection, { log, onClose: closed });
+  });
+  await (await opened)?.close();
+  return 0;
 }
 
 if (import.meta.main) {
-  main(process.argv.slice(2)).then((code) => process.exit(code), (error) => {
-    log(`fatal: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(1);
-  });
+  main(process.argv.slice(2)).then((code) => process.exit(code), fatal);
 }

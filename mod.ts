@@ -49,8 +49,10 @@ import {
   systemClock,
 } from "./store/mod.ts";
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
+import { VERSION } from "./version.ts";
 import { createMcpServer, deepworkProfile } from "./tools/mod.ts";
 import { commandReviewer } from "./tools/profiles/deepwork/reviewer.ts";
+import type { WaymarkServer } from "./tools/waymark_server.ts";
 
 export {
   type CallOptions,
@@ -101,8 +103,7 @@ export {
   type ImportTarget,
 } from "./store/bundle/mod.ts";
 
-/** waymark's version. */
-export const VERSION = "0.1.0";
+export { VERSION };
 export { BUILD_KIND, type BuildKind } from "./build.ts";
 
 /** Where waymark keeps its data and finds its workflows. */
@@ -148,6 +149,8 @@ export interface WaymarkServerOptions {
   profile?: ProfileName;
   /** The DeepWork profile's quality gate. */
   qualityGate?: QualityGateOptions;
+  /** Compose onto this server, an early one already serving (`tools/early_server.ts`). */
+  onto?: WaymarkServer;
 }
 
 /** Resolved locations. */
@@ -261,6 +264,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
         version: VERSION,
         log: opts.log,
         enableStartSession: opts.enableStartSession,
+        onto: opts.onto,
         ...(opts.profile === "deepwork"
           ? { profile: deepworkProfile({ jobs, gate: gateOf(opts.qualityGate), log: opts.log }) }
           : {}),

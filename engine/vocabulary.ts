@@ -168,3 +168,6 @@ export type TaskStatus = typeof TASK_STATUSES[number];
 export const PLAN_STEP_STATUSES = ["pending", "current", "done", "skipped", "blocked"] as const;
 /** A plan step's status. */
 export type PlanStepStatus = typeof PLAN_STEP_STATUSES[number];
+
+/** What sessions can be filtered by (viewer, `sessions list --status`): a run status, or corrupt. */
+export const SESSION_STATUS_FILTERS = [...RUN_STATUSES, "corrupt"] as const;

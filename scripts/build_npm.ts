@@ -10,7 +10,7 @@
  * - `dist/**.d.ts`: declarations emitted by `tsc` (a pinned `typescript`, installed with npm into
  *   `node_modules/.cache/waymark-build-npm/`) from a copy of `mod.ts`'s local module graph in
  *   which the same specifiers are rewritten, so the declarations import the same bare names.
- * - `dist/package.json`: name `waymark`, the version from `mod.ts`, `exports` (`.` and one subpath
+ * - `dist/package.json`: name `waymark`, the version from `version.ts`, `exports` (`.` and one subpath
  *   per entry) with `types` and `import`, and the npm packages the bundle imports as exact-version
  *   dependencies.
  *
@@ -113,11 +113,11 @@ async function typePackages(deps: Map<string, string>): Promise<void> {
   }
 }
 
-/** Reads `VERSION` from mod.ts. */
+/** Reads `VERSION` from version.ts (which mod.ts exports). */
 async function moduleVersion(): Promise<string> {
-  const text = await Deno.readTextFile(join(ROOT, "mod.ts"));
+  const text = await Deno.readTextFile(join(ROOT, "version.ts"));
   const match = text.match(/export const VERSION = "([^"]+)"/);
-  if (!match) throw new BuildError('mod.ts has no `export const VERSION = "..."`');
+  if (!match) throw new BuildError('version.ts has no `export const VERSION = "..."`');
   return match[1]!;
 }
 
@@ -149,7 +149,8 @@ async function cleanDist(): Promise<void> {
 async function bundle(deps: Map<string, string>): Promise<number> {
   const raw = join(CACHE, "bundle");
   await Deno.remove(raw, { recursive: true }).catch(() => {});
-  const map = await writeBuildMap("npm"); // BUILD_KIND = "npm"
+  // BUILD_KIND = "npm"; the store's on-demand modules inlined (their source loader computes URLs)
+  const map = await writeBuildMap("npm", { "store/lazy.ts": "store/lazy_bundle.ts" });
   await run(Deno.execPath(), [
     "bundle",
     "--quiet",

@@ -6,23 +6,51 @@
  * schema`). npm packages stay `npm:name@version` imports that Deno resolves, `@libsql/client`'s
  * native addon among them. `build.ts` is mapped to say `bundle`.
  *
- * The web adapters (viewer, MCP over HTTP) must stay off `serve`'s start-up, but a bundler hoists
- * every npm import of every inlined module to the top of the file, Hono and markdown-it included.
- * So they are bundled apart and carried as a string, imported as a `data:` module on first use
- * (`web: "data"`, the default). `deno task compile` takes the plain flavour (`web: "inline"`,
- * literal imports through `web/lazy_bundle.ts`), since a binary's module graph is fixed when it
- * is built.
+ * What `serve` does not need to answer its client's first messages loads on first use, in two
+ * parts: the commands with the engine and the store (`cli/`, loaded once `tools/list` is
+ * answered), and inside them the web adapters (viewer, MCP over HTTP). A bundler inlines a
+ * lazily imported module lazily, but hoists every npm import of every inlined module to the top
+ * of the file (Kysely, libSQL, Hono, markdown-it...), which would load them all at start-up. So
+ * each part is bundled apart and carried as a string, imported as a `blob:` module on first use
+ * (`web: "data"`, the default), the web adapters' string inside the commands'. `deno task
+ * compile` takes the plain flavour (`web: "inline"`, literal imports through each part's
+ * `lazy_bundle.ts`), since a binary's module graph is fixed when it is built.
  * @module
  */
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { Buffer } from "node:buffer";
 import { type BuildMap, writeBuildMap } from "./build_kind.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
-/** How the web adapters travel in the bundle. */
+/** How the lazily loaded parts travel in the bundle. */
 export type WebFlavour = "data" | "inline";
+
+/** A part loaded on first use: its loader module and what each loader function imports. */
+interface LazyPart {
+  /** The loader module (computed specifiers), relative to the root. */
+  loader: string;
+  /** Its stand-in with literal imports, for the inline flavour. */
+  inline: string;
+  /** Loader function name → the module it imports. */
+  modules: Record<string, string>;
+  /** Parts loaded from inside this one. */
+  inner: LazyPart[];
+}
+
+const WEB: LazyPart = {
+  loader: "web/lazy.ts",
+  inline: "web/lazy_bundle.ts",
+  modules: { loadViewer: "web/mod.ts", loadMcpHttp: "web/mcp_http.ts" },
+  inner: [],
+};
+
+const CLI: LazyPart = {
+  loader: "cli/lazy.ts",
+  inline: "cli/lazy_bundle.ts",
+  modules: { loadCli: "cli/mod.ts" },
+  inner: [WEB],
+};
 
 async function denoBundle(entry: string, output: string, map: BuildMap): Promise<string> {
   const result = await new Deno.Command(Deno.execPath(), {
@@ -52,32 +80,51 @@ async function denoBundle(entry: string, output: string, map: BuildMap): Promise
   return await Deno.readTextFile(output);
 }
 
-/** The web adapters as one module, and a `web/lazy.ts` stand-in that imports it as `data:`. */
-async function webAsData(dir: string): Promise<string> {
-  const entry = join(dir, "web_entry.ts");
-  const url = (path: string) => pathToFileURL(join(ROOT, path)).href;
-  await Deno.writeTextFile(
-    entry,
-    `export * as viewer from ${JSON.stringify(url("web/mod.ts"))};\n` +
-      `export * as http from ${JSON.stringify(url("web/mcp_http.ts"))};\n`,
-  );
-  const map = await writeBuildMap("bundle");
-  let code: string;
+/** Bundles `entry` with each of `parts`' loaders replaced as `web` says; returns the code. */
+async function bundleWith(
+  entry: string,
+  parts: LazyPart[],
+  options: { dir: string; web: WebFlavour },
+): Promise<string> {
+  const replace: Record<string, string> = {};
+  for (const part of parts) {
+    replace[part.loader] = options.web === "data"
+      ? pathToFileURL(await partAsData(part, options.dir)).href
+      : pathToFileURL(join(ROOT, part.inline)).href;
+  }
+  // the store's on-demand modules are inlined in every flavour: they share the store's classes
+  replace["store/lazy.ts"] = pathToFileURL(join(ROOT, "store/lazy_bundle.ts")).href;
+  const map = await writeBuildMap("bundle", replace);
+  const name = `${relative(ROOT, entry).replaceAll(/[^\w]/g, "_")}.js`;
   try {
-    code = await denoBundle(entry, join(dir, "web.js"), map);
+    return await denoBundle(entry, join(options.dir, name), map);
   } finally {
     await Deno.remove(map.dir, { recursive: true });
   }
-  const standIn = join(dir, "lazy_data.ts");
+}
+
+/** A part bundled on its own, and a stand-in for its loader that imports it as `blob:`. */
+async function partAsData(part: LazyPart, dir: string): Promise<string> {
+  const url = (path: string) => pathToFileURL(join(ROOT, path)).href;
+  const names = Object.keys(part.modules);
+  const entry = join(dir, `${part.loader.replaceAll("/", "_")}_entry.ts`);
+  await Deno.writeTextFile(
+    entry,
+    names.map((name) => `export * as ${name} from ${JSON.stringify(url(part.modules[name]!))};\n`)
+      .join(""),
+  );
+  const code = await bundleWith(entry, part.inner, { dir, web: "data" });
+  const standIn = join(dir, `${part.loader.replaceAll("/", "_")}_data.ts`);
   await Deno.writeTextFile(
     standIn,
-    `// generated by scripts/bundle.ts: the web adapters, bundled apart\n` +
-      `const CODE = ${JSON.stringify(Buffer.from(code).toString("base64"))};\n` +
-      `let web: Promise<any> | undefined;\n` +
-      `// computed, so that nothing prepares it before it is asked for\n` +
-      `const load = () => web ??= import(["data:text/javascript;base64,", CODE].join(""));\n` +
-      `export const loadViewer = async () => (await load()).viewer;\n` +
-      `export const loadMcpHttp = async () => (await load()).http;\n`,
+    `// generated by scripts/bundle.ts: ${part.loader}'s modules, bundled apart\n` +
+      `const CODE = ${JSON.stringify(code)};\n` +
+      `let part: Promise<any> | undefined;\n` +
+      // a blob: URL is short; a data: URL of the code is the referrer every import of the part
+      // resolves against, which made loading it take a second
+      `const load = () =>\n` +
+      `  part ??= import(URL.createObjectURL(new Blob([CODE], { type: "text/javascript" })));\n` +
+      names.map((name) => `export const ${name} = async () => (await load()).${name};\n`).join(""),
   );
   return standIn;
 }
@@ -86,14 +133,9 @@ async function webAsData(dir: string): Promise<string> {
 export async function bundle(output: string, web: WebFlavour = "data"): Promise<number> {
   const dir = await Deno.makeTempDir({ prefix: "waymark-bundle-" });
   try {
-    const lazy = web === "data" ? await webAsData(dir) : join(ROOT, "web", "lazy_bundle.ts");
-    const map = await writeBuildMap("bundle", { "web/lazy.ts": pathToFileURL(lazy).href });
-    let code: string;
-    try {
-      code = await denoBundle(join(ROOT, "main.ts"), join(dir, "waymark.js"), map);
-    } finally {
-      await Deno.remove(map.dir, { recursive: true });
-    }
+    // inline: both loaders replaced at once, so the commands' graph takes the web stand-in too
+    const parts = web === "data" ? [CLI] : [CLI, WEB];
+    const code = await bundleWith(join(ROOT, "main.ts"), parts, { dir, web });
     const text = "#!/usr/bin/env -S deno run -A\n" +
       "// waymark: built by `deno task bundle`; do not edit.\n" + code;
     await Deno.mkdir(dirname(output), { recursive: true });

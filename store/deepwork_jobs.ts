@@ -58,12 +58,12 @@ async function readJob(dir: string, source: SourceKind): Promise<Loaded> {
       error: { jobName: fallbackName, jobDir: dir, error: `cannot read job.yml: ${error}` },
     };
   }
-  const parsed = parseJobYaml(text);
+  const parsed = await parseJobYaml(text);
   if (!parsed.ok) {
     return {
       ok: false,
       error: {
-        jobName: declaredJobName(text) ?? fallbackName,
+        jobName: (await declaredJobName(text)) ?? fallbackName,
         jobDir: dir,
         error: parsed.error.message,
       },

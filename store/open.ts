@@ -6,6 +6,7 @@
  * @module
  */
 import { openLibsqlStore } from "./libsql/mod.ts";
+import { loadPostgres } from "./lazy.ts";
 import type { OpenedSqlStore, OpenStoreOptions } from "./sql/store.ts";
 
 /** A dialect's opener. */
@@ -14,8 +15,7 @@ type Opener = (url: string, options: OpenStoreOptions) => Promise<OpenedSqlStore
 const OPENERS: { scheme: RegExp; open: Opener }[] = [
   {
     scheme: /^postgres(ql)?:\/\//i,
-    open: async (url, options) =>
-      (await import("./postgres/mod.ts")).openPostgresStore(url, options),
+    open: async (url, options) => (await loadPostgres()).openPostgresStore(url, options),
   },
   { scheme: /^/, open: openLibsqlStore },
 ];

@@ -6,7 +6,8 @@
  */
 import { z } from "npm:zod@4.6.7";
 import { durationSchema } from "./maintenance/duration.ts";
-import { STATUS_FILTERS } from "./sql/viewer/sessions_list.ts";
+// the vocabulary alone: the command line is parsed before anything else loads
+import { SESSION_STATUS_FILTERS as STATUS_FILTERS } from "../engine/vocabulary.ts";
 
 const port = (name: string) =>
   z.string().regex(/^\d{1,5}$/, `${name} must be a port number from 0 to 65535`)

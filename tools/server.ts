@@ -5,14 +5,7 @@
  * workspace from MCP roots (`workspace.ts`).
  * @module
  */
-import {
-  type JSONRPCRequest,
-  type Result,
-  Server,
-  type ServerCapabilities,
-  type ServerContext,
-  type Transport,
-} from "npm:@modelcontextprotocol/server@2.4.0";
+import type { Server } from "npm:@modelcontextprotocol/server@2.4.0";
 import process from "node:process";
 import type { EngineDeps } from "../engine/mod.ts";
 import type { ToolProfile } from "./define_tool.ts";
@@ -20,12 +13,11 @@ import type { Connection } from "./connection.ts";
 import { DEFAULT_PROFILE } from "./profiles/default.ts";
 import { createNotifier } from "./notifications.ts";
 import { registerPrompts } from "./prompts.ts";
-import { RawArguments } from "./raw_arguments.ts";
 import { registerResources } from "./resources.ts";
 import { createTaskSurface } from "./task_surface.ts";
 import { registerTasks } from "./tasks.ts";
-import { TASKS_EXTENSION } from "./task_wire.ts";
 import { registerTools } from "./tool_calls.ts";
+import { WaymarkServer } from "./waymark_server.ts";
 import { connectionWorkspace } from "./workspace.ts";
 
 /** Options for {@linkcode createMcpServer}. */
@@ -40,77 +32,18 @@ export interface McpServerOptions {
   cwd?: string;
   /** The tools to serve and their instructions; default {@linkcode DEFAULT_PROFILE}. */
   profile?: ToolProfile;
-}
-
-/** The 2025-11-25 `tasks` capability: runs listed, cancelled, and started as tasks. */
-const LEGACY_TASKS = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
-
-/** A tool call's answer that is a task (`CreateTaskResult`), not a tool result. */
-function isTaskAnswer(result: Result): boolean {
-  return result.resultType === "task" || (typeof result.task === "object" && result.task !== null);
-}
-
-/** Carries a task answer past the SDK's tool-result check, which knows only tool results. */
-class TaskAnswer {
-  constructor(readonly result: Result) {}
-}
-
-/**
- * The SDK server, keeping each tool call's arguments as they arrived (see `raw_arguments.ts`),
- * advertising tasks in the shape of the revision a connection speaks (the 2025-11-25
- * `tasks` capability, or the 2026-07-28 extension), and letting a tool call answer as a task.
- */
-class WaymarkServer extends Server {
-  readonly rawArguments = new RawArguments();
-
-  override async connect(transport: Transport): Promise<void> {
-    this.rawArguments.tap(transport);
-    await super.connect(transport);
-  }
-
-  override getCapabilities(): ServerCapabilities {
-    const base = super.getCapabilities();
-    const version = this.getNegotiatedProtocolVersion() ?? "";
-    if (version >= "2026") {
-      return { ...base, extensions: { ...base.extensions, [TASKS_EXTENSION]: {} } };
-    }
-    return version === "2025-11-25" ? { ...base, tasks: LEGACY_TASKS } : base;
-  }
-
-  protected override _wrapHandler(
-    method: string,
-    handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
-  ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
-    if (method !== "tools/call") return super._wrapHandler(method, handler);
-    const checked = super._wrapHandler(method, async (request, ctx) => {
-      const result = await handler(request, ctx);
-      if (isTaskAnswer(result)) throw new TaskAnswer(result);
-      return result;
-    });
-    return (request, ctx) =>
-      checked(request, ctx).catch((error) => {
-        if (error instanceof TaskAnswer) return error.result;
-        throw error;
-      });
-  }
+  /**
+   * Compose onto this server instead of a new one: an early server (`early_server.ts`) that
+   * answered the handshake with this profile's instructions while the engine loaded.
+   */
+  onto?: WaymarkServer;
 }
 
 /** Creates an MCP server exposing a profile's tools, and waymark's prompts and resources. */
 export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Server {
   const profile = options.profile ?? DEFAULT_PROFILE;
-  const server = new WaymarkServer(
-    { name: "waymark", version: options.version },
-    {
-      capabilities: {
-        tools: {},
-        prompts: {},
-        resources: { subscribe: true },
-        logging: {},
-        completions: {},
-      },
-      instructions: profile.instructions,
-    },
-  );
+  const server = options.onto ??
+    new WaymarkServer({ version: options.version, instructions: profile.instructions });
   const connection: Connection = {
     deps,
     notifier: createNotifier(server, { log: options.log, store: deps.store }),

@@ -67,7 +67,11 @@ async function schemaChecks(ports: Pick<JobPorts, "files">, s: Submission): Prom
     if (!spec.jsonSchema) continue;
     for (const f of s.files.filter((x) => x.output === spec.name)) {
       const text = await ports.files.readText(s.root, f.path, READ_LIMIT);
-      const problem = schemaProblem(spec.jsonSchema, { output: spec.name, path: f.path, text });
+      const problem = await schemaProblem(spec.jsonSchema, {
+        output: spec.name,
+        path: f.path,
+        text,
+      });
       if (problem) problems.push(problem);
     }
   }

@@ -1,15 +1,15 @@
 /**
- * `job.yml` text to a {@linkcode JobSpec}: YAML (the `yaml` package, pure JavaScript), then one
+ * `job.yml` text to a {@linkcode JobSpec}: YAML (the `yaml` package, loaded on first use), then one
  * zod schema per format. The step-list format has root `steps` and a list of `workflows`; the
  * workflow-map format has `step_arguments` and a map of `workflows`. Keys these schemas do not
  * name are ignored, so job files with extra fields still load.
  * @module
  */
-import { parse as parseYaml } from "npm:yaml@2.9.1";
 import { z } from "npm:zod@4.6.7";
 import { formatPath } from "../workflow/parse.ts";
 import { JOB_OUTPUT_TYPES } from "../vocabulary.ts";
 import type { JobInputSpec, JobOutputSpec, JobReviewSpec, JobSpec, JobStepSpec } from "./job.ts";
+import { yamlParser } from "./yaml.ts";
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 const name = (what: string) =>
@@ -324,9 +324,10 @@ function zodProblems(error: z.ZodError): string[] {
 }
 
 /** Parses a `job.yml` of either format; a problem is an error naming where it is. */
-export function parseJobYaml(
+export async function parseJobYaml(
   text: string,
-): { ok: true; job: JobSpec } | { ok: false; error: JobParseError } {
+): Promise<{ ok: true; job: JobSpec } | { ok: false; error: JobParseError }> {
+  const parseYaml = await yamlParser();
   let data: unknown;
   try {
     data = parseYaml(text);
@@ -352,7 +353,8 @@ export function parseJobYaml(
 }
 
 /** The `name` a job file declares, when it can be read, for error reports. */
-export function declaredJobName(text: string): string | null {
+export async function declaredJobName(text: string): Promise<string | null> {
+  const parseYaml = await yamlParser();
   try {
     const data = parseYaml(text) as { name?: unknown } | null;
     return typeof data?.name === "string" ? data.name : null;

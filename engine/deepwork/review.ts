@@ -5,11 +5,11 @@
  * checks of file outputs. Pure; files are read through the port by the caller.
  * @module
  */
-import { parse as parseYaml } from "npm:yaml@2.9.1";
 import { z } from "npm:zod@4.6.7";
 import type { CriterionResult } from "../events.ts";
 import { jsonSchemaProblems } from "../json_schema_check.ts";
 import type { CompiledStep } from "../workflow/compiled.ts";
+import { yamlParser } from "./yaml.ts";
 import type { JobReviewSpec } from "./job.ts";
 import type { RecordedFile, SubmittedOutputs } from "./outputs.ts";
 import type { ReviewRun } from "./ports.ts";
@@ -173,12 +173,13 @@ export function readVerdict(run: ReviewRun, command: string): Verdict {
 }
 
 /** Why a file's content does not match its output's `json_schema`, or `null` when it does. */
-export function schemaProblem(
+export async function schemaProblem(
   schema: Record<string, unknown>,
   at: { output: string; path: string; text: string | null },
-): string | null {
+): Promise<string | null> {
   const head = `Output \`${at.output}\` (\`${at.path}\`) must match its json_schema`;
   if (at.text === null) return `${head}, but it could not be read.`;
+  const parseYaml = await yamlParser();
   let value: unknown;
   try {
     value = parseYaml(at.text);

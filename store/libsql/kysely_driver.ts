@@ -5,7 +5,6 @@
  * own 0.18 client, so the dialect lives here instead.
  * @module
  */
-import type { Client, InStatement, Transaction } from "npm:@libsql/client@0.18.0";
 import {
   type CompiledQuery,
   type DatabaseConnection,
@@ -20,21 +19,24 @@ import {
   SqliteIntrospector,
   SqliteQueryCompiler,
 } from "npm:kysely@0.29.9";
-import type { NativeConnection, NativePool } from "./native_pool.ts";
+import type {
+  ClientTransaction,
+  NativeConnection,
+  NativePool,
+  StoreClient,
+} from "./native_pool.ts";
 
 /** Something that executes statements: the client, or a transaction on it. */
-type Executor = Pick<Client, "execute"> & Partial<Pick<Client, "transaction">>;
+type Executor = Pick<StoreClient, "execute"> & Partial<Pick<StoreClient, "transaction">>;
 
 /** One logical connection: statements go to the open transaction, if any, else the client. */
 class LibsqlConnection implements DatabaseConnection {
-  #transaction: Transaction | undefined;
+  #transaction: ClientTransaction | undefined;
   constructor(readonly client: Executor) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const target = this.#transaction ?? this.client;
-    const result = await target.execute(
-      { sql: query.sql, args: query.parameters } as InStatement,
-    );
+    const result = await target.execute({ sql: query.sql, args: query.parameters });
     return {
       insertId: result.lastInsertRowid,
       numAffectedRows: BigInt(result.rowsAffected),

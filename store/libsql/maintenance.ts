@@ -7,7 +7,7 @@
 import { stat } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { sql } from "npm:kysely@0.29.9";
-import type { Client } from "npm:@libsql/client@0.18.0";
+import type { StoreClient } from "./native_pool.ts";
 import type { MaintenanceDialect } from "../sql/dialect.ts";
 import { migrateToLatest, readSchemaStatus } from "./migrations.ts";
 
@@ -29,7 +29,7 @@ async function fileBytes(path: string): Promise<number | null> {
 const FTS_TABLES = ["search_titles", "search_tips", "search_outputs"];
 
 /** The maintenance parts for the database at `url`, open on `client`. */
-export function libsqlMaintenance(url: string, client: Client): MaintenanceDialect {
+export function libsqlMaintenance(url: string, client: StoreClient): MaintenanceDialect {
   const file = databaseFile(url);
   return {
     async integrityCheck(ex) {

@@ -4,7 +4,7 @@
  * one write transaction.
  * @module
  */
-import type { Client } from "npm:@libsql/client@0.18.0";
+import type { StoreClient } from "./native_pool.ts";
 import { LibsqlDialect } from "./kysely_driver.ts";
 import { Kysely, sql } from "npm:kysely@0.29.9";
 import type { SchemaStatus } from "../sql/dialect.ts";
@@ -54,7 +54,7 @@ export const libsqlMigrationDialect: MigrationDialect = {
   },
 };
 
-type Reader = Pick<Client, "execute">;
+type Reader = Pick<StoreClient, "execute">;
 
 /**
  * Reads the schema status without changing anything: one read (a database without the table
@@ -77,7 +77,7 @@ export async function readSchemaStatus(client: Reader): Promise<SchemaStatus> {
  * second finds the work done, and a process killed half-way leaves nothing behind (SQLite
  * rolls back DDL with the rest).
  */
-export async function migrateToLatest(client: Client): Promise<void> {
+export async function migrateToLatest(client: StoreClient): Promise<void> {
   const before = await readSchemaStatus(client);
   if (before.pending.length === 0 && before.unknown.length === 0) return;
   const tx = await client.transaction("write");

@@ -5,9 +5,8 @@
  * default), so writers in different processes queue on the busy timeout.
  * @module
  */
-import { type Client, createClient } from "npm:@libsql/client@0.18.0";
 import { LibsqlDialect } from "./kysely_driver.ts";
-import { NativePool } from "./native_pool.ts";
+import { nativeClient, NativePool, type StoreClient } from "./native_pool.ts";
 import { Kysely } from "npm:kysely@0.29.9";
 import type { SqlDialect } from "../sql/dialect.ts";
 import type { Database } from "../sql/schema.ts";
@@ -22,8 +21,11 @@ export type { OpenStoreOptions } from "../sql/store.ts";
 
 /** The libSQL store: the port plus what adapters (viewer, CLI) need besides. */
 export interface SqliteStore extends OpenedSqlStore {
-  /** The underlying client. */
-  readonly client: Client;
+  /**
+   * A client for statements besides the store's own (maintenance, tests): a native connection
+   * of its own for a file, `@libsql/client` for `:memory:` and servers.
+   */
+  readonly client: StoreClient;
   /**
    * Runs a per-connection PRAGMA on the store's own connections (besides the client's), now
    * and on those it opens later: how tests limit the file's size or make it read-only.
@@ -76,32 +78,67 @@ function localFilePath(url: string): string | undefined {
   return decodeURIComponent(rest);
 }
 
+/** The client of a database without a native pool (`:memory:`, servers): `@libsql/client`. */
+async function libsqlClient(url: string, busyTimeoutMs: number): Promise<StoreClient> {
+  const { createClient } = await import("npm:@libsql/client@0.18.0");
+  const client = createClient(
+    { url, timeout: busyTimeoutMs } as Parameters<typeof createClient>[0],
+  );
+  // the same calls; the client's types are wider (named arguments, more result fields)
+  return client as unknown as StoreClient;
+}
+
+/**
+ * Refuses a database from a newer waymark, sets WAL and the durability on a file, and migrates
+ * when asked: one read when the schema is current.
+ */
+async function prepare(
+  client: StoreClient,
+  at: { url: string; options: OpenStoreOptions; busyTimeoutMs: number },
+): Promise<void> {
+  await withBusyRetry(at.busyTimeoutMs, async () => {
+    // A database from a newer waymark is refused before anything touches it.
+    const { unknown, pending } = await readSchemaStatus(client);
+    if (unknown.length > 0) throw new Error(`${at.url}: ${newerSchemaMessage(unknown)}`);
+    if (at.url.startsWith("file:")) {
+      await client.execute("PRAGMA journal_mode = WAL");
+      await client.execute(synchronousPragma(at.options));
+    }
+    if (at.options.migrate !== false && pending.length > 0) await migrateToLatest(client);
+  });
+}
+
 /** Opens (creating and migrating if needed) a libSQL database as a waymark store. */
 export async function openLibsqlStore(
   url: string,
   options: OpenStoreOptions = {},
 ): Promise<SqliteStore> {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
-  const client = createClient(
-    { url, timeout: busyTimeoutMs } as Parameters<typeof createClient>[0],
-  );
-  await withBusyRetry(busyTimeoutMs, async () => {
-    // A database from a newer waymark is refused before anything touches it.
-    const { unknown, pending } = await readSchemaStatus(client);
-    if (unknown.length > 0) {
-      client.close();
-      throw new Error(`${url}: ${newerSchemaMessage(unknown)}`);
-    }
-    if (url.startsWith("file:")) {
-      await client.execute("PRAGMA journal_mode = WAL");
-      await client.execute(synchronousPragma(options));
-    }
-    if (options.migrate !== false && pending.length > 0) await migrateToLatest(client);
-  });
   const path = localFilePath(url);
   const pool = path === undefined
     ? undefined
     : new NativePool(path, { busyTimeoutMs, setup: [synchronousPragma(options)] });
+  let client: StoreClient;
+  if (pool) {
+    // the schema check and migrations run on what becomes the pool's first connection
+    const boot = pool.acquire();
+    try {
+      await prepare(nativeClient(() => boot), { url, options, busyTimeoutMs });
+    } catch (error) {
+      pool.close();
+      throw error;
+    }
+    pool.release(boot);
+    client = nativeClient(() => pool.acquire());
+  } else {
+    client = await libsqlClient(url, busyTimeoutMs);
+    try {
+      await prepare(client, { url, options, busyTimeoutMs });
+    } catch (error) {
+      client.close();
+      throw error;
+    }
+  }
   const dialect = pool ? new LibsqlDialect({ pool }) : new LibsqlDialect({ client });
   const db = new Kysely<Database>({ dialect });
   const now = options.now ?? (() => new Date().toISOString());

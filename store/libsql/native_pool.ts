@@ -42,6 +42,15 @@ export class NativeConnection {
     return { rows: [], changes: info.changes, lastInsertRowid: BigInt(info.lastInsertRowid) };
   }
 
+  /** Runs `sql` with positional `args` without keeping the prepared statement (one-offs). */
+  executeOnce(sql: string, args: readonly unknown[]): NativeResult {
+    const stmt = this.#db.prepare(sql);
+    const params = args.map(toSql);
+    if (stmt.reader) return { rows: stmt.all(params), changes: 0, lastInsertRowid: undefined };
+    const info = stmt.run(params);
+    return { rows: [], changes: info.changes, lastInsertRowid: BigInt(info.lastInsertRowid) };
+  }
+
   /** Runs a statement without keeping it (BEGIN, COMMIT, ROLLBACK). */
   exec(sql: string): void {
     this.#db.exec(sql);
@@ -109,4 +118,108 @@ export class NativePool {
     this.#all.clear();
     this.#idle.length = 0;
   }
+}
+
+/** Statement arguments as the libSQL client takes them (native connections: positional only). */
+export type StatementArgs = readonly unknown[] | Readonly<Record<string, unknown>>;
+
+/** A statement as the libSQL client takes it: SQL text, or SQL with its arguments. */
+export type Statement = string | { sql: string; args?: StatementArgs };
+
+/** What the libSQL client's `execute` answers, as far as waymark reads it. */
+export interface ExecuteResult {
+  /** Rows by column name, and by position as the client's rows are too. */
+  rows: Record<string, unknown>[];
+  /** Rows a write changed. */
+  rowsAffected: number;
+  /** The last inserted rowid, after an insert. */
+  lastInsertRowid: bigint | undefined;
+}
+
+/** A write transaction in the client's shape. */
+export interface ClientTransaction {
+  /** Runs a statement inside the transaction. */
+  execute(statement: Statement): Promise<ExecuteResult>;
+  /** Commits. */
+  commit(): Promise<void>;
+  /** Rolls back. */
+  rollback(): Promise<void>;
+  /** Rolls back unless committed. */
+  close(): void;
+}
+
+/** The part of the libSQL client the store uses besides its queries: migrations, tests. */
+export interface StoreClient {
+  /** Runs a statement (SQL and arguments apart, or together). */
+  execute(statement: Statement, args?: StatementArgs): Promise<ExecuteResult>;
+  /** Runs several `;`-separated statements, without arguments. */
+  executeMultiple(sql: string): Promise<void>;
+  /** Opens a `BEGIN IMMEDIATE` transaction. */
+  transaction(mode: "write"): Promise<ClientTransaction>;
+  /** Closes the connection. */
+  close(): void;
+}
+
+/** A row that also answers by position (not enumerated), as `@libsql/client`'s rows do. */
+function byPosition(row: Record<string, unknown>): Record<string, unknown> {
+  Object.values(row).forEach((value, i) => Object.defineProperty(row, i, { value }));
+  return row;
+}
+
+function runStatement(
+  connection: NativeConnection,
+  statement: Statement,
+  separate?: StatementArgs,
+): ExecuteResult {
+  const { sql, args = separate ?? [] } = typeof statement === "string"
+    ? { sql: statement }
+    : statement;
+  if (!Array.isArray(args)) throw new Error("native connections take positional arguments only");
+  const result = connection.executeOnce(sql, args);
+  return {
+    rows: (result.rows as Record<string, unknown>[]).map(byPosition),
+    rowsAffected: result.changes,
+    lastInsertRowid: result.lastInsertRowid,
+  };
+}
+
+/** A `BEGIN IMMEDIATE` transaction on `c`, in the client's shape. */
+function writeTransaction(
+  c: NativeConnection,
+  settle: <T>(fn: () => T) => Promise<T>,
+): ClientTransaction {
+  c.exec("BEGIN IMMEDIATE");
+  let open = true;
+  const end = (sql: string) =>
+    settle(() => {
+      open = false;
+      c.exec(sql);
+    });
+  return {
+    execute: (statement) => settle(() => runStatement(c, statement)),
+    commit: () => end("COMMIT"),
+    rollback: () => end("ROLLBACK"),
+    close: () => {
+      if (open && c.inTransaction) c.exec("ROLLBACK");
+      open = false;
+    },
+  };
+}
+
+/**
+ * A native connection in the libSQL client's shape, opened on first use: for a file database
+ * the store needs no client at all (the schema check, the migrations and the statements tests
+ * run go through this), so `@libsql/client` is never loaded for one.
+ */
+export function nativeClient(open: () => NativeConnection): StoreClient {
+  let connection: NativeConnection | undefined;
+  const conn = () => connection ??= open();
+  // the native calls are synchronous; their errors become rejections, as the client's are
+  const settle = <T>(fn: () => T) => new Promise<T>((resolve) => resolve(fn()));
+  return {
+    execute: (statement, args) => settle(() => runStatement(conn(), statement, args)),
+    executeMultiple: (sql) => settle(() => conn().exec(sql)),
+    transaction: () => settle(() => writeTransaction(conn(), settle)),
+    close: () => connection?.close(),
+  };
 }

@@ -18,9 +18,9 @@ export class RawServer {
   readonly #stderr: Promise<string>;
   #waiters: (() => void)[] = [];
 
-  constructor(home: string) {
+  constructor(home: string, extraArgs: string[] = []) {
     this.#child = new Deno.Command(Deno.execPath(), {
-      args: serverArgs(home),
+      args: serverArgs(home, extraArgs),
       cwd: ROOT,
       stdin: "piped",
       stdout: "piped",

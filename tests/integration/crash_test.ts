@@ -312,6 +312,9 @@ Deno.test("SIGKILL at random moments leaves no partial state and every received 
     const server = new RawServer(home, workspace);
     servers.push(server);
     await server.initialize();
+    // opened before the kills begin (serve opens the database when a call first needs it;
+    // kills while it creates the database are the next test's)
+    await server.call("list_workflows", {});
     return server;
   };
   try {
@@ -452,6 +455,32 @@ Deno.test("SIGKILL at random moments leaves no partial state and every received 
   }
 });
 
+/** What a first client sends: the handshake and a call (which makes serve open the database). */
+const FIRST_CALL = [
+  {
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "waymark-crash-test", version: "1.0.0" },
+    },
+  },
+  { method: "notifications/initialized" },
+  { id: 2, method: "tools/call", params: { name: "list_workflows", arguments: {} } },
+];
+
+/** Writes JSON-RPC messages, one a line, keeping the stream open. */
+async function writeLines(
+  stdin: WritableStream<Uint8Array>,
+  messages: Record<string, unknown>[],
+): Promise<void> {
+  const writer = stdin.getWriter();
+  const lines = messages.map((m) => `${JSON.stringify({ jsonrpc: "2.0", ...m })}\n`).join("");
+  await writer.write(new TextEncoder().encode(lines));
+  writer.releaseLock();
+}
+
 /** Waits (spinning, so a kill lands close to the chosen moment) for a moment of a first start. */
 type Moment = (dbFile: string) => Promise<string>;
 
@@ -476,6 +505,8 @@ async function creationMoments(workspace: string): Promise<(fraction: number) =>
     const began = performance.now();
     const server = new RawServer(scratch.home, workspace);
     await server.initialize();
+    // serve opens (and creates) the database when a call first needs it
+    await server.call("list_workflows", {});
     startMs = performance.now() - began;
     fullWal = walSize(scratch.dbFile);
     await server.close();
@@ -524,6 +555,8 @@ Deno.test("SIGKILL while the first start creates the database leaves a database 
       }).spawn();
       let restarted: RawServer | null = null;
       try {
+        // the handshake and a call, so that it opens (and creates) the database
+        await writeLines(first.stdin, FIRST_CALL);
         const when = await reached(dbFile);
         try {
           first.kill("SIGKILL");

@@ -89,7 +89,7 @@ Deno.test("the purity check catches each kind of violation", () => {
 
 Deno.test("no circular imports among the project's modules", async () => {
   const files = (await Promise.all(
-    ["engine", "store", "tools", "web", "workflows"].map((d) => tsFiles(join(ROOT, d))),
+    ["engine", "store", "tools", "web", "workflows", "cli"].map((d) => tsFiles(join(ROOT, d))),
   ))
     .flat().concat([join(ROOT, "main.ts"), join(ROOT, "mod.ts")]);
   const graph = new Map<string, string[]>();
@@ -118,7 +118,7 @@ Deno.test("no circular imports among the project's modules", async () => {
 
 Deno.test("each npm package is pinned to one version, and source uses no bare package names", async () => {
   const files = (await Promise.all(
-    ["engine", "store", "tools", "web", "workflows", "scripts", "tests"].map((d) =>
+    ["engine", "store", "tools", "web", "workflows", "cli", "scripts", "tests"].map((d) =>
       tsFiles(join(ROOT, d))
     ),
   )).flat().concat([join(ROOT, "main.ts"), join(ROOT, "mod.ts")]);

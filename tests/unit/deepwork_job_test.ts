@@ -28,20 +28,20 @@ workflows:
     steps: [a, b]
 `;
 
-function parsed(text: string) {
-  const result = parseJobYaml(text);
+async function parsed(text: string) {
+  const result = await parseJobYaml(text);
   if (!result.ok) assert.fail(result.error.message);
   return result.job;
 }
 
-function problem(text: string): string {
-  const result = parseJobYaml(text);
+async function problem(text: string): Promise<string> {
+  const result = await parseJobYaml(text);
   assert.ok(!result.ok, "expected a problem");
   return result.error.message;
 }
 
-Deno.test("the step-list format: instruction files named, outputs required by default", () => {
-  const job = parsed(LIST);
+Deno.test("the step-list format: instruction files named, outputs required by default", async () => {
+  const job = await parsed(LIST);
   assert.equal(job.format, "step_list");
   assert.deepEqual(instructionFiles(job), ["a.md"]);
   const [first] = job.workflows[0]!.entries[0]!;
@@ -50,16 +50,16 @@ Deno.test("the step-list format: instruction files named, outputs required by de
   ]);
 });
 
-Deno.test("each format reports what is wrong, and where", () => {
-  assert.match(problem("name: x\nsummary: [\n"), /YAML syntax error/);
-  assert.match(problem("- a\n- b\n"), /must be a mapping/);
+Deno.test("each format reports what is wrong, and where", async () => {
+  assert.match(await problem("name: x\nsummary: [\n"), /YAML syntax error/);
+  assert.match(await problem("- a\n- b\n"), /must be a mapping/);
   assert.match(
-    problem(LIST.replace("steps: [a, b]", "steps: [a, c]")),
+    await problem(LIST.replace("steps: [a, b]", "steps: [a, c]")),
     /workflows\[0\]\.steps\[1\]: unknown step `c`; steps: a, b/,
   );
-  assert.match(problem(LIST.replace("    instructions: Do B.\n", "")), /instructions_file/);
+  assert.match(await problem(LIST.replace("    instructions: Do B.\n", "")), /instructions_file/);
   assert.match(
-    problem(LIST.replace("name: demo", "name: no spaces")),
+    await problem(LIST.replace("name: demo", "name: no spaces")),
     /name: the job name must be/,
   );
   const map = `
@@ -73,9 +73,9 @@ workflows:
         instructions: go
         sub_workflow: {workflow_name: other}
 `;
-  assert.match(problem(map), /either `instructions` or `sub_workflow`/);
+  assert.match(await problem(map), /either `instructions` or `sub_workflow`/);
   assert.match(
-    problem(
+    await problem(
       map.replace("        sub_workflow: {workflow_name: other}\n", "        outputs: {y: {}}\n"),
     ),
     /outputs: unknown step argument `y`; step_arguments: x/,
@@ -83,14 +83,14 @@ workflows:
 });
 
 Deno.test("a job's hash pins its instruction files; a missing one fails the job", async () => {
-  const job = parsed(LIST);
+  const job = await parsed(LIST);
   const at = (text: string | null) => ({
     dir: "/jobs/demo",
     source: "project" as const,
     instructions: new Map([["a.md", text]]),
   });
   const one = await loadJob(job, at("Do A."));
-  const same = await loadJob(parsed(LIST), at("Do A."));
+  const same = await loadJob(await parsed(LIST), at("Do A."));
   const other = await loadJob(job, at("Do A differently."));
   assert.ok(one.ok && same.ok && other.ok);
   assert.equal(one.job.workflows[0]!.hash, same.job.workflows[0]!.hash);

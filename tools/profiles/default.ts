@@ -24,7 +24,7 @@ import {
   stepResponseSchema,
 } from "../../engine/mod.ts";
 import { defineTool, type ToolDefinition, type ToolProfile } from "../define_tool.ts";
-import published from "./default_schemas.json" with { type: "json" };
+import listing from "./default_listing.json" with { type: "json" };
 import {
   abortInput,
   checkpointInput,
@@ -172,5 +172,10 @@ const INSTRUCTIONS = [
 export const DEFAULT_PROFILE: ToolProfile = {
   instructions: INSTRUCTIONS,
   tools: TOOLS,
-  published: published as ToolProfile["published"],
+  // generated from these tools (`deno task schema`), which the early server answers from too
+  published: Object.fromEntries(
+    listing.tools.map((
+      t,
+    ) => [t.name, { inputSchema: t.inputSchema, outputSchema: t.outputSchema }]),
+  ) as ToolProfile["published"],
 };

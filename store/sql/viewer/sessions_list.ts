@@ -11,7 +11,7 @@ import {
   sql,
   type SqlBool,
 } from "npm:kysely@0.29.9";
-import { RUN_STATUSES, SESSION_PREFIX, stripLabel } from "../../../engine/mod.ts";
+import { SESSION_PREFIX, SESSION_STATUS_FILTERS, stripLabel } from "../../../engine/mod.ts";
 import type { Database, SessionsTable } from "../schema.ts";
 
 /** The typed database the viewer reads. */
@@ -21,7 +21,7 @@ export type ViewerDb = Kysely<Database>;
 export const SESSIONS_PAGE_SIZE = 50;
 
 /** Every status filter value: a run status, or a corrupt session whatever its runs. */
-export const STATUS_FILTERS = [...RUN_STATUSES, "corrupt"] as const;
+export const STATUS_FILTERS = SESSION_STATUS_FILTERS;
 /** Session status as the list shows it: a status filter value, or `empty` (no runs yet). */
 export type SessionStatus = typeof STATUS_FILTERS[number] | "empty";
 

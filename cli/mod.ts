@@ -1,0 +1,309 @@
+/**
+ * The commands behind `main.ts`, loaded on demand (`lazy.ts`): everything but answering the
+ * start of `waymark serve` over stdio, which `main.ts` does before this module has loaded and
+ * then composes the rest onto with {@linkcode composeServe}.
+ * @module
+ */
+import { readdir, readFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import process from "node:process";
+import {
+  openWaymark,
+  resolvePaths,
+  serveMcpStdio,
+  VERSION,
+  type WaymarkOptions,
+  type WaymarkServerOptions,
+} from "../mod.ts";
+import {
+  formatLoadError,
+  isRoutineId,
+  loadWorkflowFile,
+  parseSourceFile,
+  renderInspect,
+  renderList,
+  stepCount,
+  unfillablePlaceholders,
+  type WorkflowFile,
+  workflowJsonSchema,
+} from "../engine/mod.ts";
+import { BUNDLED_WORKFLOWS } from "../workflows/mod.ts";
+import { createWorkflowSource, loadConfig, openStore, rotateKeyring } from "../store/mod.ts";
+import type { CliHost } from "../store/maintenance/cli.ts";
+import { type Flags, redactDbUrl } from "../store/settings.ts";
+import type { WaymarkServer } from "../tools/waymark_server.ts";
+import { loadStoreCommands } from "../store/lazy.ts";
+import { loadMcpHttp, loadViewer } from "../web/lazy.ts";
+
+/** A command line as `main.ts` parsed it. */
+export interface CommandInput {
+  /** Where data lives and what to open. */
+  options: WaymarkOptions;
+  /** The flags. */
+  values: Flags;
+  /** The command and its arguments. */
+  positionals: string[];
+  /** The server's options, for `serve`. */
+  server: WaymarkServerOptions;
+  /** The build kind `--version` and `doctor` report. */
+  buildKind: string;
+}
+
+function log(line: string): void {
+  process.stderr.write(`[waymark] ${line}\n`);
+}
+
+/** Runs a command; `undefined` when there is no such command. */
+export async function runCommand(input: CommandInput): Promise<number | undefined> {
+  const { options, positionals } = input;
+  const [command = "serve", sub, arg] = positionals;
+  if (command === "serve") return await serveCommand(input);
+  if (command === "view") return await view(options, input.values.port);
+  if (command === "workflows") return await workflows(options, sub, arg);
+  if (command === "keys" && sub === "rotate") return await rotateKeys(options);
+  const { STORE_COMMANDS } = await loadStoreCommands();
+  const storeCommand = STORE_COMMANDS[command];
+  if (!storeCommand) return undefined;
+  return await storeCommand(storeHost(options, input.buildKind), {
+    positionals: positionals.slice(1),
+    flags: input.values,
+  });
+}
+
+/**
+ * Opens waymark for `main.ts`'s early stdio server: `compose` puts the MCP server's handlers onto
+ * an early server already serving (`tools/early_server.ts`); `close` closes the database.
+ */
+export async function openServe(
+  input: Pick<CommandInput, "options" | "server">,
+): Promise<{ compose(onto: WaymarkServer): void; close(): Promise<void> }> {
+  const waymark = await openWaymark(input.options);
+  log(`database ${redactDbUrl(waymark.paths.dbUrl)}`);
+  return {
+    compose: (onto) => void waymark.mcpServer({ ...input.server, onto }),
+    close: () => waymark.close(),
+  };
+}
+
+/** `waymark serve` when it starts with everything loaded: over HTTP, with the viewer, or a profile other than the default. */
+async function serveCommand(input: CommandInput): Promise<number> {
+  const { options, values, server } = input;
+  if (values.http !== undefined) {
+    return await serveHttp(options, {
+      port: values.http,
+      server,
+      maxBodyBytes: values["max-body-bytes"],
+      maxSessions: values["max-sessions"],
+    });
+  }
+  return await serve(options, {
+    server,
+    viewer: values.viewer === true,
+    viewerPort: values["viewer-port"],
+  });
+}
+
+/** `waymark keys rotate`: a new signing key; the previous one still verifies. */
+async function rotateKeys(options: WaymarkOptions): Promise<number> {
+  const { keysFile } = resolvePaths(options);
+  const keyring = await rotateKeyring(keysFile);
+  process.stdout.write(
+    `rotated ${keysFile}: current key ${keyring.current.id}, previous ${keyring.previous?.id}\n`,
+  );
+  return 0;
+}
+
+/** What the store's commands get: paths, openers and the output streams. */
+function storeHost(options: WaymarkOptions, buildKind: string): CliHost {
+  return {
+    paths: resolvePaths(options),
+    version: VERSION,
+    buildKind,
+    open: () => openWaymark(options),
+    openDatabase: (url) => openStore(url, { busyTimeoutMs: options.busyTimeoutMs, migrate: false }),
+    workflows: () => ({
+      // as openWaymark composes them: config.json's folders after the flags'
+      load: async () => {
+        const { workflowDirs } = await loadConfig(resolvePaths(options).home);
+        const extra = [...(options.extraWorkflowDirs ?? []), ...workflowDirs];
+        const dirs = resolvePaths({ ...options, extraWorkflowDirs: extra }).workflowDirs;
+        return await createWorkflowSource(BUNDLED_WORKFLOWS, dirs).load();
+      },
+    }),
+    stdout: (text) => void process.stdout.write(text),
+    stderr: (text) => void process.stderr.write(text),
+    now: () => new Date(),
+  };
+}
+
+async function serve(
+  options: WaymarkOptions,
+  flags: { server: WaymarkServerOptions; viewer: boolean; viewerPort?: number },
+): Promise<number> {
+  const waymark = await openWaymark(options);
+  log(
+    `serving MCP over stdio (${flags.server.profile} profile); database ${
+      redactDbUrl(waymark.paths.dbUrl)
+    }`,
+  );
+  // the viewer, when asked for, logs its URL to stderr: stdout carries JSON-RPC only
+  const viewer = flags.viewer ? await startViewer(waymark, flags.viewerPort) : null;
+  if (viewer) log(`viewer: ${viewer.url}`);
+  await new Promise<void>((resolveClosed) => {
+    serveMcpStdio(
+      () => waymark.mcpServer(flags.server),
+      { log, onClose: resolveClosed },
+    );
+  });
+  await viewer?.close();
+  await waymark.close();
+  return 0;
+}
+
+/** Starts the viewer (loaded on demand, so plain \`serve\` starts as fast as before). */
+async function startViewer(
+  waymark: Awaited<ReturnType<typeof openWaymark>>,
+  port: number | undefined,
+): Promise<{ url: string; close(): Promise<void> } | null> {
+  const { serveViewer } = await loadViewer();
+  try {
+    return serveViewer({ db: waymark.store.db, port, log });
+  } catch (error) {
+    log(
+      (error as Error)?.name === "AddrInUse"
+        ? `viewer not started: port ${port} is in use on 127.0.0.1; choose another with --port`
+        : `viewer not started: ${(error as Error)?.message ?? String(error)}`,
+    );
+    return null;
+  }
+}
+
+async function view(options: WaymarkOptions, port: number | undefined): Promise<number> {
+  const waymark = await openWaymark(options);
+  const viewer = await startViewer(waymark, port);
+  if (!viewer) {
+    await waymark.close();
+    return 1;
+  }
+  process.stdout.write(`waymark viewer: ${viewer.url}\n`);
+  log(`read-only viewer of ${redactDbUrl(waymark.paths.dbUrl)}; Ctrl-C stops it`);
+  await new Promise<void>((stop) => {
+    process.once("SIGINT", () => stop());
+    process.once("SIGTERM", () => stop());
+  });
+  await viewer.close();
+  await waymark.close();
+  return 0;
+}
+
+async function serveHttp(
+  options: WaymarkOptions,
+  flags: {
+    port: number;
+    server: WaymarkServerOptions;
+    maxBodyBytes?: number;
+    maxSessions?: number;
+  },
+): Promise<number> {
+  const waymark = await openWaymark(options);
+  log(`database ${redactDbUrl(waymark.paths.dbUrl)}`);
+  // Loaded on demand: it serves with Deno.serve, and plain stdio serving never needs it.
+  const { serveMcpHttp } = await loadMcpHttp();
+  const handle = await serveMcpHttp(
+    () => waymark.mcpServer(flags.server),
+    { port: flags.port, log, maxBodyBytes: flags.maxBodyBytes, maxSessions: flags.maxSessions },
+  );
+  const stop = () => void handle.close();
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  await handle.finished;
+  await waymark.close();
+  return 0;
+}
+
+/**
+ * Routines a file being validated may call: the bundled ones, and those in its own folder and in
+ * a `routines/` folder beside it (files that fail to load are simply not offered).
+ */
+async function nearbyRoutines(file: string): Promise<Map<string, WorkflowFile>> {
+  const routines = new Map<string, WorkflowFile>();
+  const candidates = [...BUNDLED_WORKFLOWS];
+  for (const dir of [dirname(file), join(dirname(file), "routines")]) {
+    let names: string[] = [];
+    try {
+      names = await readdir(dir);
+    } catch {
+      continue;
+    }
+    for (const name of names.filter((n) => /\.jsonc?$/.test(n) && !n.endsWith(".schema.json"))) {
+      const path = join(dir, name);
+      if (resolve(path) === resolve(file)) continue;
+      candidates.push({ source: "extra", file: path, text: await readFile(path, "utf8") });
+    }
+  }
+  for (const candidate of candidates) {
+    const parsed = parseSourceFile(candidate);
+    if (parsed.ok && isRoutineId(parsed.file.id) && !routines.has(parsed.file.id)) {
+      routines.set(parsed.file.id, parsed.file);
+    }
+  }
+  return routines;
+}
+
+async function workflows(
+  options: WaymarkOptions,
+  sub: string | undefined,
+  arg: string | undefined,
+): Promise<number> {
+  if (sub === "schema") {
+    process.stdout.write(`${JSON.stringify(workflowJsonSchema(), null, 2)}\n`);
+    return 0;
+  }
+  if (sub === "validate") {
+    if (!arg) {
+      process.stderr.write("usage: waymark workflows validate FILE\n");
+      return 2;
+    }
+    const loaded = await loadWorkflowFile({
+      source: "extra",
+      file: arg,
+      text: await readFile(arg, "utf8"),
+    }, { routines: await nearbyRoutines(arg) });
+    if (!loaded.ok) {
+      process.stderr.write(`${formatLoadError(loaded.error)}\n`);
+      return 1;
+    }
+    process.stdout.write(
+      `${arg}: ok (${loaded.workflow.id}, ${
+        stepCount(loaded.workflow.compiled)
+      } steps, ${loaded.workflow.hash})\n`,
+    );
+    const checks = unfillablePlaceholders(loaded.workflow.compiled);
+    for (const w of [...loaded.workflow.warnings, ...checks]) {
+      process.stdout.write(`warning [${w.code}]: ${w.message}\n`);
+    }
+    return 0;
+  }
+  const waymark = await openWaymark(options);
+  try {
+    if (sub === "list" || sub === undefined) {
+      const result = await waymark.list();
+      if (!result.ok) throw new Error(result.error.message);
+      process.stdout.write(`${renderList(result.value)}\n`);
+      return 0;
+    }
+    if (sub === "inspect" && arg) {
+      const result = await waymark.inspect(arg);
+      if (!result.ok) {
+        process.stderr.write(`${result.error.message}\n`);
+        return 1;
+      }
+      process.stdout.write(`${renderInspect(result.value)}\n`);
+      return 0;
+    }
+    process.stderr.write(`usage: waymark workflows list|inspect ID|validate FILE|schema\n`);
+    return 2;
+  } finally {
+    await waymark.close();
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * The SDK server every waymark connection runs on, with nothing of the engine in it, so a stdio
+ * server can answer the handshake while the rest loads (`early_server.ts`): the capabilities in
+ * one place, each tool call's arguments kept as they arrived, tasks advertised in the shape of
+ * the revision a connection speaks, and an optional {@linkcode MessageGate}.
+ * @module
+ */
+import {
+  type JSONRPCRequest,
+  type Result,
+  Server,
+  type ServerCapabilities,
+  type ServerContext,
+  type Transport,
+} from "npm:@modelcontextprotocol/server@2.4.0";
+import { RawArguments } from "./raw_arguments.ts";
+import { TASKS_EXTENSION } from "./task_wire.ts";
+import type { MessageGate } from "./message_gate.ts";
+
+/** The 2025-11-25 `tasks` capability: runs listed, cancelled, and started as tasks. */
+const LEGACY_TASKS = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
+
+/** A tool call's answer that is a task (`CreateTaskResult`), not a tool result. */
+function isTaskAnswer(result: Result): boolean {
+  return result.resultType === "task" || (typeof result.task === "object" && result.task !== null);
+}
+
+/** Carries a task answer past the SDK's tool-result check, which knows only tool results. */
+class TaskAnswer {
+  constructor(readonly result: Result) {}
+}
+
+/**
+ * The SDK server, keeping each tool call's arguments as they arrived (see `raw_arguments.ts`),
+ * advertising tasks in the shape of the revision a connection speaks (the 2025-11-25
+ * `tasks` capability, or the 2026-07-28 extension), and letting a tool call answer as a task.
+ * With a gate, the messages it holds reach the handlers only when the gate opens.
+ */
+export class WaymarkServer extends Server {
+  readonly rawArguments = new RawArguments();
+  readonly #gate: MessageGate | undefined;
+
+  constructor(
+    info: { version: string; instructions?: string },
+    options: { gate?: MessageGate } = {},
+  ) {
+    super({ name: "waymark", version: info.version }, {
+      capabilities: {
+        tools: {},
+        prompts: {},
+        resources: { subscribe: true },
+        logging: {},
+        completions: {},
+      },
+      instructions: info.instructions,
+    });
+    this.#gate = options.gate;
+  }
+
+  override async connect(transport: Transport): Promise<void> {
+    this.rawArguments.tap(transport);
+    await super.connect(transport);
+    // after the SDK's own handler is installed, so that what the gate holds is not dispatched
+    this.#gate?.guard(transport);
+  }
+
+  override getCapabilities(): ServerCapabilities {
+    const base = super.getCapabilities();
+    const version = this.getNegotiatedProtocolVersion() ?? "";
+    if (version >= "2026") {
+      return { ...base, extensions: { ...base.extensions, [TASKS_EXTENSION]: {} } };
+    }
+    return version === "2025-11-25" ? { ...base, tasks: LEGACY_TASKS } : base;
+  }
+
+  protected override _wrapHandler(
+    method: string,
+    handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
+  ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
+    if (method !== "tools/call") return super._wrapHandler(method, handler);
+    const checked = super._wrapHandler(method, async (request, ctx) => {
+      const result = await handler(request, ctx);
+      if (isTaskAnswer(result)) throw new TaskAnswer(result);
+      return result;
+    });
+    return (request, ctx) =>
+      checked(request, ctx).catch((error) => {
+        if (error instanceof TaskAnswer) return error.result;
+        throw error;
+      });
+  }
+}
