@@ -15,6 +15,7 @@ export * from "./workspace.ts";
 export * from "./preferences.ts";
 export * from "./responses.ts";
 export * from "./text.ts";
+export * from "./collate.ts";
 export * from "./workflow/schema.ts";
 export * from "./workflow/ids.ts";
 export * from "./workflow/parse.ts";

@@ -3,50 +3,62 @@
  * through the engine's pure loader. Every call lists the directories and stats each file (the
  * drift check needs their current state); what a file version yields is kept:
  *
- * - its text and the id it declares (read with the native JSON parser first), so finding one
- *   workflow reads the other files' ids only, and a `wr.*` id reads no directory file at all;
- * - its parse (zod validation), made only for candidates, routines and full listings;
- * - its compiled form, cached by SHA-256 of source, path and text (plus the routines, when the
- *   compiler used them): at most {@linkcode COMPILED_CACHE_ENTRIES} entries, least recently used
- *   first out;
+ * - its declared id and the digest of its text: in memory per file version, and, with a
+ *   {@linkcode WorkflowCache}, between processes by version (`store/workflow_cache.ts`), so a
+ *   new process finds one workflow without reading the other files, and a `wr.*` id reads no
+ *   directory file at all;
+ * - its text and parse, only once something needs them (a candidate not compiled before, a
+ *   routine to compile against);
+ * - its outcome (compiled workflow, hash and warnings, or load error) by digest, plus the
+ *   routines' key when the compiler used routines: in memory, at most
+ *   {@linkcode COMPILED_CACHE_ENTRIES} entries, least recently used first out, and in the
+ *   cache, so a file compiles once, not once per process;
  * - the full set (`load`) for the last listing, so repeated listings compile nothing.
  * @module
  */
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { createHash } from "node:crypto";
-import { join } from "node:path";
 import {
+  compareText,
   compileParsed,
-  declaredId,
-  findInIndex,
-  indexRoutines,
   isRoutineId,
   LazyRoutines,
   type LoadedSet,
   type LoadedWorkflow,
   type LoadResult,
   onlyBundledMayDefine,
-  type ParsedSource,
   parseSourceFile,
   resolveCatalog,
   routinesAmong,
+  SOURCE_KINDS,
   type SourceFile,
-  type SourceIndex,
-  type SourceKind,
   type WorkflowFile,
   type WorkflowLoadError,
   type WorkflowSource,
 } from "../engine/mod.ts";
+import {
+  compilerIdentity,
+  type IndexedFile,
+  sha256,
+  type StoredOutcome,
+  type WorkflowCache,
+} from "./workflow_cache.ts";
+import {
+  type FileState,
+  fileVersion,
+  indexedState,
+  indexRow,
+  listDir,
+  type ListedFile,
+  type Listing,
+  Lru,
+  parseState,
+  readState,
+  type SourceDir,
+  textState,
+} from "./workflow_states.ts";
 
-/** A directory of workflow files and its source kind. */
-export interface SourceDir {
-  /** Source kind (decides precedence and whether `wr.*` is allowed). */
-  source: Exclude<SourceKind, "bundled">;
-  /** The directory. */
-  dir: string;
-}
+export type { SourceDir } from "./workflow_states.ts";
 
-/** How many compiled workflows the cache keeps (the last full set is kept besides). */
+/** How many compiled workflows the memory cache keeps (the last full set is kept besides). */
 export const COMPILED_CACHE_ENTRIES = 128;
 
 /** How many lookups by id are remembered for an unchanged listing. */
@@ -60,53 +72,6 @@ const FOUND_IDS = 256;
  */
 export const LISTING_REUSE_MS = 1000;
 
-type Listing = { file: string; version: string }[] | { ok: false; error: WorkflowLoadError };
-
-/** One file version: its text (or why it could not be read), declared id and parse. */
-interface FileState {
-  version: string;
-  input: SourceFile | null;
-  readError?: { ok: false; error: WorkflowLoadError };
-  id: string | null;
-  digest: string;
-  parsed?: ParsedSource;
-}
-
-// Listing and stat-ing run on every call (the drift check needs the files' current state);
-// the synchronous calls cost microseconds where their async forms cost a scheduler hop each.
-function listDir({ source, dir }: SourceDir): Listing {
-  let names: string[];
-  if (!existsSync(dir)) return []; // ~1 µs, where a failing readdir builds an error (~15 µs)
-  try {
-    names = readdirSync(dir);
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return [];
-    return {
-      ok: false,
-      error: {
-        file: dir,
-        issues: [{ path: "", message: `cannot read directory: ${String(error)}` }],
-      },
-    };
-  }
-  return names.filter((n) => /\.jsonc?$/.test(n) && !n.endsWith(".schema.json")).sort().map(
-    (name) => {
-      const file = join(dir, name);
-      return { file, version: fileVersion(source, file) };
-    },
-  );
-}
-
-function fileVersion(source: string, file: string): string {
-  try {
-    const info = statSync(file);
-    return `${source}:${info.mtimeMs}:${info.size}`;
-  } catch {
-    return `${source}:missing`;
-  }
-}
-
 /** A file an answer was read from, at the version it had then. */
 type Watched = { source: string; file: string; version: string };
 
@@ -117,221 +82,256 @@ const NO_EXTRA: ExtraLoad = { workflows: [], errors: [] };
 /** Workflows loaded elsewhere (DeepWork jobs), merged into the catalog under its precedence. */
 export type ExtraWorkflows = () => Promise<ExtraLoad>;
 
-function sha256(...parts: string[]): string {
-  const hash = createHash("sha256");
-  for (const part of parts) hash.update(part).update("\0");
-  return hash.digest("hex");
+/** Options of {@linkcode createWorkflowSource}. */
+export interface WorkflowSourceOptions {
+  /** Workflows loaded elsewhere (DeepWork jobs as `<job>.<workflow>`). */
+  extra?: ExtraWorkflows;
+  /** Where ids and outcomes are kept between processes; without one, each process starts cold. */
+  cache?: WorkflowCache;
 }
 
-// Each file version's state, found from the SourceFile it hands the engine.
-const stateOf = new WeakMap<SourceFile, FileState>();
-
-function fileState(input: SourceFile, version: string): FileState {
-  const state: FileState = {
-    version,
-    input,
-    id: declaredId(input.text),
-    digest: sha256(input.source, input.file, input.text),
-  };
-  stateOf.set(input, state);
-  return state;
-}
-
-/** A bundled file's state: its (unvalidated, cheap) parse gives the id, and is kept for compiling. */
-function bundledState(input: SourceFile): FileState {
-  const parsed = parseSourceFile(input);
-  const state: FileState = {
-    version: "bundled",
-    input,
-    id: parsed.ok ? parsed.file.id : null,
-    digest: sha256(input.source, input.file, input.text),
-    parsed,
-  };
-  stateOf.set(input, state);
-  return state;
-}
-
-function readState(source: SourceDir["source"], file: string, version: string): FileState {
-  try {
-    return fileState({ source, file, text: readFileSync(file, "utf8") }, version);
-  } catch (error) {
-    return {
-      version,
-      input: null,
-      id: null,
-      digest: "",
-      readError: {
-        ok: false,
-        error: { file, issues: [{ path: "", message: `cannot read file: ${String(error)}` }] },
-      },
-    };
-  }
-}
-
-function parse(input: SourceFile): ParsedSource {
-  const state = stateOf.get(input)!;
-  return state.parsed ??= parseSourceFile(input);
-}
-
-/** A least-recently-used map of at most `limit` entries. */
-class Lru<K, V> {
-  readonly #map = new Map<K, V>();
-  constructor(readonly limit: number) {}
-  get(key: K): V | undefined {
-    const value = this.#map.get(key);
-    if (value !== undefined) {
-      this.#map.delete(key);
-      this.#map.set(key, value);
-    }
-    return value;
-  }
-  set(key: K, value: V): void {
-    this.#map.delete(key);
-    this.#map.set(key, value);
-    if (this.#map.size > this.limit) this.#map.delete(this.#map.keys().next().value!);
-  }
-}
-
-/** What one call sees: the listings, and their files, each read at most once per version. */
+/** What one call sees: the listings, and their files' states (bundled first). */
 interface View {
   key: string;
   listings: { dir: SourceDir; listing: Listing }[];
-  /** Bundled files, then each directory's (read on first use). */
-  files(): FileState[];
+  files(): Promise<FileState[]>;
 }
 
-/**
- * Creates a workflow source over bundled files and directories, in precedence order, plus
- * `extra` workflows (DeepWork jobs as `<job>.<workflow>`).
- */
+/** A file's outcome, and the routines' key when compiling read routines. */
+type Outcome = { routines: string | null; result: LoadResult };
+
+/** The routines a compile may read: built on first use, keyed by the routine files' digests. */
+type Routines = { build(): ReadonlyMap<string, WorkflowFile>; key(): string };
+
+/** Creates a workflow source over bundled files and directories, in precedence order. */
 export function createWorkflowSource(
   bundled: readonly SourceFile[],
   dirs: readonly SourceDir[],
-  extra?: ExtraWorkflows,
+  options: WorkflowSourceOptions = {},
 ): WorkflowSource {
-  return new FolderSource(bundled, dirs, extra);
+  return new FolderSource(bundled, dirs, options);
 }
 
-/** A compiled result, and the routines' key when compiling read routines. */
-type CompiledEntry = { routines: string | null; result: LoadResult };
+const keyOf = (source: string, path: string) => `${source}\0${path}`;
+
+const byPrecedence = (a: FileState, b: FileState) =>
+  SOURCE_KINDS.indexOf(a.source) - SOURCE_KINDS.indexOf(b.source) || compareText(a.file, b.file);
 
 /** Bundled files and folders, compiled on demand with the caches described above. */
 class FolderSource implements WorkflowSource {
   readonly #bundled: readonly SourceFile[];
   readonly #dirs: readonly SourceDir[];
   readonly #extra?: ExtraWorkflows;
-  // read on first use, not at start-up (their ids and digests cost milliseconds)
-  #bundledRead: FileState[] | null = null;
+  readonly #cache?: WorkflowCache;
+  #salt: string | null = null;
+  // read on first use, not at start-up (their digests cost a millisecond)
+  #bundledRead: Promise<FileState[]> | null = null;
   readonly #states = new Map<string, FileState>();
-  readonly #compiled = new Lru<string, CompiledEntry>(COMPILED_CACHE_ENTRIES);
+  readonly #outcomes = new Lru<string, Outcome>(COMPILED_CACHE_ENTRIES);
+  // what this call learnt that the cache lacks, written at its end
+  #unsaved = { files: new Map<string, IndexedFile>(), outcomes: new Map<string, StoredOutcome>() };
   #last: { key: string; set: LoadedSet } | null = null;
   #found: { key: string; byId: Map<string, LoadedWorkflow | null> } | null = null;
   // when the folders were last listed, their own versions then, and what each answer read
   #listed = { at: -Infinity, dirs: "", watch: new Map<string, Watched[]>() };
   readonly #bundledFound = new Map<string, LoadedWorkflow>(); // at most one per bundled file
 
-  constructor(bundled: readonly SourceFile[], dirs: readonly SourceDir[], extra?: ExtraWorkflows) {
+  constructor(
+    bundled: readonly SourceFile[],
+    dirs: readonly SourceDir[],
+    options: WorkflowSourceOptions,
+  ) {
     this.#bundled = bundled;
     this.#dirs = dirs;
-    this.#extra = extra;
+    this.#extra = options.extra;
+    this.#cache = options.cache;
   }
 
-  #bundledStates(): FileState[] {
-    return this.#bundledRead ??= this.#bundled.map(bundledState);
+  /** The compiler's identity, part of every digest (computed once, on first use). */
+  get #saltValue(): string {
+    return this.#salt ??= compilerIdentity();
+  }
+
+  /** The cache's index rows of these paths, by source and path (none when it cannot answer). */
+  async #indexed(paths: readonly string[]): Promise<Map<string, IndexedFile>> {
+    if (!this.#cache || paths.length === 0) return new Map();
+    try {
+      const rows = await this.#cache.files(paths);
+      return new Map(rows.map((row) => [keyOf(row.source, row.path), row]));
+    } catch {
+      return new Map(); // the cache is never the truth: a failed read is a miss
+    }
+  }
+
+  #remember(state: FileState, mtimeMs: number): void {
+    const row = this.#cache && indexRow(state, mtimeMs, Date.now());
+    if (row) this.#unsaved.files.set(keyOf(row.source, row.path), row);
+  }
+
+  #bundledStates(): Promise<FileState[]> {
+    return this.#bundledRead ??= this.#readBundled();
+  }
+
+  /** Bundled states: the id from the index when it knows this text, else from a parse. */
+  async #readBundled(): Promise<FileState[]> {
+    const salt = this.#saltValue;
+    const indexed = await this.#indexed(this.#bundled.map((input) => input.file));
+    return this.#bundled.map((input) => {
+      const version = `bundled:${sha256(salt, input.source, input.file, input.text)}`;
+      const row = indexed.get(keyOf(input.source, input.file));
+      if (row?.version === version) return { ...indexedState(row, input.source), input };
+      const parsed = parseSourceFile(input); // no validation: cheap (see parseSourceFile)
+      const state = textState(input, { version, salt, id: parsed.ok ? parsed.file.id : null });
+      state.parsed = parsed;
+      this.#remember(state, 0);
+      return state;
+    });
   }
 
   #view(): View {
     const listings = this.#dirs.map((dir) => ({ dir, listing: listDir(dir) }));
-    let all: FileState[] | null = null;
-    const files = (): FileState[] => all ??= this.#readListed(listings);
+    let all: Promise<FileState[]> | null = null;
+    const files = () => all ??= this.#readListed(listings);
     return { key: JSON.stringify(listings.map((l) => l.listing)), listings, files };
   }
 
-  /** The bundled files' states, then each listed file's (read again when its version moved). */
-  #readListed(listings: View["listings"]): FileState[] {
-    const all = [...this.#bundledStates()];
-    const live = new Set<string>();
+  /**
+   * The bundled files' states, then each listed file's: kept while its version holds, else
+   * from the index when it has that version, else read.
+   */
+  async #readListed(listings: View["listings"]): Promise<FileState[]> {
+    const all = [...await this.#bundledStates()];
+    const listed: { dir: SourceDir; file: ListedFile }[] = [];
     for (const { dir, listing } of listings) {
-      if (!Array.isArray(listing)) continue;
-      for (const { file, version } of listing) {
-        live.add(file);
-        let state = this.#states.get(file);
-        if (!state || state.version !== version) {
-          state = readState(dir.source, file, version);
-          this.#states.set(file, state);
-        }
-        all.push(state);
-      }
+      if (Array.isArray(listing)) { for (const file of listing) listed.push({ dir, file }); }
     }
+    const stale = listed.filter(({ file }) =>
+      this.#states.get(file.file)?.version !== file.version
+    );
+    const indexed = await this.#indexed(stale.map(({ file }) => file.file));
+    for (const { dir, file } of stale) {
+      const row = indexed.get(keyOf(dir.source, file.file));
+      const state = row?.version === file.version
+        ? indexedState(row, dir.source)
+        : readState(dir.source, file, this.#saltValue);
+      this.#remember(state, file.mtimeMs);
+      this.#states.set(file.file, state);
+    }
+    const live = new Set(listed.map(({ file }) => file.file));
     for (const file of this.#states.keys()) if (!live.has(file)) this.#states.delete(file);
-    return all;
+    return [...all, ...listed.map(({ file }) => this.#states.get(file.file)!)];
   }
 
-  #indexOf(current: View): SourceIndex & { routinesKey(): string } {
-    const readable = () => current.files().filter((s) => s.input !== null);
-    const index = {
-      declaring: (id: string): SourceFile[] =>
-        (onlyBundledMayDefine(id) ? this.#bundledStates() : readable())
-          .filter((s) => s.id === id).map((s) => s.input!),
-      routineFiles: (): SourceFile[] =>
-        readable().filter((s) => s.id !== null && isRoutineId(s.id)).map((s) => s.input!),
-      parse,
-      routinesKey: () => sha256(...index.routineFiles().map((f) => stateOf.get(f)!.digest)),
+  /** The routines offered to a compile: those among the files, by their declared ids. */
+  #routinesOf(files: readonly FileState[]): Routines {
+    const routineStates = () =>
+      files.filter((s) => !s.readError && s.id !== null && isRoutineId(s.id));
+    let key: string | null = null;
+    return {
+      build: () => routinesAmong(routineStates().map((s) => parseState(s, this.#saltValue))),
+      key: () => key ??= sha256(...routineStates().map((s) => s.digest)),
     };
-    return index;
   }
 
-  /** Compiles through the cache; an entry that used routines is valid while they are the same. */
-  async #compile(
-    parsed: Extract<ParsedSource, { ok: true }>,
-    routines: { build(): ReadonlyMap<string, WorkflowFile>; key(): string },
-  ): Promise<LoadResult> {
-    const digest = stateOf.get(parsed.input)!.digest;
-    const hit = this.#compiled.get(digest);
-    if (hit && (hit.routines === null || hit.routines === routines.key())) return hit.result;
-    const lazy = new LazyRoutines(routines.build);
-    const result = await compileParsed(parsed, lazy);
-    this.#compiled.set(digest, { routines: lazy.used ? routines.key() : null, result });
-    return result;
-  }
-
-  /** Every source in precedence order, parsed (a folder that failed to list is its error). */
-  #parsedAll(current: View): ParsedSource[] {
-    const all: ParsedSource[] = this.#bundledStates().map((state) => parse(state.input!));
-    const files = current.files();
-    let next = this.#bundled.length;
-    for (const { listing } of current.listings) {
-      if (!Array.isArray(listing)) {
-        all.push(listing);
-        continue;
-      }
-      for (const state of files.slice(next, next += listing.length)) {
-        all.push(state.readError ?? parse(state.input!));
-      }
+  /** Outcomes the cache holds for these states that memory does not. */
+  async #stored(states: readonly FileState[]): Promise<Map<string, Outcome>> {
+    const wanted = states.filter((s) => !s.readError && !this.#outcomes.get(s.digest));
+    if (!this.#cache || wanted.length === 0) return new Map();
+    try {
+      const rows = await this.#cache.outcomes([...new Set(wanted.map((s) => s.digest))]);
+      return new Map(rows.map((r) => [r.digest, { routines: r.routinesKey, result: r.result }]));
+    } catch {
+      return new Map();
     }
-    return all;
+  }
+
+  /**
+   * What loading a file gives: kept in memory, else stored in the cache, else parsed and
+   * compiled now. An outcome that used routines is valid while they are the same.
+   */
+  async #outcome(
+    state: FileState,
+    routines: Routines,
+    stored: ReadonlyMap<string, Outcome>,
+  ): Promise<LoadResult> {
+    if (state.readError) return state.readError;
+    const valid = (o: Outcome | undefined): o is Outcome =>
+      o !== undefined && (o.routines === null || o.routines === routines.key());
+    const kept = this.#outcomes.get(state.digest);
+    if (valid(kept)) return kept.result;
+    const saved = stored.get(state.digest);
+    if (valid(saved)) {
+      this.#outcomes.set(state.digest, saved);
+      return saved.result;
+    }
+    const parsed = parseState(state, this.#saltValue);
+    if (state.readError) return state.readError; // gone since it was listed
+    let outcome: Outcome;
+    if (parsed.ok) {
+      const lazy = new LazyRoutines(routines.build);
+      const result = await compileParsed(parsed, lazy);
+      outcome = { routines: lazy.used ? routines.key() : null, result };
+    } else outcome = { routines: null, result: parsed };
+    this.#outcomes.set(state.digest, outcome);
+    if (this.#cache) {
+      const { digest } = state;
+      this.#unsaved.outcomes.set(digest, { digest, routinesKey: outcome.routines, ...outcome });
+    }
+    return outcome.result;
+  }
+
+  /** Writes what this call learnt to the cache; a failed write only costs a later compile. */
+  async #save(): Promise<void> {
+    const { files, outcomes } = this.#unsaved;
+    if (!this.#cache || files.size + outcomes.size === 0) return;
+    this.#unsaved = { files: new Map(), outcomes: new Map() };
+    try {
+      await this.#cache.save({ files: [...files.values()], outcomes: [...outcomes.values()] });
+    } catch {
+      // the cache is never the truth
+    }
   }
 
   async #loadAll(current: View, more: ExtraLoad): Promise<LoadedSet> {
-    const all = this.#parsedAll(current);
-    const routines = routinesAmong(all);
-    const index = this.#indexOf(current);
+    const files = await current.files();
+    const routines = this.#routinesOf(files);
+    const stored = await this.#stored(files);
     const workflows: LoadedWorkflow[] = [];
     const errors: WorkflowLoadError[] = [];
-    for (const parsed of all) {
-      const item = parsed.ok
-        ? await this.#compile(parsed, { build: () => routines, key: index.routinesKey })
-        : parsed;
+    for (const { listing } of current.listings) {
+      if (!Array.isArray(listing)) errors.push(listing.error);
+    }
+    for (const state of files) {
+      const item = await this.#outcome(state, routines, stored);
       if (item.ok) workflows.push(item.workflow);
       else errors.push(item.error);
     }
+    await this.#save();
     return resolveCatalog([...workflows, ...more.workflows], [...errors, ...more.errors]);
   }
 
+  /**
+   * The workflow `load` would pick for `workflowId` (the first file, by source precedence then
+   * path, that declares it and loads), compiling only candidates; `null` when none does.
+   */
   async #findOne(current: View, workflowId: string): Promise<LoadedWorkflow | null> {
-    const index = this.#indexOf(current);
-    const routines = { build: () => indexRoutines(index), key: index.routinesKey };
-    return await findInIndex(index, workflowId, (parsed) => this.#compile(parsed, routines));
+    const files = await current.files();
+    const bundledOnly = onlyBundledMayDefine(workflowId);
+    const candidates = files.filter((s) =>
+      s.id === workflowId && !s.readError && (!bundledOnly || s.source === "bundled")
+    ).sort(byPrecedence);
+    const routines = this.#routinesOf(files);
+    const stored = await this.#stored(candidates);
+    let found: LoadedWorkflow | null = null;
+    for (const state of candidates) {
+      const result = await this.#outcome(state, routines, stored);
+      if (result.ok && result.workflow.id === workflowId) {
+        found = result.workflow;
+        break;
+      }
+    }
+    await this.#save();
+    return found;
   }
 
   /** The folders' own versions: adding, removing or renaming a file changes them. */
@@ -340,17 +340,20 @@ class FolderSource implements WorkflowSource {
   }
 
   /** The files an answer was read from: its own, and the routines' when it used them. */
-  #watchedFiles(current: View, workflow: LoadedWorkflow): Watched[] | undefined {
+  async #watchedFiles(current: View, workflow: LoadedWorkflow): Promise<Watched[] | undefined> {
     const own = this.#states.get(workflow.file);
-    if (!own?.input) return undefined;
-    const usedRoutines = this.#compiled.get(own.digest)?.routines !== null;
-    const inputs = usedRoutines
-      ? [own.input, ...this.#indexOf(current).routineFiles()]
-      : [own.input];
-    return inputs.flatMap((input) => {
-      const state = this.#states.get(input.file);
-      return state ? [{ source: input.source, file: input.file, version: state.version }] : [];
-    });
+    if (!own || own.readError) return undefined;
+    const usedRoutines = this.#outcomes.get(own.digest)?.routines !== null;
+    const routineStates = usedRoutines
+      ? (await current.files()).filter((s) =>
+        s !== own && s.source !== "bundled" && !s.readError && s.id !== null && isRoutineId(s.id)
+      )
+      : [];
+    return [own, ...routineStates].map((s) => ({
+      source: s.source,
+      file: s.file,
+      version: s.version,
+    }));
   }
 
   /** The last listing's answer, while recent and neither the folders nor its files changed. */
@@ -383,11 +386,12 @@ class FolderSource implements WorkflowSource {
   async #findBundled(workflowId: string): Promise<LoadedWorkflow | null | undefined> {
     const kept = this.#bundledFound.get(workflowId);
     if (kept) return kept;
-    const bundledOnly: View = { key: "", listings: [], files: () => this.#bundledStates() };
+    const bundled = await this.#bundledStates();
+    const bundledOnly: View = { key: "", listings: [], files: () => Promise.resolve(bundled) };
     const workflow = await this.#findOne(bundledOnly, workflowId);
     if (!workflow) return null;
-    const state = this.#bundledStates().find((s) => s.input!.file === workflow.file)!;
-    if (this.#compiled.get(state.digest)?.routines !== null) return undefined;
+    const state = bundled.find((s) => s.file === workflow.file)!;
+    if (this.#outcomes.get(state.digest)?.routines !== null) return undefined;
     this.#bundledFound.set(workflowId, workflow);
     return workflow;
   }
@@ -422,7 +426,7 @@ class FolderSource implements WorkflowSource {
       this.#listed = { at: 0, dirs: dirsBefore, watch: new Map() };
     }
     this.#listed.at = performance.now();
-    const watched = workflow && this.#watchedFiles(current, workflow);
+    const watched = workflow && await this.#watchedFiles(current, workflow);
     if (watched) this.#listed.watch.set(workflowId, watched);
     else this.#listed.watch.delete(workflowId);
     return workflow;

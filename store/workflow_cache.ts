@@ -1,0 +1,128 @@
+/**
+ * What the workflow source keeps between processes, so the first call of a session neither reads
+ * every workflow file nor compiles any it has compiled before:
+ *
+ * - an index: a file (source and path) at a version (for a folder's file, its modification and
+ *   change times, size and inode; for a bundled file, the digest of its text) → the id it
+ *   declares and the digest of its text;
+ * - outcomes: by that digest, what loading the file gave (its compiled workflow, hash and
+ *   warnings, or its load error), and the routines it was compiled against when it used any.
+ *
+ * A digest covers the compiler ({@linkcode compilerIdentity}), the source kind, the path and
+ * the text, so an outcome is only reused for the same text at the same place under the same
+ * compiler. Each kind of row is bounded ({@linkcode WORKFLOW_CACHE_ROWS}); the oldest written go
+ * first. The cache is never the truth: a row that cannot be read or decoded is a miss, and a
+ * write that fails is dropped.
+ * @module
+ */
+import { readdirSync, statSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import process from "node:process";
+import { COMPILED_FORMAT, type LoadResult } from "../engine/mod.ts";
+
+/** How many index rows, and how many outcomes, the cache keeps at most. */
+export const WORKFLOW_CACHE_ROWS = 2000;
+
+/**
+ * A file modified this recently (ms) is not indexed by its version: a second edit within the
+ * file system's timestamp granularity could leave the version unchanged. It is read again by
+ * the next process, and indexed once it is older.
+ */
+export const RECENT_EDIT_MS = 3000;
+
+/** A file as the index knows it. */
+export interface IndexedFile {
+  /** Source kind. */
+  source: string;
+  /** Path, or `bundled:<name>`. */
+  path: string;
+  /** The version the row is valid for. */
+  version: string;
+  /** Digest of compiler, source, path and text. */
+  digest: string;
+  /** The id the text declares, or `null`. */
+  workflowId: string | null;
+}
+
+/** What loading the text with a digest gave. */
+export interface StoredOutcome {
+  /** The text's digest. */
+  digest: string;
+  /** The routines' key when compiling read routines, else `null`. */
+  routinesKey: string | null;
+  /** The {@linkcode LoadResult}. */
+  result: LoadResult;
+}
+
+/** Where the workflow source keeps its index and outcomes (the store's `workflow_*` tables). */
+export interface WorkflowCache {
+  /** The index rows of these paths (any source). */
+  files(paths: readonly string[]): Promise<IndexedFile[]>;
+  /** The outcomes stored under these digests (undecodable ones left out). */
+  outcomes(digests: readonly string[]): Promise<StoredOutcome[]>;
+  /** Writes index rows and outcomes (replacing rows with the same keys), then trims to the bound. */
+  save(rows: { files: readonly IndexedFile[]; outcomes: readonly StoredOutcome[] }): Promise<void>;
+}
+
+/** SHA-256 over parts, each ended by a NUL. */
+export function sha256(...parts: string[]): string {
+  const hash = createHash("sha256");
+  for (const part of parts) hash.update(part).update("\0");
+  return hash.digest("hex");
+}
+
+function statLine(path: string): string {
+  try {
+    const info = statSync(path);
+    return `${path}:${info.mtimeMs}:${info.size}`;
+  } catch {
+    return `${path}:-`;
+  }
+}
+
+/**
+ * What identifies the compiler, so an upgrade (or, in a checkout, an edit of the engine) never
+ * reuses an outcome of another: the compiled format, this module's URL and file, the running
+ * executable (`deno`, or a compiled waymark), and, where the engine's sources lie beside this
+ * module, each of them by modification time and size. About 40 `stat`s, once per process.
+ */
+export function compilerIdentity(): string {
+  const parts = [`format ${COMPILED_FORMAT}`, import.meta.url, statLine(process.execPath)];
+  if (import.meta.url.startsWith("file:")) {
+    parts.push(statLine(fileURLToPath(import.meta.url)));
+    for (const folder of ["../engine/", "../engine/workflow/"]) {
+      let dir: string;
+      let names: string[];
+      try {
+        dir = fileURLToPath(new URL(folder, import.meta.url));
+        names = readdirSync(dir).filter((n) => n.endsWith(".ts")).sort();
+      } catch {
+        continue; // a bundle or a binary: no sources beside it
+      }
+      for (const name of names) parts.push(statLine(join(dir, name)));
+    }
+  }
+  return sha256(...parts);
+}
+
+/** An outcome as stored: its JSON, or `null` when it is not one (read as a miss). */
+export function decodeOutcome(text: string): LoadResult | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const v = value as { ok?: unknown; workflow?: Record<string, unknown>; error?: unknown };
+  if (v?.ok === true) {
+    const w = v.workflow;
+    const sound = typeof w?.id === "string" && typeof w.hash === "string" &&
+      typeof w.compiled === "object" && w.compiled !== null && Array.isArray(w.warnings);
+    return sound ? value as LoadResult : null;
+  }
+  return v?.ok === false && typeof v.error === "object" && v.error !== null
+    ? value as LoadResult
+    : null;
+}
