@@ -6,6 +6,7 @@
  * @module
  */
 import { join } from "node:path";
+import { parseArgs } from "node:util";
 import { parse } from "npm:jsonc-parser@3.3.1";
 import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";
 import { type Stats, stats } from "./common.ts";
@@ -76,8 +77,9 @@ async function firstCall(
   home: string,
   cwd: string,
   call: { tool: string; args: Record<string, unknown> },
+  denoFlags?: string[],
 ): Promise<number> {
-  const rpc = spawnSubject({ subject: "main_ts", home, cwd, roots: true });
+  const rpc = spawnSubject({ subject: "main_ts", home, cwd, roots: true, denoFlags });
   try {
     await handshake(rpc, true);
     await rpc.request("tools/list", {});
@@ -99,18 +101,52 @@ async function firstCall(
 
 /** First-call latency by scenario, over `rounds` fresh processes each. */
 export async function firstCalls(
-  options: { home: string; cwd: string; rounds: number; log: (line: string) => void },
+  options: {
+    home: string;
+    cwd: string;
+    rounds: number;
+    log: (line: string) => void;
+    /** Where each measured server writes a V8 CPU profile, if anywhere. */
+    cpuProf?: string;
+  },
 ): Promise<Record<string, Stats & { samples: number[] }>> {
   await writeLibrary(join(options.home, "workflows"));
   for (const call of Object.values(FIRST_CALLS)) await firstCall(options.home, options.cwd, call);
   const samples: Record<string, number[]> = {};
+  const flags = options.cpuProf ? [`--cpu-prof`, `--cpu-prof-dir=${options.cpuProf}`] : undefined;
   for (let round = 0; round < options.rounds; round++) {
     for (const [name, call] of Object.entries(FIRST_CALLS)) {
-      (samples[name] ??= []).push(await firstCall(options.home, options.cwd, call));
+      (samples[name] ??= []).push(await firstCall(options.home, options.cwd, call, flags));
     }
   }
   options.log(`first calls: ${options.rounds} fresh sessions per scenario, 100-file library`);
   return Object.fromEntries(
     Object.entries(samples).map(([name, s]) => [name, { ...stats(s), samples: s }]),
   );
+}
+
+if (import.meta.main) {
+  // only the first calls: deno run -A tests/bench/first_call.ts [--rounds N] [--cpu-prof DIR]
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: { rounds: { type: "string", default: "9" }, "cpu-prof": { type: "string" } },
+  });
+  const tmp = await Deno.makeTempDir({ prefix: "waymark-first-call-" });
+  try {
+    const cwd = join(tmp, "workspace");
+    await Deno.mkdir(cwd);
+    const log = (line: string) => console.error(`[first call] ${line}`);
+    const result = await firstCalls({
+      home: join(tmp, "home"),
+      cwd,
+      rounds: Number(values.rounds),
+      log,
+      cpuProf: values["cpu-prof"],
+    });
+    for (const [name, s] of Object.entries(result)) {
+      console.log(`${name.padEnd(28)} p50 ${s.p50.toFixed(1)} ms  min ${s.min.toFixed(1)} ms`);
+    }
+  } finally {
+    await Deno.remove(tmp, { recursive: true });
+  }
 }
