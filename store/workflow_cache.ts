@@ -20,7 +20,12 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
-import { COMPILED_FORMAT, type LoadResult } from "../engine/mod.ts";
+import {
+  COMPILED_FORMAT,
+  type LoadResult,
+  type WorkflowLoadError,
+  type WorkflowSummary,
+} from "../engine/mod.ts";
 
 /** How many index rows, and how many outcomes, the cache keeps at most. */
 export const WORKFLOW_CACHE_ROWS = 2000;
@@ -46,14 +51,31 @@ export interface IndexedFile {
   workflowId: string | null;
 }
 
-/** What loading the text with a digest gave. */
+/** What listing shows of an outcome: the workflow's summary, or the load error. */
+export type ListedOutcome =
+  | { ok: true; summary: WorkflowSummary }
+  | { ok: false; error: WorkflowLoadError };
+
+/** Something kept under a text's digest, with the routines it was compiled against. */
+export interface Stored<T> {
+  /** The text's digest. */
+  digest: string;
+  /** The routines' key when compiling read routines, else `null`. */
+  routinesKey: string | null;
+  /** What is kept. */
+  value: T;
+}
+
+/** What loading a text gave, and what listing shows of it. */
 export interface StoredOutcome {
   /** The text's digest. */
   digest: string;
   /** The routines' key when compiling read routines, else `null`. */
   routinesKey: string | null;
-  /** The {@linkcode LoadResult}. */
+  /** The outcome. */
   result: LoadResult;
+  /** Its summary (or error), which listing reads instead of the whole outcome. */
+  listed: ListedOutcome;
 }
 
 /** Where the workflow source keeps its index and outcomes (the store's `workflow_*` tables). */
@@ -61,7 +83,9 @@ export interface WorkflowCache {
   /** The index rows of these paths (any source). */
   files(paths: readonly string[]): Promise<IndexedFile[]>;
   /** The outcomes stored under these digests (undecodable ones left out). */
-  outcomes(digests: readonly string[]): Promise<StoredOutcome[]>;
+  outcomes(digests: readonly string[]): Promise<Stored<LoadResult>[]>;
+  /** The summaries (or errors) stored under these digests (undecodable ones left out). */
+  summaries(digests: readonly string[]): Promise<Stored<ListedOutcome>[]>;
   /** Writes index rows and outcomes (replacing rows with the same keys), then trims to the bound. */
   save(rows: { files: readonly IndexedFile[]; outcomes: readonly StoredOutcome[] }): Promise<void>;
 }
@@ -124,5 +148,23 @@ export function decodeOutcome(text: string): LoadResult | null {
   }
   return v?.ok === false && typeof v.error === "object" && v.error !== null
     ? value as LoadResult
+    : null;
+}
+
+/** A stored summary as written, or `null` when it is not one (read as a miss). */
+export function decodeListed(text: string): ListedOutcome | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const v = value as { ok?: unknown; summary?: Record<string, unknown>; error?: unknown };
+  if (v?.ok === true) {
+    const sound = typeof v.summary?.id === "string" && typeof v.summary.workflowHash === "string";
+    return sound ? value as ListedOutcome : null;
+  }
+  return v?.ok === false && typeof v.error === "object" && v.error !== null
+    ? value as ListedOutcome
     : null;
 }

@@ -204,18 +204,21 @@ export async function loadWorkflowFile(
   return await compileParsed(parsed, options.routines ?? new Map());
 }
 
+/** What precedence and listing order read of a workflow (a loaded one, or a kept summary). */
+export type CatalogEntry = Pick<LoadedWorkflow, "id" | "source" | "file" | "kind">;
+
 /**
  * Applies precedence (bundled, user, project, extra: the first to define an id wins; the others
  * are reported) and sorts namespace → kind (workflow first) → id.
  */
-export function resolveCatalog(
-  loaded: readonly LoadedWorkflow[],
+export function resolveCatalog<T extends CatalogEntry = LoadedWorkflow>(
+  loaded: readonly T[],
   errors: readonly WorkflowLoadError[],
-): LoadedSet {
+): { workflows: T[]; errors: WorkflowLoadError[] } {
   const ordered = [...loaded].sort((a, b) =>
     SOURCE_KINDS.indexOf(a.source) - SOURCE_KINDS.indexOf(b.source) || compareText(a.file, b.file)
   );
-  const byId = new Map<string, LoadedWorkflow>();
+  const byId = new Map<string, T>();
   const allErrors = [...errors];
   for (const workflow of ordered) {
     const winner = byId.get(workflow.id);

@@ -252,7 +252,8 @@ const deepwork: Migration = {
  * The workflow-file cache (`store/workflow_cache.ts`), which is not session data: `workflow_files`
  * maps a file (source and path) at a version (its stat, or a bundled file's digest) to the id it
  * declares and the digest of its text; `workflow_outcomes` keeps, by that digest, what loading
- * the file gave (compiled workflow or load error) and the routines it was compiled against.
+ * the file gave (compiled workflow or load error), its summary as listed, and the routines it
+ * was compiled against.
  */
 const workflowCache: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
@@ -269,6 +270,7 @@ const workflowCache: Migration = {
       .addColumn("digest", "text", (c) => c.primaryKey())
       .addColumn("routines_key", "text")
       .addColumn("written_at", "text", (c) => c.notNull())
+      .addColumn("summary", "text", (c) => c.notNull())
       .addColumn("outcome", "text", (c) => c.notNull())
       .execute();
   },

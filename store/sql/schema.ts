@@ -188,6 +188,8 @@ export interface WorkflowOutcomesTable {
   /** The routines compiled against, or `null` when the compiler used none. */
   routines_key: string | null;
   written_at: string;
+  /** What listing shows of the outcome (summary or error), as JSON. */
+  summary: string;
   outcome: string;
 }
 

@@ -2,11 +2,12 @@
  * The workflow-file cache ({@linkcode WorkflowCache}) on the store's `workflow_files` and
  * `workflow_outcomes` tables, in any dialect. Reads are two indexed selects; a write is one
  * transaction that upserts, then trims each table to its newest {@linkcode WORKFLOW_CACHE_ROWS}
- * rows.
+ * rows (a library larger than that is kept in part, and the rest read and compiled each time).
  * @module
  */
-import type { Kysely } from "npm:kysely@0.29.9";
+import { type Kysely, sql } from "npm:kysely@0.29.9";
 import {
+  decodeListed,
   decodeOutcome,
   type IndexedFile,
   type StoredOutcome,
@@ -38,8 +39,18 @@ export function sqlWorkflowCache(
         .select(["digest", "routines_key", "outcome"])
         .where("digest", "in", digests).execute();
       return rows.flatMap((r) => {
-        const result = decodeOutcome(r.outcome);
-        return result ? [{ digest: r.digest, routinesKey: r.routines_key, result }] : [];
+        const value = decodeOutcome(r.outcome);
+        return value ? [{ digest: r.digest, routinesKey: r.routines_key, value }] : [];
+      });
+    },
+    async summaries(digests) {
+      if (digests.length === 0) return [];
+      const rows = await db.selectFrom("workflow_outcomes")
+        .select(["digest", "routines_key", "summary"])
+        .where("digest", "in", digests).execute();
+      return rows.flatMap((r) => {
+        const value = decodeListed(r.summary);
+        return value ? [{ digest: r.digest, routinesKey: r.routines_key, value }] : [];
       });
     },
     async save({ files, outcomes }) {
@@ -103,22 +114,33 @@ async function upsertOutcomes(
     digest: o.digest,
     routines_key: o.routinesKey,
     written_at: at,
+    summary: JSON.stringify(o.listed),
     outcome: JSON.stringify(o.result),
   }))).onConflict((oc) =>
     oc.column("digest").doUpdateSet((eb) => ({
       routines_key: eb.ref("excluded.routines_key"),
       written_at: eb.ref("excluded.written_at"),
+      summary: eb.ref("excluded.summary"),
       outcome: eb.ref("excluded.outcome"),
     }))
   ).execute();
 }
 
-/**
- * Deletes the rows written before the newest {@linkcode WORKFLOW_CACHE_ROWS} (rows written
- * together are kept or dropped together, so one large write may stay whole).
- */
-async function trim(tx: Executor, table: "workflow_files" | "workflow_outcomes"): Promise<void> {
-  const cutoff = await tx.selectFrom(table).select("written_at")
-    .orderBy("written_at", "desc").limit(1).offset(WORKFLOW_CACHE_ROWS).executeTakeFirst();
-  if (cutoff) await tx.deleteFrom(table).where("written_at", "<", cutoff.written_at).execute();
+/** Each table's key, the tie-break when rows were written at the same time. */
+const KEYS = {
+  workflow_files: ["source", "path"],
+  workflow_outcomes: ["digest"],
+} as const;
+
+/** Deletes all but the newest {@linkcode WORKFLOW_CACHE_ROWS} rows (by time written, then key). */
+async function trim(tx: Executor, table: keyof typeof KEYS): Promise<void> {
+  const names = ["written_at", ...KEYS[table]];
+  const columns = sql.join(names.map((c) => sql.ref(c)));
+  const descending = sql.join(names.map((c) => sql`${sql.ref(c)} DESC`));
+  const cutoff = await sql<Record<string, string>>`SELECT ${columns} FROM ${sql.table(table)}
+    ORDER BY ${descending} LIMIT 1 OFFSET ${WORKFLOW_CACHE_ROWS - 1}`.execute(tx);
+  const oldestKept = cutoff.rows[0];
+  if (!oldestKept) return;
+  const values = sql.join(names.map((c) => oldestKept[c]));
+  await sql`DELETE FROM ${sql.table(table)} WHERE (${columns}) < (${values})`.execute(tx);
 }
