@@ -250,7 +250,7 @@ const deepwork: Migration = {
 
 /**
  * The workflow-file cache (`store/workflow_cache.ts`), which is not session data: `workflow_files`
- * maps a file (source and path) at a version (its stat, or a bundled file's digest) to the id it
+ * maps a file (path and source; looked up by path) at a version (its stat, or a bundled file's digest) to the id it
  * declares and the digest of its text; `workflow_outcomes` keeps, by that digest, what loading
  * the file gave (compiled workflow or load error), its summary as listed, and the routines it
  * was compiled against.
@@ -264,7 +264,7 @@ const workflowCache: Migration = {
       .addColumn("digest", "text", (c) => c.notNull())
       .addColumn("workflow_id", "text")
       .addColumn("written_at", "text", (c) => c.notNull())
-      .addPrimaryKeyConstraint("workflow_files_pk", ["source", "path"])
+      .addPrimaryKeyConstraint("workflow_files_pk", ["path", "source"])
       .execute();
     await db.schema.createTable("workflow_outcomes")
       .addColumn("digest", "text", (c) => c.primaryKey())

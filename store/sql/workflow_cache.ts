@@ -87,7 +87,7 @@ async function upsertFiles(tx: Executor, files: readonly IndexedFile[], at: stri
     workflow_id: f.workflowId,
     written_at: at,
   }))).onConflict((oc) =>
-    oc.columns(["source", "path"]).doUpdateSet((eb) => ({
+    oc.columns(["path", "source"]).doUpdateSet((eb) => ({
       version: eb.ref("excluded.version"),
       digest: eb.ref("excluded.digest"),
       workflow_id: eb.ref("excluded.workflow_id"),
@@ -128,7 +128,7 @@ async function upsertOutcomes(
 
 /** Each table's key, the tie-break when rows were written at the same time. */
 const KEYS = {
-  workflow_files: ["source", "path"],
+  workflow_files: ["path", "source"],
   workflow_outcomes: ["digest"],
 } as const;
 
