@@ -175,7 +175,7 @@ export function ensureText(state: FileState, salt: string): SourceFile | null {
   return state.input!;
 }
 
-/** The parse of a state's text, made once (`null` when the text cannot be read). */
+/** The parse of a state's text, made once (the read error when the text cannot be read). */
 export function parseState(state: FileState, salt: string): ParsedSource {
   if (state.parsed) return state.parsed;
   const input = ensureText(state, salt);

@@ -6,12 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  type LoadedSet,
-  type LoadedWorkflow,
-  summarize,
-  type WorkflowSource,
-} from "../../engine/mod.ts";
+import { summarize, type WorkflowSource } from "../../engine/mod.ts";
 import {
   createWorkflowSource,
   type OpenedSqlStore,
@@ -23,6 +18,7 @@ import {
 } from "../../store/mod.ts";
 import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";
 import { freshPostgresUrl, postgresBin } from "../helpers/postgres.ts";
+import { CORPUS_DIR, corpusFiles } from "../helpers/corpus.ts";
 
 const steps = (prompt: string) => [{ id: "s", title: "S", prompt }];
 const file = (id: string, extra: Record<string, unknown> = {}) =>
@@ -98,18 +94,19 @@ async function fixture(dialect: string): Promise<Fixture> {
   };
 }
 
-/** An answer as plain data, comparable whole. */
-const whole = (answer: LoadedSet | LoadedWorkflow | null) => JSON.parse(JSON.stringify(answer));
-
+/**
+ * Both sources give the same answers, compared strictly (an outcome read back from the cache
+ * must not differ from a fresh compile even in a key set to `undefined`).
+ */
 async function assertSameAnswers(actual: WorkflowSource, expected: WorkflowSource) {
   const want = await expected.load();
-  assert.deepEqual(whole(await actual.load()), whole(want));
-  assert.deepEqual(await actual.summaries!(), {
+  assert.deepStrictEqual(await actual.load(), want);
+  assert.deepStrictEqual(await actual.summaries!(), {
     workflows: want.workflows.map(summarize),
     errors: want.errors,
   });
   for (const id of [...want.workflows.map((w) => w.id), "team.nowhere", "wr.mine"]) {
-    assert.deepEqual(whole(await actual.find!(id)), whole(await expected.find!(id)), id);
+    assert.deepStrictEqual(await actual.find!(id), await expected.find!(id), id);
   }
 }
 
@@ -256,4 +253,25 @@ Deno.test("a cache that fails costs time only: every answer is the same", async 
   } finally {
     await f.cleanup().catch(() => {});
   }
+});
+
+Deno.test({
+  name: "the WorkRail corpus reads back from the cache exactly as it compiles",
+  ignore: CORPUS_DIR === null,
+  async fn() {
+    const f = await fixture("libsql");
+    try {
+      for (const { rel, text } of corpusFiles()) {
+        const data = JSON.parse(text);
+        if (typeof data?.id === "string") data.id = data.id.replace(/^wr\./, "corpus.");
+        const path = join(f.project, rel.replaceAll("/", "_"));
+        await Deno.writeTextFile(path, JSON.stringify(data));
+        await settled(path);
+      }
+      await f.cached().load(); // fills the cache
+      await assertSameAnswers(f.cached(), f.cold());
+    } finally {
+      await f.cleanup();
+    }
+  },
 });
