@@ -11,8 +11,8 @@
  * A digest covers the compiler ({@linkcode compilerIdentity}), the source kind, the path and
  * the text, so an outcome is only reused for the same text at the same place under the same
  * compiler. Each kind of row is bounded ({@linkcode WORKFLOW_CACHE_ROWS}); the oldest written go
- * first. The cache is never the truth: a row that cannot be read or decoded is a miss, and a
- * write that fails is dropped.
+ * first. The cache is never the truth: a row that cannot be read, or whose checksum fails, is a
+ * miss, and a write that fails is dropped.
  * @module
  */
 import { readdirSync, statSync } from "node:fs";
@@ -131,40 +131,23 @@ export function compilerIdentity(): string {
   return sha256(...parts);
 }
 
-/** An outcome as stored: its JSON, or `null` when it is not one (read as a miss). */
-export function decodeOutcome(text: string): LoadResult | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return null;
-  }
-  const v = value as { ok?: unknown; workflow?: Record<string, unknown>; error?: unknown };
-  if (v?.ok === true) {
-    const w = v.workflow;
-    const sound = typeof w?.id === "string" && typeof w.hash === "string" &&
-      typeof w.compiled === "object" && w.compiled !== null && Array.isArray(w.warnings);
-    return sound ? value as LoadResult : null;
-  }
-  return v?.ok === false && typeof v.error === "object" && v.error !== null
-    ? value as LoadResult
-    : null;
+/**
+ * A value as stored: its JSON after the JSON's SHA-256, so a row damaged on disk (SQLite does not
+ * checksum its pages) is a miss, never a compiled workflow that no longer matches its hash.
+ */
+export function seal(value: ListedOutcome | LoadResult): string {
+  const json = JSON.stringify(value);
+  return `${sha256(json)}:${json}`;
 }
 
-/** A stored summary as written, or `null` when it is not one (read as a miss). */
-export function decodeListed(text: string): ListedOutcome | null {
-  let value: unknown;
+/** A stored value whose checksum holds, or `null` (read as a miss). */
+export function unseal<T extends { ok: boolean }>(text: string): T | null {
+  const json = text.slice(65);
+  if (text[64] !== ":" || sha256(json) !== text.slice(0, 64)) return null;
   try {
-    value = JSON.parse(text);
+    const value = JSON.parse(json);
+    return typeof value?.ok === "boolean" ? value : null;
   } catch {
     return null;
   }
-  const v = value as { ok?: unknown; summary?: Record<string, unknown>; error?: unknown };
-  if (v?.ok === true) {
-    const sound = typeof v.summary?.id === "string" && typeof v.summary.workflowHash === "string";
-    return sound ? value as ListedOutcome : null;
-  }
-  return v?.ok === false && typeof v.error === "object" && v.error !== null
-    ? value as ListedOutcome
-    : null;
 }

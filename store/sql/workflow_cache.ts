@@ -6,11 +6,13 @@
  * @module
  */
 import { type Kysely, sql } from "npm:kysely@0.29.9";
+import type { LoadResult } from "../../engine/mod.ts";
 import {
-  decodeListed,
-  decodeOutcome,
   type IndexedFile,
+  type ListedOutcome,
+  seal,
   type StoredOutcome,
+  unseal,
   WORKFLOW_CACHE_ROWS,
   type WorkflowCache,
 } from "../workflow_cache.ts";
@@ -39,7 +41,7 @@ export function sqlWorkflowCache(
         .select(["digest", "routines_key", "outcome"])
         .where("digest", "in", digests).execute();
       return rows.flatMap((r) => {
-        const value = decodeOutcome(r.outcome);
+        const value = unseal<LoadResult>(r.outcome);
         return value ? [{ digest: r.digest, routinesKey: r.routines_key, value }] : [];
       });
     },
@@ -49,7 +51,7 @@ export function sqlWorkflowCache(
         .select(["digest", "routines_key", "summary"])
         .where("digest", "in", digests).execute();
       return rows.flatMap((r) => {
-        const value = decodeListed(r.summary);
+        const value = unseal<ListedOutcome>(r.summary);
         return value ? [{ digest: r.digest, routinesKey: r.routines_key, value }] : [];
       });
     },
@@ -114,8 +116,8 @@ async function upsertOutcomes(
     digest: o.digest,
     routines_key: o.routinesKey,
     written_at: at,
-    summary: JSON.stringify(o.listed),
-    outcome: JSON.stringify(o.result),
+    summary: seal(o.listed),
+    outcome: seal(o.result),
   }))).onConflict((oc) =>
     oc.column("digest").doUpdateSet((eb) => ({
       routines_key: eb.ref("excluded.routines_key"),

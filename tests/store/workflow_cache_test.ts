@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { summarize, type WorkflowSource } from "../../engine/mod.ts";
+import { type LoadResult, summarize, type WorkflowSource } from "../../engine/mod.ts";
 import {
   createWorkflowSource,
   type OpenedSqlStore,
@@ -16,6 +16,7 @@ import {
   WORKFLOW_CACHE_ROWS,
   type WorkflowCache,
 } from "../../store/mod.ts";
+import { seal, unseal } from "../../store/workflow_cache.ts";
 import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";
 import { freshPostgresUrl, postgresBin } from "../helpers/postgres.ts";
 import { CORPUS_DIR, corpusFiles } from "../helpers/corpus.ts";
@@ -148,11 +149,21 @@ for (const dialect of Object.keys(DIALECTS)) {
       assert.ok(first && callerBefore);
       // mark the stored outcome: a new process serves the mark, so it did not compile the file
       const rows = await f.store.db.selectFrom("workflow_outcomes").selectAll().execute();
-      const row = rows.find((r) => JSON.parse(r.outcome).workflow?.id === "team.plain")!;
-      await f.store.db.updateTable("workflow_outcomes")
-        .set({ outcome: row.outcome.replace('"name":"team.plain"', '"name":"from the cache"') })
-        .where("digest", "=", row.digest).execute();
+      const row = rows.find((r) =>
+        unseal<LoadResult>(r.outcome)?.ok && r.outcome.includes(first.hash)
+      )!;
+      const marked = row.outcome.slice(65).replace(
+        '"name":"team.plain"',
+        '"name":"from the cache"',
+      );
+      const setOutcome = (outcome: string) =>
+        f.store.db.updateTable("workflow_outcomes").set({ outcome })
+          .where("digest", "=", row.digest).execute();
+      await setOutcome(seal(JSON.parse(marked)));
       assert.equal((await f.cached().find!("team.plain"))?.compiled.name, "from the cache");
+      // a row damaged on disk fails its checksum: compiled again, not served
+      await setOutcome(`${row.outcome.slice(0, 65)}${marked}`);
+      assert.deepStrictEqual(await f.cached().find!("team.plain"), first);
 
       await Deno.writeTextFile(join(f.user, "plain.json"), file("team.plain", { version: "2" }));
       const edited = await f.cached().find!("team.plain");
