@@ -106,28 +106,38 @@ function statLine(path: string): string {
   }
 }
 
+/** The format of what the cache stores: bump it when `seal`ed values or digests change shape. */
+const CACHE_FORMAT = 1;
+
 /**
  * What identifies the compiler, so an upgrade (or, in a checkout, an edit of the engine) never
- * reuses an outcome of another: the compiled format, this module's URL and file, the running
- * executable (`deno`, or a compiled waymark), and, where the engine's sources lie beside this
- * module, each of them by modification time and size. About 40 `stat`s, once per process.
+ * reuses an outcome of another: the compiled and cache formats, this module's URL and file, the
+ * running executable (`deno`, or a compiled waymark), and, where the engine's sources lie beside
+ * this module, each source of the engine's top folder and `engine/workflow/`, and the summary's
+ * (`list_workflows.ts`), by modification time and size. About 40 `stat`s, once per process.
  */
 export function compilerIdentity(): string {
-  const parts = [`format ${COMPILED_FORMAT}`, import.meta.url, statLine(process.execPath)];
-  if (import.meta.url.startsWith("file:")) {
-    parts.push(statLine(fileURLToPath(import.meta.url)));
-    for (const folder of ["../engine/", "../engine/workflow/"]) {
-      let dir: string;
-      let names: string[];
-      try {
-        dir = fileURLToPath(new URL(folder, import.meta.url));
-        names = readdirSync(dir).filter((n) => n.endsWith(".ts")).sort();
-      } catch {
-        continue; // a bundle or a binary: no sources beside it
-      }
-      for (const name of names) parts.push(statLine(join(dir, name)));
+  const parts = [
+    `format ${COMPILED_FORMAT} cache ${CACHE_FORMAT}`,
+    import.meta.url,
+    statLine(process.execPath),
+  ];
+  if (!import.meta.url.startsWith("file:")) return sha256(...parts);
+  parts.push(statLine(fileURLToPath(import.meta.url)));
+  for (const folder of ["../engine/", "../engine/workflow/"]) {
+    let dir: string;
+    let names: string[];
+    try {
+      dir = fileURLToPath(new URL(folder, import.meta.url));
+      names = readdirSync(dir).filter((n) => n.endsWith(".ts")).sort();
+    } catch {
+      continue; // a bundle or a binary: no sources beside it
     }
+    for (const name of names) parts.push(statLine(join(dir, name)));
   }
+  parts.push(
+    statLine(fileURLToPath(new URL("../engine/use_cases/list_workflows.ts", import.meta.url))),
+  );
   return sha256(...parts);
 }
 

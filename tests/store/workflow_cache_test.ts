@@ -16,7 +16,7 @@ import {
   WORKFLOW_CACHE_ROWS,
   type WorkflowCache,
 } from "../../store/mod.ts";
-import { seal, unseal } from "../../store/workflow_cache.ts";
+import { compilerIdentity, seal, unseal } from "../../store/workflow_cache.ts";
 import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";
 import { freshPostgresUrl, postgresBin } from "../helpers/postgres.ts";
 import { CORPUS_DIR, corpusFiles } from "../helpers/corpus.ts";
@@ -285,4 +285,19 @@ Deno.test({
       await f.cleanup();
     }
   },
+});
+
+Deno.test("in a checkout, an edit of the compiler's sources changes the compiler's identity", async () => {
+  const source = new URL("../../engine/workflow/compile.ts", import.meta.url);
+  const before = compilerIdentity();
+  assert.match(before, /^[0-9a-f]{64}$/);
+  assert.equal(compilerIdentity(), before);
+  const { atime, mtime } = await Deno.stat(source);
+  try {
+    await Deno.utime(source, atime!, new Date(mtime!.getTime() + 1000));
+    assert.notEqual(compilerIdentity(), before);
+  } finally {
+    await Deno.utime(source, atime!, mtime!);
+  }
+  assert.equal(compilerIdentity(), before);
 });
