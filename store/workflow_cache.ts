@@ -11,8 +11,8 @@
  * A digest covers the compiler ({@linkcode compilerIdentity}), the source kind, the path and
  * the text, so an outcome is only reused for the same text at the same place under the same
  * compiler. Each kind of row is bounded ({@linkcode WORKFLOW_CACHE_ROWS}); the oldest written go
- * first. The cache is never the truth: a row that cannot be read, or whose checksum fails, is a
- * miss, and a write that fails is dropped.
+ * first. The cache is never the truth: a row that cannot be read, or an outcome whose checksum
+ * fails, is a miss, and a write that fails is dropped.
  * @module
  */
 import { readdirSync, statSync } from "node:fs";
@@ -106,7 +106,7 @@ function statLine(path: string): string {
   }
 }
 
-/** The format of what the cache stores: bump it when `seal`ed values or digests change shape. */
+/** The format of what the cache stores: bump it when stored values or digests change shape. */
 const CACHE_FORMAT = 1;
 
 /**
@@ -142,18 +142,25 @@ export function compilerIdentity(): string {
 }
 
 /**
- * A value as stored: its JSON after the JSON's SHA-256, so a row damaged on disk (SQLite does not
- * checksum its pages) is a miss, never a compiled workflow that no longer matches its hash.
+ * An outcome as stored: its JSON after the JSON's SHA-256, so a row damaged on disk (SQLite does
+ * not checksum its pages) is a miss, never a compiled workflow pinned under a hash it no longer
+ * matches. Summaries are stored as plain JSON: they are only shown, and a hash per summary would
+ * cost a listing of 100 files about 1.5 ms.
  */
-export function seal(value: ListedOutcome | LoadResult): string {
+export function seal(value: LoadResult): string {
   const json = JSON.stringify(value);
   return `${sha256(json)}:${json}`;
 }
 
-/** A stored value whose checksum holds, or `null` (read as a miss). */
-export function unseal<T extends { ok: boolean }>(text: string): T | null {
+/** A stored outcome whose checksum holds, or `null` (read as a miss). */
+export function unseal(text: string): LoadResult | null {
   const json = text.slice(65);
   if (text[64] !== ":" || sha256(json) !== text.slice(0, 64)) return null;
+  return parsed<LoadResult>(json);
+}
+
+/** A stored value's JSON, or `null` when it is not an outcome or summary (read as a miss). */
+export function parsed<T extends { ok: boolean }>(json: string): T | null {
   try {
     const value = JSON.parse(json);
     return typeof value?.ok === "boolean" ? value : null;

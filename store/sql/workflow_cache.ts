@@ -6,10 +6,10 @@
  * @module
  */
 import { type Kysely, sql } from "npm:kysely@0.29.9";
-import type { LoadResult } from "../../engine/mod.ts";
 import {
   type IndexedFile,
   type ListedOutcome,
+  parsed,
   seal,
   type StoredOutcome,
   unseal,
@@ -41,7 +41,7 @@ export function sqlWorkflowCache(
         .select(["digest", "routines_key", "outcome"])
         .where("digest", "in", digests).execute();
       return rows.flatMap((r) => {
-        const value = unseal<LoadResult>(r.outcome);
+        const value = unseal(r.outcome);
         return value ? [{ digest: r.digest, routinesKey: r.routines_key, value }] : [];
       });
     },
@@ -51,7 +51,7 @@ export function sqlWorkflowCache(
         .select(["digest", "routines_key", "summary"])
         .where("digest", "in", digests).execute();
       return rows.flatMap((r) => {
-        const value = unseal<ListedOutcome>(r.summary);
+        const value = parsed<ListedOutcome>(r.summary);
         return value ? [{ digest: r.digest, routinesKey: r.routines_key, value }] : [];
       });
     },
@@ -116,7 +116,7 @@ async function upsertOutcomes(
     digest: o.digest,
     routines_key: o.routinesKey,
     written_at: at,
-    summary: seal(o.listed),
+    summary: JSON.stringify(o.listed),
     outcome: seal(o.result),
   }))).onConflict((oc) =>
     oc.column("digest").doUpdateSet((eb) => ({

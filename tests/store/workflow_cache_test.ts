@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type LoadResult, summarize, type WorkflowSource } from "../../engine/mod.ts";
+import { summarize, type WorkflowSource } from "../../engine/mod.ts";
 import {
   createWorkflowSource,
   type OpenedSqlStore,
@@ -149,9 +149,7 @@ for (const dialect of Object.keys(DIALECTS)) {
       assert.ok(first && callerBefore);
       // mark the stored outcome: a new process serves the mark, so it did not compile the file
       const rows = await f.store.db.selectFrom("workflow_outcomes").selectAll().execute();
-      const row = rows.find((r) =>
-        unseal<LoadResult>(r.outcome)?.ok && r.outcome.includes(first.hash)
-      )!;
+      const row = rows.find((r) => unseal(r.outcome)?.ok && r.outcome.includes(first.hash))!;
       const marked = row.outcome.slice(65).replace(
         '"name":"team.plain"',
         '"name":"from the cache"',
