@@ -115,29 +115,25 @@ const CACHE_FORMAT = 1;
  * running executable (`deno`, or a compiled waymark), and, where the engine's sources lie beside
  * this module, each source of the engine's top folder and `engine/workflow/`, and the summary's
  * (`list_workflows.ts`), by modification time and size. About 40 `stat`s, once per process.
+ * `moduleUrl` stands for this module's URL (tests point it into a scratch tree).
  */
-export function compilerIdentity(): string {
-  const parts = [
-    `format ${COMPILED_FORMAT} cache ${CACHE_FORMAT}`,
-    import.meta.url,
-    statLine(process.execPath),
-  ];
-  if (!import.meta.url.startsWith("file:")) return sha256(...parts);
-  parts.push(statLine(fileURLToPath(import.meta.url)));
+export function compilerIdentity(moduleUrl: string = import.meta.url): string {
+  const parts = [`format ${COMPILED_FORMAT} cache ${CACHE_FORMAT}`, moduleUrl];
+  parts.push(statLine(process.execPath));
+  if (!moduleUrl.startsWith("file:")) return sha256(...parts);
+  parts.push(statLine(fileURLToPath(moduleUrl)));
   for (const folder of ["../engine/", "../engine/workflow/"]) {
     let dir: string;
     let names: string[];
     try {
-      dir = fileURLToPath(new URL(folder, import.meta.url));
+      dir = fileURLToPath(new URL(folder, moduleUrl));
       names = readdirSync(dir).filter((n) => n.endsWith(".ts")).sort();
     } catch {
       continue; // a bundle or a binary: no sources beside it
     }
     for (const name of names) parts.push(statLine(join(dir, name)));
   }
-  parts.push(
-    statLine(fileURLToPath(new URL("../engine/use_cases/list_workflows.ts", import.meta.url))),
-  );
+  parts.push(statLine(fileURLToPath(new URL("../engine/use_cases/list_workflows.ts", moduleUrl))));
   return sha256(...parts);
 }
 

@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { pathToFileURL as toFileUrl } from "node:url";
 import { summarize, type WorkflowSource } from "../../engine/mod.ts";
 import {
   createWorkflowSource,
@@ -286,16 +287,29 @@ Deno.test({
 });
 
 Deno.test("in a checkout, an edit of the compiler's sources changes the compiler's identity", async () => {
-  const source = new URL("../../engine/workflow/compile.ts", import.meta.url);
-  const before = compilerIdentity();
-  assert.match(before, /^[0-9a-f]{64}$/);
-  assert.equal(compilerIdentity(), before);
-  const { atime, mtime } = await Deno.stat(source);
+  const root = await Deno.makeTempDir({ prefix: "waymark-identity-" });
   try {
-    await Deno.utime(source, atime!, new Date(mtime!.getTime() + 1000));
-    assert.notEqual(compilerIdentity(), before);
+    const tree = ["store/workflow_cache.ts", "engine/ids.ts", "engine/workflow/compile.ts"];
+    tree.push("engine/use_cases/list_workflows.ts", "engine/use_cases/advance.ts");
+    for (const rel of tree) {
+      await Deno.mkdir(join(root, rel, ".."), { recursive: true });
+      await Deno.writeTextFile(join(root, rel), "// source");
+    }
+    const identity = () => compilerIdentity(toFileUrl(join(root, "store/workflow_cache.ts")).href);
+    const before = identity();
+    assert.match(before, /^[0-9a-f]{64}$/);
+    assert.equal(identity(), before);
+    assert.notEqual(before, compilerIdentity(), "another tree, another identity");
+    const touch = (rel: string) =>
+      Deno.utime(join(root, rel), new Date(), new Date(Date.now() + 5000));
+    await touch("engine/use_cases/advance.ts");
+    assert.equal(identity(), before, "a use case the compiler does not run");
+    for (const rel of tree.slice(0, 4)) {
+      const was = identity();
+      await touch(rel);
+      assert.notEqual(identity(), was, rel);
+    }
   } finally {
-    await Deno.utime(source, atime!, mtime!);
+    await Deno.remove(root, { recursive: true });
   }
-  assert.equal(compilerIdentity(), before);
 });
