@@ -46,6 +46,7 @@ import {
   type OpenedSqlStore,
   openStore,
   type SourceDir,
+  sqlWorkflowCache,
   systemClock,
 } from "./store/mod.ts";
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
@@ -239,11 +240,10 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
   });
   const deps: EngineDeps = {
     store,
-    workflows: createWorkflowSource(
-      BUNDLED_WORKFLOWS,
-      paths.workflowDirs,
-      async () => jobsAsWorkflows(await jobs.load(paths.workspace)),
-    ),
+    workflows: createWorkflowSource(BUNDLED_WORKFLOWS, paths.workflowDirs, {
+      extra: async () => jobsAsWorkflows(await jobs.load(paths.workspace)),
+      cache: sqlWorkflowCache(store),
+    }),
     keyring: await loadOrCreateKeyring(paths.keysFile),
     clock: systemClock,
     random: cryptoRandom,

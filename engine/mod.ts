@@ -15,6 +15,7 @@ export * from "./workspace.ts";
 export * from "./preferences.ts";
 export * from "./responses.ts";
 export * from "./text.ts";
+export * from "./collate.ts";
 export * from "./workflow/schema.ts";
 export * from "./workflow/ids.ts";
 export * from "./workflow/parse.ts";
@@ -27,7 +28,7 @@ export { fillPlaceholders, promptValueText, renderPromptBlocks } from "./workflo
 export * from "./workflow/library.ts";
 export * from "./contracts.ts";
 export * from "./enforce.ts";
-export { listWorkflows } from "./use_cases/list_workflows.ts";
+export { listWorkflows, summarize } from "./use_cases/list_workflows.ts";
 export { inspectWorkflow } from "./use_cases/inspect_workflow.ts";
 export { type StartInput, type StartOptions, startWorkflow } from "./use_cases/start_workflow.ts";
 export { type ContinueInput, continueWorkflow } from "./use_cases/continue_workflow.ts";

@@ -6,6 +6,8 @@
 import type { Artifact, DomainEvent, NodeFacts, StackEvent } from "./events.ts";
 import type { CompiledWorkflow } from "./workflow/compiled.ts";
 import type { LoadedSet, LoadedWorkflow } from "./workflow/catalog.ts";
+import type { WorkflowLoadError } from "./workflow/parse.ts";
+import type { WorkflowSummary } from "./responses.ts";
 import type { Keyring } from "./tokens.ts";
 import type { RunState } from "./workflow/interpreter.ts";
 import type { Preferences } from "./preferences.ts";
@@ -350,6 +352,11 @@ export interface WorkflowSource {
    * takes (a source without it is asked for `load` instead).
    */
   find?(workflowId: string): Promise<LoadedWorkflow | null>;
+  /**
+   * What `load` lists, as `list_workflows` summarises it, for a source that keeps summaries
+   * (so listing needs no compiled workflow); a source without it is asked for `load` instead.
+   */
+  summaries?(): Promise<{ workflows: WorkflowSummary[]; errors: WorkflowLoadError[] }>;
 }
 
 /** Everything a use-case may touch. */

@@ -10,7 +10,14 @@ export { openLibsqlStore, type SqliteStore } from "./libsql/mod.ts";
 export type { OpenedSqlStore, OpenStoreOptions, SqlStore } from "./sql/store.ts";
 export { type MemoryStore, openMemoryStore } from "./memory/mod.ts";
 export { loadOrCreateKeyring, rotateKeyring } from "./keyring.ts";
-export { createWorkflowSource, type ExtraWorkflows, type SourceDir } from "./workflow_files.ts";
+export {
+  createWorkflowSource,
+  type ExtraWorkflows,
+  type SourceDir,
+  type WorkflowSourceOptions,
+} from "./workflow_files.ts";
+export { WORKFLOW_CACHE_ROWS, type WorkflowCache } from "./workflow_cache.ts";
+export { sqlWorkflowCache } from "./sql/workflow_cache.ts";
 export { additionalJobFolders, createJobSource, type JobSourceOptions } from "./deepwork_jobs.ts";
 export { cryptoRandom, systemClock } from "./system.ts";
 export { loadConfig, type WaymarkConfig } from "./config_file.ts";

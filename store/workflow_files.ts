@@ -1,53 +1,53 @@
 /**
  * Workflow sources on disk (user, project, extra directories) plus the bundled files, loaded
  * through the engine's pure loader. Every call lists the directories and stats each file (the
- * drift check needs their current state); what a file version yields is kept:
+ * drift check needs their current state); what a file version yields is kept
+ * (`workflow_memo.ts`):
  *
- * - its text and the id it declares (read with the native JSON parser first), so finding one
- *   workflow reads the other files' ids only, and a `wr.*` id reads no directory file at all;
- * - its parse (zod validation), made only for candidates, routines and full listings;
- * - its compiled form, cached by SHA-256 of source, path and text (plus the routines, when the
- *   compiler used them): at most {@linkcode COMPILED_CACHE_ENTRIES} entries, least recently used
- *   first out;
- * - the full set (`load`) for the last listing, so repeated listings compile nothing.
+ * - its declared id and the digest of its text: in memory per file version, and, with a
+ *   {@linkcode WorkflowCache}, between processes by version (`workflow_cache.ts`), so a new
+ *   process finds one workflow without reading the other files, and a `wr.*` id reads no
+ *   directory file at all;
+ * - its text and parse, only once something needs them (a candidate not compiled before, a
+ *   routine to compile against);
+ * - its outcome (compiled workflow, hash and warnings, or load error) and summary, by digest,
+ *   with the routines' key when the compiler used routines: so a file compiles once, not once
+ *   per process, and listing reads summaries only;
+ * - the full set (`load`) and the summaries (`summaries`) of the last listing, so repeated
+ *   listings compile nothing.
  * @module
  */
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { createHash } from "node:crypto";
-import { join } from "node:path";
 import {
-  compileParsed,
-  declaredId,
-  findInIndex,
-  indexRoutines,
+  compareText,
   isRoutineId,
-  LazyRoutines,
   type LoadedSet,
   type LoadedWorkflow,
-  type LoadResult,
   onlyBundledMayDefine,
-  type ParsedSource,
   parseSourceFile,
   resolveCatalog,
-  routinesAmong,
+  SOURCE_KINDS,
   type SourceFile,
-  type SourceIndex,
-  type SourceKind,
-  type WorkflowFile,
+  summarize,
   type WorkflowLoadError,
   type WorkflowSource,
+  type WorkflowSummary,
 } from "../engine/mod.ts";
+import { type IndexedFile, sha256, type WorkflowCache } from "./workflow_cache.ts";
+import { keyOf, WorkflowMemo } from "./workflow_memo.ts";
+import {
+  type FileState,
+  fileVersion,
+  indexedState,
+  listDir,
+  type ListedFile,
+  type Listing,
+  readState,
+  type SourceDir,
+  textState,
+} from "./workflow_states.ts";
 
-/** A directory of workflow files and its source kind. */
-export interface SourceDir {
-  /** Source kind (decides precedence and whether `wr.*` is allowed). */
-  source: Exclude<SourceKind, "bundled">;
-  /** The directory. */
-  dir: string;
-}
-
-/** How many compiled workflows the cache keeps (the last full set is kept besides). */
-export const COMPILED_CACHE_ENTRIES = 128;
+export type { SourceDir } from "./workflow_states.ts";
+export { COMPILED_CACHE_ENTRIES } from "./workflow_memo.ts";
 
 /** How many lookups by id are remembered for an unchanged listing. */
 const FOUND_IDS = 256;
@@ -60,53 +60,6 @@ const FOUND_IDS = 256;
  */
 export const LISTING_REUSE_MS = 1000;
 
-type Listing = { file: string; version: string }[] | { ok: false; error: WorkflowLoadError };
-
-/** One file version: its text (or why it could not be read), declared id and parse. */
-interface FileState {
-  version: string;
-  input: SourceFile | null;
-  readError?: { ok: false; error: WorkflowLoadError };
-  id: string | null;
-  digest: string;
-  parsed?: ParsedSource;
-}
-
-// Listing and stat-ing run on every call (the drift check needs the files' current state);
-// the synchronous calls cost microseconds where their async forms cost a scheduler hop each.
-function listDir({ source, dir }: SourceDir): Listing {
-  let names: string[];
-  if (!existsSync(dir)) return []; // ~1 µs, where a failing readdir builds an error (~15 µs)
-  try {
-    names = readdirSync(dir);
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return [];
-    return {
-      ok: false,
-      error: {
-        file: dir,
-        issues: [{ path: "", message: `cannot read directory: ${String(error)}` }],
-      },
-    };
-  }
-  return names.filter((n) => /\.jsonc?$/.test(n) && !n.endsWith(".schema.json")).sort().map(
-    (name) => {
-      const file = join(dir, name);
-      return { file, version: fileVersion(source, file) };
-    },
-  );
-}
-
-function fileVersion(source: string, file: string): string {
-  try {
-    const info = statSync(file);
-    return `${source}:${info.mtimeMs}:${info.size}`;
-  } catch {
-    return `${source}:missing`;
-  }
-}
-
 /** A file an answer was read from, at the version it had then. */
 type Watched = { source: string; file: string; version: string };
 
@@ -117,221 +70,178 @@ const NO_EXTRA: ExtraLoad = { workflows: [], errors: [] };
 /** Workflows loaded elsewhere (DeepWork jobs), merged into the catalog under its precedence. */
 export type ExtraWorkflows = () => Promise<ExtraLoad>;
 
-function sha256(...parts: string[]): string {
-  const hash = createHash("sha256");
-  for (const part of parts) hash.update(part).update("\0");
-  return hash.digest("hex");
+/** Options of {@linkcode createWorkflowSource}. */
+export interface WorkflowSourceOptions {
+  /** Workflows loaded elsewhere (DeepWork jobs as `<job>.<workflow>`). */
+  extra?: ExtraWorkflows;
+  /** Where ids and outcomes are kept between processes; without one, each process starts cold. */
+  cache?: WorkflowCache;
 }
 
-// Each file version's state, found from the SourceFile it hands the engine.
-const stateOf = new WeakMap<SourceFile, FileState>();
+/** What `summaries` answers. */
+type Summaries = { workflows: WorkflowSummary[]; errors: WorkflowLoadError[] };
 
-function fileState(input: SourceFile, version: string): FileState {
-  const state: FileState = {
-    version,
-    input,
-    id: declaredId(input.text),
-    digest: sha256(input.source, input.file, input.text),
-  };
-  stateOf.set(input, state);
-  return state;
-}
-
-/** A bundled file's state: its (unvalidated, cheap) parse gives the id, and is kept for compiling. */
-function bundledState(input: SourceFile): FileState {
-  const parsed = parseSourceFile(input);
-  const state: FileState = {
-    version: "bundled",
-    input,
-    id: parsed.ok ? parsed.file.id : null,
-    digest: sha256(input.source, input.file, input.text),
-    parsed,
-  };
-  stateOf.set(input, state);
-  return state;
-}
-
-function readState(source: SourceDir["source"], file: string, version: string): FileState {
-  try {
-    return fileState({ source, file, text: readFileSync(file, "utf8") }, version);
-  } catch (error) {
-    return {
-      version,
-      input: null,
-      id: null,
-      digest: "",
-      readError: {
-        ok: false,
-        error: { file, issues: [{ path: "", message: `cannot read file: ${String(error)}` }] },
-      },
-    };
-  }
-}
-
-function parse(input: SourceFile): ParsedSource {
-  const state = stateOf.get(input)!;
-  return state.parsed ??= parseSourceFile(input);
-}
-
-/** A least-recently-used map of at most `limit` entries. */
-class Lru<K, V> {
-  readonly #map = new Map<K, V>();
-  constructor(readonly limit: number) {}
-  get(key: K): V | undefined {
-    const value = this.#map.get(key);
-    if (value !== undefined) {
-      this.#map.delete(key);
-      this.#map.set(key, value);
-    }
-    return value;
-  }
-  set(key: K, value: V): void {
-    this.#map.delete(key);
-    this.#map.set(key, value);
-    if (this.#map.size > this.limit) this.#map.delete(this.#map.keys().next().value!);
-  }
-}
-
-/** What one call sees: the listings, and their files, each read at most once per version. */
+/** What one call sees: the listings, and their files' states (bundled first). */
 interface View {
   key: string;
   listings: { dir: SourceDir; listing: Listing }[];
-  /** Bundled files, then each directory's (read on first use). */
-  files(): FileState[];
+  files(): Promise<FileState[]>;
 }
 
-/**
- * Creates a workflow source over bundled files and directories, in precedence order, plus
- * `extra` workflows (DeepWork jobs as `<job>.<workflow>`).
- */
+/** Creates a workflow source over bundled files and directories, in precedence order. */
 export function createWorkflowSource(
   bundled: readonly SourceFile[],
   dirs: readonly SourceDir[],
-  extra?: ExtraWorkflows,
+  options: WorkflowSourceOptions = {},
 ): WorkflowSource {
-  return new FolderSource(bundled, dirs, extra);
+  return new FolderSource(bundled, dirs, options);
 }
 
-/** A compiled result, and the routines' key when compiling read routines. */
-type CompiledEntry = { routines: string | null; result: LoadResult };
+const byPrecedence = (a: FileState, b: FileState) =>
+  SOURCE_KINDS.indexOf(a.source) - SOURCE_KINDS.indexOf(b.source) || compareText(a.file, b.file);
+
+const listingErrors = (current: View): WorkflowLoadError[] =>
+  current.listings.flatMap(({ listing }) => Array.isArray(listing) ? [] : [listing.error]);
 
 /** Bundled files and folders, compiled on demand with the caches described above. */
 class FolderSource implements WorkflowSource {
   readonly #bundled: readonly SourceFile[];
   readonly #dirs: readonly SourceDir[];
   readonly #extra?: ExtraWorkflows;
-  // read on first use, not at start-up (their ids and digests cost milliseconds)
-  #bundledRead: FileState[] | null = null;
+  readonly #memo: WorkflowMemo;
+  // read on first use, not at start-up (their digests cost a millisecond)
+  #bundledRead: Promise<FileState[]> | null = null;
   readonly #states = new Map<string, FileState>();
-  readonly #compiled = new Lru<string, CompiledEntry>(COMPILED_CACHE_ENTRIES);
   #last: { key: string; set: LoadedSet } | null = null;
+  #lastSummaries: { key: string; value: Summaries } | null = null;
   #found: { key: string; byId: Map<string, LoadedWorkflow | null> } | null = null;
   // when the folders were last listed, their own versions then, and what each answer read
   #listed = { at: -Infinity, dirs: "", watch: new Map<string, Watched[]>() };
   readonly #bundledFound = new Map<string, LoadedWorkflow>(); // at most one per bundled file
 
-  constructor(bundled: readonly SourceFile[], dirs: readonly SourceDir[], extra?: ExtraWorkflows) {
+  constructor(
+    bundled: readonly SourceFile[],
+    dirs: readonly SourceDir[],
+    options: WorkflowSourceOptions,
+  ) {
     this.#bundled = bundled;
     this.#dirs = dirs;
-    this.#extra = extra;
+    this.#extra = options.extra;
+    this.#memo = new WorkflowMemo(options.cache);
   }
 
-  #bundledStates(): FileState[] {
-    return this.#bundledRead ??= this.#bundled.map(bundledState);
+  #bundledStates(): Promise<FileState[]> {
+    return this.#bundledRead ??= this.#memo.indexed(this.#bundled.map((input) => input.file))
+      .then((indexed) => this.#readBundled(indexed));
+  }
+
+  /** Bundled states: the id from the index when it knows this text, else from a parse. */
+  #readBundled(indexed: ReadonlyMap<string, IndexedFile>): FileState[] {
+    const salt = this.#memo.salt;
+    return this.#bundled.map((input) => {
+      const version = `bundled:${sha256(salt, input.source, input.file, input.text)}`;
+      const row = indexed.get(keyOf(input.source, input.file));
+      if (row?.version === version) return { ...indexedState(row, input.source), input };
+      const parsed = parseSourceFile(input); // no validation: cheap (see parseSourceFile)
+      const state = textState(input, { version, salt, id: parsed.ok ? parsed.file.id : null });
+      state.parsed = parsed;
+      this.#memo.remember(state, 0);
+      return state;
+    });
   }
 
   #view(): View {
     const listings = this.#dirs.map((dir) => ({ dir, listing: listDir(dir) }));
-    let all: FileState[] | null = null;
-    const files = (): FileState[] => all ??= this.#readListed(listings);
+    let all: Promise<FileState[]> | null = null;
+    const files = () => all ??= this.#readListed(listings);
     return { key: JSON.stringify(listings.map((l) => l.listing)), listings, files };
   }
 
-  /** The bundled files' states, then each listed file's (read again when its version moved). */
-  #readListed(listings: View["listings"]): FileState[] {
-    const all = [...this.#bundledStates()];
-    const live = new Set<string>();
+  /**
+   * The bundled files' states, then each listed file's: kept while its version holds, else
+   * from the index when it has that version, else read.
+   */
+  async #readListed(listings: View["listings"]): Promise<FileState[]> {
+    const listed: { dir: SourceDir; file: ListedFile }[] = [];
     for (const { dir, listing } of listings) {
-      if (!Array.isArray(listing)) continue;
-      for (const { file, version } of listing) {
-        live.add(file);
-        let state = this.#states.get(file);
-        if (!state || state.version !== version) {
-          state = readState(dir.source, file, version);
-          this.#states.set(file, state);
-        }
-        all.push(state);
-      }
+      if (Array.isArray(listing)) { for (const file of listing) listed.push({ dir, file }); }
     }
+    const stale = listed.filter(({ file }) =>
+      this.#states.get(file.file)?.version !== file.version
+    );
+    // one query for the bundled files too, when they have not been read yet
+    const unread = this.#bundledRead ? [] : this.#bundled.map((input) => input.file);
+    const indexed = await this.#memo.indexed([...unread, ...stale.map(({ file }) => file.file)]);
+    this.#bundledRead ??= Promise.resolve(this.#readBundled(indexed));
+    const bundled = await this.#bundledRead;
+    for (const { dir, file } of stale) {
+      const row = indexed.get(keyOf(dir.source, file.file));
+      const state = row?.version === file.version
+        ? indexedState(row, dir.source)
+        : readState(dir.source, file, this.#memo.salt);
+      this.#memo.remember(state, file.mtimeMs);
+      this.#states.set(file.file, state);
+    }
+    const live = new Set(listed.map(({ file }) => file.file));
     for (const file of this.#states.keys()) if (!live.has(file)) this.#states.delete(file);
-    return all;
-  }
-
-  #indexOf(current: View): SourceIndex & { routinesKey(): string } {
-    const readable = () => current.files().filter((s) => s.input !== null);
-    const index = {
-      declaring: (id: string): SourceFile[] =>
-        (onlyBundledMayDefine(id) ? this.#bundledStates() : readable())
-          .filter((s) => s.id === id).map((s) => s.input!),
-      routineFiles: (): SourceFile[] =>
-        readable().filter((s) => s.id !== null && isRoutineId(s.id)).map((s) => s.input!),
-      parse,
-      routinesKey: () => sha256(...index.routineFiles().map((f) => stateOf.get(f)!.digest)),
-    };
-    return index;
-  }
-
-  /** Compiles through the cache; an entry that used routines is valid while they are the same. */
-  async #compile(
-    parsed: Extract<ParsedSource, { ok: true }>,
-    routines: { build(): ReadonlyMap<string, WorkflowFile>; key(): string },
-  ): Promise<LoadResult> {
-    const digest = stateOf.get(parsed.input)!.digest;
-    const hit = this.#compiled.get(digest);
-    if (hit && (hit.routines === null || hit.routines === routines.key())) return hit.result;
-    const lazy = new LazyRoutines(routines.build);
-    const result = await compileParsed(parsed, lazy);
-    this.#compiled.set(digest, { routines: lazy.used ? routines.key() : null, result });
-    return result;
-  }
-
-  /** Every source in precedence order, parsed (a folder that failed to list is its error). */
-  #parsedAll(current: View): ParsedSource[] {
-    const all: ParsedSource[] = this.#bundledStates().map((state) => parse(state.input!));
-    const files = current.files();
-    let next = this.#bundled.length;
-    for (const { listing } of current.listings) {
-      if (!Array.isArray(listing)) {
-        all.push(listing);
-        continue;
-      }
-      for (const state of files.slice(next, next += listing.length)) {
-        all.push(state.readError ?? parse(state.input!));
-      }
-    }
-    return all;
+    return [...bundled, ...listed.map(({ file }) => this.#states.get(file.file)!)];
   }
 
   async #loadAll(current: View, more: ExtraLoad): Promise<LoadedSet> {
-    const all = this.#parsedAll(current);
-    const routines = routinesAmong(all);
-    const index = this.#indexOf(current);
+    const files = await current.files();
+    const routines = this.#memo.routinesOf(files);
+    const stored = await this.#memo.storedOutcomes(files);
     const workflows: LoadedWorkflow[] = [];
-    const errors: WorkflowLoadError[] = [];
-    for (const parsed of all) {
-      const item = parsed.ok
-        ? await this.#compile(parsed, { build: () => routines, key: index.routinesKey })
-        : parsed;
+    const errors = listingErrors(current);
+    for (const state of files) {
+      const item = await this.#memo.outcome(state, routines, stored);
       if (item.ok) workflows.push(item.workflow);
       else errors.push(item.error);
     }
+    await this.#memo.save();
     return resolveCatalog([...workflows, ...more.workflows], [...errors, ...more.errors]);
   }
 
+  /** As {@linkcode #loadAll}, in summaries: no compiled workflow is read from the cache. */
+  async #summarizeAll(current: View, more: ExtraLoad): Promise<Summaries> {
+    const files = await current.files();
+    const routines = this.#memo.routinesOf(files);
+    const stored = await this.#memo.storedSummaries(files);
+    const entry = (summary: WorkflowSummary, file: string) => ({ ...summary, file, summary });
+    const entries = more.workflows.map((w) => entry(summarize(w), w.file));
+    const errors = listingErrors(current);
+    for (const state of files) {
+      const item = await this.#memo.listed(state, routines, stored);
+      if (item.ok) entries.push(entry(item.summary, state.file));
+      else errors.push(item.error);
+    }
+    await this.#memo.save();
+    const set = resolveCatalog(entries, [...errors, ...more.errors]);
+    return { workflows: set.workflows.map((e) => e.summary), errors: set.errors };
+  }
+
+  /**
+   * The workflow `load` would pick for `workflowId` (the first file, by source precedence then
+   * path, that declares it and loads), compiling only candidates; `null` when none does.
+   */
   async #findOne(current: View, workflowId: string): Promise<LoadedWorkflow | null> {
-    const index = this.#indexOf(current);
-    const routines = { build: () => indexRoutines(index), key: index.routinesKey };
-    return await findInIndex(index, workflowId, (parsed) => this.#compile(parsed, routines));
+    const files = await current.files();
+    const bundledOnly = onlyBundledMayDefine(workflowId);
+    const candidates = files.filter((s) =>
+      s.id === workflowId && !s.readError && (!bundledOnly || s.source === "bundled")
+    ).sort(byPrecedence);
+    const routines = this.#memo.routinesOf(files);
+    const stored = await this.#memo.storedOutcomes(candidates);
+    let found: LoadedWorkflow | null = null;
+    for (const state of candidates) {
+      const result = await this.#memo.outcome(state, routines, stored);
+      if (result.ok && result.workflow.id === workflowId) {
+        found = result.workflow;
+        break;
+      }
+    }
+    await this.#memo.save();
+    return found;
   }
 
   /** The folders' own versions: adding, removing or renaming a file changes them. */
@@ -340,17 +250,19 @@ class FolderSource implements WorkflowSource {
   }
 
   /** The files an answer was read from: its own, and the routines' when it used them. */
-  #watchedFiles(current: View, workflow: LoadedWorkflow): Watched[] | undefined {
+  async #watchedFiles(current: View, workflow: LoadedWorkflow): Promise<Watched[] | undefined> {
     const own = this.#states.get(workflow.file);
-    if (!own?.input) return undefined;
-    const usedRoutines = this.#compiled.get(own.digest)?.routines !== null;
-    const inputs = usedRoutines
-      ? [own.input, ...this.#indexOf(current).routineFiles()]
-      : [own.input];
-    return inputs.flatMap((input) => {
-      const state = this.#states.get(input.file);
-      return state ? [{ source: input.source, file: input.file, version: state.version }] : [];
-    });
+    if (!own || own.readError) return undefined;
+    const routineStates = this.#memo.usedRoutines(own.digest)
+      ? (await current.files()).filter((s) =>
+        s !== own && s.source !== "bundled" && !s.readError && s.id !== null && isRoutineId(s.id)
+      )
+      : [];
+    return [own, ...routineStates].map((s) => ({
+      source: s.source,
+      file: s.file,
+      version: s.version,
+    }));
   }
 
   /** The last listing's answer, while recent and neither the folders nor its files changed. */
@@ -363,17 +275,33 @@ class FolderSource implements WorkflowSource {
     return this.#found?.byId.get(workflowId) ?? undefined;
   }
 
-  /** Every workflow from every source, precedence applied, and every load error. */
-  async load(): Promise<LoadedSet> {
-    const current = this.#view();
-    const more = this.#extra ? await this.#extra() : NO_EXTRA;
-    const key = JSON.stringify([
+  /** What a listing depends on: the folders' files at their versions, and the extra load. */
+  #catalogKey(current: View, more: ExtraLoad): string {
+    return JSON.stringify([
       current.key,
       more.workflows.map((w) => `${w.id}:${w.hash}:${w.file}`),
       more.errors,
     ]);
+  }
+
+  /** Every workflow from every source, precedence applied, and every load error. */
+  async load(): Promise<LoadedSet> {
+    const current = this.#view();
+    const more = this.#extra ? await this.#extra() : NO_EXTRA;
+    const key = this.#catalogKey(current, more);
     if (this.#last?.key !== key) this.#last = { key, set: await this.#loadAll(current, more) };
     return this.#last.set;
+  }
+
+  /** What `load` lists, summarised, from kept summaries where the cache has them. */
+  async summaries(): Promise<Summaries> {
+    const current = this.#view();
+    const more = this.#extra ? await this.#extra() : NO_EXTRA;
+    const key = this.#catalogKey(current, more);
+    if (this.#lastSummaries?.key !== key) {
+      this.#lastSummaries = { key, value: await this.#summarizeAll(current, more) };
+    }
+    return this.#lastSummaries.value;
   }
 
   /**
@@ -383,11 +311,12 @@ class FolderSource implements WorkflowSource {
   async #findBundled(workflowId: string): Promise<LoadedWorkflow | null | undefined> {
     const kept = this.#bundledFound.get(workflowId);
     if (kept) return kept;
-    const bundledOnly: View = { key: "", listings: [], files: () => this.#bundledStates() };
+    const bundled = await this.#bundledStates();
+    const bundledOnly: View = { key: "", listings: [], files: () => Promise.resolve(bundled) };
     const workflow = await this.#findOne(bundledOnly, workflowId);
     if (!workflow) return null;
-    const state = this.#bundledStates().find((s) => s.input!.file === workflow.file)!;
-    if (this.#compiled.get(state.digest)?.routines !== null) return undefined;
+    const state = bundled.find((s) => s.file === workflow.file)!;
+    if (this.#memo.usedRoutines(state.digest)) return undefined;
     this.#bundledFound.set(workflowId, workflow);
     return workflow;
   }
@@ -422,7 +351,7 @@ class FolderSource implements WorkflowSource {
       this.#listed = { at: 0, dirs: dirsBefore, watch: new Map() };
     }
     this.#listed.at = performance.now();
-    const watched = workflow && this.#watchedFiles(current, workflow);
+    const watched = workflow && await this.#watchedFiles(current, workflow);
     if (watched) this.#listed.watch.set(workflowId, watched);
     else this.#listed.watch.delete(workflowId);
     return workflow;

@@ -10,7 +10,7 @@ import type { LoadedWorkflow } from "../workflow/catalog.ts";
 import { guard } from "./guard.ts";
 import { stepCount } from "../workflow/interpreter.ts";
 
-/** The summary of a loaded workflow. */
+/** The summary of a loaded workflow (what `list_workflows` shows of it). */
 export function summarize(workflow: LoadedWorkflow): WorkflowSummary {
   const { compiled } = workflow;
   const firstLine = compiled.description.split("\n")[0] ?? "";
@@ -30,6 +30,10 @@ export function summarize(workflow: LoadedWorkflow): WorkflowSummary {
 /** Lists workflows, sorted namespace → kind (workflow first) → id. */
 export function listWorkflows(deps: Pick<EngineDeps, "workflows">): Promise<Result<ListResponse>> {
   return guard(async () => {
+    if (deps.workflows.summaries) {
+      const { workflows, errors } = await deps.workflows.summaries();
+      return ok({ workflows, loadErrors: errors });
+    }
     const set = await deps.workflows.load();
     return ok({ workflows: set.workflows.map(summarize), loadErrors: set.errors });
   });

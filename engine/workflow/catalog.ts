@@ -10,6 +10,7 @@ import type { WorkflowFile } from "./schema.ts";
 import { checkWorkflowId, namespaceOf, suggestedRename } from "./ids.ts";
 import { parseWorkflowText, type WorkflowLoadError } from "./parse.ts";
 import { parse as parseJsonc } from "npm:jsonc-parser@3.3.1";
+import { compareText } from "../collate.ts";
 import { type IdStatus, SOURCE_KINDS, type SourceKind, type WorkflowKind } from "../vocabulary.ts";
 
 /** A workflow file's text and where it came from. */
@@ -203,18 +204,21 @@ export async function loadWorkflowFile(
   return await compileParsed(parsed, options.routines ?? new Map());
 }
 
+/** What precedence and listing order read of a workflow (a loaded one, or a kept summary). */
+export type CatalogEntry = Pick<LoadedWorkflow, "id" | "source" | "file" | "kind">;
+
 /**
  * Applies precedence (bundled, user, project, extra: the first to define an id wins; the others
  * are reported) and sorts namespace → kind (workflow first) → id.
  */
-export function resolveCatalog(
-  loaded: readonly LoadedWorkflow[],
+export function resolveCatalog<T extends CatalogEntry = LoadedWorkflow>(
+  loaded: readonly T[],
   errors: readonly WorkflowLoadError[],
-): LoadedSet {
+): { workflows: T[]; errors: WorkflowLoadError[] } {
   const ordered = [...loaded].sort((a, b) =>
-    SOURCE_KINDS.indexOf(a.source) - SOURCE_KINDS.indexOf(b.source) || a.file.localeCompare(b.file)
+    SOURCE_KINDS.indexOf(a.source) - SOURCE_KINDS.indexOf(b.source) || compareText(a.file, b.file)
   );
-  const byId = new Map<string, LoadedWorkflow>();
+  const byId = new Map<string, T>();
   const allErrors = [...errors];
   for (const workflow of ordered) {
     const winner = byId.get(workflow.id);
@@ -231,11 +235,11 @@ export function resolveCatalog(
     }
   }
   const workflows = [...byId.values()].sort((a, b) =>
-    namespaceOf(a.id).localeCompare(namespaceOf(b.id)) ||
+    compareText(namespaceOf(a.id), namespaceOf(b.id)) ||
     (a.kind === b.kind ? 0 : a.kind === "workflow" ? -1 : 1) ||
-    a.id.localeCompare(b.id)
+    compareText(a.id, b.id)
   );
-  allErrors.sort((a, b) => a.file.localeCompare(b.file));
+  allErrors.sort((a, b) => compareText(a.file, b.file));
   return { workflows, errors: allErrors };
 }
 
@@ -258,16 +262,6 @@ export function declaredId(text: string): string | null {
 export function onlyBundledMayDefine(id: string): boolean {
   const check = checkWorkflowId(id);
   return check.status === "namespaced" && check.namespace === "wr";
-}
-
-/** Workflow files reached by the ids they declare; the adapter reads and caches them lazily. */
-export interface SourceIndex {
-  /** Files whose text declares `id`, in load order (bundled, user, project, extra). */
-  declaring(id: string): readonly SourceFile[];
-  /** Files declaring a routine id (`ns.routine-…`), in load order. */
-  routineFiles(): readonly SourceFile[];
-  /** {@linkcode parseSourceFile}, cached by the adapter. */
-  parse(input: SourceFile): ParsedSource;
 }
 
 /**
@@ -314,31 +308,4 @@ export class LazyRoutines implements ReadonlyMap<string, WorkflowFile> {
   [Symbol.iterator](): MapIterator<[string, WorkflowFile]> {
     return this.entries();
   }
-}
-
-/** The routines of an index, as {@linkcode routinesAmong} picks them from every file. */
-export function indexRoutines(index: SourceIndex): Map<string, WorkflowFile> {
-  return routinesAmong(index.routineFiles().map((input) => index.parse(input)));
-}
-
-/**
- * The workflow `load` + {@linkcode resolveCatalog} would pick for `workflowId` (the first file,
- * by source precedence then path, that declares it and compiles), compiling only candidates;
- * `null` when none does. `compile` is {@linkcode compileParsed}, or a cache in front of it.
- */
-export async function findInIndex(
-  index: SourceIndex,
-  workflowId: string,
-  compile: (parsed: Extract<ParsedSource, { ok: true }>) => Promise<LoadResult>,
-): Promise<LoadedWorkflow | null> {
-  const candidates = [...index.declaring(workflowId)].sort((a, b) =>
-    SOURCE_KINDS.indexOf(a.source) - SOURCE_KINDS.indexOf(b.source) || a.file.localeCompare(b.file)
-  );
-  for (const input of candidates) {
-    const parsed = index.parse(input);
-    if (!parsed.ok || parsed.file.id !== workflowId) continue;
-    const result = await compile(parsed);
-    if (result.ok) return result.workflow;
-  }
-  return null;
 }

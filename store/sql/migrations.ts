@@ -264,6 +264,34 @@ const searchBacklog: Migration = {
   },
 };
 
+/**
+ * The workflow-file cache (`store/workflow_cache.ts`), which is not session data: `workflow_files`
+ * maps a file (path and source; looked up by path) at a version (its stat, or a bundled file's digest) to the id it
+ * declares and the digest of its text; `workflow_outcomes` keeps, by that digest, what loading
+ * the file gave (compiled workflow or load error), its summary as listed, and the routines it
+ * was compiled against.
+ */
+const workflowCache: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.createTable("workflow_files")
+      .addColumn("source", "text", (c) => c.notNull())
+      .addColumn("path", "text", (c) => c.notNull())
+      .addColumn("version", "text", (c) => c.notNull())
+      .addColumn("digest", "text", (c) => c.notNull())
+      .addColumn("workflow_id", "text")
+      .addColumn("written_at", "text", (c) => c.notNull())
+      .addPrimaryKeyConstraint("workflow_files_pk", ["path", "source"])
+      .execute();
+    await db.schema.createTable("workflow_outcomes")
+      .addColumn("digest", "text", (c) => c.primaryKey())
+      .addColumn("routines_key", "text")
+      .addColumn("written_at", "text", (c) => c.notNull())
+      .addColumn("summary", "text", (c) => c.notNull())
+      .addColumn("outcome", "text", (c) => c.notNull())
+      .execute();
+  },
+};
+
 /** Every migration, by name; names sort in application order. */
 export const MIGRATIONS: Record<string, Migration> = {
   "0001_initial": initial,
@@ -273,6 +301,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0005_bundle_imports": bundleImports,
   "0006_deepwork": deepwork,
   "0007_search_backlog": searchBacklog,
+  "0008_workflow_cache": workflowCache,
 };
 
 /** The schema status of a database that has applied `applied` (in any order). */

@@ -172,6 +172,27 @@ export interface BundleImportsTable {
   imported_at: string;
 }
 
+/** The workflow-file cache's index: a file at a version, its declared id and text digest. */
+export interface WorkflowFilesTable {
+  source: string;
+  path: string;
+  version: string;
+  digest: string;
+  workflow_id: string | null;
+  written_at: string;
+}
+
+/** The workflow-file cache's outcomes: what loading the text with a digest gave, as JSON. */
+export interface WorkflowOutcomesTable {
+  digest: string;
+  /** The routines compiled against, or `null` when the compiler used none. */
+  routines_key: string | null;
+  written_at: string;
+  /** What listing shows of the outcome (summary or error), as JSON. */
+  summary: string;
+  outcome: string;
+}
+
 /** The whole schema. */
 export interface Database {
   events: EventsTable;
@@ -194,4 +215,8 @@ export interface Database {
   search_outputs: SearchTable;
   /** Bundles imported (`waymark import`). */
   bundle_imports: BundleImportsTable;
+  /** The workflow-file cache (`store/workflow_cache.ts`). */
+  workflow_files: WorkflowFilesTable;
+  /** The workflow-file cache's outcomes. */
+  workflow_outcomes: WorkflowOutcomesTable;
 }

@@ -14,9 +14,10 @@ import type { Database } from "./schema.ts";
  * `session_id`, or through their run's id (the indexed way in, even where the row also names
  * its session); `shared` rows are content-addressed and kept while any run
  * uses them; `search` is the dialect's full-text index (kept by the dialect); `record` rows
- * sit beside the log (not rebuilt from it) with a `session_id` column.
+ * sit beside the log (not rebuilt from it) with a `session_id` column; `cache` rows belong to no
+ * session and may be dropped at any time (they are rebuilt from files outside the store).
  */
-export type TableRole = "log" | "session" | "run" | "shared" | "search" | "record";
+export type TableRole = "log" | "session" | "run" | "shared" | "search" | "record" | "cache";
 
 /** Every table's role. */
 export const TABLE_ROLES: Record<keyof Database, TableRole> = {
@@ -36,6 +37,8 @@ export const TABLE_ROLES: Record<keyof Database, TableRole> = {
   search_tips: "search",
   search_outputs: "search",
   bundle_imports: "record",
+  workflow_files: "cache",
+  workflow_outcomes: "cache",
 };
 
 /** The tables of a role, in schema order. */

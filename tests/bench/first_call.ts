@@ -6,6 +6,7 @@
  * @module
  */
 import { join } from "node:path";
+import { parseArgs } from "node:util";
 import { parse } from "npm:jsonc-parser@3.3.1";
 import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";
 import { type Stats, stats } from "./common.ts";
@@ -26,13 +27,19 @@ export const LIBRARY_ID = "user.lib_050";
 
 /**
  * Writes the library: 96 copies of the bundled workflows under `user.lib_NNN` ids, a routine
- * and three workflows that call it, as plain JSON files.
+ * and three workflows that call it, as plain JSON files last modified an hour ago.
  */
 export async function writeLibrary(dir: string): Promise<void> {
   await Deno.mkdir(dir, { recursive: true });
   const bases = BUNDLED_WORKFLOWS.map((f) => parse(f.text) as Record<string, unknown>);
-  const write = (name: string, data: unknown) =>
-    Deno.writeTextFile(join(dir, `${name}.json`), JSON.stringify(data, null, 2));
+  // a library that exists, not one written a moment ago: a file modified in the last few
+  // seconds is read again by every new session (README, "Performance")
+  const past = new Date(Date.now() - 3_600_000);
+  const write = async (name: string, data: unknown) => {
+    const file = join(dir, `${name}.json`);
+    await Deno.writeTextFile(file, JSON.stringify(data, null, 2));
+    await Deno.utime(file, past, past);
+  };
   const count = LIBRARY_FILES - 4;
   for (let i = 0; i < count; i++) {
     const id = `user.lib_${String(i).padStart(3, "0")}`;
@@ -76,8 +83,9 @@ async function firstCall(
   home: string,
   cwd: string,
   call: { tool: string; args: Record<string, unknown> },
+  denoFlags?: string[],
 ): Promise<number> {
-  const rpc = spawnSubject({ subject: "main_ts", home, cwd, roots: true });
+  const rpc = spawnSubject({ subject: "main_ts", home, cwd, roots: true, denoFlags });
   try {
     await handshake(rpc, true);
     await rpc.request("tools/list", {});
@@ -99,18 +107,52 @@ async function firstCall(
 
 /** First-call latency by scenario, over `rounds` fresh processes each. */
 export async function firstCalls(
-  options: { home: string; cwd: string; rounds: number; log: (line: string) => void },
+  options: {
+    home: string;
+    cwd: string;
+    rounds: number;
+    log: (line: string) => void;
+    /** Where each measured server writes a V8 CPU profile, if anywhere. */
+    cpuProf?: string;
+  },
 ): Promise<Record<string, Stats & { samples: number[] }>> {
   await writeLibrary(join(options.home, "workflows"));
   for (const call of Object.values(FIRST_CALLS)) await firstCall(options.home, options.cwd, call);
   const samples: Record<string, number[]> = {};
+  const flags = options.cpuProf ? [`--cpu-prof`, `--cpu-prof-dir=${options.cpuProf}`] : undefined;
   for (let round = 0; round < options.rounds; round++) {
     for (const [name, call] of Object.entries(FIRST_CALLS)) {
-      (samples[name] ??= []).push(await firstCall(options.home, options.cwd, call));
+      (samples[name] ??= []).push(await firstCall(options.home, options.cwd, call, flags));
     }
   }
   options.log(`first calls: ${options.rounds} fresh sessions per scenario, 100-file library`);
   return Object.fromEntries(
     Object.entries(samples).map(([name, s]) => [name, { ...stats(s), samples: s }]),
   );
+}
+
+if (import.meta.main) {
+  // only the first calls: deno run -A tests/bench/first_call.ts [--rounds N] [--cpu-prof DIR]
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: { rounds: { type: "string", default: "9" }, "cpu-prof": { type: "string" } },
+  });
+  const tmp = await Deno.makeTempDir({ prefix: "waymark-first-call-" });
+  try {
+    const cwd = join(tmp, "workspace");
+    await Deno.mkdir(cwd);
+    const log = (line: string) => console.error(`[first call] ${line}`);
+    const result = await firstCalls({
+      home: join(tmp, "home"),
+      cwd,
+      rounds: Number(values.rounds),
+      log,
+      cpuProf: values["cpu-prof"],
+    });
+    for (const [name, s] of Object.entries(result)) {
+      console.log(`${name.padEnd(28)} p50 ${s.p50.toFixed(1)} ms  min ${s.min.toFixed(1)} ms`);
+    }
+  } finally {
+    await Deno.remove(tmp, { recursive: true });
+  }
 }

@@ -1,11 +1,12 @@
 /**
  * The workflow source on real folders: finding one workflow (compiled on demand) picks what the
- * full listing picks, across precedence, load errors, routines in other folders and edits.
+ * full listing picks, and listing by summaries lists it, across precedence, load errors, routines
+ * in other folders and edits.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createWorkflowSource, type SourceDir } from "../../store/mod.ts";
-import type { WorkflowSource } from "../../engine/mod.ts";
+import { summarize, type WorkflowSource } from "../../engine/mod.ts";
 import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";
 
 const steps = (prompt: string) => [{ id: "s", title: "S", prompt }];
@@ -38,6 +39,11 @@ async function assertFindAgreesWithLoad(make: () => WorkflowSource): Promise<voi
     assert.equal(found?.hash, listed.hash, listed.id);
   }
   assert.equal(await make().find!("team.nowhere"), null);
+  // listing by summaries (what list_workflows reads) lists what load lists
+  assert.deepEqual(await make().summaries!(), {
+    workflows: set.workflows.map(summarize),
+    errors: set.errors,
+  });
 }
 
 Deno.test("find compiles on demand and agrees with load on precedence, errors and routines", async () => {
