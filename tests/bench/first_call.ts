@@ -1,8 +1,11 @@
 /**
  * The first tool call of a session, with the bundled workflows plus a generated 100-file user
  * library in `$WAYMARK_HOME/workflows`: each sample is a fresh `waymark serve` process
- * (handshake and `tools/list` untimed), then one timed call. Three first calls, in turn:
- * starting a bundled workflow, starting a library workflow, and listing everything.
+ * (handshake, `tools/list`, and the `resources/list` clients make at start-up, untimed: it is
+ * answered once start-up is over, and reads no workflow), then one timed call. Three first calls, in turn: starting a bundled
+ * workflow, starting a library workflow, and listing everything; and a fourth that starts a
+ * bundled workflow right after `tools/list`, which also waits for the rest of start-up (serve
+ * answers the handshake and `tools/list` before loading the engine and the store).
  * @module
  */
 import { join } from "node:path";
@@ -72,23 +75,52 @@ export async function writeLibrary(dir: string): Promise<void> {
   }
 }
 
+/** One first call: the tool, its arguments, and whether the client listed resources first. */
+interface FirstCall {
+  tool: string;
+  args: Record<string, unknown>;
+  /**
+   * `false`: the call follows `tools/list` at once, so it also waits for what the server loads
+   * after answering the handshake (a scripted client; an agent's model thinks first).
+   */
+  settled: boolean;
+}
+
 /** The first calls measured, by name. */
-const FIRST_CALLS: Record<string, { tool: string; args: Record<string, unknown> }> = {
-  "start_workflow (bundled)": { tool: "start_workflow", args: { workflowId: "wr.code_review" } },
-  "start_workflow (library)": { tool: "start_workflow", args: { workflowId: LIBRARY_ID } },
-  "list_workflows": { tool: "list_workflows", args: {} },
+const FIRST_CALLS: Record<string, FirstCall> = {
+  "start_workflow (bundled)": {
+    tool: "start_workflow",
+    args: { workflowId: "wr.code_review" },
+    settled: true,
+  },
+  "start_workflow (library)": {
+    tool: "start_workflow",
+    args: { workflowId: LIBRARY_ID },
+    settled: true,
+  },
+  "list_workflows": { tool: "list_workflows", args: {}, settled: true },
+  "start_workflow (bundled), at once": {
+    tool: "start_workflow",
+    args: { workflowId: "wr.code_review" },
+    settled: false,
+  },
 };
 
 async function firstCall(
   home: string,
   cwd: string,
-  call: { tool: string; args: Record<string, unknown> },
+  call: FirstCall,
   denoFlags?: string[],
 ): Promise<number> {
   const rpc = spawnSubject({ subject: "main_ts", home, cwd, roots: true, denoFlags });
   try {
     await handshake(rpc, true);
     await rpc.request("tools/list", {});
+    // Clients list resources at start-up too (prompts as well, which would load every workflow
+    // and flatter the call); it is answered once the server is composed.
+    if (call.settled) {
+      await rpc.request("resources/list", {});
+    }
     const [ms, result] = await timed(() => callTool(rpc, call.tool, call.args));
     if (call.tool === "start_workflow") step(result, call.tool);
     else {
