@@ -15,6 +15,7 @@ import {
 } from "../../engine/mod.ts";
 import type { Executor } from "../sql/graph_sql.ts";
 import type { Database } from "../sql/schema.ts";
+import { BeforeCommit } from "./driver.ts";
 
 /** SQLSTATEs of a transaction refused for another's sake: trying again may succeed. */
 const CONFLICT = new Set(["40001", "40P01", "55P03"]);
@@ -112,6 +113,7 @@ async function once<T>(db: Kysely<Database>, fn: (tx: Executor) => Promise<T>): 
       return value;
     });
   } catch (error) {
+    if (error instanceof BeforeCommit) throw error.original;
     throw committing ? new DuringCommit(error) : error;
   }
 }

@@ -62,8 +62,9 @@ async function append(
   const inserted = await tx.insertInto("events").values(rows).returning("seq").execute();
   const seqs = inserted.map((r) => Number(r.seq)).sort((a, b) => a - b);
   const search = options.dialect.search;
+  const writes = options.dialect.sendAhead?.(tx) ?? tx;
   for (const [i, event] of logged.entries()) {
-    await project({ tx, search, seq: seqs[i]!, at }, event);
+    await project({ tx: writes, search, seq: seqs[i]!, at }, event);
   }
   const updated = await tx.updateTable("sessions")
     .set((eb) => ({ updated_at: at, event_count: eb("event_count", "+", events.length) }))

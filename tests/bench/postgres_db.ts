@@ -9,7 +9,21 @@
  * Every waymark the bench starts uses one database on it, through `WAYMARK_DB_URL`.
  * @module
  */
-import { startPostgres } from "../helpers/postgres.ts";
+import { type OwnedPostgresServer, startPostgres } from "../helpers/postgres.ts";
+
+/** The bench's server settings (see the module's note), plus `more`. */
+export function startBenchPostgres(more: string[] = []): Promise<OwnedPostgresServer> {
+  return startPostgres({
+    durable: true,
+    settings: [
+      "synchronous_commit=off",
+      "autovacuum_naptime=1",
+      "autovacuum_analyze_scale_factor=0.02",
+      "autovacuum_vacuum_scale_factor=0.02",
+      ...more,
+    ],
+  });
+}
 
 /** The database the bench runs on: `libsql` (the default file per home) or `postgres`. */
 export async function benchDatabase(
@@ -22,15 +36,7 @@ export async function benchDatabase(
     };
   }
   if (db !== "postgres") throw new Error("--db must be libsql or postgres");
-  const server = await startPostgres({
-    durable: true,
-    settings: [
-      "synchronous_commit=off",
-      "autovacuum_naptime=1",
-      "autovacuum_analyze_scale_factor=0.02",
-      "autovacuum_vacuum_scale_factor=0.02",
-    ],
-  });
+  const server = await startBenchPostgres();
   Deno.env.set("WAYMARK_DB_URL", await server.createDatabase());
   return { label: "postgres", stop: () => server.stop() };
 }

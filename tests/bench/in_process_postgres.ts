@@ -1,0 +1,182 @@
+/**
+ * In-process profile of a long run on PostgreSQL: the calls `mcp_bench.ts` makes over stdio,
+ * through the tool handlers without a transport, on a throwaway local server
+ * (`postgres_db.ts`'s settings plus `pg_stat_statements`). Every statement `pg` sends is timed
+ * on the client (a round trip: send, server, receive, parse) and, from `pg_stat_statements`,
+ * on the server (planning and execution), so a call splits into client CPU, round trips and
+ * server time.
+ *
+ *   deno run -A tests/bench/in_process_postgres.ts [--quick] [--samples N] [--levels 10,1000]
+ * @module
+ */
+// @ts-types="npm:@types/pg@8.23.1"
+import pg from "npm:pg@8.23.1";
+import { parseArgs } from "node:util";
+import { join } from "node:path";
+import { openWaymark } from "../../mod.ts";
+import { TOOLS } from "../../tools/mod.ts";
+import { LONG_ID, longWorkflow, stats } from "./common.ts";
+import { startBenchPostgres } from "./postgres_db.ts";
+
+type Op = "advance" | "replay" | "rehydrate";
+type Tip = { stateToken: string; ackToken?: string; pending: { stepId: string } | null };
+
+/** Client-side time of one statement text: executions and total ms. */
+interface Timed {
+  n: number;
+  ms: number;
+}
+
+let timing = new Map<string, Timed>();
+
+/** Times every `query` any `pg` client makes (before the store's clients bind it). */
+function timeQueries(): void {
+  const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
+  const raw = proto.query;
+  proto.query = function (this: unknown, ...args: unknown[]) {
+    const first = args[0] as string | { text: string };
+    const text = (typeof first === "string" ? first : first.text).replace(/\s+/g, " ");
+    const t0 = performance.now();
+    const done = () => {
+      const t = timing.get(text) ?? { n: 0, ms: 0 };
+      t.n++;
+      t.ms += performance.now() - t0;
+      timing.set(text, t);
+    };
+    const result = raw.apply(this, args) as Promise<unknown> | undefined;
+    result?.then(done, done);
+    return result;
+  };
+}
+
+interface ServerStat {
+  query: string;
+  calls: number;
+  plans: number;
+  plan_ms: number;
+  exec_ms: number;
+}
+
+async function serverStats(admin: pg.Client, reset: boolean): Promise<ServerStat[]> {
+  if (reset) {
+    await admin.query("SELECT pg_stat_statements_reset()");
+    return [];
+  }
+  const rows = await admin.query<ServerStat>(
+    `SELECT query, calls::int, plans::int, total_plan_time AS plan_ms,
+       total_exec_time AS exec_ms FROM pg_stat_statements
+     WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+       AND query NOT LIKE '%pg_stat_statements%' ORDER BY total_exec_time DESC`,
+  );
+  return rows.rows;
+}
+
+function report(op: Op, prior: number, calls: number[], server: ServerStat[]): void {
+  const n = calls.length;
+  const sqlN = [...timing.values()].reduce((a, t) => a + t.n, 0) / n;
+  const sqlMs = [...timing.values()].reduce((a, t) => a + t.ms, 0) / n;
+  const srvMs = server.reduce((a, s) => a + s.exec_ms + s.plan_ms, 0) / n;
+  const p50 = stats(calls).p50;
+  console.log(
+    `\n${op} @${prior}: p50 ${p50.toFixed(3)} ms; per call ${sqlN.toFixed(1)} statements, ` +
+      `${sqlMs.toFixed(3)} ms waiting on them (server ${srvMs.toFixed(3)} ms), ` +
+      `mean call ${(calls.reduce((a, b) => a + b, 0) / n).toFixed(3)} ms`,
+  );
+  const rows = [...timing.entries()].sort((a, b) => b[1].ms - a[1].ms);
+  for (const [text, t] of rows) {
+    const s = server.find((x) => norm(x.query) === norm(text));
+    const srv = s ? `${((s.exec_ms + s.plan_ms) / s.calls).toFixed(3)}/${s.plans}p` : "-";
+    console.log(
+      `  ${(t.ms / t.n).toFixed(3)} ms ×${(t.n / n).toFixed(1)}  srv ${srv.padEnd(11)} ${
+        text.slice(0, 100)
+      }`,
+    );
+  }
+}
+
+/** A statement's text without parameters and spacing, to match pg_stat_statements' form. */
+function norm(text: string): string {
+  return text.replace(/\$\d+/g, "?").replace(/\s+/g, "").toLowerCase();
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: {
+      quick: { type: "boolean", default: false },
+      samples: { type: "string" },
+      levels: { type: "string" },
+    },
+  });
+  const quick = values.quick === true;
+  const samples = values.samples ? Number(values.samples) : quick ? 50 : 200;
+  const levels = values.levels?.split(",").map(Number) ?? (quick ? [10, 1_000] : [10, 10_000]);
+  timeQueries();
+  const server = await startBenchPostgres(["shared_preload_libraries=pg_stat_statements"]);
+  const tmp = await Deno.makeTempDir({ prefix: "waymark-inproc-pg-" });
+  const dbUrl = await server.createDatabase();
+  const admin = new pg.Client({ connectionString: dbUrl });
+  await admin.connect();
+  await admin.query("CREATE EXTENSION pg_stat_statements");
+  const workspace = join(tmp, "workspace");
+  await Deno.mkdir(join(workspace, ".waymark", "workflows"), { recursive: true });
+  const steps = levels[levels.length - 1]! + samples * 2 + 400;
+  await Deno.writeTextFile(
+    join(workspace, ".waymark", "workflows", "bench_long.json"),
+    longWorkflow(steps),
+  );
+  const waymark = await openWaymark({ home: join(tmp, "home"), workspace, dbUrl });
+  try {
+    const tool = (name: string) => TOOLS.find((t) => t.name === name)!;
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const parsed = tool(name).parse(args);
+      if (!parsed.ok) throw new Error(parsed.error.message);
+      const result = await parsed.value.run(waymark.deps);
+      if (!result.ok) throw new Error(`${name}: ${result.error.code} ${result.error.message}`);
+      result.value.text();
+      return result.value.value as unknown as Tip;
+    };
+    const advanceArgs = (at: Tip) => ({
+      stateToken: at.stateToken,
+      ackToken: at.ackToken,
+      output: { notesMarkdown: `Done ${at.pending!.stepId}.` },
+    });
+    for (let i = 0; i < 20; i++) await call("start_workflow", { workflowId: "wr.code_review" });
+    let at = await call("start_workflow", { workflowId: LONG_ID });
+    for (let i = 0; i < 100; i++) at = await call("continue_workflow", advanceArgs(at));
+    let prior = 100;
+    for (const level of levels) {
+      while (prior < level) {
+        at = await call("continue_workflow", advanceArgs(at));
+        prior++;
+      }
+      const measure = async (op: Op, argsOf: (i: number) => Record<string, unknown>) => {
+        await serverStats(admin, true);
+        timing = new Map();
+        const times: number[] = [];
+        for (let i = 0; i < samples; i++) {
+          const t0 = performance.now();
+          const next = await call("continue_workflow", argsOf(i));
+          times.push(performance.now() - t0);
+          if (op === "advance") at = next;
+        }
+        report(op, level, times, await serverStats(admin, false));
+      };
+      const pairs: Record<string, unknown>[] = [];
+      await measure("advance", () => {
+        pairs.push(advanceArgs(at));
+        return pairs[pairs.length - 1]!;
+      });
+      await measure("replay", (i) => pairs[i]!);
+      await measure("rehydrate", () => ({ stateToken: at.stateToken }));
+      prior += samples;
+    }
+  } finally {
+    await waymark.close();
+    await admin.end();
+    await server.stop();
+    await Deno.remove(tmp, { recursive: true }).catch(() => {});
+  }
+}
+
+if (import.meta.main) await main();
