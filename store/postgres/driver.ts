@@ -30,7 +30,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from "npm:kysely@0.29.9";
-import type { Executor } from "../sql/graph_sql.ts";
+import { coalesceWrites, socketOf } from "./wire.ts";
 
 /** Connections per process: a server answers one call at a time per chat, plus the viewer. */
 export const POOL_SIZE = 4;
@@ -87,7 +87,11 @@ export function createPool(
   // (handled where it was made) and as an `error` event, which would end the process if no one
   // listened. The pool removes an idle one; one in use is dropped when it is given back.
   pool.on("error", () => {});
-  pool.on("connect", (client: pg.PoolClient) => client.on("error", () => {}));
+  pool.on("connect", (client: pg.PoolClient) => {
+    client.on("error", () => {});
+    const socket = socketOf(client);
+    if (socket) coalesceWrites(socket);
+  });
   return pool;
 }
 
@@ -109,7 +113,7 @@ const SEND_AHEAD: KyselyPlugin = {
  * `tx` for writes whose affected-row counts are not read: inside a transaction their
  * statements are sent without waiting for the answers (reads and `RETURNING` still wait).
  */
-export function sendAhead(tx: Executor): Executor {
+export function sendAhead<K extends { withPlugin(plugin: KyselyPlugin): K }>(tx: K): K {
   return tx.withPlugin(SEND_AHEAD);
 }
 
@@ -122,9 +126,20 @@ class PgConnection implements DatabaseConnection {
   discarded = false;
   #ahead: Promise<void>[] = [];
   #failure: { error: unknown } | undefined;
+  readonly #socket: ReturnType<typeof socketOf>;
+  /** The socket is kept corked over statements sent ahead. */
+  #holding = false;
 
   constructor(client: pg.PoolClient) {
     this.client = client;
+    this.#socket = socketOf(client);
+  }
+
+  /** Writes what was held back: the statements sent ahead and the one just made. */
+  #write(): void {
+    if (!this.#holding) return;
+    this.#holding = false;
+    this.#socket!.uncork();
   }
 
   #send(sql: string, values: readonly unknown[]): Promise<pg.QueryResult> {
@@ -133,9 +148,20 @@ class PgConnection implements DatabaseConnection {
 
   /** Sends a statement without waiting; its failure is thrown by the next `#settle`. */
   sendAhead(sql: string, values: readonly unknown[]): void {
-    this.#ahead.push(this.#send(sql, values).then(() => {}, (error) => {
-      this.#failure ??= { error };
-    }));
+    if (!this.#holding && this.#socket) {
+      this.#socket.cork();
+      this.#holding = true;
+    }
+    this.#ahead.push(
+      this.#send(sql, values).then(() => {}, (error) => {
+        this.#failure ??= { error };
+      }),
+    );
+  }
+
+  /** Sends whatever is held back without waiting for it. */
+  flushHeld(): void {
+    this.#write();
   }
 
   /** Whether statements were sent ahead that no one waited for yet. */
@@ -145,6 +171,7 @@ class PgConnection implements DatabaseConnection {
 
   /** Waits for the statements sent ahead; throws the first failure among them. */
   async settle(): Promise<void> {
+    this.#write();
     const ahead = this.#ahead;
     this.#ahead = [];
     await Promise.all(ahead);
@@ -159,6 +186,7 @@ class PgConnection implements DatabaseConnection {
       return { rows: [] };
     }
     const answer = this.#send(query.sql, query.parameters);
+    this.#write();
     if (this.#ahead.length > 0) {
       // after a failure sent ahead this one fails too; the earlier failure is the cause
       answer.catch(() => {});
@@ -232,6 +260,7 @@ class PgDriver implements Driver {
     const c = connection as PgConnection;
     const answer = c.client.query("rollback");
     answer.catch(() => {});
+    c.flushHeld();
     try {
       await c.settle().catch(() => {}); // the failure being rolled back was reported already
       await answer;
@@ -245,6 +274,7 @@ class PgDriver implements Driver {
 
   releaseConnection(connection: DatabaseConnection): Promise<void> {
     const c = connection as PgConnection;
+    c.flushHeld();
     c.client.release(c.discarded);
     return Promise.resolve();
   }

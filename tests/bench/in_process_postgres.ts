@@ -71,7 +71,34 @@ async function serverStats(admin: pg.Client, reset: boolean): Promise<ServerStat
   return rows.rows;
 }
 
-function report(op: Op, prior: number, calls: number[], server: ServerStat[]): void {
+/** CPU ms (user + system) of a process, from `/proc` (in clock ticks of 10 ms). */
+function cpuMs(pid: number | "self"): number {
+  const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).replace(/^.*\) /, "").split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** CPU ms of this process and of the server's backends serving waymark. */
+async function cpuNow(admin: pg.Client): Promise<{ client: number; server: number }> {
+  const pids = await admin.query<{ pid: number }>(
+    "SELECT pid FROM pg_stat_activity WHERE application_name = 'waymark'",
+  );
+  let server = 0;
+  for (const { pid } of pids.rows) server += cpuMs(pid);
+  return { client: cpuMs("self"), server };
+}
+
+interface Cpu {
+  client: number;
+  server: number;
+}
+
+function report(
+  op: Op,
+  prior: number,
+  calls: number[],
+  measured: { server: ServerStat[]; cpu: Cpu },
+): void {
+  const { server, cpu } = measured;
   const n = calls.length;
   const sqlN = [...timing.values()].reduce((a, t) => a + t.n, 0) / n;
   const sqlMs = [...timing.values()].reduce((a, t) => a + t.ms, 0) / n;
@@ -80,7 +107,10 @@ function report(op: Op, prior: number, calls: number[], server: ServerStat[]): v
   console.log(
     `\n${op} @${prior}: p50 ${p50.toFixed(3)} ms; per call ${sqlN.toFixed(1)} statements, ` +
       `${sqlMs.toFixed(3)} ms waiting on them (server ${srvMs.toFixed(3)} ms), ` +
-      `mean call ${(calls.reduce((a, b) => a + b, 0) / n).toFixed(3)} ms`,
+      `mean call ${(calls.reduce((a, b) => a + b, 0) / n).toFixed(3)} ms; CPU per call: ` +
+      `waymark ${(cpu.client / n).toFixed(2)} ms, server backends ${
+        (cpu.server / n).toFixed(2)
+      } ms`,
   );
   const rows = [...timing.entries()].sort((a, b) => b[1].ms - a[1].ms);
   for (const [text, t] of rows) {
@@ -154,13 +184,16 @@ async function main(): Promise<void> {
         await serverStats(admin, true);
         timing = new Map();
         const times: number[] = [];
+        const before = await cpuNow(admin);
         for (let i = 0; i < samples; i++) {
           const t0 = performance.now();
           const next = await call("continue_workflow", argsOf(i));
           times.push(performance.now() - t0);
           if (op === "advance") at = next;
         }
-        report(op, level, times, await serverStats(admin, false));
+        const after = await cpuNow(admin);
+        const cpu = { client: after.client - before.client, server: after.server - before.server };
+        report(op, level, times, { server: await serverStats(admin, false), cpu });
       };
       const pairs: Record<string, unknown>[] = [];
       await measure("advance", () => {

@@ -1,0 +1,128 @@
+/**
+ * The PostgreSQL driver's round-trip savings on a real server (`tests/helpers/postgres.ts`):
+ * writes sent ahead do not wait for their answers, their failures still stop the transaction
+ * (thrown by the next statement that waits, or at the commit before the COMMIT goes out), and
+ * a statement's protocol messages leave in one socket write.
+ * @module
+ */
+import assert from "node:assert/strict";
+import pg from "pg";
+import { Kysely, sql } from "npm:kysely@0.29.9";
+import { createPool, sendAhead, WaymarkPostgresDialect } from "../../store/postgres/driver.ts";
+import { transact } from "../../store/postgres/errors.ts";
+import { coalesceWrites, socketOf } from "../../store/postgres/wire.ts";
+import { freshPostgresUrl, postgresBin } from "../helpers/postgres.ts";
+
+const ignore = postgresBin() === null && !Deno.env.get("CI");
+
+interface Db {
+  t: { id: number };
+}
+
+/** A Kysely over the driver on a fresh database with one table `t (id int primary key)`. */
+async function database(): Promise<Kysely<Db>> {
+  const pool = createPool(await freshPostgresUrl(), { connectTimeoutMs: 5000 });
+  const db = new Kysely<Db>({ dialect: new WaymarkPostgresDialect({ pool }) });
+  await sql`CREATE TABLE t (id int PRIMARY KEY)`.execute(db);
+  return db;
+}
+
+const ids = async (db: Kysely<Db>) =>
+  (await db.selectFrom("t").select("id").orderBy("id").execute()).map((r) => r.id);
+
+Deno.test({
+  name: "writes sent ahead return at once; the next statement that waits waits for them too",
+  ignore,
+  async fn() {
+    const db = await database();
+    try {
+      await db.transaction().execute(async (tx) => {
+        const t0 = performance.now();
+        // the server takes 300 ms over this insert
+        await sendAhead(tx).insertInto("t")
+          .values({ id: sql<number>`(SELECT 1 FROM pg_sleep(0.3))` }).execute();
+        assert.ok(performance.now() - t0 < 150, "the write sent ahead did not wait");
+        const rows = await tx.selectFrom("t").select("id").execute();
+        assert.ok(performance.now() - t0 >= 300, "the read waited behind the write");
+        assert.deepEqual(rows, [{ id: 1 }]);
+      });
+      assert.deepEqual(await ids(db), [1]);
+    } finally {
+      await db.destroy();
+    }
+  },
+});
+
+Deno.test({
+  name: "a failed write sent ahead is thrown by the next statement that waits; nothing commits",
+  ignore,
+  async fn() {
+    const db = await database();
+    try {
+      await db.insertInto("t").values({ id: 1 }).execute();
+      const failed = await db.transaction().execute(async (tx) => {
+        const ahead = sendAhead(tx);
+        await ahead.insertInto("t").values({ id: 2 }).execute();
+        await ahead.insertInto("t").values({ id: 1 }).execute(); // the key is taken
+        await ahead.insertInto("t").values({ id: 3 }).execute();
+        await tx.selectFrom("t").selectAll().execute();
+      }).then(() => null, (error) => error);
+      // the cause, not the "transaction is aborted" of the statements behind it
+      assert.equal(failed?.code, "23505");
+      assert.deepEqual(await ids(db), [1]);
+    } finally {
+      await db.destroy();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "a failed write sent ahead at a transaction's end fails it before its commit: tried again as a taken key is",
+  ignore,
+  async fn() {
+    const db = await database();
+    try {
+      await db.insertInto("t").values({ id: 1 }).execute();
+      let tries = 0;
+      const policy = { conflictMs: 5000, connectionTries: 3, location: "test" };
+      const failed = await transact(db as never, async (tx) => {
+        tries++;
+        await sendAhead(tx).insertInto("t" as never).values({ id: 1 } as never).execute();
+      }, policy).then(() => null, (error) => error);
+      assert.equal(failed?.code, "23505");
+      // a failure during the commit would not be tried again (it might have committed)
+      assert.equal(tries, 4, "the first try and three more after a taken key");
+      assert.deepEqual(await ids(db), [1]);
+    } finally {
+      await db.destroy();
+    }
+  },
+});
+
+Deno.test({
+  name: "a statement's protocol messages leave in one socket write",
+  ignore,
+  async fn() {
+    const client = new pg.Client({ connectionString: await freshPostgresUrl() });
+    await client.connect();
+    try {
+      const socket = socketOf(client)!;
+      let writes = 0;
+      const write = socket.write.bind(socket);
+      socket.write = (...args: [unknown, ...unknown[]]) => {
+        writes++;
+        return write(...args);
+      };
+      const query = () => client.query({ name: "one", text: "SELECT $1::int AS n", values: [7] });
+      await query(); // parse, bind, describe, execute, sync
+      assert.ok(writes > 1, `pg alone writes each message (${writes} writes)`);
+      coalesceWrites(socket);
+      writes = 0;
+      assert.deepEqual((await query()).rows, [{ n: 7 }]);
+      assert.equal(writes, 1);
+    } finally {
+      await client.end();
+    }
+  },
+});
