@@ -11,6 +11,7 @@
  */
 // @ts-types="npm:@types/pg@8.23.1"
 import pg from "npm:pg@8.23.1";
+import net from "node:net";
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { openWaymark } from "../../mod.ts";
@@ -28,9 +29,17 @@ interface Timed {
 }
 
 let timing = new Map<string, Timed>();
+/** Socket writes: each batch of statements sent together is one (one round trip). */
+let writes = 0;
 
-/** Times every `query` any `pg` client makes (before the store's clients bind it). */
+/** Times every `query` any `pg` client makes and counts socket writes (before any binds them). */
 function timeQueries(): void {
+  const socket = net.Socket.prototype as unknown as { write: (...a: unknown[]) => boolean };
+  const write = socket.write;
+  socket.write = function (this: unknown, ...args: unknown[]) {
+    writes++;
+    return write.apply(this, args);
+  };
   const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
   const raw = proto.query;
   proto.query = function (this: unknown, ...args: unknown[]) {
@@ -96,7 +105,7 @@ function report(
   op: Op,
   prior: number,
   calls: number[],
-  measured: { server: ServerStat[]; cpu: Cpu },
+  measured: { server: ServerStat[]; cpu: Cpu; writes: number },
 ): void {
   const { server, cpu } = measured;
   const n = calls.length;
@@ -105,7 +114,8 @@ function report(
   const srvMs = server.reduce((a, s) => a + s.exec_ms + s.plan_ms, 0) / n;
   const p50 = stats(calls).p50;
   console.log(
-    `\n${op} @${prior}: p50 ${p50.toFixed(3)} ms; per call ${sqlN.toFixed(1)} statements, ` +
+    `\n${op} @${prior}: p50 ${p50.toFixed(3)} ms; per call ${sqlN.toFixed(1)} statements in ` +
+      `${(measured.writes / n).toFixed(1)} round trips, ` +
       `${sqlMs.toFixed(3)} ms waiting on them (server ${srvMs.toFixed(3)} ms), ` +
       `mean call ${(calls.reduce((a, b) => a + b, 0) / n).toFixed(3)} ms; CPU per call: ` +
       `waymark ${(cpu.client / n).toFixed(2)} ms, server backends ${
@@ -185,15 +195,21 @@ async function main(): Promise<void> {
         timing = new Map();
         const times: number[] = [];
         const before = await cpuNow(admin);
+        writes = 0;
         for (let i = 0; i < samples; i++) {
           const t0 = performance.now();
           const next = await call("continue_workflow", argsOf(i));
           times.push(performance.now() - t0);
           if (op === "advance") at = next;
         }
+        const sent = writes;
         const after = await cpuNow(admin);
         const cpu = { client: after.client - before.client, server: after.server - before.server };
-        report(op, level, times, { server: await serverStats(admin, false), cpu });
+        report(op, level, times, {
+          server: await serverStats(admin, false),
+          cpu,
+          writes: sent,
+        });
       };
       const pairs: Record<string, unknown>[] = [];
       await measure("advance", () => {
