@@ -7,6 +7,8 @@
  * server time.
  *
  *   deno run -A tests/bench/in_process_postgres.ts [--quick] [--samples N] [--levels 10,1000]
+ *     [--setting name=value]…  more server settings (e.g. synchronous_commit=on)
+ *     [--explain TEXT]         the custom and generic plans of the statement containing TEXT
  * @module
  */
 // @ts-types="npm:@types/pg@8.23.1"
@@ -19,7 +21,7 @@ import { TOOLS } from "../../tools/mod.ts";
 import { LONG_ID, longWorkflow, stats } from "./common.ts";
 import { startBenchPostgres } from "./postgres_db.ts";
 
-type Op = "advance" | "replay" | "rehydrate";
+type Op = "advance" | "replay" | "rehydrate" | "start_workflow" | "resume_session";
 type Tip = { stateToken: string; ackToken?: string; pending: { stepId: string } | null };
 
 /** Client-side time of one statement text: executions and total ms. */
@@ -31,6 +33,8 @@ interface Timed {
 let timing = new Map<string, Timed>();
 /** Socket writes: each batch of statements sent together is one (one round trip). */
 let writes = 0;
+/** The last parameters each statement text was sent with (for `--explain`). */
+const lastValues = new Map<string, unknown[] | undefined>();
 
 /** Times every `query` any `pg` client makes and counts socket writes (before any binds them). */
 function timeQueries(): void {
@@ -45,6 +49,7 @@ function timeQueries(): void {
   proto.query = function (this: unknown, ...args: unknown[]) {
     const first = args[0] as string | { text: string };
     const text = (typeof first === "string" ? first : first.text).replace(/\s+/g, " ");
+    if (typeof first !== "string") lastValues.set(text, (first as { values?: unknown[] }).values);
     const t0 = performance.now();
     const done = () => {
       const t = timing.get(text) ?? { n: 0, ms: 0 };
@@ -134,6 +139,21 @@ function report(
   }
 }
 
+/** Prints the custom and the generic plan of the last statement whose text contains `part`. */
+async function explain(admin: pg.Client, part: string): Promise<void> {
+  const text = [...lastValues.keys()].find((t) => t.includes(part));
+  if (!text) return console.log(`no statement contains ${part}`);
+  const values = lastValues.get(text) ?? [];
+  for (const mode of ["force_custom_plan", "force_generic_plan"]) {
+    await admin.query(`SET plan_cache_mode = ${mode}`);
+    const query = { name: `explain_${mode}`, text: `EXPLAIN (ANALYZE, COSTS OFF) ${text}`, values };
+    const plan = await admin.query(query);
+    console.log(`\n${mode}: ${text.slice(0, 100)}`);
+    for (const row of plan.rows) console.log(`  ${row["QUERY PLAN"]}`);
+  }
+  await admin.query("RESET plan_cache_mode");
+}
+
 /** A statement's text without parameters and spacing, to match pg_stat_statements' form. */
 function norm(text: string): string {
   return text.replace(/\$\d+/g, "?").replace(/\s+/g, "").toLowerCase();
@@ -146,13 +166,18 @@ async function main(): Promise<void> {
       quick: { type: "boolean", default: false },
       samples: { type: "string" },
       levels: { type: "string" },
+      setting: { type: "string", multiple: true },
+      explain: { type: "string" },
     },
   });
   const quick = values.quick === true;
   const samples = values.samples ? Number(values.samples) : quick ? 50 : 200;
   const levels = values.levels?.split(",").map(Number) ?? (quick ? [10, 1_000] : [10, 10_000]);
   timeQueries();
-  const server = await startBenchPostgres(["shared_preload_libraries=pg_stat_statements"]);
+  const server = await startBenchPostgres([
+    "shared_preload_libraries=pg_stat_statements",
+    ...values.setting ?? [],
+  ]);
   const tmp = await Deno.makeTempDir({ prefix: "waymark-inproc-pg-" });
   const dbUrl = await server.createDatabase();
   const admin = new pg.Client({ connectionString: dbUrl });
@@ -181,7 +206,27 @@ async function main(): Promise<void> {
       ackToken: at.ackToken,
       output: { notesMarkdown: `Done ${at.pending!.stepId}.` },
     });
+    /** Times `samples` calls made by `fn`, with their statements, round trips and CPU. */
+    const measure = async (op: Op, level: number, fn: (i: number) => Promise<void>) => {
+      await serverStats(admin, true);
+      timing = new Map();
+      const times: number[] = [];
+      const before = await cpuNow(admin);
+      writes = 0;
+      for (let i = 0; i < samples; i++) {
+        const t0 = performance.now();
+        await fn(i);
+        times.push(performance.now() - t0);
+      }
+      const sent = writes;
+      const after = await cpuNow(admin);
+      const cpu = { client: after.client - before.client, server: after.server - before.server };
+      report(op, level, times, { server: await serverStats(admin, false), cpu, writes: sent });
+    };
     for (let i = 0; i < 20; i++) await call("start_workflow", { workflowId: "wr.code_review" });
+    await measure("start_workflow", 0, async () => {
+      await call("start_workflow", { workflowId: "wr.code_review" });
+    });
     let at = await call("start_workflow", { workflowId: LONG_ID });
     for (let i = 0; i < 100; i++) at = await call("continue_workflow", advanceArgs(at));
     let prior = 100;
@@ -190,36 +235,23 @@ async function main(): Promise<void> {
         at = await call("continue_workflow", advanceArgs(at));
         prior++;
       }
-      const measure = async (op: Op, argsOf: (i: number) => Record<string, unknown>) => {
-        await serverStats(admin, true);
-        timing = new Map();
-        const times: number[] = [];
-        const before = await cpuNow(admin);
-        writes = 0;
-        for (let i = 0; i < samples; i++) {
-          const t0 = performance.now();
-          const next = await call("continue_workflow", argsOf(i));
-          times.push(performance.now() - t0);
-          if (op === "advance") at = next;
-        }
-        const sent = writes;
-        const after = await cpuNow(admin);
-        const cpu = { client: after.client - before.client, server: after.server - before.server };
-        report(op, level, times, {
-          server: await serverStats(admin, false),
-          cpu,
-          writes: sent,
-        });
-      };
       const pairs: Record<string, unknown>[] = [];
-      await measure("advance", () => {
+      await measure("advance", level, async () => {
         pairs.push(advanceArgs(at));
-        return pairs[pairs.length - 1]!;
+        at = await call("continue_workflow", pairs[pairs.length - 1]!);
       });
-      await measure("replay", (i) => pairs[i]!);
-      await measure("rehydrate", () => ({ stateToken: at.stateToken }));
+      await measure("replay", level, async (i) => {
+        await call("continue_workflow", pairs[i]!);
+      });
+      await measure("rehydrate", level, async () => {
+        await call("continue_workflow", { stateToken: at.stateToken });
+      });
       prior += samples;
     }
+    if (values.explain) await explain(admin, values.explain);
+    await measure("resume_session", prior, async () => {
+      await call("resume_session", { query: "Done" });
+    });
   } finally {
     await waymark.close();
     await admin.end();

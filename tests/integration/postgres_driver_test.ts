@@ -126,3 +126,27 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "statements are prepared once per connection, except graph walks (planned for their values)",
+  ignore,
+  async fn() {
+    const db = await database();
+    try {
+      const prepared = await db.transaction().execute(async (tx) => {
+        await tx.selectFrom("t").select("id").where("id", "=", 1).execute();
+        await sql`WITH RECURSIVE up(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM up WHERE n < ${3})
+          SELECT n FROM up`.execute(tx);
+        // the view lists what this connection prepared
+        const rows = await sql<{ statement: string }>`
+          SELECT statement FROM pg_prepared_statements`.execute(tx);
+        return rows.rows.map((r) => r.statement);
+      });
+      assert.ok(prepared.some((s) => s.includes(`from "t" where "id" = $1`)), String(prepared));
+      assert.ok(!prepared.some((s) => /recursive/i.test(s)), String(prepared));
+    } finally {
+      await db.destroy();
+    }
+  },
+});
