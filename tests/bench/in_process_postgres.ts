@@ -9,6 +9,7 @@
  *   deno run -A tests/bench/in_process_postgres.ts [--quick] [--samples N] [--levels 10,1000]
  *     [--setting name=value]…  more server settings (e.g. synchronous_commit=on)
  *     [--explain TEXT]         the custom and generic plans of the statement containing TEXT
+ *     [--plans]                the statements whose generic plan runs slower than a custom one
  * @module
  */
 // @ts-types="npm:@types/pg@8.23.1"
@@ -154,6 +155,29 @@ async function explain(admin: pg.Client, part: string): Promise<void> {
   await admin.query("RESET plan_cache_mode");
 }
 
+/** Execution ms of `text` under a plan cache mode (EXPLAIN ANALYZE, second run). */
+async function planMs(admin: pg.Client, text: string, mode: string): Promise<number> {
+  await admin.query(`SET plan_cache_mode = ${mode}`);
+  const query = { text: `EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, values: lastValues.get(text) };
+  await admin.query(query);
+  const [{ "QUERY PLAN": [plan] }] = (await admin.query(query)).rows;
+  return plan["Execution Time"];
+}
+
+/** Statements whose generic plan (what a named statement may settle on) runs slower. */
+async function comparePlans(admin: pg.Client): Promise<void> {
+  console.log("\nstatements whose generic plan is slower than their custom plan:");
+  for (const text of lastValues.keys()) {
+    if (!/^\s*(select|with|insert|update|delete)/i.test(text) || /pg_stat/.test(text)) continue;
+    const custom = await planMs(admin, text, "force_custom_plan").catch(() => NaN);
+    const generic = await planMs(admin, text, "force_generic_plan").catch(() => NaN);
+    if (generic > custom * 2 && generic > 0.1) {
+      console.log(`  ${custom.toFixed(3)} → ${generic.toFixed(3)} ms  ${text.slice(0, 110)}`);
+    }
+  }
+  await admin.query("RESET plan_cache_mode");
+}
+
 /** A statement's text without parameters and spacing, to match pg_stat_statements' form. */
 function norm(text: string): string {
   return text.replace(/\$\d+/g, "?").replace(/\s+/g, "").toLowerCase();
@@ -168,6 +192,7 @@ async function main(): Promise<void> {
       levels: { type: "string" },
       setting: { type: "string", multiple: true },
       explain: { type: "string" },
+      plans: { type: "boolean", default: false },
     },
   });
   const quick = values.quick === true;
@@ -252,6 +277,7 @@ async function main(): Promise<void> {
     await measure("resume_session", prior, async () => {
       await call("resume_session", { query: "Done" });
     });
+    if (values.plans) await comparePlans(admin);
   } finally {
     await waymark.close();
     await admin.end();
