@@ -1,16 +1,18 @@
 /**
  * The connection to a PostgreSQL server: a small `pg` pool whose integers come back as
  * numbers, behind Kysely's Postgres dialect with a driver of our own. A round trip costs far
- * more than the statements an advance sends (about 0.1 ms on a local socket against 0.01 to
- * 0.05 ms of server time), so the driver saves round trips:
+ * more than the statements an advance sends (about 0.05 to 0.1 ms on a local socket against
+ * 0.01 to 0.05 ms of server time), so the driver saves round trips:
  *
- * - every statement is prepared by name, once per connection;
+ * - statements are prepared by name, once per connection (graph walks excepted, `UNNAMED`);
  * - the connection runs in `pg`'s pipeline mode, and a transaction's `BEGIN` goes out without
  *   waiting for its answer, together with the transaction's first statement;
- * - writes whose affected-row counts no one reads (`sendAhead`, the projections) go out
- *   without waiting either: the server runs them in order, and the first failure among them is
- *   thrown by the next statement that waits (or by the commit), so a failed one can never be
- *   committed past.
+ * - once that first statement was answered, writes whose affected-row counts no one reads
+ *   (`sendAhead`: the projections) go out without waiting either, and the `COMMIT` goes with
+ *   the last of them: the server runs them in order, and the first failure among them is thrown
+ *   by the next statement that waits (or by the commit, which it turned into a rollback), so a
+ *   failed one is never committed past;
+ * - what is sent together leaves in one socket write (`wire.ts`).
  *
  * Transactions are `SERIALIZABLE` unless they ask for another level (so concurrent writers
  * behave as SQLite's single writer does: one of two conflicting transactions is refused and
@@ -20,7 +22,7 @@
 // @ts-types="npm:@types/pg@8.23.1"
 import pg from "npm:pg@8.23.1";
 import {
-  CompiledQuery,
+  type CompiledQuery,
   type DatabaseConnection,
   type Driver,
   type KyselyPlugin,
@@ -126,13 +128,18 @@ export function sendAhead<K extends { withPlugin(plugin: KyselyPlugin): K }>(tx:
   return tx.withPlugin(SEND_AHEAD);
 }
 
-/** One pooled client as Kysely's connection, with the statements it sent ahead. */
+/**
+ * One pooled client as Kysely's connection. Inside a transaction whose `BEGIN` the server has
+ * confirmed (the first statement that waited was answered), writes marked by `sendAhead` go out
+ * without waiting; before that every statement waits, so a `BEGIN` that failed can never leave
+ * writes to commit one by one.
+ */
 class PgConnection implements DatabaseConnection {
   readonly client: pg.PoolClient;
-  /** Inside a transaction (statements may be sent ahead). */
-  inTransaction = false;
   /** The connection failed in a way that leaves it unusable. */
   discarded = false;
+  #inTransaction = false;
+  #confirmed = false;
   #ahead: Promise<void>[] = [];
   #failure: { error: unknown } | undefined;
   readonly #socket: ReturnType<typeof socketOf>;
@@ -144,19 +151,94 @@ class PgConnection implements DatabaseConnection {
     this.#socket = socketOf(client);
   }
 
-  /** Writes what was held back: the statements sent ahead and the one just made. */
-  #write(): void {
-    if (!this.#holding) return;
-    this.#holding = false;
-    this.#socket!.uncork();
+  /** Starts a transaction: `sql` (its `BEGIN`) leaves with the first statement that waits. */
+  begin(sql: string): void {
+    this.#inTransaction = true;
+    this.#confirmed = false;
+    this.#sendAhead(sql, []);
+  }
+
+  /**
+   * Commits: the `COMMIT` leaves with what was sent ahead. A failure among those the server
+   * reported turned the `COMMIT` into a rollback, so it is thrown as `BeforeCommit`; a lost
+   * connection leaves the outcome unknown and is thrown as it is.
+   */
+  async commit(): Promise<void> {
+    try {
+      const answer = this.#waitFor("commit", []);
+      if (this.#ahead.length > 0) {
+        answer.catch(() => {});
+        await this.#settle().catch((error) => {
+          throw error instanceof pg.DatabaseError ? new BeforeCommit(error) : error;
+        });
+      }
+      // PostgreSQL completes a COMMIT with ROLLBACK when an earlier error aborted the transaction
+      if ((await answer).command === "ROLLBACK") {
+        throw new Error("the transaction was rolled back by an earlier error");
+      }
+    } finally {
+      this.#end();
+    }
+  }
+
+  /** Rolls back (the failures of what was sent ahead are the ones being rolled back). */
+  async rollback(): Promise<void> {
+    try {
+      const answer = this.#waitFor("rollback", []);
+      answer.catch(() => {});
+      await this.#settle().catch(() => {});
+      await answer;
+    } catch (error) {
+      this.discarded = true;
+      throw error;
+    } finally {
+      this.#end();
+    }
+  }
+
+  /** Gives the client back to the pool (nothing is held back by then; this makes sure). */
+  release(): void {
+    this.#write();
+    this.client.release(this.discarded);
+  }
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    if (this.#confirmed && aheadQueries.has(query.queryId)) {
+      this.#sendAhead(query.sql, query.parameters);
+      return { rows: [] };
+    }
+    const answer = this.#waitFor(query.sql, query.parameters);
+    if (this.#ahead.length > 0) {
+      // after a failure sent ahead this one fails too; the earlier failure is the cause
+      answer.catch(() => {});
+      await this.#settle();
+    }
+    const { command, rowCount, rows } = await answer;
+    // everything before it, the BEGIN included, was answered
+    this.#confirmed = this.#inTransaction;
+    const counted = command === "INSERT" || command === "UPDATE" || command === "DELETE" ||
+      command === "MERGE";
+    return { numAffectedRows: counted ? BigInt(rowCount ?? 0) : undefined, rows: rows ?? [] };
+  }
+
+  // deno-lint-ignore require-yield
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error("the PostgreSQL driver does not stream");
   }
 
   #send(sql: string, values: readonly unknown[]): Promise<pg.QueryResult> {
     return this.client.query({ name: preparedName(sql), text: sql, values: values as unknown[] });
   }
 
+  /** Sends a statement that will be waited for, with whatever was held back before it. */
+  #waitFor(sql: string, values: readonly unknown[]): Promise<pg.QueryResult> {
+    const answer = this.#send(sql, values);
+    this.#write();
+    return answer;
+  }
+
   /** Sends a statement without waiting; its failure is thrown by the next `#settle`. */
-  sendAhead(sql: string, values: readonly unknown[]): void {
+  #sendAhead(sql: string, values: readonly unknown[]): void {
     if (!this.#holding && this.#socket) {
       this.#socket.cork();
       this.#holding = true;
@@ -168,18 +250,15 @@ class PgConnection implements DatabaseConnection {
     );
   }
 
-  /** Sends whatever is held back without waiting for it. */
-  flushHeld(): void {
-    this.#write();
-  }
-
-  /** Whether statements were sent ahead that no one waited for yet. */
-  get sentAhead(): boolean {
-    return this.#ahead.length > 0;
+  /** Writes what was held back. */
+  #write(): void {
+    if (!this.#holding) return;
+    this.#holding = false;
+    this.#socket!.uncork();
   }
 
   /** Waits for the statements sent ahead; throws the first failure among them. */
-  async settle(): Promise<void> {
+  async #settle(): Promise<void> {
     this.#write();
     const ahead = this.#ahead;
     this.#ahead = [];
@@ -189,28 +268,9 @@ class PgConnection implements DatabaseConnection {
     if (failure) throw failure.error;
   }
 
-  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    if (this.inTransaction && aheadQueries.has(query.queryId)) {
-      this.sendAhead(query.sql, query.parameters);
-      return { rows: [] };
-    }
-    const answer = this.#send(query.sql, query.parameters);
-    this.#write();
-    if (this.#ahead.length > 0) {
-      // after a failure sent ahead this one fails too; the earlier failure is the cause
-      answer.catch(() => {});
-      await this.settle();
-    }
-    const { command, rowCount, rows } = await answer;
-    if (command === "COMMIT" || command === "ROLLBACK") return { rows: [{ command } as R] };
-    const counted = command === "INSERT" || command === "UPDATE" || command === "DELETE" ||
-      command === "MERGE";
-    return { numAffectedRows: counted ? BigInt(rowCount ?? 0) : undefined, rows: rows ?? [] };
-  }
-
-  // deno-lint-ignore require-yield
-  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
-    throw new Error("the PostgreSQL driver does not stream");
+  #end(): void {
+    this.#inTransaction = false;
+    this.#confirmed = false;
   }
 }
 
@@ -236,55 +296,22 @@ class PgDriver implements Driver {
   }
 
   beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    const c = connection as PgConnection;
     const level = settings.isolationLevel ?? "serializable";
-    c.inTransaction = true;
-    // its failure (a lost connection) is thrown by the first statement that waits
-    c.sendAhead(
-      `start transaction isolation level ${level}${
-        settings.accessMode ? ` ${settings.accessMode}` : ""
-      }`,
-      [],
-    );
+    const mode = settings.accessMode ? ` ${settings.accessMode}` : "";
+    (connection as PgConnection).begin(`start transaction isolation level ${level}${mode}`);
     return Promise.resolve();
   }
 
-  async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    const c = connection as PgConnection;
-    try {
-      // what was sent ahead is answered before the COMMIT goes out: a failure then is certain
-      // to have left nothing committed
-      if (c.sentAhead) await c.settle().catch((error) => Promise.reject(new BeforeCommit(error)));
-      const { rows } = await c.executeQuery<{ command: string }>(CompiledQuery.raw("commit"));
-      // PostgreSQL completes a COMMIT with ROLLBACK when an earlier error aborted the transaction
-      if (rows[0]?.command === "ROLLBACK") {
-        throw new Error("the transaction was rolled back by an earlier error");
-      }
-    } finally {
-      c.inTransaction = false;
-    }
+  commitTransaction(connection: DatabaseConnection): Promise<void> {
+    return (connection as PgConnection).commit();
   }
 
-  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    const c = connection as PgConnection;
-    const answer = c.client.query("rollback");
-    answer.catch(() => {});
-    c.flushHeld();
-    try {
-      await c.settle().catch(() => {}); // the failure being rolled back was reported already
-      await answer;
-    } catch (error) {
-      c.discarded = true;
-      throw error;
-    } finally {
-      c.inTransaction = false;
-    }
+  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    return (connection as PgConnection).rollback();
   }
 
   releaseConnection(connection: DatabaseConnection): Promise<void> {
-    const c = connection as PgConnection;
-    c.flushHeld();
-    c.client.release(c.discarded);
+    (connection as PgConnection).release();
     return Promise.resolve();
   }
 
@@ -293,7 +320,7 @@ class PgDriver implements Driver {
   }
 }
 
-/** A failure of a transaction's statement reported at its commit, before the COMMIT was sent. */
+/** A statement's failure reported with a commit that it turned into a rollback. */
 export class BeforeCommit extends Error {
   /** Wraps the statement's failure. */
   constructor(readonly original: unknown) {

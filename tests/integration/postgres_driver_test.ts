@@ -37,6 +37,7 @@ Deno.test({
     const db = await database();
     try {
       await db.transaction().execute(async (tx) => {
+        await tx.selectFrom("t").select("id").execute(); // the BEGIN is confirmed
         const t0 = performance.now();
         // the server takes 300 ms over this insert
         await sendAhead(tx).insertInto("t")
@@ -54,6 +55,26 @@ Deno.test({
 });
 
 Deno.test({
+  name: "until the server confirmed a transaction's BEGIN, writes sent ahead wait",
+  ignore,
+  async fn() {
+    const db = await database();
+    try {
+      await db.transaction().execute(async (tx) => {
+        const t0 = performance.now();
+        // were the BEGIN to fail, a write not waited for would commit on its own
+        await sendAhead(tx).insertInto("t")
+          .values({ id: sql<number>`(SELECT 1 FROM pg_sleep(0.3))` }).execute();
+        assert.ok(performance.now() - t0 >= 300, "the first write waited");
+      });
+      assert.deepEqual(await ids(db), [1]);
+    } finally {
+      await db.destroy();
+    }
+  },
+});
+
+Deno.test({
   name: "a failed write sent ahead is thrown by the next statement that waits; nothing commits",
   ignore,
   async fn() {
@@ -61,6 +82,7 @@ Deno.test({
     try {
       await db.insertInto("t").values({ id: 1 }).execute();
       const failed = await db.transaction().execute(async (tx) => {
+        await tx.selectFrom("t").select("id").execute();
         const ahead = sendAhead(tx);
         await ahead.insertInto("t").values({ id: 2 }).execute();
         await ahead.insertInto("t").values({ id: 1 }).execute(); // the key is taken
@@ -78,7 +100,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "a failed write sent ahead at a transaction's end fails it before its commit: tried again as a taken key is",
+    "a failed write sent ahead at a transaction's end turns its commit into a rollback: tried again as a taken key is",
   ignore,
   async fn() {
     const db = await database();
@@ -88,6 +110,7 @@ Deno.test({
       const policy = { conflictMs: 5000, connectionTries: 3, location: "test" };
       const failed = await transact(db as never, async (tx) => {
         tries++;
+        await sql`SELECT 1`.execute(tx); // the BEGIN is confirmed
         await sendAhead(tx).insertInto("t" as never).values({ id: 1 } as never).execute();
       }, policy).then(() => null, (error) => error);
       assert.equal(failed?.code, "23505");
