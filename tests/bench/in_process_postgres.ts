@@ -22,8 +22,19 @@ import { TOOLS } from "../../tools/mod.ts";
 import { LONG_ID, longWorkflow, stats } from "./common.ts";
 import { startBenchPostgres } from "./postgres_db.ts";
 
-type Op = "advance" | "replay" | "rehydrate" | "start_workflow" | "resume_session";
-type Tip = { stateToken: string; ackToken?: string; pending: { stepId: string } | null };
+type Op =
+  | "advance"
+  | "replay"
+  | "rehydrate"
+  | "start_workflow"
+  | "checkpoint_workflow"
+  | "resume_session";
+type Tip = {
+  stateToken: string;
+  ackToken?: string;
+  checkpointToken: string;
+  pending: { stepId: string } | null;
+};
 
 /** Client-side time of one statement text: executions and total ms. */
 interface Timed {
@@ -251,6 +262,14 @@ async function main(): Promise<void> {
     for (let i = 0; i < 20; i++) await call("start_workflow", { workflowId: "wr.code_review" });
     await measure("start_workflow", 0, async () => {
       await call("start_workflow", { workflowId: "wr.code_review" });
+    });
+    let marked = await call("start_workflow", { workflowId: LONG_ID });
+    await measure("checkpoint_workflow", 0, async (i) => {
+      marked = await call("checkpoint_workflow", {
+        stateToken: marked.stateToken,
+        checkpointToken: marked.checkpointToken,
+        output: { notesMarkdown: `Checkpoint ${i}.` },
+      });
     });
     let at = await call("start_workflow", { workflowId: LONG_ID });
     for (let i = 0; i < 100; i++) at = await call("continue_workflow", advanceArgs(at));
