@@ -41,10 +41,12 @@ export const POOL_SIZE = 4;
 const INT8 = 20;
 const NUMERIC = 1700;
 
+const toNumber = (text: string) => Number(text);
+
 /** `pg`'s type parsers, with `count(*)`, `sum()` and `bigint` columns read as numbers. */
 const types = {
   getTypeParser(oid: number, format?: "text" | "binary") {
-    if (oid === INT8 || oid === NUMERIC) return (text: string) => Number(text);
+    if (oid === INT8 || oid === NUMERIC) return toNumber;
     return pg.types.getTypeParser(oid, format as "text");
   },
 };
