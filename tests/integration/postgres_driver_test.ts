@@ -6,6 +6,7 @@
  * @module
  */
 import assert from "node:assert/strict";
+import net from "node:net";
 import pg from "pg";
 import { Kysely, sql } from "npm:kysely@0.29.9";
 import { createPool, sendAhead, WaymarkPostgresDialect } from "../../store/postgres/driver.ts";
@@ -169,6 +170,38 @@ Deno.test({
       assert.ok(prepared.some((s) => s.includes(`from "t" where "id" = $1`)), String(prepared));
       assert.ok(!prepared.some((s) => /recursive/i.test(s)), String(prepared));
     } finally {
+      await db.destroy();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "a transaction's BEGIN, its writes sent ahead and its COMMIT leave with statements that wait",
+  ignore,
+  async fn() {
+    // count what reaches the sockets (before any client binds `write`)
+    const socket = net.Socket.prototype as unknown as { write: (...a: unknown[]) => boolean };
+    const write = socket.write;
+    let writes = 0;
+    socket.write = function (this: unknown, ...args: unknown[]) {
+      writes++;
+      return write.apply(this, args);
+    };
+    const db = await database();
+    try {
+      await db.selectFrom("t").select("id").execute(); // the connection is made
+      writes = 0;
+      await db.transaction().execute(async (tx) => {
+        await tx.selectFrom("t").select("id").execute(); // 1: BEGIN and this read
+        for (const id of [1, 2, 3]) await sendAhead(tx).insertInto("t").values({ id }).execute();
+        await tx.selectFrom("t").select("id").execute(); // 2: the three inserts and this read
+        await sendAhead(tx).insertInto("t").values({ id: 4 }).execute();
+      }); // 3: the last insert and the COMMIT
+      assert.equal(writes, 3);
+      assert.deepEqual(await ids(db), [1, 2, 3, 4]);
+    } finally {
+      socket.write = write;
       await db.destroy();
     }
   },
