@@ -28,8 +28,10 @@ type Op =
   | "rehydrate"
   | "start_workflow"
   | "checkpoint_workflow"
-  | "resume_session";
+  | "resume_session"
+  | "branch_steps";
 type Tip = {
+  session: { runId: string; nodeId: string };
   stateToken: string;
   ackToken?: string;
   checkpointToken: string;
@@ -46,7 +48,7 @@ let timing = new Map<string, Timed>();
 /** Socket writes: each batch of statements sent together is one (one round trip). */
 let writes = 0;
 /** The last parameters each statement text was sent with (for `--explain`). */
-const lastValues = new Map<string, unknown[] | undefined>();
+const lastValues = new Map<string, { text: string; values?: unknown[] }>();
 
 /** Times every `query` any `pg` client makes and counts socket writes (before any binds them). */
 function timeQueries(): void {
@@ -61,7 +63,9 @@ function timeQueries(): void {
   proto.query = function (this: unknown, ...args: unknown[]) {
     const first = args[0] as string | { text: string };
     const text = (typeof first === "string" ? first : first.text).replace(/\s+/g, " ");
-    if (typeof first !== "string") lastValues.set(text, (first as { values?: unknown[] }).values);
+    if (typeof first !== "string") {
+      lastValues.set(text, first as { text: string; values?: unknown[] });
+    }
     const t0 = performance.now();
     const done = () => {
       const t = timing.get(text) ?? { n: 0, ms: 0 };
@@ -153,9 +157,9 @@ function report(
 
 /** Prints the custom and the generic plan of the last statement whose text contains `part`. */
 async function explain(admin: pg.Client, part: string): Promise<void> {
-  const text = [...lastValues.keys()].find((t) => t.includes(part));
-  if (!text) return console.log(`no statement contains ${part}`);
-  const values = lastValues.get(text) ?? [];
+  const key = [...lastValues.keys()].find((t) => t.includes(part));
+  if (!key) return console.log(`no statement contains ${part}`);
+  const { text, values } = lastValues.get(key)!;
   for (const mode of ["force_custom_plan", "force_generic_plan"]) {
     await admin.query(`SET plan_cache_mode = ${mode}`);
     const query = { name: `explain_${mode}`, text: `EXPLAIN (ANALYZE, COSTS OFF) ${text}`, values };
@@ -169,7 +173,8 @@ async function explain(admin: pg.Client, part: string): Promise<void> {
 /** Execution ms of `text` under a plan cache mode (EXPLAIN ANALYZE, second run). */
 async function planMs(admin: pg.Client, text: string, mode: string): Promise<number> {
   await admin.query(`SET plan_cache_mode = ${mode}`);
-  const query = { text: `EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, values: lastValues.get(text) };
+  const { text: original, values } = lastValues.get(text)!;
+  const query = { text: `EXPLAIN (ANALYZE, FORMAT JSON) ${original}`, values };
   await admin.query(query);
   const [{ "QUERY PLAN": [plan] }] = (await admin.query(query)).rows;
   return plan["Execution Time"];
@@ -274,11 +279,8 @@ async function main(): Promise<void> {
     let at = await call("start_workflow", { workflowId: LONG_ID });
     for (let i = 0; i < 100; i++) at = await call("continue_workflow", advanceArgs(at));
     let prior = 100;
-    for (const level of levels) {
-      while (prior < level) {
-        at = await call("continue_workflow", advanceArgs(at));
-        prior++;
-      }
+    /** Advances, replays, rehydrates and the tasks view's branch read at `level`. */
+    const measureLevel = async (level: number) => {
       const pairs: Record<string, unknown>[] = [];
       await measure("advance", level, async () => {
         pairs.push(advanceArgs(at));
@@ -290,8 +292,24 @@ async function main(): Promise<void> {
       await measure("rehydrate", level, async () => {
         await call("continue_workflow", { stateToken: at.stateToken });
       });
+      // what the MCP tasks view reads after each call over stdio (its plan window)
+      await measure("branch_steps", level, async () => {
+        await waymark.store.getBranchSteps(at.session.runId, at.session.nodeId, 64);
+      });
+    };
+    for (const level of levels) {
+      while (prior < level) {
+        at = await call("continue_workflow", advanceArgs(at));
+        prior++;
+      }
+      await measureLevel(level);
       prior += samples;
     }
+    // control: a new run at 10 prior advances, beside the long one
+    at = await call("start_workflow", { workflowId: LONG_ID });
+    for (let i = 0; i < 10; i++) at = await call("continue_workflow", advanceArgs(at));
+    console.log("\n(control: a new run)");
+    await measureLevel(10);
     if (values.explain) await explain(admin, values.explain);
     await measure("resume_session", prior, async () => {
       await call("resume_session", { query: "Done" });
