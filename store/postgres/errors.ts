@@ -35,9 +35,11 @@ const CONNECTION_CODES = new Set([
   "57P02",
   "57P03",
   "53300",
+  "ERR_STREAM_WRITE_AFTER_END",
+  "ERR_STREAM_DESTROYED",
 ]);
 const CONNECTION_TEXT =
-  /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect|Client was closed|connect ECONNREFUSED/i;
+  /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect|Client was closed|connect ECONNREFUSED|write after end|Cannot call write after a stream was destroyed/i;
 
 function codeOf(error: unknown): string {
   const e = error as { code?: unknown; cause?: { code?: unknown } } | null;

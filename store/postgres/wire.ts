@@ -15,6 +15,8 @@ interface Writable {
   write(chunk: unknown, ...rest: unknown[]): boolean;
   cork(): void;
   uncork(): void;
+  /** False once the socket ended or was destroyed. */
+  readonly writable: boolean;
 }
 
 /** The socket of a connected `pg` client (an internal of `pg`; absent, nothing changes). */
@@ -34,7 +36,9 @@ export function coalesceWrites(socket: Writable): void {
     if (held.length === 0) return;
     const chunks = held;
     held = [];
-    write(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+    // a connection the server closed meanwhile: `pg` fails the statements held here as lost
+    // (writing would fail them with "write after end" instead)
+    if (socket.writable) write(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
   };
   socket.cork = () => {
     depth++;

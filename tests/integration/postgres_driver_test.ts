@@ -10,7 +10,7 @@ import net from "node:net";
 import pg from "pg";
 import { Kysely, sql } from "npm:kysely@0.29.9";
 import { createPool, sendAhead, WaymarkPostgresDialect } from "../../store/postgres/driver.ts";
-import { transact } from "../../store/postgres/errors.ts";
+import { isConnectionLost, transact } from "../../store/postgres/errors.ts";
 import { coalesceWrites, socketOf } from "../../store/postgres/wire.ts";
 import { freshPostgresUrl, postgresBin } from "../helpers/postgres.ts";
 
@@ -205,4 +205,52 @@ Deno.test({
       await db.destroy();
     }
   },
+});
+
+Deno.test({
+  name: "statements held for a connection the server closed fail as a lost connection",
+  ignore,
+  async fn() {
+    const db = await database();
+    const admin = new pg.Client({ connectionString: await freshPostgresUrl() });
+    await admin.connect();
+    try {
+      const [{ pid }] = (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(db))
+        .rows;
+      const failed = await db.transaction().execute(async (tx) => {
+        // the BEGIN is held for the first statement; the server ends the session meanwhile
+        await admin.query("SELECT pg_terminate_backend($1)", [pid]);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await tx.selectFrom("t").select("id").execute();
+      }).then(() => null, (error) => error);
+      assert.ok(isConnectionLost(failed), `a lost connection, not ${failed}`);
+      assert.deepEqual(await ids(db), [], "a new connection serves the next call");
+    } finally {
+      await admin.end();
+      await db.destroy();
+    }
+  },
+});
+
+Deno.test("writes held on a socket that ended meanwhile are dropped, not written after its end", async () => {
+  const dir = await Deno.makeTempDir();
+  const server = net.createServer((peer) => peer.resume());
+  await new Promise<void>((resolve) => server.listen(`${dir}/s`, resolve));
+  const socket = net.connect(`${dir}/s`);
+  try {
+    await new Promise((resolve) => socket.once("connect", resolve));
+    const errors: unknown[] = [];
+    socket.on("error", (error) => errors.push(error));
+    coalesceWrites(socketOf({ connection: { stream: socket } })!);
+    socket.cork();
+    socket.write(new Uint8Array([1, 2, 3]));
+    socket.end(); // as when the server closes the connection under a held statement
+    socket.uncork();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(errors, []);
+  } finally {
+    socket.destroy();
+    await new Promise((resolve) => server.close(resolve));
+    await Deno.remove(dir, { recursive: true });
+  }
 });
