@@ -112,13 +112,16 @@ export async function sessionBytes(ex: Executor, sessionId: string): Promise<num
   return Number(row.rows[0]?.n ?? 0) + Number(own?.n ?? 0);
 }
 
-/** Removes one session if it still qualifies, in one transaction; returns it, or `null`. */
+/**
+ * Removes one session if it still qualifies, in one transaction (the dialect's: on PostgreSQL
+ * tried again while a live server's writes conflict with it); returns it, or `null`.
+ */
 async function removeOne(
   db: Kysely<Database>,
   dialect: SqlDialect,
   at: { sessionId: string; scope: Scope },
 ): Promise<GcSession | null> {
-  return await db.transaction().execute(async (tx) => {
+  return await dialect.transact(db, async (tx) => {
     const row = await idle(tx, at.scope).where("s.session_id", "=", at.sessionId)
       .executeTakeFirst();
     if (!row) return null;

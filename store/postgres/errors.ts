@@ -15,6 +15,7 @@ import {
 } from "../../engine/mod.ts";
 import type { Executor } from "../sql/graph_sql.ts";
 import type { Database } from "../sql/schema.ts";
+import { BeforeCommit } from "./driver.ts";
 
 /** SQLSTATEs of a transaction refused for another's sake: trying again may succeed. */
 const CONFLICT = new Set(["40001", "40P01", "55P03"]);
@@ -34,9 +35,11 @@ const CONNECTION_CODES = new Set([
   "57P02",
   "57P03",
   "53300",
+  "ERR_STREAM_WRITE_AFTER_END",
+  "ERR_STREAM_DESTROYED",
 ]);
 const CONNECTION_TEXT =
-  /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect|Client was closed|connect ECONNREFUSED/i;
+  /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect|Client was closed|connect ECONNREFUSED|write after end|Cannot call write after a stream was destroyed/i;
 
 function codeOf(error: unknown): string {
   const e = error as { code?: unknown; cause?: { code?: unknown } } | null;
@@ -112,6 +115,7 @@ async function once<T>(db: Kysely<Database>, fn: (tx: Executor) => Promise<T>): 
       return value;
     });
   } catch (error) {
+    if (error instanceof BeforeCommit) throw error.original;
     throw committing ? new DuringCommit(error) : error;
   }
 }

@@ -8,7 +8,7 @@
  * as with bm25), snippets are cut here the way the in-memory store cuts them.
  * @module
  */
-import { sql } from "npm:kysely@0.29.9";
+import { type Kysely, sql } from "npm:kysely@0.29.9";
 import type { SearchQuery } from "../../engine/mod.ts";
 import type { FullTextSearch, TextLayer, TextMatch } from "../sql/dialect.ts";
 import type { Executor } from "../sql/graph_sql.ts";
@@ -37,6 +37,20 @@ export function tsqueryOf(terms: readonly string[]): string {
 }
 
 type MatchRow = { run_id: string; text: string; rank: number };
+
+/** The search tables as PostgreSQL holds them (the shared schema types SQLite's FTS5 tables). */
+interface SearchTables {
+  search_titles: { run_id: string; text: string; tsv: string };
+  search_tips: { run_id: string; text: string; tsv: string };
+  search_outputs: { run_id: string; node_id: string; text: string; tsv: string };
+}
+
+/** Written with the query builder, so the driver can send them ahead with the projections. */
+const searchTables = (ex: Executor) => ex as unknown as Kysely<SearchTables>;
+const vector = (tsv: string) => sql<string>`CAST(${tsv} AS tsvector)`;
+
+/** `ON CONFLICT … DO UPDATE SET` of a row indexed again: the new text and vector. */
+const REPLACE_TEXT = { text: sql<string>`excluded.text`, tsv: sql<string>`excluded.tsv` };
 
 const LAYER_TABLE = {
   title: sql.table("search_titles"),
@@ -92,20 +106,20 @@ export const tsvectorSearch: FullTextSearch = {
       .executeTakeFirst();
     if (!row) return;
     const text = `${row.title} ${row.goal === row.title ? "" : row.goal ?? ""} ${row.workflow_id}`;
-    await sql`INSERT INTO search_titles (run_id, text, tsv)
-      VALUES (${runId}, ${text}, CAST(${tsvectorOf(text)} AS tsvector))
-      ON CONFLICT (run_id) DO UPDATE SET text = excluded.text, tsv = excluded.tsv`.execute(tx);
+    await searchTables(tx).insertInto("search_titles")
+      .values({ run_id: runId, text, tsv: vector(tsvectorOf(text)) })
+      .onConflict((oc) => oc.column("run_id").doUpdateSet(REPLACE_TEXT)).execute();
   },
   async indexOutput(tx, { runId, nodeId, text }) {
     const tsv = tsvectorOf(text);
-    // both rows in one statement: one round trip to the server
-    await sql`WITH output AS (INSERT INTO search_outputs (run_id, node_id, text, tsv)
-        VALUES (${runId}, ${nodeId}, ${text}, CAST(${tsv} AS tsvector))
-        ON CONFLICT (run_id, node_id) DO UPDATE SET text = excluded.text, tsv = excluded.tsv)
-      INSERT INTO search_tips (run_id, text, tsv)
-        SELECT run_id, text, tsv FROM (VALUES (${runId}, ${text}, CAST(${tsv} AS tsvector)))
-          AS tip (run_id, text, tsv)
-      ON CONFLICT (run_id) DO UPDATE SET text = excluded.text, tsv = excluded.tsv`.execute(tx);
+    // both rows in one statement
+    await searchTables(tx)
+      .with("output", (db) =>
+        db.insertInto("search_outputs")
+          .values({ run_id: runId, node_id: nodeId, text, tsv: vector(tsv) })
+          .onConflict((oc) => oc.columns(["run_id", "node_id"]).doUpdateSet(REPLACE_TEXT)))
+      .insertInto("search_tips").values({ run_id: runId, text, tsv: vector(tsv) })
+      .onConflict((oc) => oc.column("run_id").doUpdateSet(REPLACE_TEXT)).execute();
   },
   async match(ex, layer, query: SearchQuery): Promise<TextMatch[]> {
     const q = tsqueryOf(query.terms);

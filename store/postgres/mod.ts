@@ -14,7 +14,7 @@ import { newerSchemaMessage } from "../sql/migrations.ts";
 import type { Database } from "../sql/schema.ts";
 import { createSqlStore, type OpenedSqlStore, type OpenStoreOptions } from "../sql/store.ts";
 import { redactDbUrl } from "../settings.ts";
-import { createPool, SerializablePostgresDialect } from "./driver.ts";
+import { createPool, sendAhead, WaymarkPostgresDialect } from "./driver.ts";
 import { isConflict, read, storageError, transact } from "./errors.ts";
 import { tsvectorSearch } from "./fts.ts";
 import { postgresMaintenance } from "./maintenance.ts";
@@ -42,6 +42,7 @@ export function postgresDialect(options: { location: string; busyTimeoutMs: numb
     search: tsvectorSearch,
     transact: (db, fn) => transact(db, fn, policy),
     read: (fn) => read(fn, CONNECTION_TRIES),
+    sendAhead,
   };
 }
 
@@ -56,7 +57,7 @@ export async function openPostgresStore(
     connectTimeoutMs: Math.max(busyTimeoutMs, 2000),
     durability: options.durability,
   });
-  const db = new Kysely<Database>({ dialect: new SerializablePostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new WaymarkPostgresDialect({ pool }) });
   const dialect = postgresDialect({ location, busyTimeoutMs });
   try {
     // A database from a newer waymark is refused before anything touches it.

@@ -114,6 +114,12 @@ export interface SqlDialect {
   transact<T>(db: Kysely<Database>, fn: (tx: Executor) => Promise<T>): Promise<T>;
   /** Runs a read, again after a failure a fresh try may not meet (a lost connection). */
   read<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * `tx` for writes whose affected-row counts are not read (the projections): a dialect paying a
+   * round trip per statement sends them without waiting for each answer, a failure surfacing at
+   * the next statement that waits. Absent: `tx` itself.
+   */
+  sendAhead?(tx: Executor): Executor;
 }
 
 /** Where shared reads run: a connection or transaction, and the dialect's full-text search. */

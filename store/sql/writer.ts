@@ -110,8 +110,9 @@ async function append(
   const inserted = await insertEvents.all(tx, rows);
   const seqs = inserted.map((r) => Number(r.seq)).sort((a, b) => a - b);
   const search = options.dialect.search;
+  const writes = options.dialect.sendAhead?.(tx) ?? tx;
   for (const [i, event] of logged.entries()) {
-    await project({ tx, search, seq: seqs[i]!, at, payload: rows[i]!.payload }, event);
+    await project({ tx: writes, search, seq: seqs[i]!, at, payload: rows[i]!.payload }, event);
   }
   const sessionId = events[0]!.sessionId;
   const updated = await sessionGrown.execute(tx, { sessionId, at, count: events.length });
