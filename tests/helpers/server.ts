@@ -175,18 +175,26 @@ export async function connectRich(
   };
 }
 
+/** How a stdio client transport (either SDK line) spawns a server on `home`. */
+export function serverParams(
+  home: string,
+  options: { cwd?: string; extraArgs?: string[] } = {},
+): { command: string; args: string[]; cwd: string; stderr: "pipe"; env: Record<string, string> } {
+  return {
+    command: Deno.execPath(),
+    args: serverArgs(home, options.extraArgs),
+    cwd: options.cwd ?? ROOT,
+    stderr: "pipe",
+    env: { ...Deno.env.toObject(), NO_COLOR: "1" },
+  };
+}
+
 /** Spawns a server on `home` and connects a client of the given SDK line. */
 export async function connect(
   home: string,
   options: { client?: "v1" | "v2"; cwd?: string; extraArgs?: string[] } = {},
 ): Promise<TestClient> {
-  const params = {
-    command: Deno.execPath(),
-    args: serverArgs(home, options.extraArgs),
-    cwd: options.cwd ?? ROOT,
-    stderr: "pipe" as const,
-    env: { ...Deno.env.toObject(), NO_COLOR: "1" },
-  };
+  const params = serverParams(home, options);
   if (options.client === "v1") {
     const client = new ClientV1({ name: "waymark-test-v1", version: "1.0.0" });
     await client.connect(new StdioClientTransportV1(params));

@@ -12,7 +12,7 @@ import { StdioClientTransport as StdioClientTransportV1 } from "@modelcontextpro
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { openWaymark } from "../../mod.ts";
 import { parseRunLabel } from "../../engine/mod.ts";
-import { ROOT, serverArgs } from "../helpers/server.ts";
+import { serverParams } from "../helpers/server.ts";
 import { ModernClient, taskHome } from "../helpers/tasks.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -39,13 +39,7 @@ async function v1(home: string, options: { forms: boolean }): Promise<Asking> {
     });
   }
   await client.connect(
-    new StdioClientTransportV1({
-      command: Deno.execPath(),
-      args: serverArgs(home),
-      cwd: ROOT,
-      stderr: "pipe",
-      env: { ...Deno.env.toObject(), NO_COLOR: "1" },
-    }),
+    new StdioClientTransportV1(serverParams(home)),
   );
   return {
     client,

@@ -15,7 +15,7 @@ import {
   TaskStatusNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { openWaymark } from "../../mod.ts";
-import { connect, ok, ROOT, serverArgs } from "../helpers/server.ts";
+import { connect, ok, serverParams } from "../helpers/server.ts";
 import { taskHome } from "../helpers/tasks.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -41,13 +41,7 @@ async function v1Client(
     );
   }
   await client.connect(
-    new StdioClientTransportV1({
-      command: Deno.execPath(),
-      args: serverArgs(home),
-      cwd: ROOT,
-      stderr: "pipe",
-      env: { ...Deno.env.toObject(), NO_COLOR: "1" },
-    }),
+    new StdioClientTransportV1(serverParams(home)),
   );
   return { client, statuses };
 }
