@@ -8,8 +8,9 @@
  * blocks it, which is the point.
  *
  * A `variant` picks, for every choice, the variant-th option (modulo), so runs 0..n-1 take every
- * value of every key and every passing level. With `probe`, each step is first acknowledged
- * without what its prompt asks for, and the blockers must be exactly the gates it announced.
+ * value of every key and every passing level. With `probed`, each step not in it yet is first
+ * acknowledged without what its prompt asks for (and added): the blockers must be exactly the
+ * gates the prompt announced.
  * @module
  */
 import assert from "node:assert/strict";
@@ -219,7 +220,7 @@ async function probe(
 export async function walkWorkflow(
   c: TestClient,
   workflowId: string,
-  options: { variant: number; probe?: boolean; maxSteps?: number },
+  options: { variant: number; probed?: Set<string>; maxSteps?: number },
 ): Promise<Walk> {
   const inspected = ok(await c.call("inspect_workflow", { workflowId }));
   const reading = readDescription(inspected.workflow.description);
@@ -247,7 +248,9 @@ export async function walkWorkflow(
     const lines = requiredLines(pending.prompt);
     const notes = [`Did ${pending.title}.`, ...lines].join("\n");
     const artifacts = [...assess(run, pending), ...contractArtifact(pending)];
-    const from = options.probe
+    const probing = options.probed !== undefined && !options.probed.has(pending.stepId);
+    options.probed?.add(pending.stepId);
+    const from = probing
       ? await probe(c, response, { context, notes, artifacts, lines }, walk)
       : response;
     const next = await ack(c, from, {
