@@ -7,14 +7,22 @@
  * folder the client starts it from and whatever PATH the client has.
  * @module
  */
-import { chmod, mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, realpath, rename, stat, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { isDeepStrictEqual } from "node:util";
 import { z } from "npm:zod@4.6.7";
-import { CLIENT_NAMES, CLIENTS, type Launch, type Place, type Scope, SCOPES } from "./clients.ts";
-import { type Document, FORMATS, Malformed } from "./formats.ts";
+import {
+  type Client,
+  CLIENT_NAMES,
+  CLIENTS,
+  type Launch,
+  type Place,
+  type Scope,
+  SCOPES,
+} from "./clients.ts";
+import { type Document, type Format, FORMATS, Malformed } from "./formats.ts";
 import type { Flags } from "../../store/settings.ts";
 
 /** What `setup` reads from the process it runs in. */
@@ -68,28 +76,37 @@ function launchFor(host: SetupHost, flags: Flags): Launch {
   };
 }
 
-/** Runs `waymark setup`; its exit code (0 done, 1 refused, 2 usage). */
-export async function setup(host: SetupHost, flags: Flags): Promise<number> {
+const USAGE =
+  "usage: waymark setup --client NAME [--scope user|project] [--print] [--profile deepwork]\n";
+
+/** The client, scope and file the flags name, or the message refusing them. */
+function target(
+  host: SetupHost,
+  flags: Flags,
+): { client: Client; scope: Scope; file: string } | string {
   const parsed = choices.safeParse({ client: flags.client, scope: flags.scope });
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const got = issue.path[0] === "scope" ? flags.scope : flags.client;
-    host.stderr(
-      `${issue.message} (got ${JSON.stringify(got)})\n` +
-        "usage: waymark setup --client NAME [--scope user|project] [--print] [--profile deepwork]\n",
-    );
-    return 2;
+    return `${issue.message} (got ${JSON.stringify(got)})\n${USAGE}`;
   }
-  const client = CLIENTS[parsed.data.client];
-  const scope: Scope = parsed.data.scope ?? client.defaultScope;
-  const fileAt = (client.files as Partial<Record<Scope, (at: Place) => string>>)[scope];
+  const client: Client = CLIENTS[parsed.data.client];
+  const scope = parsed.data.scope ?? client.defaultScope;
+  const fileAt = client.files[scope];
   if (!fileAt) {
-    host.stderr(
-      `${client.title} has no ${scope} configuration; use --scope ${client.defaultScope}\n`,
-    );
+    return `${client.title} has no ${scope} configuration; use --scope ${client.defaultScope}\n`;
+  }
+  return { client, scope, file: fileAt(host.place) };
+}
+
+/** Runs `waymark setup`; its exit code (0 done, 1 refused, 2 usage). */
+export async function setup(host: SetupHost, flags: Flags): Promise<number> {
+  const chosen = target(host, flags);
+  if (typeof chosen === "string") {
+    host.stderr(chosen);
     return 2;
   }
-  const file = fileAt(host.place);
+  const { client, scope, file } = chosen;
   const launch = launchFor(host, flags);
   const at = { key: client.serversKey, name: PROFILES[flags.profile ?? "default"].name };
   const entry = client.entry(launch);
@@ -101,9 +118,7 @@ export async function setup(host: SetupHost, flags: Flags): Promise<number> {
   }
   const outcome = await merge(file, { format, at, entry });
   if (typeof outcome === "string") {
-    host.stderr(
-      `waymark setup: ${file}: ${outcome} (nothing was written)\n`,
-    );
+    host.stderr(`waymark setup: ${file}: ${outcome} (nothing was written)\n`);
     return 1;
   }
   host.stdout(`${describe(outcome, { file, name: at.name, title: client.title, scope })}\n`);
@@ -130,7 +145,7 @@ interface Merged {
 async function merge(
   file: string,
   job: {
-    format: (typeof FORMATS)[keyof typeof FORMATS];
+    format: Format;
     at: { key: string; name: string };
     entry: Document;
   },
@@ -165,7 +180,7 @@ async function merge(
 }
 
 function readBack(
-  format: (typeof FORMATS)[keyof typeof FORMATS],
+  format: Format,
   text: string,
 ): Document | undefined {
   try {
@@ -197,8 +212,12 @@ function same(a: unknown, b: unknown): boolean {
   return isDeepStrictEqual(plain(a), plain(b));
 }
 
-/** Writes beside the file and renames over it, keeping the file's permissions. */
-async function writeAtomically(file: string, text: string): Promise<void> {
+/**
+ * Writes beside the file and renames over it, keeping the file's permissions; a symbolic link
+ * (a dotfiles repository's, say) stays a link, and the file it points at is the one replaced.
+ */
+async function writeAtomically(link: string, text: string): Promise<void> {
+  const file = await realpath(link).catch(() => link);
   await mkdir(dirname(file), { recursive: true });
   const mode = await stat(file).then((s) => s.mode & 0o777, () => undefined);
   const temp = `${file}.waymark-${Deno.pid}.tmp`;

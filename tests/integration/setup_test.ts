@@ -178,7 +178,7 @@ for (const c of CASES) {
       const result = await setup(at, ["--client", c.client, ...c.args]);
       assert.equal(result.code, 1, result.err);
       assert.ok(result.err.includes(file), result.err);
-      assert.match(result.err, /nothing was written/);
+      assert.match(result.err, /fix or move the file and run again \(nothing was written\)/);
       assert.equal(result.out, "");
       assert.equal(await Deno.readTextFile(file), before);
     } finally {
@@ -186,6 +186,40 @@ for (const c of CASES) {
     }
   });
 }
+
+Deno.test("setup refuses to edit an entry written in a form it cannot replace in place", async () => {
+  const at = await folders();
+  try {
+    const file = join(at.home, ".codex", "config.toml");
+    await Deno.mkdir(dirname(file));
+    const before = '[mcp_servers]\nwaymark = { command = "old" }\n';
+    await Deno.writeTextFile(file, before);
+    const result = await setup(at, ["--client", "codex"]);
+    assert.equal(result.code, 1, result.err);
+    assert.match(result.err, /written in a form setup does not edit; remove that entry/);
+    assert.equal(await Deno.readTextFile(file), before);
+  } finally {
+    await at.cleanup();
+  }
+});
+
+Deno.test("setup writes through a symbolic link, which stays a link", async () => {
+  const at = await folders();
+  try {
+    const real = join(at.home, "dotfiles", "mcp.json");
+    await Deno.mkdir(dirname(real));
+    await Deno.writeTextFile(real, '{"mcpServers": {}}\n');
+    await Deno.mkdir(join(at.home, ".cursor"));
+    const link = join(at.home, ".cursor", "mcp.json");
+    await Deno.symlink(real, link);
+    const result = await setup(at, ["--client", "cursor"]);
+    assert.equal(result.code, 0, result.err);
+    assert.ok((await Deno.lstat(link)).isSymlink);
+    assert.ok(JSON.parse(await Deno.readTextFile(real)).mcpServers.waymark);
+  } finally {
+    await at.cleanup();
+  }
+});
 
 Deno.test("setup creates the file (and its folders) when the client has none yet", async () => {
   const at = await folders();
