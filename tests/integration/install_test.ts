@@ -8,14 +8,14 @@ import assert from "node:assert/strict";
 import { delimiter, dirname, join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { ROOT, tempHome } from "../helpers/server.ts";
+import { childEnv, ROOT, tempHome } from "../helpers/server.ts";
 
 const decoder = new TextDecoder();
 
 /** The environment an installed command runs in: its bin folder and this test's Deno on PATH. */
 function installedEnv(root: string): Record<string, string> {
   const path = [join(root, "bin"), dirname(Deno.execPath()), Deno.env.get("PATH") ?? ""];
-  return { ...Deno.env.toObject(), PATH: path.join(delimiter), NO_COLOR: "1" };
+  return childEnv({ PATH: path.join(delimiter) });
 }
 
 async function run(

@@ -12,7 +12,7 @@ import { parse as parseJsonc } from "jsonc-parser";
 import { parse as parseToml } from "npm:smol-toml@1.9.1";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { MAIN, ROOT } from "../helpers/server.ts";
+import { childEnv, MAIN, ROOT } from "../helpers/server.ts";
 
 const FIXTURES = join(ROOT, "tests", "fixtures", "setup");
 const decoder = new TextDecoder();
@@ -91,9 +91,9 @@ const DENO_DIR = Deno.env.get("DENO_DIR") ?? JSON.parse(
 
 /** The environment of a user whose home is `home` (no variable moving the clients' files). */
 function userEnv(home: string): Record<string, string> {
-  const env = Deno.env.toObject();
+  const env = childEnv({ HOME: home, DENO_DIR });
   for (const name of ["XDG_CONFIG_HOME", "CODEX_HOME", "APPDATA", "WAYMARK_HOME"]) delete env[name];
-  return { ...env, HOME: home, DENO_DIR, NO_COLOR: "1" };
+  return env;
 }
 
 async function folders(): Promise<Folders & { cleanup(): Promise<void> }> {
