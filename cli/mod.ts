@@ -16,6 +16,7 @@ import {
   type WaymarkServerOptions,
 } from "../mod.ts";
 import {
+  backtrackingPatterns,
   formatLoadError,
   isRoutineId,
   loadWorkflowFile,
@@ -278,7 +279,8 @@ async function workflows(
         stepCount(loaded.workflow.compiled)
       } steps, ${loaded.workflow.hash})\n`,
     );
-    const checks = unfillablePlaceholders(loaded.workflow.compiled);
+    const compiled = loaded.workflow.compiled;
+    const checks = [...unfillablePlaceholders(compiled), ...backtrackingPatterns(compiled)];
     for (const w of [...loaded.workflow.warnings, ...checks]) {
       process.stdout.write(`warning [${w.code}]: ${w.message}\n`);
     }
