@@ -35,6 +35,7 @@ import { type Flags, redactDbUrl } from "../store/settings.ts";
 import type { WaymarkServer } from "../tools/waymark_server.ts";
 import { loadStoreCommands } from "../store/lazy.ts";
 import { loadMcpHttp, loadViewer } from "../web/lazy.ts";
+import { printErr, printOut } from "./terminal.ts";
 
 /** A command line as `main.ts` parsed it. */
 export interface CommandInput {
@@ -51,7 +52,7 @@ export interface CommandInput {
 }
 
 function log(line: string): void {
-  process.stderr.write(`[waymark] ${line}\n`);
+  printErr(`[waymark] ${line}\n`);
 }
 
 /** Runs a command; `undefined` when there is no such command. */
@@ -108,7 +109,7 @@ async function serveCommand(input: CommandInput): Promise<number> {
 async function rotateKeys(options: WaymarkOptions): Promise<number> {
   const { keysFile } = resolvePaths(options);
   const keyring = await rotateKeyring(keysFile);
-  process.stdout.write(
+  printOut(
     `rotated ${keysFile}: current key ${keyring.current.id}, previous ${keyring.previous?.id}\n`,
   );
   return 0;
@@ -131,8 +132,8 @@ function storeHost(options: WaymarkOptions, buildKind: string): CliHost {
         return await createWorkflowSource(BUNDLED_WORKFLOWS, dirs).load();
       },
     }),
-    stdout: (text) => void process.stdout.write(text),
-    stderr: (text) => void process.stderr.write(text),
+    stdout: printOut,
+    stderr: printErr,
     now: () => new Date(),
   };
 }
@@ -186,7 +187,7 @@ async function view(options: WaymarkOptions, port: number | undefined): Promise<
     await waymark.close();
     return 1;
   }
-  process.stdout.write(`waymark viewer: ${viewer.url}\n`);
+  printOut(`waymark viewer: ${viewer.url}\n`);
   log(`read-only viewer of ${redactDbUrl(waymark.paths.dbUrl)}; Ctrl-C stops it`);
   await new Promise<void>((stop) => {
     process.once("SIGINT", () => stop());
@@ -257,12 +258,12 @@ async function workflows(
   arg: string | undefined,
 ): Promise<number> {
   if (sub === "schema") {
-    process.stdout.write(`${JSON.stringify(workflowJsonSchema(), null, 2)}\n`);
+    printOut(`${JSON.stringify(workflowJsonSchema(), null, 2)}\n`);
     return 0;
   }
   if (sub === "validate") {
     if (!arg) {
-      process.stderr.write("usage: waymark workflows validate FILE\n");
+      printErr("usage: waymark workflows validate FILE\n");
       return 2;
     }
     const loaded = await loadWorkflowFile({
@@ -271,10 +272,10 @@ async function workflows(
       text: await readFile(arg, "utf8"),
     }, { routines: await nearbyRoutines(arg) });
     if (!loaded.ok) {
-      process.stderr.write(`${formatLoadError(loaded.error)}\n`);
+      printErr(`${formatLoadError(loaded.error)}\n`);
       return 1;
     }
-    process.stdout.write(
+    printOut(
       `${arg}: ok (${loaded.workflow.id}, ${
         stepCount(loaded.workflow.compiled)
       } steps, ${loaded.workflow.hash})\n`,
@@ -282,7 +283,7 @@ async function workflows(
     const compiled = loaded.workflow.compiled;
     const checks = [...unfillablePlaceholders(compiled), ...backtrackingPatterns(compiled)];
     for (const w of [...loaded.workflow.warnings, ...checks]) {
-      process.stdout.write(`warning [${w.code}]: ${w.message}\n`);
+      printOut(`warning [${w.code}]: ${w.message}\n`);
     }
     return 0;
   }
@@ -291,19 +292,19 @@ async function workflows(
     if (sub === "list" || sub === undefined) {
       const result = await waymark.list();
       if (!result.ok) throw new Error(result.error.message);
-      process.stdout.write(`${renderList(result.value)}\n`);
+      printOut(`${renderList(result.value)}\n`);
       return 0;
     }
     if (sub === "inspect" && arg) {
       const result = await waymark.inspect(arg);
       if (!result.ok) {
-        process.stderr.write(`${result.error.message}\n`);
+        printErr(`${result.error.message}\n`);
         return 1;
       }
-      process.stdout.write(`${renderInspect(result.value)}\n`);
+      printOut(`${renderInspect(result.value)}\n`);
       return 0;
     }
-    process.stderr.write(`usage: waymark workflows list|inspect ID|validate FILE|schema\n`);
+    printErr(`usage: waymark workflows list|inspect ID|validate FILE|schema\n`);
     return 2;
   } finally {
     await waymark.close();
