@@ -105,12 +105,12 @@ async function serveCommand(input: CommandInput): Promise<number> {
   });
 }
 
-/** `waymark keys rotate`: a new signing key; the previous one still verifies. */
+/** `waymark keys rotate`: a new signing key, which running servers pick up; the previous one still verifies. */
 async function rotateKeys(options: WaymarkOptions): Promise<number> {
   const { keysFile } = resolvePaths(options);
   const keyring = await rotateKeyring(keysFile);
   printOut(
-    `rotated ${keysFile}: current key ${keyring.current.id}, previous ${keyring.previous?.id}\n`,
+    `rotated ${keysFile}: current key ${keyring.current.id}, previous ${keyring.previous?.id} (running servers sign with the new key within a second; tokens of the key before the previous are refused)\n`,
   );
   return 0;
 }
