@@ -34,6 +34,7 @@ import type { CliHost } from "../store/maintenance/cli.ts";
 import { type Flags, redactDbUrl } from "../store/settings.ts";
 import type { WaymarkServer } from "../tools/waymark_server.ts";
 import { loadStoreCommands } from "../store/lazy.ts";
+import { processHost, setup } from "./setup/mod.ts";
 import { loadMcpHttp, loadViewer } from "../web/lazy.ts";
 import { printErr, printOut } from "./terminal.ts";
 
@@ -63,6 +64,9 @@ export async function runCommand(input: CommandInput): Promise<number | undefine
   if (command === "view") return await view(options, input.values.port);
   if (command === "workflows") return await workflows(options, sub, arg);
   if (command === "keys" && sub === "rotate") return await rotateKeys(options);
+  if (command === "setup") {
+    return await setup(processHost(input.buildKind, input.values), input.values);
+  }
   const { STORE_COMMANDS } = await loadStoreCommands();
   const storeCommand = STORE_COMMANDS[command];
   if (!storeCommand) return undefined;

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { ROOT, tempHome } from "../helpers/server.ts";
+import { childEnv, ROOT, tempHome } from "../helpers/server.ts";
 
 const decoder = new TextDecoder();
 
@@ -46,6 +46,7 @@ async function driveOverStdio(command: string[], cwd: string, home: string): Pro
       args: [...command, "serve", "--home", home],
       cwd,
       stderr: "pipe",
+      env: childEnv(),
     }),
   );
   try {
