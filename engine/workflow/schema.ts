@@ -122,7 +122,11 @@ const ruleCommon = {
 function validRegex(rule: { pattern: string; flags?: string }, ctx: z.RefinementCtx): void {
   const compiled = linearPattern(rule.pattern, rule.flags);
   if (!compiled.ok) {
-    ctx.addIssue({ code: "custom", path: ["pattern"], message: `invalid regex: ${compiled.reason}` });
+    ctx.addIssue({
+      code: "custom",
+      path: ["pattern"],
+      message: `invalid regex: ${compiled.reason}`,
+    });
   }
 }
 
