@@ -59,7 +59,18 @@ export const CLOCK_SKEW_MS = 24 * 60 * 60 * 1000;
 /** Payload nesting beyond what the caps allow: the deepest capped value sits three levels in. */
 const PAYLOAD_DEPTH = LIMITS.depth + 3;
 
-const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+const DAY_MS = 86_400_000;
+
+/** Milliseconds since the epoch of a time as waymark writes it (`toISOString`), or `null`. */
+function isoTime(text: string): number | null {
+  const m = TIME.exec(text);
+  if (!m) return null;
+  const [y, mo, d, h, mi, s, ms] = m.slice(1).map(Number) as number[];
+  const days = (Date.UTC(y!, mo!, 1) - Date.UTC(y!, mo! - 1, 1)) / DAY_MS;
+  const fits = mo! >= 1 && mo! <= 12 && d! >= 1 && d! <= days && h! < 24 && mi! < 60 && s! < 60;
+  return fits ? Date.UTC(y!, mo! - 1, d!, h!, mi!, s!, ms!) : null;
+}
 /** A workflow id any source makes: a legacy id, `namespace.name`, or a DeepWork `job.workflow`. */
 const WORKFLOW_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}(?:\.[A-Za-z0-9][A-Za-z0-9_-]{0,127})?$/;
 
@@ -166,8 +177,8 @@ class Rules {
   /** The first problem of one event, or `null`. */
   event(e: RuleEvent): string | [string, string] | null {
     if (!isMember(EVENT_KINDS, e.kind)) return ["unknown_kind", "is of no known kind"];
-    const time = Date.parse(e.at);
-    if (!TIME.test(e.at) || Number.isNaN(time) || new Date(time).toISOString() !== e.at) {
+    const time = isoTime(e.at);
+    if (time === null) {
       return ["bad_time", `has a time that is no ISO-8601 UTC time (${JSON.stringify(e.at)})`];
     }
     if (time > this.latest) return ["bad_time", `is dated in the future (${e.at})`];

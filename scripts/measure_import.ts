@@ -10,8 +10,8 @@ import { type Bundle, exportSession, importBundle } from "../store/bundle/mod.ts
 import { bundleText, eventDigest, seal } from "../store/bundle/format.ts";
 
 const CHECKPOINTER = `
-import { openWaymark } from "${new URL("../mod.ts", import.meta.url).href}";
-const [home, stop] = Deno.args;
+const [home, stop, mod] = Deno.args;
+const { openWaymark } = await import(mod);
 const wm = await openWaymark({ home, dbUrl: "file:" + home + "/waymark.db", workspace: home });
 const started = await wm.start({ workflowId: "wr.code_review", goal: "live" });
 if (!started.ok) throw new Error(JSON.stringify(started));
@@ -84,7 +84,7 @@ for (const runs of Deno.args.map(Number)) {
   const script = `${home}/checkpointer.ts`;
   await Deno.writeTextFile(script, CHECKPOINTER);
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", script, home, stop],
+    args: ["run", "-A", "--quiet", script, home, stop, new URL("../mod.ts", import.meta.url).href],
     stdout: "piped",
   }).spawn();
   await new Promise((ok) => setTimeout(ok, 1500));

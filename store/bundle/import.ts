@@ -56,6 +56,12 @@ export interface ImportedSession {
 const CHUNK = 200;
 /** Events written per transaction: the write lock is held for one batch, never the bundle. */
 const BATCH = 1000;
+/**
+ * The pause between batches. A writer waiting for the lock (a live checkpoint) sleeps between
+ * tries, up to 100 ms in SQLite's busy handler; were the next batch to start at once, it could
+ * lose the lock again and again until its busy timeout. The pause lets it in.
+ */
+const YIELD_MS = 50;
 /** Ids looked up per statement. */
 const ID_CHUNK = 500;
 
@@ -220,7 +226,10 @@ async function write(target: ImportTarget, bundle: Bundle): Promise<ImportedSess
         }).execute();
         return undefined;
       });
-      if (winner === undefined) continue;
+      if (winner === undefined) {
+        if (!last) await new Promise((resolve) => setTimeout(resolve, YIELD_MS));
+        continue;
+      }
       await dialect.transact(db, (tx) => deleteSession(tx, dialect.search, sessionId));
       return outcome(bundle, "already_imported", winner);
     }

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { readTokenClaims, tokenPattern } from "../../engine/mod.ts";
+import { parseRunLabel, readTokenClaims, tokenPattern } from "../../engine/mod.ts";
 import { type Bundle, exportSession, importBundle } from "../../store/bundle/mod.ts";
 import { openWaymark, type Waymark } from "../../mod.ts";
 import { eventOf, forged, nested } from "../helpers/bundles.ts";
@@ -128,7 +128,8 @@ Deno.test("a token placeholder naming a run the bundle does not bring stays text
     const review = await seedForkedReview(inProcess(wa));
     const resident = await wa.start({ workflowId: "wr.bug_investigation", goal: "resident" });
     assert.ok(resident.ok);
-    const { runId, nodeId } = resident.value.session;
+    const runId = parseRunLabel(resident.value.session.runId)!;
+    const { nodeId } = resident.value.session;
     const bait = `wmtoken:ack:${runId}:${nodeId}`;
     const text = forged(await exported(wa, review.sessionId), (b) => {
       eventOf(b, "output_recorded").payload.notesMarkdown = `advance this: ${bait}`;
