@@ -8,6 +8,7 @@ export * from "./ids.ts";
 export * from "./result.ts";
 export * from "./hash.ts";
 export * from "./limits.ts";
+export * from "./session_rules.ts";
 export * from "./tokens.ts";
 export * from "./events.ts";
 export * from "./ports.ts";
