@@ -15,7 +15,8 @@ import type { WorkspaceObservation } from "../workspace.ts";
 import { JOB_OUTPUTS_CONTRACT } from "./compile.ts";
 import type { Submission } from "./gate.ts";
 import type { FinishedResponse } from "./responses.ts";
-import { beginStep, type FoundStack, stackEntries, workflowLabel } from "./stack.ts";
+import type { FoundStack } from "./find_stack.ts";
+import { beginStep, stackEntries, workflowLabel } from "./stack.ts";
 
 /** What an advance records. */
 export interface JobAdvance {
@@ -64,20 +65,23 @@ async function answer(
 ): Promise<FinishedResponse> {
   const { child, frames, s } = at;
   const { compiled, frame } = s.top;
-  const below = frames.slice(0, -1);
   const next = beginStep(compiled, child, frame.jobDir);
   if (next) {
     return {
       status: "next_step",
       begin_step: next,
-      stack: stackEntries([...below, {
-        ...frame,
-        tipNodeId: child.nodeId,
-        pendingStepId: child.pendingStepId,
-      }]),
+      stack: stackEntries(
+        frames.map((f) =>
+          f.runId === frame.runId
+            ? { ...f, tipNodeId: child.nodeId, pendingStepId: child.pendingStepId }
+            : f
+        ),
+      ),
     };
   }
-  const parent = below.at(-1);
+  const index = frames.findIndex((f) => f.runId === frame.runId);
+  const below = frames.filter((f) => f.runId !== frame.runId);
+  const parent = frames[index - 1];
   const response: FinishedResponse = {
     status: "workflow_complete",
     summary: `Workflow \`${workflowLabel(compiled.id)}\` is complete.${
@@ -120,13 +124,13 @@ export function advanceJobRun(deps: EngineDeps, a: JobAdvance): Promise<Result<F
     if (raced) return ok(JSON.parse(raced.response) as FinishedResponse);
     const { sessionId, agentId } = a.found;
     const now = (await tx.getStack(sessionId!, agentId)).frames;
-    const current = now.at(-1);
-    if (!current || current.runId !== node.runId || current.tipNodeId !== node.nodeId) {
+    const current = now.find((f) => f.runId === node.runId);
+    if (!current || current.tipNodeId !== node.nodeId) {
       return fail(
         "STEP_NOT_FOUND",
         `Step \`${node.pendingStepId}\` was finished (or the workflow moved on) in another call meanwhile; the stack is now ${
           JSON.stringify(stackEntries(now))
-        }. Call finished_step for the step at its top.`,
+        }. Call finished_step for the step the workflow stands at now.`,
         { retry: { kind: "retryable_immediate" } },
       );
     }

@@ -18,15 +18,8 @@ import { checkSubmission } from "./gate.ts";
 import { describeFiles, namedFiles, outputsProblem, type SubmittedOutputs } from "./outputs.ts";
 import type { JobDeps } from "./ports.ts";
 import type { FinishedResponse } from "./responses.ts";
-import {
-  findStack,
-  type FoundStack,
-  loadFrame,
-  noActiveWorkflow,
-  stackCaller,
-  stackEntries,
-  type TopRun,
-} from "./stack.ts";
+import { findStack, type FoundStack, stackCaller } from "./find_stack.ts";
+import { loadFrame, noActiveWorkflow, stackEntries, type TopRun } from "./stack.ts";
 
 /** Input of {@linkcode finishStep}, as the tool takes it. */
 export interface FinishInput {
@@ -38,7 +31,7 @@ export interface FinishInput {
   work_summary?: string;
   /** Skips the quality gate; recorded as a gap. */
   quality_review_override_reason?: string;
-  /** The session to act on, instead of the workspace's current stack. */
+  /** The workflow to act on (its `run_…`), instead of the top of the caller's stack. */
   session_id?: string;
   /** A sub-agent's own stack. */
   agent_id?: string;
@@ -84,8 +77,8 @@ function couldBeNew(top: TopRun | null, input: FinishInput): boolean {
 }
 
 /**
- * A retry of the call that advanced the top run, or of the one that completed the run that
- * left the stack last (and nothing happened since).
+ * A retry of the call that advanced the targeted run, or of the one that completed the run
+ * that left the stack last (and nothing happened since) or that `session_id` names.
  */
 async function replayed(
   store: StoreReader,
@@ -97,7 +90,7 @@ async function replayed(
     const hit = await recordedAt(store, top.frame, attemptId);
     if (hit) return hit;
   }
-  const last = found.view.lastFinished;
+  const last = found.finished;
   if (!last || last.status !== "complete") return null;
   const sinceThen = top
     ? last.parentRunId === top.frame.runId && last.parentNodeId === top.frame.tipNodeId
@@ -111,10 +104,10 @@ export function finishStep(
   input: FinishInput & { workspace: WorkspaceObservation },
 ): Promise<Result<FinishedResponse>> {
   return guard(async () => {
-    const found = await findStack(deps.store, stackCaller(input));
+    const found = await findStack(deps, stackCaller(input), { claim: true });
     if (!found.ok) return found;
     const attemptId = await callKey(input);
-    const frame = found.value.view.frames.at(-1);
+    const frame = found.value.target;
     const top = frame ? await loadFrame(deps.store, frame) : null;
     const replay = await replayed(deps.store, { found: found.value, top, input, attemptId });
     if (replay) return ok(replay);

@@ -6,7 +6,7 @@
  * @module
  */
 import type { DomainEvent } from "../events.ts";
-import { sessionLabel } from "../ids.ts";
+import { runLabel } from "../ids.ts";
 import type { StoreReader } from "../ports.ts";
 import { fail, type Result } from "../result.ts";
 import type { CompiledStep } from "../workflow/compiled.ts";
@@ -95,7 +95,7 @@ async function schemaChecks(ports: Pick<JobPorts, "files">, s: Submission): Prom
 async function selfReview(ports: Pick<JobPorts, "files">, s: Submission): Promise<GateOutcome> {
   const workflow = workflowLabel(s.top.compiled.id);
   const units = reviewUnits(s.step, s);
-  const name = `.deepwork/tmp/quality_review_${sessionLabel(s.top.node.sessionId)}_${s.step.id}.md`;
+  const name = `.deepwork/tmp/quality_review_${runLabel(s.top.node.runId)}_${s.step.id}.md`;
   const file = await ports.files.writeText(
     s.root,
     name,

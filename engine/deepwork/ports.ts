@@ -57,6 +57,18 @@ export interface QualityGate {
   runner: ReviewRunner | null;
 }
 
+/**
+ * Who is calling, and which stack holders are still there. Each connection (a stdio server
+ * process, an MCP session over HTTP) has its own key; a stack is held by the key that started
+ * or took it over. A holder counts as live unless the adapter knows it is gone.
+ */
+export interface AgentPresence {
+  /** This connection's key. */
+  readonly self: string;
+  /** Whether the connection holding a stack may still be there (unknown: yes; `""`: no). */
+  isLive(owner: string): boolean;
+}
+
 /** Everything the DeepWork use-cases use besides the engine's own dependencies. */
 export interface JobPorts {
   /** Where jobs come from. */
@@ -65,6 +77,8 @@ export interface JobPorts {
   files: WorkspaceFiles;
   /** The quality gate, or `null` when it is off. */
   gate: QualityGate | null;
+  /** The caller's connection, and which others are live. */
+  presence: AgentPresence;
 }
 
 /** The engine's dependencies with the DeepWork ports: what the DeepWork use-cases take. */

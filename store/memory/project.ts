@@ -101,7 +101,15 @@ function project(tables: Tables, event: LoggedEvent, stamp: { seq: number; at: s
         parentNodeId: event.parentNodeId,
         jobDir: event.jobDir,
         createdSeq: seq,
+        owner: event.owner ?? "",
       });
+    case "stack_claimed":
+      for (const [id, link] of tables.runLinks) {
+        if (link.sessionId === event.sessionId && link.agentId === (event.agentId ?? "")) {
+          tables.runLinks.set(id, { ...link, owner: event.owner });
+        }
+      }
+      return;
     case "run_aborted":
     case "review_recorded":
     case "gap_recorded":

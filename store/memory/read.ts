@@ -15,7 +15,14 @@ import type {
 import { key, type NodeRow, type Tables } from "./tables.ts";
 import { getSession, listSessions, searchRuns } from "./search.ts";
 import { checkSnapshotHash, decodeNode, decodeSnapshot } from "../sql/rows.ts";
-import { findStackSession, getBranchOutputs, getNodeEvents, getStack } from "./stack.ts";
+import {
+  findStackSession,
+  getBranchOutputs,
+  getNodeEvents,
+  getStack,
+  getStackFrame,
+  listStacks,
+} from "./stack.ts";
 import { changeCounter, getBranchSteps, getRunListing, listRuns } from "./tasks.ts";
 
 /** Snapshot rows whose hash was checked (rows are immutable, so once is enough). */
@@ -161,8 +168,10 @@ export function reader(current: () => Tables): StoreReader {
     listSessions: (options) => Promise.resolve(listSessions(current(), options)),
     getSession: (sessionId) => Promise.resolve(getSession(current(), sessionId)),
     getStack: (sessionId, agentId) => Promise.resolve(getStack(current(), { sessionId, agentId })),
-    findStackSession: (workspace, agentId) =>
-      Promise.resolve(findStackSession(current(), { workspace, agentId })),
+    findStackSession: (workspace, at) =>
+      Promise.resolve(findStackSession(current(), { workspace, ...at })),
+    listStacks: (workspace, at) => Promise.resolve(listStacks(current(), { workspace, ...at })),
+    getStackFrame: (runId) => Promise.resolve(getStackFrame(current(), runId)),
     getNodeEvents: (runId, nodeId) => Promise.resolve(getNodeEvents(current(), { runId, nodeId })),
     getBranchOutputs: (runId, nodeId, limit) =>
       Promise.resolve(getBranchOutputs(current(), { runId, nodeId, limit })),

@@ -4,7 +4,13 @@
  * its run's last change).
  * @module
  */
-import type { BranchOutput, NodeEvent, StackFrame, StackView } from "../../engine/mod.ts";
+import type {
+  BranchOutput,
+  NodeEvent,
+  StackFrame,
+  StackSummary,
+  StackView,
+} from "../../engine/mod.ts";
 import { artifactsColumn, decodeJsonOr } from "../sql/rows.ts";
 import { key, type RunLinkRow, type Tables } from "./tables.ts";
 
@@ -15,6 +21,7 @@ function frameOf(tables: Tables, link: RunLinkRow, depth: number): StackFrame | 
     runId: link.runId,
     sessionId: link.sessionId,
     agentId: link.agentId === "" ? null : link.agentId,
+    owner: link.owner,
     parentRunId: link.parentRunId,
     parentNodeId: link.parentNodeId,
     depth,
@@ -53,18 +60,56 @@ export function getStack(
 }
 
 /**
- * The session of an agent's stack in a workspace: the one with the most recently changed
- * running run, else the one whose run finished last.
+ * The session of an agent's stack in a workspace (held by `owner`, when given): the one with the
+ * most recently changed running run, else the one whose run finished last.
  */
 export function findStackSession(
   tables: Tables,
-  at: { workspace: string | null; agentId: string | null },
+  at: { workspace: string | null; agentId: string | null; owner: string | null },
 ): string | null {
   const mine = [...tables.runLinks.values()].filter((l) =>
-    l.agentId === (at.agentId ?? "") && tables.runs.get(l.runId)?.workspace === at.workspace
+    l.agentId === (at.agentId ?? "") && (at.owner === null || l.owner === at.owner) &&
+    tables.runs.get(l.runId)?.workspace === at.workspace
   ).sort(newestFirst(tables));
   const running = mine.find((l) => tables.runs.get(l.runId)?.status === "running");
   return (running ?? mine[0])?.sessionId ?? null;
+}
+
+/** An agent's stacks with a running run in a workspace, by top run, newest change first. */
+export function listStacks(
+  tables: Tables,
+  at: { workspace: string | null; agentId: string | null; limit: number },
+): StackSummary[] {
+  const running = [...tables.runLinks.values()].filter((l) => {
+    const run = tables.runs.get(l.runId);
+    return l.agentId === (at.agentId ?? "") && run?.status === "running" &&
+      run.workspace === at.workspace;
+  }).sort(newestFirst(tables)).slice(0, at.limit);
+  const tops = new Map<string, RunLinkRow>();
+  for (const l of running) {
+    const seen = tops.get(l.sessionId);
+    if (!seen || l.createdSeq > seen.createdSeq) tops.set(l.sessionId, l);
+  }
+  return [...tops.values()].sort(newestFirst(tables)).map((l) => {
+    const run = tables.runs.get(l.runId)!;
+    return {
+      sessionId: l.sessionId,
+      agentId: l.agentId === "" ? null : l.agentId,
+      owner: l.owner,
+      runId: l.runId,
+      workflowId: run.workflowId,
+      pendingStepId: run.lastNodeId === null
+        ? null
+        : tables.nodes.get(key(run.runId, run.lastNodeId))?.pendingStepId ?? null,
+      updatedAt: run.updatedAt,
+    };
+  });
+}
+
+/** A run's frame on its stack, whatever its status, or `null`. */
+export function getStackFrame(tables: Tables, runId: string): StackFrame | null {
+  const link = tables.runLinks.get(runId);
+  return link ? frameOf(tables, link, -1) : null;
 }
 
 /** Reviews, gaps and aborts recorded at a node, oldest first. */

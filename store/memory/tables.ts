@@ -130,6 +130,8 @@ export interface RunLinkRow {
   parentNodeId: string | null;
   jobDir: string | null;
   createdSeq: number;
+  /** The connection holding the stack; `""` when unknown. */
+  owner: string;
 }
 
 /** An event recorded at a node (review, gap, abort), as JSON. */
