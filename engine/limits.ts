@@ -19,6 +19,13 @@ export const LIMITS = {
   artifactBytes: 64 * 1024,
   /** Artifacts in one output. */
   artifactCount: 32,
+  /** File paths named in one DeepWork `finished_step`. */
+  outputFiles: 1000,
+  /**
+   * Bytes of output files hashed in one DeepWork `finished_step`; a file that would go past it
+   * is recorded by size and modification time instead (the answer lists it).
+   */
+  hashedBytes: 512 * 1024 * 1024,
 } as const;
 
 const encoder = new TextEncoder();

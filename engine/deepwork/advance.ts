@@ -39,7 +39,13 @@ function outputsArtifact(s: Submission): Artifact {
   return {
     kind: CONTRACT_PACKS.get(JOB_OUTPUTS_CONTRACT)!.artifactKind,
     outputs: s.outputs,
-    files: s.files.map((f) => ({ output: f.output, path: f.path, size: f.size, sha256: f.sha256 })),
+    files: s.files.map((f) => ({
+      output: f.output,
+      path: f.path,
+      size: f.size,
+      sha256: f.sha256,
+      ...(f.modified !== undefined ? { modified: f.modified } : {}),
+    })),
   };
 }
 
@@ -58,8 +64,26 @@ async function allOutputs(
   return merged;
 }
 
+/** The files recorded by size and modification time (past the hashing budget), for the answer. */
+function unhashed(s: Submission): Pick<FinishedResponse, "unhashed_files"> {
+  const files = s.files.filter((f) => f.sha256 === null).map((f) => ({
+    output: f.output,
+    path: f.path,
+    size: f.size,
+    modified: f.modified ?? "",
+  }));
+  return files.length > 0 ? { unhashed_files: files } : {};
+}
+
 /** The answer after the advance to `child`: the next step, or the run's completion. */
 async function answer(
+  tx: StoreWriter,
+  at: { child: NodeRecord; frames: StackFrame[]; s: Submission },
+): Promise<FinishedResponse> {
+  return { ...await nextOrDone(tx, at), ...unhashed(at.s) };
+}
+
+async function nextOrDone(
   tx: StoreWriter,
   at: { child: NodeRecord; frames: StackFrame[]; s: Submission },
 ): Promise<FinishedResponse> {

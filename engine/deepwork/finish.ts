@@ -15,7 +15,13 @@ import { currentStep } from "../workflow/interpreter.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
 import { advanceJobRun } from "./advance.ts";
 import { checkSubmission } from "./gate.ts";
-import { describeFiles, namedFiles, outputsProblem, type SubmittedOutputs } from "./outputs.ts";
+import {
+  describeFiles,
+  namedFiles,
+  outputsProblem,
+  type SubmittedOutputs,
+  tooManyFiles,
+} from "./outputs.ts";
 import type { JobDeps } from "./ports.ts";
 import type { FinishedResponse } from "./responses.ts";
 import { findStack, type FoundStack, stackCaller } from "./find_stack.ts";
@@ -123,10 +129,10 @@ export function finishStep(
     }
     const shape = outputsProblem(step.job?.outputs ?? [], input.outputs, step.id);
     if (shape) return fail("OUTPUT_INVALID", shape, { details: { step_id: step.id } });
-    const described = await describeFiles(deps.files, {
-      root,
-      named: namedFiles(step.job?.outputs ?? [], input.outputs),
-    });
+    const named = namedFiles(step.job?.outputs ?? [], input.outputs);
+    const tooMany = tooManyFiles(named);
+    if (tooMany) return tooMany;
+    const described = await describeFiles(deps.files, { root, named });
     if (!described.ok) {
       return fail("OUTPUT_INVALID", described.message, { details: { step_id: step.id } });
     }

@@ -101,6 +101,17 @@ async function selfReview(ports: Pick<JobPorts, "files">, s: Submission): Promis
     name,
     selfReviewText(units, { workflow, stepId: s.step.id }),
   );
+  if (file === null) {
+    return {
+      kind: "fail",
+      error: fail(
+        "OUTPUT_INVALID",
+        `The self-review instructions could not be written to ${name} inside the project root ${s.root}: that folder, or a symbolic link on the way, leads outside it (or cannot be written). Make .deepwork/tmp a folder inside the project, or pass quality_review_override_reason; nothing was recorded.`,
+        { details: { step_id: s.step.id, file: name } },
+      ),
+      events: [],
+    };
+  }
   const feedback =
     `Quality review required. The review instructions are in ${file}. Spawn a sub-agent (the Task tool) to review your outputs against them, fix what it finds, then call finished_step again with the same outputs and quality_review_override_reason saying what the review found.`;
   return {

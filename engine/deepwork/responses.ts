@@ -5,6 +5,7 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
+import { LIMITS } from "../limits.ts";
 import { JOB_OUTPUT_TYPES, JOB_STEP_STATUSES } from "../vocabulary.ts";
 
 /** One output the current step must (or may) produce. */
@@ -70,6 +71,16 @@ export const finishedResponseSchema = z.object({
   all_outputs: z.record(z.string(), z.union([z.string(), z.array(z.string())])).optional()
     .describe("workflow_complete: every output of the run, later steps over earlier ones."),
   post_workflow_instructions: z.string().optional(),
+  unhashed_files: z.array(z.object({
+    output: z.string(),
+    path: z.string(),
+    size: z.number(),
+    modified: z.string(),
+  })).optional().describe(
+    `Output files recorded by size and modification time instead of SHA-256: one call hashes at most ${
+      LIMITS.hashedBytes / 1024 / 1024
+    } MiB of files.`,
+  ),
   stack: z.array(stackEntrySchema),
 });
 

@@ -70,7 +70,8 @@ export function reviewPrompt(
   if (unit.review.guidance) lines.push("", "## Guidance", unit.review.guidance);
   lines.push("", "## Outputs");
   for (const f of unit.files) {
-    lines.push(`- \`${f.output}\`: \`${f.path}\` (${f.size} bytes, sha256 ${f.sha256})`);
+    const id = f.sha256 === null ? `modified ${f.modified}` : `sha256 ${f.sha256}`;
+    lines.push(`- \`${f.output}\`: \`${f.path}\` (${f.size} bytes, ${id})`);
     const text = at.inline.get(f.path);
     if (text !== undefined) lines.push("", "```", text, "```", "");
   }
