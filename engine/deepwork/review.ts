@@ -116,6 +116,15 @@ function jsonIn(stdout: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
+    // a model's answer: the object inside a fenced block, or between the first { and the last }
+    const fenced = /```(?:json)?\s*\n([\s\S]*?)\n\s*```/.exec(text)?.[1];
+    const braced = text.slice(text.indexOf("{"), text.lastIndexOf("}") + 1);
+    for (const candidate of [fenced, braced]) {
+      if (!candidate) continue;
+      try {
+        return JSON.parse(candidate);
+      } catch { /* try the next */ }
+    }
     // tolerate a log line before the verdict: the last line that is a JSON object
     const last = text.split("\n").map((l) => l.trim()).filter((l) => l.startsWith("{")).at(-1);
     if (last === undefined) return undefined;

@@ -254,6 +254,7 @@ export function deepworkProfile(options: DeepworkProfileOptions): ToolProfile {
     presence: options.presence ?? connectionPresence(),
   };
   return {
+    serverName: "deepwork",
     instructions: INSTRUCTIONS,
     tools: [...startTools(ports, options.log), ...stepTools(ports, options.log)],
   };
