@@ -14,6 +14,7 @@ import { guard } from "../use_cases/guard.ts";
 import { currentStep } from "../workflow/interpreter.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
 import { advanceJobRun } from "./advance.ts";
+import { jobDrift } from "./drift.ts";
 import { checkSubmission } from "./gate.ts";
 import {
   describeFiles,
@@ -116,51 +117,71 @@ export function finishStep(
     const frame = found.value.target;
     const top = frame ? await loadFrame(deps.store, frame) : null;
     const replay = await replayed(deps.store, { found: found.value, top, input, attemptId });
-    if (replay) return ok(replay);
-    if (!top) return noActiveWorkflow(input.session_id);
-    const step = currentStep(top.compiled, top.node.state);
-    if (!step) return noActiveWorkflow(input.session_id);
-    const root = input.workspace.workspace ?? top.run.observed?.workspace ?? null;
-    if (root === null) {
-      return fail(
-        "OUTPUT_INVALID",
-        "No project root is known for this call (the client's roots are not file:// folders), so output paths cannot be checked.",
-      );
-    }
-    const shape = outputsProblem(step.job?.outputs ?? [], input.outputs, step.id);
-    if (shape) return fail("OUTPUT_INVALID", shape, { details: { step_id: step.id } });
-    const named = namedFiles(step.job?.outputs ?? [], input.outputs);
-    const tooMany = tooManyFiles(named);
-    if (tooMany) return tooMany;
-    const described = await describeFiles(deps.files, { root, named });
-    if (!described.ok) {
-      return fail("OUTPUT_INVALID", described.message, { details: { step_id: step.id } });
-    }
-    const submission = {
-      top,
-      step,
-      outputs: input.outputs,
-      files: described.files,
-      root,
-      overrideReason: input.quality_review_override_reason,
-    };
-    const gate = await checkSubmission(deps, submission);
-    if (gate.kind !== "pass") {
-      if (gate.events.length > 0) await deps.store.write((tx) => tx.append(gate.events));
-      if (gate.kind === "fail") return gate.error;
-      return ok({
-        status: "needs_work",
-        feedback: gate.feedback,
-        stack: stackEntries(found.value.view.frames),
-      });
-    }
-    return await advanceJobRun(deps, {
-      found: found.value,
-      submission,
-      attemptId,
-      notes: input.notes ?? input.work_summary,
-      reviewEvents: gate.events as DomainEvent[],
-      workspace: input.workspace,
+    if (!top) return replay ? ok(replay) : noActiveWorkflow(input.session_id);
+    const drift = jobDrift(await deps.jobs.load(input.workspace.workspace), {
+      frame: top.frame,
+      pinned: top.compiled,
     });
+    const warned = (r: FinishedResponse) => drift.length > 0 ? { ...r, warnings: drift } : r;
+    if (replay) return ok(warned(replay));
+    const result = await finishTop(deps, { input, found: found.value, top, attemptId });
+    return result.ok ? ok(warned(result.value)) : result;
+  });
+}
+
+/** Checks the submission for the targeted run's current step, then advances it. */
+async function finishTop(
+  deps: JobDeps,
+  at: {
+    input: FinishInput & { workspace: WorkspaceObservation };
+    found: FoundStack;
+    top: TopRun;
+    attemptId: string;
+  },
+): Promise<Result<FinishedResponse>> {
+  const { input, found, top, attemptId } = at;
+  const step = currentStep(top.compiled, top.node.state);
+  if (!step) return noActiveWorkflow(input.session_id);
+  const root = input.workspace.workspace ?? top.run.observed?.workspace ?? null;
+  if (root === null) {
+    return fail(
+      "OUTPUT_INVALID",
+      "No project root is known for this call (the client's roots are not file:// folders), so output paths cannot be checked.",
+    );
+  }
+  const shape = outputsProblem(step.job?.outputs ?? [], input.outputs, step.id);
+  if (shape) return fail("OUTPUT_INVALID", shape, { details: { step_id: step.id } });
+  const named = namedFiles(step.job?.outputs ?? [], input.outputs);
+  const tooMany = tooManyFiles(named);
+  if (tooMany) return tooMany;
+  const described = await describeFiles(deps.files, { root, named });
+  if (!described.ok) {
+    return fail("OUTPUT_INVALID", described.message, { details: { step_id: step.id } });
+  }
+  const submission = {
+    top,
+    step,
+    outputs: input.outputs,
+    files: described.files,
+    root,
+    overrideReason: input.quality_review_override_reason,
+  };
+  const gate = await checkSubmission(deps, submission);
+  if (gate.kind !== "pass") {
+    if (gate.events.length > 0) await deps.store.write((tx) => tx.append(gate.events));
+    if (gate.kind === "fail") return gate.error;
+    return ok({
+      status: "needs_work",
+      feedback: gate.feedback,
+      stack: stackEntries(found.view.frames),
+    });
+  }
+  return await advanceJobRun(deps, {
+    found,
+    submission,
+    attemptId,
+    notes: input.notes ?? input.work_summary,
+    reviewEvents: gate.events as DomainEvent[],
+    workspace: input.workspace,
   });
 }

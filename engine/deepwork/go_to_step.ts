@@ -12,7 +12,8 @@ import { allSteps } from "../workflow/interpreter.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
 import type { GoToStepResponse } from "./responses.ts";
 import { findStack, stackCaller } from "./find_stack.ts";
-import type { AgentPresence } from "./ports.ts";
+import { jobDrift } from "./drift.ts";
+import type { JobPorts } from "./ports.ts";
 import { beginStep, loadFrame, noActiveWorkflow, stackEntries } from "./stack.ts";
 
 /** Input of {@linkcode goToStep}, as the tool takes it. */
@@ -57,7 +58,7 @@ function invalidated(path: readonly NodeRecord[]): string[] {
 
 /** Goes back to an earlier step of the caller's top run. */
 export function goToStep(
-  deps: EngineDeps & { presence: AgentPresence },
+  deps: EngineDeps & Pick<JobPorts, "presence" | "jobs">,
   input: GoToStepInput & { workspace: WorkspaceObservation },
 ): Promise<Result<GoToStepResponse>> {
   return guard(async () => {
@@ -67,6 +68,11 @@ export function goToStep(
     const frame = found.value.target;
     if (!frame) return noActiveWorkflow(input.session_id);
     const top = await loadFrame(deps.store, frame);
+    const drift = jobDrift(await deps.jobs.load(input.workspace.workspace), {
+      frame,
+      pinned: top.compiled,
+    });
+    const warnings = drift.length > 0 ? { warnings: drift } : {};
     const path = await pathBack(deps.store, top.node, input.step_id);
     if (!path) {
       const ids = allSteps(top.compiled).map((s) => s.id);
@@ -83,6 +89,7 @@ export function goToStep(
       return ok({
         begin_step: beginStep(top.compiled, top.node, frame.jobDir)!,
         invalidated_steps: [],
+        ...warnings,
         stack: stackEntries(frames),
       });
     }
@@ -114,6 +121,7 @@ export function goToStep(
     return ok({
       begin_step: beginStep(top.compiled, fork, frame.jobDir)!,
       invalidated_steps: redo,
+      ...warnings,
       stack: stackEntries(
         frames.map((f) =>
           f.runId === frame.runId

@@ -46,6 +46,16 @@ export const beginStepSchema = z.object({
   ),
 });
 
+/** Something the agent should know besides the answer: the job changed since the run started. */
+export const jobWarningSchema = z.object({
+  code: z.literal("JOB_CHANGED_ON_DISK"),
+  message: z.string(),
+});
+
+const warnings = z.array(jobWarningSchema).optional().describe(
+  "The workflow's job.yml or a step's instructions changed since it started: which file; the run keeps its version.",
+);
+
 /** `get_workflows`. */
 export const getWorkflowsResponseSchema = z.object({
   jobs: z.array(z.object({
@@ -81,6 +91,7 @@ export const finishedResponseSchema = z.object({
       LIMITS.hashedBytes / 1024 / 1024
     } MiB of files.`,
   ),
+  warnings,
   stack: z.array(stackEntrySchema),
 });
 
@@ -100,6 +111,7 @@ export const goToStepResponseSchema = z.object({
   invalidated_steps: z.array(z.string()).describe(
     "Steps to do again, in order; their earlier outputs stay in the log and the viewer.",
   ),
+  warnings,
   stack: z.array(stackEntrySchema),
 });
 

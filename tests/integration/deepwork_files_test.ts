@@ -140,3 +140,23 @@ Deno.test("the self-review file is never written through a .deepwork/tmp link th
     assert.match(review.feedback, /\.deepwork\/tmp\/quality_review_run_[0-9a-f]+_draft\.md/);
   }, []);
 });
+
+Deno.test("a job changed since the run started: the answers name the file and say a new start picks it up", async () => {
+  await withMemo(async (c, { ws }) => {
+    const unchanged = ok(await c.call("go_to_step", { step_id: "draft" }));
+    assert.equal(unchanged.warnings, undefined);
+    await writeIn(ws, ".deepwork/jobs/memo/steps/draft.md", "Draft the memo, in French.\n");
+    const instr = ok(await c.call("go_to_step", { step_id: "draft" }));
+    assert.equal(instr.warnings.length, 1);
+    assert.equal(instr.warnings[0].code, "JOB_CHANGED_ON_DISK");
+    assert.match(instr.warnings[0].message, /memo\/steps\/draft\.md`/);
+    assert.match(instr.warnings[0].message, /a new start_workflow picks up the change/);
+    assert.match(instr.begin_step.step_instructions, /^Draft the memo\.$/m, "the pinned version");
+    await writeIn(ws, ".deepwork/jobs/memo/steps/draft.md", "Draft the memo.\n");
+    await writeIn(ws, ".deepwork/jobs/memo/job.yml", MEMO.replace("The memo,", "The memo itself,"));
+    await writeIn(ws, "memo.md", "# Memo\n");
+    const done = ok(await c.call("finished_step", { outputs: { "memo.md": "memo.md" } }));
+    assert.equal(done.status, "workflow_complete");
+    assert.match(done.warnings[0].message, /memo\/job\.yml`/);
+  });
+});
