@@ -9,6 +9,7 @@
 import type { DomainEvent } from "../events.ts";
 import { canonicalJson, sha256Hex } from "../hash.ts";
 import type { StackFrame, StoreReader } from "../ports.ts";
+import { checkNotes, checkRecordedValue } from "../limits.ts";
 import { fail, ok, type Result, StorageCorruptionError } from "../result.ts";
 import { guard } from "../use_cases/guard.ts";
 import { currentStep } from "../workflow/interpreter.ts";
@@ -105,12 +106,23 @@ async function replayed(
   return sinceThen ? await recordedAt(store, last, attemptId) : null;
 }
 
+/** The notes and outputs against the caps every profile's writes are held to. */
+function checkSizes(input: FinishInput): Result<void> {
+  const notes = input.notes !== undefined
+    ? checkNotes("notes", input.notes)
+    : checkNotes("work_summary", input.work_summary);
+  if (!notes.ok) return notes;
+  return checkRecordedValue("outputs", input.outputs);
+}
+
 /** Finishes the current step of the caller's top run. */
 export function finishStep(
   deps: JobDeps,
   input: FinishInput & { workspace: WorkspaceObservation },
 ): Promise<Result<FinishedResponse>> {
   return guard(async () => {
+    const sized = checkSizes(input);
+    if (!sized.ok) return sized;
     const found = await findStack(deps, stackCaller(input), { claim: true });
     if (!found.ok) return found;
     const attemptId = await callKey(input);

@@ -9,6 +9,7 @@ import type { DomainEvent } from "../events.ts";
 import { deriveNodeId, randomHex } from "../ids.ts";
 import type { EngineDeps, NodeRecord, StackFrame } from "../ports.ts";
 import { applyPreferences, DEFAULT_PREFERENCES } from "../preferences.ts";
+import { checkContext } from "../limits.ts";
 import { fail, ok, type Result } from "../result.ts";
 import { guard } from "../use_cases/guard.ts";
 import { nodeCreated } from "../use_cases/node_events.ts";
@@ -147,6 +148,8 @@ export function startJobWorkflow(
   input: JobStartInput & { workspace: WorkspaceObservation },
 ): Promise<Result<JobStartResponse>> {
   return guard(async () => {
+    const sized = checkContext(runContext(input));
+    if (!sized.ok) return sized;
     const picked = pickWorkflow(await deps.jobs.load(input.workspace.workspace), input);
     if (!picked.ok) return picked;
     const placed = await placement(deps, input);
@@ -230,6 +233,13 @@ function startEvents(at: {
   ];
 }
 
+/** A new run's context: its `inputs`, and `instance_id` when given. */
+function runContext(input: JobStartInput): Record<string, unknown> {
+  const context: Record<string, unknown> = { ...(input.inputs ?? {}) };
+  if (input.instance_id) context.instance_id = input.instance_id;
+  return context;
+}
+
 /** The root node of a new run: context from `inputs` and `instance_id`. */
 async function rootNode(
   deps: EngineDeps,
@@ -241,8 +251,7 @@ async function rootNode(
 ): Promise<NodeRecord> {
   const { compiled } = at.picked.workflow;
   const runId = randomHex(deps, 8);
-  const context: Record<string, unknown> = { ...(at.input.inputs ?? {}) };
-  if (at.input.instance_id) context.instance_id = at.input.instance_id;
+  const context = runContext(at.input);
   const state = initialState(compiled, context);
   return {
     sessionId: at.sessionId,

@@ -160,3 +160,47 @@ Deno.test("a job changed since the run started: the answers name the file and sa
     assert.match(done.warnings[0].message, /memo\/job\.yml`/);
   });
 });
+
+Deno.test("the DeepWork tools are held to the caps the default tools are: inputs, notes, outputs", async () => {
+  await withMemo(async (c, { ws, db }) => {
+    const big = "x".repeat(1024 * 1024);
+    const refused = err(
+      await c.call("start_workflow", {
+        goal: "too big",
+        job_name: "memo",
+        workflow_name: "write",
+        inputs: { blob: big },
+      }),
+    );
+    assert.equal(refused.code, "INVALID_ARGUMENTS");
+    assert.equal(refused.retry.kind, "not_retryable");
+    assert.equal((refused.details as { reason: string }).reason, "context_budget_exceeded");
+    await writeIn(ws, "memo.md", "# Memo\n");
+    const notes = err(
+      await c.call("finished_step", { outputs: { "memo.md": "memo.md" }, notes: big }),
+    );
+    assert.deepEqual(
+      [notes.code, (notes.details as { reason: string; field: string }).field],
+      ["INVALID_ARGUMENTS", "notes"],
+    );
+    assert.equal((notes.details as { reason: string }).reason, "too_large");
+    const outputs = err(
+      await c.call("finished_step", { outputs: { "memo.md": big.slice(0, 70_000) } }),
+    );
+    assert.deepEqual(outputs.details, {
+      reason: "too_large",
+      field: "outputs",
+      bytes: 70_014,
+      maxBytes: 65_536,
+    });
+    const client = createClient({ url: `file:${db}` });
+    try {
+      const runs = await client.execute("SELECT goal FROM runs");
+      assert.deepEqual(runs.rows.map((r) => r.goal), ["memo"], "nothing stored");
+      const outs = await client.execute("SELECT count(*) AS n FROM outputs");
+      assert.equal(Number(outs.rows[0]!.n), 0);
+    } finally {
+      client.close();
+    }
+  });
+});

@@ -18,6 +18,7 @@ import {
   goToStep,
   goToStepResponseSchema,
   type JobPorts,
+  LIMITS,
   type Result,
   stackEntries,
   type StackEntry,
@@ -64,10 +65,10 @@ const finishInput = z.object({
   outputs: z.record(z.string(), z.unknown()).describe(
     "Each output name to a file path, a list of file paths, or text, as step_expected_outputs says.",
   ),
-  notes: z.string().max(64_000).optional().describe(
-    "What you did (the newer spelling is work_summary).",
+  notes: z.string().optional().describe(
+    `What you did (the newer spelling is work_summary); at most ${LIMITS.notesBytes / 1024} KiB.`,
   ),
-  work_summary: z.string().max(64_000).optional(),
+  work_summary: z.string().optional(),
   quality_review_override_reason: z.string().min(1).max(8000).optional().describe(
     "Skips the quality gate; recorded with the run.",
   ),
