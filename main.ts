@@ -65,6 +65,8 @@ Options:
                         .deepwork/jobs; DEEPWORK_ADDITIONAL_JOBS_FOLDERS adds more, colon-separated)
   --review-command CMD  (deepwork) external quality reviewer: prompt on stdin, JSON verdict
                         {passed, feedback, criteria_results?} on stdout; self-review without it
+  --external-runner claude  (deepwork) reviews through the Claude Code CLI on PATH
+                        (claude -p --output-format json); --review-command replaces it
   --no-quality-gate     (deepwork) skip quality reviews
   --quality-gate-timeout S       (deepwork) seconds one review may take (default 120)
   --quality-gate-max-attempts N  (deepwork) external reviews per step (default 3)
@@ -132,6 +134,7 @@ function serverOptions(values: Flags, env: Environment): WaymarkServerOptions {
     qualityGate: {
       enabled: values["no-quality-gate"] !== true,
       reviewCommand: values["review-command"],
+      externalRunner: values["external-runner"],
       timeoutSeconds: values["quality-gate-timeout"],
       maxAttempts: values["quality-gate-max-attempts"],
     },

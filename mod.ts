@@ -52,7 +52,7 @@ import {
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
 import { VERSION } from "./version.ts";
 import { createMcpServer, deepworkProfile } from "./tools/mod.ts";
-import { commandReviewer } from "./tools/profiles/deepwork/reviewer.ts";
+import { claudeReviewer, commandReviewer } from "./tools/profiles/deepwork/reviewer.ts";
 import type { WaymarkServer } from "./tools/waymark_server.ts";
 
 export {
@@ -134,6 +134,8 @@ export interface QualityGateOptions {
   enabled?: boolean;
   /** An external reviewer command (review prompt on stdin, JSON verdict on stdout); self-review without. */
   reviewCommand?: string;
+  /** `claude`: reviews through the Claude Code CLI (`claude -p --output-format json`); a `reviewCommand` replaces it. */
+  externalRunner?: "claude";
   /** How long one review may take, in seconds (default 120). */
   timeoutSeconds?: number;
   /** External reviews per step before `finished_step` fails (default 3). */
@@ -279,6 +281,10 @@ function gateOf(options: QualityGateOptions = {}) {
   return {
     maxAttempts: options.maxAttempts ?? 3,
     timeoutMs: (options.timeoutSeconds ?? 120) * 1000,
-    runner: options.reviewCommand ? commandReviewer(options.reviewCommand) : null,
+    runner: options.reviewCommand
+      ? commandReviewer(options.reviewCommand)
+      : options.externalRunner === "claude"
+      ? claudeReviewer()
+      : null,
   };
 }

@@ -203,6 +203,19 @@ export type StackEvent =
     parentNodeId: string | null;
     /** The job's folder when the run started, for `begin_step.job_dir`. */
     jobDir: string | null;
+    /** The connection holding the stack; absent in logs written before stacks had holders. */
+    owner?: string;
+  }
+  | {
+    /** A connection took over a stack whose holder is gone (after a crash or a restart). */
+    kind: "stack_claimed";
+    sessionId: string;
+    /** The stack's agent (`null`: the main agent). */
+    agentId: string | null;
+    /** The holder it had. */
+    from: string;
+    /** The new holder. */
+    owner: string;
   }
   | {
     kind: "run_aborted";

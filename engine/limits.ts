@@ -1,7 +1,9 @@
 /**
  * What an agent may store in one call, checked before anything is written: the size and depth
  * of `context`, the size of notes, and the number and size of artifacts. Sizes are UTF-8 bytes
- * of the RFC 8785 canonical JSON, the same form the engine hashes and stores.
+ * of the RFC 8785 canonical JSON, the same form the engine hashes and stores. Both tool profiles
+ * check through these functions (DeepWork's `inputs` are context, its `notes` notes, its
+ * `outputs` a recorded value), so a cap and its refusal are the same whichever profile is served.
  * @module
  */
 import { canonicalJson } from "./hash.ts";
@@ -21,6 +23,13 @@ export const LIMITS = {
   artifactCount: 32,
   /** A session's title or a run's goal, in characters: the longest goal any profile accepts. */
   titleChars: 2000,
+  /** File paths named in one DeepWork `finished_step`. */
+  outputFiles: 1000,
+  /**
+   * Bytes of output files hashed in one DeepWork `finished_step`; a file that would go past it
+   * is recorded by size and modification time instead (the answer lists it).
+   */
+  hashedBytes: 512 * 1024 * 1024,
 } as const;
 
 const encoder = new TextEncoder();
@@ -82,14 +91,29 @@ export function checkContext(context: unknown): Result<void> {
   );
 }
 
+/** Checks notes (`field` names them as the caller sent them) against the notes cap. */
+export function checkNotes(field: string, notes: string | undefined): Result<void> {
+  if (notes !== undefined && utf8Bytes(notes) > LIMITS.notesBytes) {
+    return capExceeded(field, utf8Bytes(notes), LIMITS.notesBytes);
+  }
+  return { ok: true, value: undefined };
+}
+
+/** Checks one recorded value (an artifact; DeepWork's `outputs`) against the depth and size caps. */
+export function checkRecordedValue(field: string, value: unknown): Result<void> {
+  const depth = jsonDepth(value);
+  if (depth > LIMITS.depth) return tooDeep(field, depth);
+  const bytes = utf8Bytes(canonicalJson(value));
+  if (bytes > LIMITS.artifactBytes) return capExceeded(field, bytes, LIMITS.artifactBytes);
+  return { ok: true, value: undefined };
+}
+
 /** Checks a step output's notes and artifacts against their caps. */
 export function checkOutput(
   output: { notesMarkdown?: string; artifacts?: readonly unknown[] } | undefined,
 ): Result<void> {
-  const notes = output?.notesMarkdown;
-  if (notes !== undefined && utf8Bytes(notes) > LIMITS.notesBytes) {
-    return capExceeded("output.notesMarkdown", utf8Bytes(notes), LIMITS.notesBytes);
-  }
+  const notes = checkNotes("output.notesMarkdown", output?.notesMarkdown);
+  if (!notes.ok) return notes;
   const artifacts = output?.artifacts ?? [];
   if (artifacts.length > LIMITS.artifactCount) {
     return fail(
@@ -105,12 +129,8 @@ export function checkOutput(
     );
   }
   for (const [i, artifact] of artifacts.entries()) {
-    const depth = jsonDepth(artifact);
-    if (depth > LIMITS.depth) return tooDeep(`output.artifacts[${i}]`, depth);
-    const bytes = utf8Bytes(canonicalJson(artifact));
-    if (bytes > LIMITS.artifactBytes) {
-      return capExceeded(`output.artifacts[${i}]`, bytes, LIMITS.artifactBytes);
-    }
+    const checked = checkRecordedValue(`output.artifacts[${i}]`, artifact);
+    if (!checked.ok) return checked;
   }
   return { ok: true, value: undefined };
 }

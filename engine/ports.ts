@@ -184,6 +184,8 @@ export interface StackFrame {
   sessionId: string;
   /** The sub-agent whose stack it is on; `null` for the main agent. */
   agentId: string | null;
+  /** The connection holding the stack (see `AgentPresence`); `""` when none is known. */
+  owner: string;
   /** The run below it on the stack and the node that run stood at; `null` at the bottom. */
   parentRunId: string | null;
   /** See `parentRunId`. */
@@ -202,6 +204,24 @@ export interface StackFrame {
   tipNodeId: string;
   /** That node's pending step (`null` once complete). */
   pendingStepId: string | null;
+}
+
+/** A stack with a running run, as a candidate for a caller that has none of its own. */
+export interface StackSummary {
+  /** The stack's session. */
+  sessionId: string;
+  /** Its agent (`null`: the main agent). */
+  agentId: string | null;
+  /** The connection holding it. */
+  owner: string;
+  /** Its top running run. */
+  runId: string;
+  /** That run's workflow. */
+  workflowId: string;
+  /** The step that run stands at. */
+  pendingStepId: string | null;
+  /** That run's last change (ISO-8601). */
+  updatedAt: string;
 }
 
 /** One (session, agent) stack: its running frames and the frame that left it last. */
@@ -307,10 +327,24 @@ export interface StoreReader {
   /** The stack of one agent (`null`: the main agent) in a session. */
   getStack(sessionId: string, agentId: string | null): Promise<StackView>;
   /**
-   * The session of `agentId`'s stack in a workspace folder: the one with the most recently
-   * changed running run, else the one whose run finished last; `null` when there is none.
+   * The session of `agentId`'s stack in a workspace folder held by `owner` (`null`: any): the
+   * one with the most recently changed running run, else the one whose run finished last;
+   * `null` when there is none.
    */
-  findStackSession(workspace: string | null, agentId: string | null): Promise<string | null>;
+  findStackSession(
+    workspace: string | null,
+    at: { agentId: string | null; owner: string | null },
+  ): Promise<string | null>;
+  /**
+   * `agentId`'s stacks in a workspace folder that have a running run, their top runs most
+   * recently changed first, at most `limit`.
+   */
+  listStacks(
+    workspace: string | null,
+    at: { agentId: string | null; limit: number },
+  ): Promise<StackSummary[]>;
+  /** A run's frame on its stack, whatever its status (`depth` -1), or `null` when on none. */
+  getStackFrame(runId: string): Promise<StackFrame | null>;
   /** Reviews, gaps and aborts recorded at a node, oldest first. */
   getNodeEvents(runId: string, nodeId: string): Promise<NodeEvent[]>;
   /** Outputs recorded along the branch from the root to a node (root first), at most `limit`. */

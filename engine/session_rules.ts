@@ -139,6 +139,12 @@ const PAYLOADS: Record<typeof EVENT_KINDS[number], z.ZodType> = {
     parentNodeId: hex16.nullable(),
   }),
   run_aborted: z.looseObject({ ...atNode, explanation: z.string() }),
+  stack_claimed: z.looseObject({
+    ...inSession,
+    agentId: z.string().nullable(),
+    from: z.string(),
+    owner: z.string(),
+  }),
   review_recorded: z.looseObject({
     ...atNode,
     reviewer: z.enum(REVIEWERS),

@@ -120,6 +120,7 @@ export const EVENT_KINDS = [
   "run_stacked",
   "run_aborted",
   "review_recorded",
+  "stack_claimed",
 ] as const;
 
 /** Why a session bundle could not be written or read (`waymark sessions export` / `import`). */

@@ -81,6 +81,7 @@ export const flagsSchema = z.object({
   profile: profile("--profile").optional(),
   "jobs-dir": z.array(text("--jobs-dir")).optional(),
   "review-command": text("--review-command").optional(),
+  "external-runner": z.enum(["claude"], { error: "--external-runner must be claude" }).optional(),
   "no-quality-gate": z.boolean().optional(),
   "quality-gate-timeout": count("--quality-gate-timeout", 86_400).optional(),
   "quality-gate-max-attempts": count("--quality-gate-max-attempts", 100).optional(),

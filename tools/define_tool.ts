@@ -144,6 +144,8 @@ export function defineTool<In, Out extends Record<string, unknown>>(
 export interface ToolProfile {
   /** Sent at initialize: how to use these tools. */
   instructions: string;
+  /** The server's name sent at initialize (`serverInfo.name`); default `waymark`. */
+  serverName?: string;
   /** The tools, in the order clients list them. */
   tools: readonly ToolDefinition[];
   /**

@@ -43,7 +43,11 @@ export interface McpServerOptions {
 export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Server {
   const profile = options.profile ?? DEFAULT_PROFILE;
   const server = options.onto ??
-    new WaymarkServer({ version: options.version, instructions: profile.instructions });
+    new WaymarkServer({
+      name: profile.serverName,
+      version: options.version,
+      instructions: profile.instructions,
+    });
   const connection: Connection = {
     deps,
     notifier: createNotifier(server, { log: options.log, store: deps.store }),

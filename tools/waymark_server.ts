@@ -41,10 +41,10 @@ export class WaymarkServer extends Server {
   readonly #gate: MessageGate | undefined;
 
   constructor(
-    info: { version: string; instructions?: string },
+    info: { name?: string; version: string; instructions?: string },
     options: { gate?: MessageGate } = {},
   ) {
-    super({ name: "waymark", version: info.version }, {
+    super({ name: info.name ?? "waymark", version: info.version }, {
       capabilities: {
         tools: {},
         prompts: {},

@@ -1,36 +1,39 @@
 /**
- * `abort_workflow` of the DeepWork profile: aborts the top run of the caller's stack (an event,
- * and the run's status `aborted`) and says where the stack resumes.
+ * `abort_workflow` of the DeepWork profile: aborts the top run of the caller's stack, or the
+ * workflow `session_id` names (an event, and the run's status `aborted`), and says where the
+ * stack resumes.
  * @module
  */
 import type { EngineDeps } from "../ports.ts";
+import type { AgentPresence } from "./ports.ts";
 import { ok, type Result } from "../result.ts";
 import { abortRun } from "../use_cases/abort_run.ts";
 import { guard } from "../use_cases/guard.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
 import type { JobAbortResponse } from "./responses.ts";
-import { findStack, noActiveWorkflow, stackCaller, stackEntries, workflowLabel } from "./stack.ts";
+import { findStack, stackCaller } from "./find_stack.ts";
+import { noActiveWorkflow, stackEntries, workflowLabel } from "./stack.ts";
 
 /** Input of {@linkcode abortJobWorkflow}, as the tool takes it. */
 export interface JobAbortInput {
   /** Why the workflow is abandoned. */
   explanation: string;
-  /** The session to act on, instead of the workspace's current stack. */
+  /** The workflow to abort (its `run_…`), instead of the top of the caller's stack. */
   session_id?: string;
   /** A sub-agent's own stack. */
   agent_id?: string;
 }
 
-/** Aborts the caller's top run; its parent (if any) is where work resumes. */
+/** Aborts the caller's top run (or the one named); the new top (if any) is where work resumes. */
 export function abortJobWorkflow(
-  deps: EngineDeps,
+  deps: EngineDeps & { presence: AgentPresence },
   input: JobAbortInput & { workspace: WorkspaceObservation },
 ): Promise<Result<JobAbortResponse>> {
   return guard(async () => {
-    const found = await findStack(deps.store, stackCaller(input));
+    const found = await findStack(deps, stackCaller(input), { claim: true });
     if (!found.ok) return found;
     const frames = found.value.view.frames;
-    const top = frames.at(-1);
+    const top = found.value.target;
     if (!top) return noActiveWorkflow(input.session_id);
     const done = await abortRun(deps, {
       runId: top.runId,
@@ -38,7 +41,7 @@ export function abortJobWorkflow(
       explanation: input.explanation,
     });
     if (!done.ok) return done;
-    const below = frames.slice(0, -1);
+    const below = frames.filter((f) => f.runId !== top.runId);
     const resumed = below.at(-1);
     return ok({
       aborted_workflow: workflowLabel(top.workflowId),

@@ -15,7 +15,8 @@ import type { WorkspaceObservation } from "../workspace.ts";
 import { JOB_OUTPUTS_CONTRACT } from "./compile.ts";
 import type { Submission } from "./gate.ts";
 import type { FinishedResponse } from "./responses.ts";
-import { beginStep, type FoundStack, stackEntries, workflowLabel } from "./stack.ts";
+import type { FoundStack } from "./find_stack.ts";
+import { beginStep, stackEntries, workflowLabel } from "./stack.ts";
 
 /** What an advance records. */
 export interface JobAdvance {
@@ -38,7 +39,13 @@ function outputsArtifact(s: Submission): Artifact {
   return {
     kind: CONTRACT_PACKS.get(JOB_OUTPUTS_CONTRACT)!.artifactKind,
     outputs: s.outputs,
-    files: s.files.map((f) => ({ output: f.output, path: f.path, size: f.size, sha256: f.sha256 })),
+    files: s.files.map((f) => ({
+      output: f.output,
+      path: f.path,
+      size: f.size,
+      sha256: f.sha256,
+      ...(f.modified !== undefined ? { modified: f.modified } : {}),
+    })),
   };
 }
 
@@ -57,27 +64,48 @@ async function allOutputs(
   return merged;
 }
 
+/** The files recorded by size and modification time (past the hashing budget), for the answer. */
+function unhashed(s: Submission): Pick<FinishedResponse, "unhashed_files"> {
+  const files = s.files.filter((f) => f.sha256 === null).map((f) => ({
+    output: f.output,
+    path: f.path,
+    size: f.size,
+    modified: f.modified ?? "",
+  }));
+  return files.length > 0 ? { unhashed_files: files } : {};
+}
+
 /** The answer after the advance to `child`: the next step, or the run's completion. */
 async function answer(
   tx: StoreWriter,
   at: { child: NodeRecord; frames: StackFrame[]; s: Submission },
 ): Promise<FinishedResponse> {
+  return { ...await nextOrDone(tx, at), ...unhashed(at.s) };
+}
+
+async function nextOrDone(
+  tx: StoreWriter,
+  at: { child: NodeRecord; frames: StackFrame[]; s: Submission },
+): Promise<FinishedResponse> {
   const { child, frames, s } = at;
   const { compiled, frame } = s.top;
-  const below = frames.slice(0, -1);
   const next = beginStep(compiled, child, frame.jobDir);
   if (next) {
     return {
       status: "next_step",
       begin_step: next,
-      stack: stackEntries([...below, {
-        ...frame,
-        tipNodeId: child.nodeId,
-        pendingStepId: child.pendingStepId,
-      }]),
+      stack: stackEntries(
+        frames.map((f) =>
+          f.runId === frame.runId
+            ? { ...f, tipNodeId: child.nodeId, pendingStepId: child.pendingStepId }
+            : f
+        ),
+      ),
     };
   }
-  const parent = below.at(-1);
+  const index = frames.findIndex((f) => f.runId === frame.runId);
+  const below = frames.filter((f) => f.runId !== frame.runId);
+  const parent = frames[index - 1];
   const response: FinishedResponse = {
     status: "workflow_complete",
     summary: `Workflow \`${workflowLabel(compiled.id)}\` is complete.${
@@ -120,13 +148,13 @@ export function advanceJobRun(deps: EngineDeps, a: JobAdvance): Promise<Result<F
     if (raced) return ok(JSON.parse(raced.response) as FinishedResponse);
     const { sessionId, agentId } = a.found;
     const now = (await tx.getStack(sessionId!, agentId)).frames;
-    const current = now.at(-1);
-    if (!current || current.runId !== node.runId || current.tipNodeId !== node.nodeId) {
+    const current = now.find((f) => f.runId === node.runId);
+    if (!current || current.tipNodeId !== node.nodeId) {
       return fail(
         "STEP_NOT_FOUND",
         `Step \`${node.pendingStepId}\` was finished (or the workflow moved on) in another call meanwhile; the stack is now ${
           JSON.stringify(stackEntries(now))
-        }. Call finished_step for the step at its top.`,
+        }. Call finished_step for the step the workflow stands at now.`,
         { retry: { kind: "retryable_immediate" } },
       );
     }

@@ -38,6 +38,8 @@ export interface LoadedJob {
   workflows: LoadedJobWorkflow[];
   /** The instruction files it read (relative to its folder). */
   instructionFiles: string[];
+  /** Each step's instruction file (relative to its folder), for steps that have one. */
+  stepFiles: Record<string, string>;
 }
 
 /** A job that failed to load, as `get_workflows` lists it. */
@@ -103,8 +105,17 @@ export async function loadJob(
       source: at.source,
       workflows,
       instructionFiles: named,
+      stepFiles: stepFiles(spec),
     },
   };
+}
+
+function stepFiles(spec: JobSpec): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const step of spec.workflows.flatMap((w) => w.entries.flat())) {
+    if ("file" in step.instructions) out[step.id] = step.instructions.file;
+  }
+  return out;
 }
 
 /** Applies precedence (the first folder to define a job name wins; later ones are errors). */

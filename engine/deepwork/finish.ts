@@ -9,24 +9,25 @@
 import type { DomainEvent } from "../events.ts";
 import { canonicalJson, sha256Hex } from "../hash.ts";
 import type { StackFrame, StoreReader } from "../ports.ts";
+import { checkNotes, checkRecordedValue } from "../limits.ts";
 import { fail, ok, type Result, StorageCorruptionError } from "../result.ts";
 import { guard } from "../use_cases/guard.ts";
 import { currentStep } from "../workflow/interpreter.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
 import { advanceJobRun } from "./advance.ts";
+import { jobDrift } from "./drift.ts";
 import { checkSubmission } from "./gate.ts";
-import { describeFiles, namedFiles, outputsProblem, type SubmittedOutputs } from "./outputs.ts";
+import {
+  describeFiles,
+  namedFiles,
+  outputsProblem,
+  type SubmittedOutputs,
+  tooManyFiles,
+} from "./outputs.ts";
 import type { JobDeps } from "./ports.ts";
 import type { FinishedResponse } from "./responses.ts";
-import {
-  findStack,
-  type FoundStack,
-  loadFrame,
-  noActiveWorkflow,
-  stackCaller,
-  stackEntries,
-  type TopRun,
-} from "./stack.ts";
+import { findStack, type FoundStack, stackCaller } from "./find_stack.ts";
+import { loadFrame, noActiveWorkflow, stackEntries, type TopRun } from "./stack.ts";
 
 /** Input of {@linkcode finishStep}, as the tool takes it. */
 export interface FinishInput {
@@ -38,7 +39,7 @@ export interface FinishInput {
   work_summary?: string;
   /** Skips the quality gate; recorded as a gap. */
   quality_review_override_reason?: string;
-  /** The session to act on, instead of the workspace's current stack. */
+  /** The workflow to act on (its `run_…`), instead of the top of the caller's stack. */
   session_id?: string;
   /** A sub-agent's own stack. */
   agent_id?: string;
@@ -84,8 +85,8 @@ function couldBeNew(top: TopRun | null, input: FinishInput): boolean {
 }
 
 /**
- * A retry of the call that advanced the top run, or of the one that completed the run that
- * left the stack last (and nothing happened since).
+ * A retry of the call that advanced the targeted run, or of the one that completed the run
+ * that left the stack last (and nothing happened since) or that `session_id` names.
  */
 async function replayed(
   store: StoreReader,
@@ -97,12 +98,21 @@ async function replayed(
     const hit = await recordedAt(store, top.frame, attemptId);
     if (hit) return hit;
   }
-  const last = found.view.lastFinished;
+  const last = found.finished;
   if (!last || last.status !== "complete") return null;
   const sinceThen = top
     ? last.parentRunId === top.frame.runId && last.parentNodeId === top.frame.tipNodeId
     : true;
   return sinceThen ? await recordedAt(store, last, attemptId) : null;
+}
+
+/** The notes and outputs against the caps every profile's writes are held to. */
+function checkSizes(input: FinishInput): Result<void> {
+  const notes = input.notes !== undefined
+    ? checkNotes("notes", input.notes)
+    : checkNotes("work_summary", input.work_summary);
+  if (!notes.ok) return notes;
+  return checkRecordedValue("outputs", input.outputs);
 }
 
 /** Finishes the current step of the caller's top run. */
@@ -111,57 +121,79 @@ export function finishStep(
   input: FinishInput & { workspace: WorkspaceObservation },
 ): Promise<Result<FinishedResponse>> {
   return guard(async () => {
-    const found = await findStack(deps.store, stackCaller(input));
+    const sized = checkSizes(input);
+    if (!sized.ok) return sized;
+    const found = await findStack(deps, stackCaller(input), { claim: true });
     if (!found.ok) return found;
     const attemptId = await callKey(input);
-    const frame = found.value.view.frames.at(-1);
+    const frame = found.value.target;
     const top = frame ? await loadFrame(deps.store, frame) : null;
     const replay = await replayed(deps.store, { found: found.value, top, input, attemptId });
-    if (replay) return ok(replay);
-    if (!top) return noActiveWorkflow(input.session_id);
-    const step = currentStep(top.compiled, top.node.state);
-    if (!step) return noActiveWorkflow(input.session_id);
-    const root = input.workspace.workspace ?? top.run.observed?.workspace ?? null;
-    if (root === null) {
-      return fail(
-        "OUTPUT_INVALID",
-        "No project root is known for this call (the client's roots are not file:// folders), so output paths cannot be checked.",
-      );
-    }
-    const shape = outputsProblem(step.job?.outputs ?? [], input.outputs, step.id);
-    if (shape) return fail("OUTPUT_INVALID", shape, { details: { step_id: step.id } });
-    const described = await describeFiles(deps.files, {
-      root,
-      named: namedFiles(step.job?.outputs ?? [], input.outputs),
+    if (!top) return replay ? ok(replay) : noActiveWorkflow(input.session_id);
+    const drift = jobDrift(await deps.jobs.load(input.workspace.workspace), {
+      frame: top.frame,
+      pinned: top.compiled,
     });
-    if (!described.ok) {
-      return fail("OUTPUT_INVALID", described.message, { details: { step_id: step.id } });
-    }
-    const submission = {
-      top,
-      step,
-      outputs: input.outputs,
-      files: described.files,
-      root,
-      overrideReason: input.quality_review_override_reason,
-    };
-    const gate = await checkSubmission(deps, submission);
-    if (gate.kind !== "pass") {
-      if (gate.events.length > 0) await deps.store.write((tx) => tx.append(gate.events));
-      if (gate.kind === "fail") return gate.error;
-      return ok({
-        status: "needs_work",
-        feedback: gate.feedback,
-        stack: stackEntries(found.value.view.frames),
-      });
-    }
-    return await advanceJobRun(deps, {
-      found: found.value,
-      submission,
-      attemptId,
-      notes: input.notes ?? input.work_summary,
-      reviewEvents: gate.events as DomainEvent[],
-      workspace: input.workspace,
+    const warned = (r: FinishedResponse) => drift.length > 0 ? { ...r, warnings: drift } : r;
+    if (replay) return ok(warned(replay));
+    const result = await finishTop(deps, { input, found: found.value, top, attemptId });
+    return result.ok ? ok(warned(result.value)) : result;
+  });
+}
+
+/** Checks the submission for the targeted run's current step, then advances it. */
+async function finishTop(
+  deps: JobDeps,
+  at: {
+    input: FinishInput & { workspace: WorkspaceObservation };
+    found: FoundStack;
+    top: TopRun;
+    attemptId: string;
+  },
+): Promise<Result<FinishedResponse>> {
+  const { input, found, top, attemptId } = at;
+  const step = currentStep(top.compiled, top.node.state);
+  if (!step) return noActiveWorkflow(input.session_id);
+  const root = input.workspace.workspace ?? top.run.observed?.workspace ?? null;
+  if (root === null) {
+    return fail(
+      "OUTPUT_INVALID",
+      "No project root is known for this call (the client's roots are not file:// folders), so output paths cannot be checked.",
+    );
+  }
+  const shape = outputsProblem(step.job?.outputs ?? [], input.outputs, step.id);
+  if (shape) return fail("OUTPUT_INVALID", shape, { details: { step_id: step.id } });
+  const named = namedFiles(step.job?.outputs ?? [], input.outputs);
+  const tooMany = tooManyFiles(named);
+  if (tooMany) return tooMany;
+  const described = await describeFiles(deps.files, { root, named });
+  if (!described.ok) {
+    return fail("OUTPUT_INVALID", described.message, { details: { step_id: step.id } });
+  }
+  const submission = {
+    top,
+    step,
+    outputs: input.outputs,
+    files: described.files,
+    root,
+    overrideReason: input.quality_review_override_reason,
+  };
+  const gate = await checkSubmission(deps, submission);
+  if (gate.kind !== "pass") {
+    if (gate.events.length > 0) await deps.store.write((tx) => tx.append(gate.events));
+    if (gate.kind === "fail") return gate.error;
+    return ok({
+      status: "needs_work",
+      feedback: gate.feedback,
+      stack: stackEntries(found.view.frames),
     });
+  }
+  return await advanceJobRun(deps, {
+    found,
+    submission,
+    attemptId,
+    notes: input.notes ?? input.work_summary,
+    reviewEvents: gate.events as DomainEvent[],
+    workspace: input.workspace,
   });
 }

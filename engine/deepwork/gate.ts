@@ -6,7 +6,7 @@
  * @module
  */
 import type { DomainEvent } from "../events.ts";
-import { sessionLabel } from "../ids.ts";
+import { runLabel } from "../ids.ts";
 import type { StoreReader } from "../ports.ts";
 import { fail, type Result } from "../result.ts";
 import type { CompiledStep } from "../workflow/compiled.ts";
@@ -95,12 +95,23 @@ async function schemaChecks(ports: Pick<JobPorts, "files">, s: Submission): Prom
 async function selfReview(ports: Pick<JobPorts, "files">, s: Submission): Promise<GateOutcome> {
   const workflow = workflowLabel(s.top.compiled.id);
   const units = reviewUnits(s.step, s);
-  const name = `.deepwork/tmp/quality_review_${sessionLabel(s.top.node.sessionId)}_${s.step.id}.md`;
+  const name = `.deepwork/tmp/quality_review_${runLabel(s.top.node.runId)}_${s.step.id}.md`;
   const file = await ports.files.writeText(
     s.root,
     name,
     selfReviewText(units, { workflow, stepId: s.step.id }),
   );
+  if (file === null) {
+    return {
+      kind: "fail",
+      error: fail(
+        "OUTPUT_INVALID",
+        `The self-review instructions could not be written to ${name} inside the project root ${s.root}: that folder, or a symbolic link on the way, leads outside it (or cannot be written). Make .deepwork/tmp a folder inside the project, or pass quality_review_override_reason; nothing was recorded.`,
+        { details: { step_id: s.step.id, file: name } },
+      ),
+      events: [],
+    };
+  }
   const feedback =
     `Quality review required. The review instructions are in ${file}. Spawn a sub-agent (the Task tool) to review your outputs against them, fix what it finds, then call finished_step again with the same outputs and quality_review_override_reason saying what the review found.`;
   return {

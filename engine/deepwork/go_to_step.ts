@@ -11,20 +11,16 @@ import { childNode, nodeCreated } from "../use_cases/node_events.ts";
 import { allSteps } from "../workflow/interpreter.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
 import type { GoToStepResponse } from "./responses.ts";
-import {
-  beginStep,
-  findStack,
-  loadFrame,
-  noActiveWorkflow,
-  stackCaller,
-  stackEntries,
-} from "./stack.ts";
+import { findStack, stackCaller } from "./find_stack.ts";
+import { jobDrift } from "./drift.ts";
+import type { JobPorts } from "./ports.ts";
+import { beginStep, loadFrame, noActiveWorkflow, stackEntries } from "./stack.ts";
 
 /** Input of {@linkcode goToStep}, as the tool takes it. */
 export interface GoToStepInput {
   /** The earlier step to go back to. */
   step_id: string;
-  /** The session to act on, instead of the workspace's current stack. */
+  /** The workflow to act on (its `run_…`), instead of the top of the caller's stack. */
   session_id?: string;
   /** A sub-agent's own stack. */
   agent_id?: string;
@@ -62,16 +58,21 @@ function invalidated(path: readonly NodeRecord[]): string[] {
 
 /** Goes back to an earlier step of the caller's top run. */
 export function goToStep(
-  deps: EngineDeps,
+  deps: EngineDeps & Pick<JobPorts, "presence" | "jobs">,
   input: GoToStepInput & { workspace: WorkspaceObservation },
 ): Promise<Result<GoToStepResponse>> {
   return guard(async () => {
-    const found = await findStack(deps.store, stackCaller(input));
+    const found = await findStack(deps, stackCaller(input), { claim: true });
     if (!found.ok) return found;
     const frames = found.value.view.frames;
-    const frame = frames.at(-1);
+    const frame = found.value.target;
     if (!frame) return noActiveWorkflow(input.session_id);
     const top = await loadFrame(deps.store, frame);
+    const drift = jobDrift(await deps.jobs.load(input.workspace.workspace), {
+      frame,
+      pinned: top.compiled,
+    });
+    const warnings = drift.length > 0 ? { warnings: drift } : {};
     const path = await pathBack(deps.store, top.node, input.step_id);
     if (!path) {
       const ids = allSteps(top.compiled).map((s) => s.id);
@@ -88,6 +89,7 @@ export function goToStep(
       return ok({
         begin_step: beginStep(top.compiled, top.node, frame.jobDir)!,
         invalidated_steps: [],
+        ...warnings,
         stack: stackEntries(frames),
       });
     }
@@ -119,10 +121,14 @@ export function goToStep(
     return ok({
       begin_step: beginStep(top.compiled, fork, frame.jobDir)!,
       invalidated_steps: redo,
-      stack: stackEntries([
-        ...frames.slice(0, -1),
-        { ...frame, tipNodeId: fork.nodeId, pendingStepId: fork.pendingStepId },
-      ]),
+      ...warnings,
+      stack: stackEntries(
+        frames.map((f) =>
+          f.runId === frame.runId
+            ? { ...f, tipNodeId: fork.nodeId, pendingStepId: fork.pendingStepId }
+            : f
+        ),
+      ),
     });
   });
 }

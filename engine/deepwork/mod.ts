@@ -16,4 +16,5 @@ export { getWorkflows, type JobStartInput, startJobWorkflow } from "./start.ts";
 export { type FinishInput, finishStep } from "./finish.ts";
 export { abortJobWorkflow, type JobAbortInput } from "./abort.ts";
 export { goToStep, type GoToStepInput } from "./go_to_step.ts";
-export { findStack, stackEntries, workflowLabel } from "./stack.ts";
+export { findStack, type FoundStack, type StackCaller } from "./find_stack.ts";
+export { stackEntries, workflowLabel } from "./stack.ts";

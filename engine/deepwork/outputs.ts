@@ -5,8 +5,10 @@
  * file checks go through the {@linkcode WorkspaceFiles} port.
  * @module
  */
+import { LIMITS } from "../limits.ts";
+import { fail, type Result } from "../result.ts";
 import type { JobOutputSpec } from "./job.ts";
-import type { FileFacts, WorkspaceFiles } from "./ports.ts";
+import type { FileFacts, FileRefusal, WorkspaceFiles } from "./ports.ts";
 
 /** Submitted outputs: a name to a path, a list of paths, or text. */
 export type SubmittedOutputs = Record<string, unknown>;
@@ -104,29 +106,47 @@ export function namedFiles(
 /** A described file, with the output it belongs to. */
 export type RecordedFile = FileFacts & { output: string };
 
+/** The refusal of a submission naming more files than one call describes, or `null`. */
+export function tooManyFiles(named: readonly NamedFile[]): Result<never> | null {
+  if (named.length <= LIMITS.outputFiles) return null;
+  return fail(
+    "INVALID_ARGUMENTS",
+    `The outputs name ${named.length} files; one finished_step takes at most ${LIMITS.outputFiles}. Name a folder's files in fewer outputs (an index file listing them, or an archive), then call again (nothing was recorded).`,
+    { details: { reason: "too_many_files", count: named.length, max: LIMITS.outputFiles } },
+  );
+}
+
+const WHY: Record<FileRefusal, string> = {
+  outside: "is outside the project root; outputs must be files inside it",
+  not_a_file:
+    "is not a regular file (it names the project root, a folder or another kind of entry); outputs must be files",
+  empty: "is an empty path, not a file; name the file by its path",
+  missing: "does not exist",
+  unreadable: "cannot be read (check its permissions)",
+};
+
 /**
- * Describes every named file; the first one that does not exist (or leaves the root, or is not
- * a file) is the error, naming the output, the path and the root.
+ * Describes every named file, hashing at most {@linkcode LIMITS.hashedBytes} in all (a file
+ * past that is recorded by size and modification time); the first file that does not exist
+ * (or leaves the root, or is not a file) is the error, naming the output, the path and the root.
  */
 export async function describeFiles(
   files: WorkspaceFiles,
   at: { root: string; named: readonly NamedFile[] },
 ): Promise<{ ok: true; files: RecordedFile[] } | { ok: false; message: string }> {
   const out: RecordedFile[] = [];
+  let budget: number = LIMITS.hashedBytes;
   for (const f of at.named) {
-    const described = await files.describe(at.root, f.path);
+    const described = await files.describe(at.root, f.path, { hashUpTo: budget });
     if (!described.ok) {
-      const why = described.reason === "outside"
-        ? "is outside the project root; outputs must be files inside it"
-        : described.reason === "not_a_file"
-        ? "is not a regular file"
-        : "does not exist";
       return {
         ok: false,
-        message:
-          `Output \`${f.output}\`: file \`${f.path}\` ${why} (paths are relative to the project root ${at.root}). File not found or not usable: create it or fix the path, then call finished_step again.`,
+        message: `Output \`${f.output}\`: file \`${f.path}\` ${
+          WHY[described.reason]
+        } (paths are relative to the project root ${at.root}). File not found or not usable: create it or fix the path, then call finished_step again.`,
       };
     }
+    if (described.facts.sha256 !== null) budget -= described.facts.size;
     out.push({ output: f.output, ...described.facts });
   }
   return { ok: true, files: out };

@@ -13,24 +13,34 @@ export interface FileFacts {
   path: string;
   /** Size in bytes. */
   size: number;
-  /** SHA-256 of the content, lower-case hex. */
-  sha256: string;
+  /** SHA-256 of the content, lower-case hex; `null` when the file was past the hashing budget. */
+  sha256: string | null;
+  /** Last modification (ISO-8601), recorded instead of the hash past the budget; else absent. */
+  modified?: string;
 }
 
 /** Why a submitted path was refused. */
-export type FileRefusal = "missing" | "outside" | "not_a_file";
+export type FileRefusal = "missing" | "outside" | "not_a_file" | "empty" | "unreadable";
 
 /** Files inside a workspace root. */
 export interface WorkspaceFiles {
-  /** Facts about `path` resolved against `root`, or why it cannot be used. */
+  /**
+   * Facts about `path` resolved against `root`, or why it cannot be used; its content is hashed
+   * (read as a stream, in bounded memory) only when its size is at most `hashUpTo` bytes, else
+   * its size and modification time stand for it. Never throws.
+   */
   describe(
     root: string,
     path: string,
+    options: { hashUpTo: number },
   ): Promise<{ ok: true; facts: FileFacts } | { ok: false; reason: FileRefusal }>;
   /** The text of a file inside `root` (at most `maxBytes`, cut), or `null` when unreadable. */
   readText(root: string, path: string, maxBytes: number): Promise<string | null>;
-  /** Writes a text file inside `root`, creating folders; returns its absolute path. */
-  writeText(root: string, path: string, text: string): Promise<string>;
+  /**
+   * Writes a text file inside `root`, creating folders; returns its absolute path, or `null`
+   * when it could not be written there (a folder or link on the way leaves `root`, no access).
+   */
+  writeText(root: string, path: string, text: string): Promise<string | null>;
 }
 
 /** How an external review command ended. */
@@ -57,6 +67,18 @@ export interface QualityGate {
   runner: ReviewRunner | null;
 }
 
+/**
+ * Who is calling, and which stack holders are still there. Each connection (a stdio server
+ * process, an MCP session over HTTP) has its own key; a stack is held by the key that started
+ * or took it over. A holder counts as live unless the adapter knows it is gone.
+ */
+export interface AgentPresence {
+  /** This connection's key. */
+  readonly self: string;
+  /** Whether the connection holding a stack may still be there (unknown: yes; `""`: no). */
+  isLive(owner: string): boolean;
+}
+
 /** Everything the DeepWork use-cases use besides the engine's own dependencies. */
 export interface JobPorts {
   /** Where jobs come from. */
@@ -65,6 +87,8 @@ export interface JobPorts {
   files: WorkspaceFiles;
   /** The quality gate, or `null` when it is off. */
   gate: QualityGate | null;
+  /** The caller's connection, and which others are live. */
+  presence: AgentPresence;
 }
 
 /** The engine's dependencies with the DeepWork ports: what the DeepWork use-cases take. */

@@ -5,6 +5,7 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
+import { LIMITS } from "../limits.ts";
 import { JOB_OUTPUT_TYPES, JOB_STEP_STATUSES } from "../vocabulary.ts";
 
 /** One output the current step must (or may) produce. */
@@ -45,6 +46,16 @@ export const beginStepSchema = z.object({
   ),
 });
 
+/** Something the agent should know besides the answer: the job changed since the run started. */
+export const jobWarningSchema = z.object({
+  code: z.literal("JOB_CHANGED_ON_DISK"),
+  message: z.string(),
+});
+
+const warnings = z.array(jobWarningSchema).optional().describe(
+  "The workflow's job.yml or a step's instructions changed since it started: which file; the run keeps its version.",
+);
+
 /** `get_workflows`. */
 export const getWorkflowsResponseSchema = z.object({
   jobs: z.array(z.object({
@@ -70,6 +81,17 @@ export const finishedResponseSchema = z.object({
   all_outputs: z.record(z.string(), z.union([z.string(), z.array(z.string())])).optional()
     .describe("workflow_complete: every output of the run, later steps over earlier ones."),
   post_workflow_instructions: z.string().optional(),
+  unhashed_files: z.array(z.object({
+    output: z.string(),
+    path: z.string(),
+    size: z.number(),
+    modified: z.string(),
+  })).optional().describe(
+    `Output files recorded by size and modification time instead of SHA-256: one call hashes at most ${
+      LIMITS.hashedBytes / 1024 / 1024
+    } MiB of files.`,
+  ),
+  warnings,
   stack: z.array(stackEntrySchema),
 });
 
@@ -89,6 +111,7 @@ export const goToStepResponseSchema = z.object({
   invalidated_steps: z.array(z.string()).describe(
     "Steps to do again, in order; their earlier outputs stay in the log and the viewer.",
   ),
+  warnings,
   stack: z.array(stackEntrySchema),
 });
 

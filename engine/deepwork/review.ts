@@ -70,7 +70,8 @@ export function reviewPrompt(
   if (unit.review.guidance) lines.push("", "## Guidance", unit.review.guidance);
   lines.push("", "## Outputs");
   for (const f of unit.files) {
-    lines.push(`- \`${f.output}\`: \`${f.path}\` (${f.size} bytes, sha256 ${f.sha256})`);
+    const id = f.sha256 === null ? `modified ${f.modified}` : `sha256 ${f.sha256}`;
+    lines.push(`- \`${f.output}\`: \`${f.path}\` (${f.size} bytes, ${id})`);
     const text = at.inline.get(f.path);
     if (text !== undefined) lines.push("", "```", text, "```", "");
   }
@@ -115,6 +116,15 @@ function jsonIn(stdout: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
+    // a model's answer: the object inside a fenced block, or between the first { and the last }
+    const fenced = /```(?:json)?\s*\n([\s\S]*?)\n\s*```/.exec(text)?.[1];
+    const braced = text.slice(text.indexOf("{"), text.lastIndexOf("}") + 1);
+    for (const candidate of [fenced, braced]) {
+      if (!candidate) continue;
+      try {
+        return JSON.parse(candidate);
+      } catch { /* try the next */ }
+    }
     // tolerate a log line before the verdict: the last line that is a JSON object
     const last = text.split("\n").map((l) => l.trim()).filter((l) => l.startsWith("{")).at(-1);
     if (last === undefined) return undefined;

@@ -1,13 +1,15 @@
 /**
  * `get_workflows` and `start_workflow` of the DeepWork profile. Starting while a run is on the
- * caller's stack pushes a child run into the same session, linked to the parent run and the
- * node it stands at (`run_stacked`); otherwise it opens a new session. One write transaction.
+ * caller's stack pushes a child run into the stack's session, linked to the parent run and the
+ * node it stands at (`run_stacked`); otherwise it opens a new session, a new stack held by the
+ * caller. Every workflow started has its own `session_id` (its run). One write transaction.
  * @module
  */
 import type { DomainEvent } from "../events.ts";
 import { deriveNodeId, randomHex } from "../ids.ts";
 import type { EngineDeps, NodeRecord, StackFrame } from "../ports.ts";
 import { applyPreferences, DEFAULT_PREFERENCES } from "../preferences.ts";
+import { checkContext } from "../limits.ts";
 import { fail, ok, type Result } from "../result.ts";
 import { guard } from "../use_cases/guard.ts";
 import { nodeCreated } from "../use_cases/node_events.ts";
@@ -15,9 +17,10 @@ import { currentStep, initialState } from "../workflow/interpreter.ts";
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
 import type { LoadedJob, LoadedJobs, LoadedJobWorkflow } from "./catalog.ts";
-import type { JobPorts } from "./ports.ts";
+import type { JobDeps, JobPorts } from "./ports.ts";
 import type { GetWorkflowsResponse, JobStartResponse } from "./responses.ts";
-import { beginStep, findStack, stackEntries } from "./stack.ts";
+import { findStack, stackCaller } from "./find_stack.ts";
+import { beginStep, noActiveWorkflow, stackEntries } from "./stack.ts";
 
 /** `get_workflows`: every job visible from the workspace, and every job that failed to load. */
 export function getWorkflows(
@@ -53,7 +56,7 @@ export interface JobStartInput {
   instance_id?: string | null;
   /** Values for the workflow's inputs (kept in the run's context). */
   inputs?: Record<string, unknown>;
-  /** Push onto this session's stack instead of the workspace's current one. */
+  /** Nest the new workflow under this one (a `run_…` that begin_step returned), on its stack. */
   session_id?: string;
   /** A sub-agent's own stack. */
   agent_id?: string;
@@ -100,56 +103,58 @@ export function pickWorkflow(
   return ok({ job, workflow });
 }
 
-/** Where a new run goes: its session (`null`: a new one), its agent, the frames it joins. */
+/** Where a new run goes: its session (`null`: a new one), agent and holder, the frames it joins. */
 interface Placement {
   sessionId: string | null;
   agentId: string | null;
+  owner: string;
   frames: StackFrame[];
   parent: StackFrame | null;
 }
 
 /**
- * The caller's running stack takes the new run on top. With none, `session_id` names the
- * session; a sub-agent joins the main agent's current session (its first run linked to the
- * main stack's top); otherwise the run opens a new session.
+ * The caller's running stack takes the new run on top (`session_id`: the stack of that
+ * workflow, the new run nested under it). With none, a sub-agent's first run is linked to its
+ * main agent's top; otherwise the run opens a new session: a new stack, held by the caller.
  */
 async function placement(
-  deps: EngineDeps,
+  deps: JobDeps,
   input: JobStartInput & { workspace: WorkspaceObservation },
 ): Promise<Result<Placement>> {
-  const where = { workspace: input.workspace.workspace };
-  const found = await findStack(deps.store, {
-    ...where,
-    sessionId: input.session_id,
-    agentId: input.agent_id,
-  });
+  const caller = stackCaller(input);
+  const found = await findStack(deps, caller, { claim: input.session_id !== undefined });
   if (!found.ok) return found;
-  const { agentId, view } = found.value;
-  const own = view.frames.at(-1);
-  if (own) {
-    return ok({ sessionId: found.value.sessionId, agentId, frames: view.frames, parent: own });
+  const { sessionId, agentId, owner, view, target } = found.value;
+  if (target) return ok({ sessionId, agentId, owner, frames: view.frames, parent: target });
+  if (input.session_id !== undefined) return noActiveWorkflow(input.session_id);
+  const self = deps.presence.self;
+  if (agentId === null) {
+    return ok({ sessionId: null, agentId, owner: self, frames: [], parent: null });
   }
-  const main = agentId === null
-    ? null
-    : await findStack(deps.store, { ...where, sessionId: input.session_id });
-  const mainTop = main?.ok ? main.value.view.frames.at(-1) ?? null : null;
-  const sessionId = input.session_id !== undefined
-    ? found.value.sessionId
-    : mainTop?.sessionId ?? null;
-  return ok({ sessionId, agentId, frames: [], parent: mainTop });
+  const main = await findStack(deps, { ...caller, agentId: undefined }, { claim: false });
+  const mainTop = main.ok ? main.value.target : null;
+  return ok({
+    sessionId: mainTop?.sessionId ?? null,
+    agentId,
+    owner: self,
+    frames: [],
+    parent: mainTop,
+  });
 }
 
 /** Starts a job's workflow: a new session, or a child run on the caller's stack. */
 export function startJobWorkflow(
-  deps: EngineDeps & Pick<JobPorts, "jobs">,
+  deps: JobDeps,
   input: JobStartInput & { workspace: WorkspaceObservation },
 ): Promise<Result<JobStartResponse>> {
   return guard(async () => {
+    const sized = checkContext(runContext(input));
+    if (!sized.ok) return sized;
     const picked = pickWorkflow(await deps.jobs.load(input.workspace.workspace), input);
     if (!picked.ok) return picked;
     const placed = await placement(deps, input);
     if (!placed.ok) return placed;
-    const { sessionId, agentId, frames, parent } = placed.value;
+    const { sessionId, agentId, owner, frames, parent } = placed.value;
     const root = await rootNode(deps, {
       sessionId: sessionId ?? randomHex(deps, 8),
       picked: picked.value,
@@ -161,6 +166,7 @@ export function startJobWorkflow(
       runId: root.runId,
       sessionId: root.sessionId,
       agentId,
+      owner,
       parentRunId: parent?.runId ?? null,
       parentNodeId: parent?.tipNodeId ?? null,
       depth: frames.length,
@@ -222,8 +228,16 @@ function startEvents(at: {
       parentRunId: frame.parentRunId,
       parentNodeId: frame.parentNodeId,
       jobDir: frame.jobDir,
+      owner: frame.owner,
     },
   ];
+}
+
+/** A new run's context: its `inputs`, and `instance_id` when given. */
+function runContext(input: JobStartInput): Record<string, unknown> {
+  const context: Record<string, unknown> = { ...(input.inputs ?? {}) };
+  if (input.instance_id) context.instance_id = input.instance_id;
+  return context;
 }
 
 /** The root node of a new run: context from `inputs` and `instance_id`. */
@@ -237,8 +251,7 @@ async function rootNode(
 ): Promise<NodeRecord> {
   const { compiled } = at.picked.workflow;
   const runId = randomHex(deps, 8);
-  const context: Record<string, unknown> = { ...(at.input.inputs ?? {}) };
-  if (at.input.instance_id) context.instance_id = at.input.instance_id;
+  const context = runContext(at.input);
   const state = initialState(compiled, context);
   return {
     sessionId: at.sessionId,

@@ -292,6 +292,20 @@ const workflowCache: Migration = {
   },
 };
 
+/**
+ * Stacks have holders: `run_links.owner` is the connection holding a run's stack (the DeepWork
+ * profile's agent), so two agents in one project keep their own stacks; `""` for stacks
+ * recorded before, which any connection may take over.
+ */
+const stackOwners: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable("run_links")
+      .addColumn("owner", "text", (c) => c.notNull().defaultTo("")).execute();
+    await db.schema.createIndex("run_links_by_owner").on("run_links")
+      .columns(["owner", "agent_id"]).execute();
+  },
+};
+
 /** Every migration, by name; names sort in application order. */
 export const MIGRATIONS: Record<string, Migration> = {
   "0001_initial": initial,
@@ -302,6 +316,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0006_deepwork": deepwork,
   "0007_search_backlog": searchBacklog,
   "0008_workflow_cache": workflowCache,
+  "0009_stack_owners": stackOwners,
 };
 
 /** The schema status of a database that has applied `applied` (in any order). */

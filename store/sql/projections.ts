@@ -283,7 +283,13 @@ const insertRunLink = prepare((db, p: Database["run_links"]) =>
     parent_node_id: p.parent_node_id,
     job_dir: p.job_dir,
     created_seq: p.created_seq,
+    owner: p.owner,
   })
+);
+
+const claimStack = prepare((db, p: { sessionId: string; agentId: string; owner: string }) =>
+  db.updateTable("run_links").set({ owner: p.owner })
+    .where("session_id", "=", p.sessionId).where("agent_id", "=", p.agentId)
 );
 
 async function runStacked(s: ProjectionScope, event: EventOf<"run_stacked">) {
@@ -295,6 +301,7 @@ async function runStacked(s: ProjectionScope, event: EventOf<"run_stacked">) {
     parent_node_id: event.parentNodeId,
     job_dir: event.jobDir,
     created_seq: s.seq,
+    owner: event.owner ?? "",
   });
 }
 
@@ -369,6 +376,13 @@ export async function project(scope: ProjectionScope, event: LoggedEvent): Promi
       return await attemptRecorded(scope, event);
     case "run_stacked":
       return await runStacked(scope, event);
+    case "stack_claimed":
+      await claimStack.execute(scope.tx, {
+        sessionId: event.sessionId,
+        agentId: event.agentId ?? "",
+        owner: event.owner,
+      });
+      return;
     case "run_aborted":
     case "review_recorded":
     case "gap_recorded":

@@ -37,7 +37,14 @@ import {
 } from "./rows.ts";
 import { getSession, listSessions } from "./sessions.ts";
 import { searchRuns } from "./search.ts";
-import { findStackSession, getBranchOutputs, getNodeEvents, getStack } from "./stack_reads.ts";
+import {
+  findStackSession,
+  getBranchOutputs,
+  getNodeEvents,
+  getStack,
+  getStackFrame,
+  listStacks,
+} from "./stack_reads.ts";
 import { changeCounter, getBranchSteps, getRunListing, listRuns } from "./task_reads.ts";
 
 /** What readers on one database share. */
@@ -262,7 +269,9 @@ export function createReader(scope: ReadScope, shared: ReaderShared): StoreReade
     listSessions: (options) => listSessions(ex, options),
     getSession: (sessionId) => getSession(scope, sessionId),
     getStack: (sessionId, agentId) => getStack(ex, { sessionId, agentId }),
-    findStackSession: (workspace, agentId) => findStackSession(ex, { workspace, agentId }),
+    findStackSession: (workspace, at) => findStackSession(ex, { workspace, ...at }),
+    listStacks: (workspace, at) => listStacks(ex, { workspace, ...at }),
+    getStackFrame: (runId) => getStackFrame(ex, runId),
     getNodeEvents: (runId, nodeId) => getNodeEvents(ex, { runId, nodeId }),
     getBranchOutputs: (runId, nodeId, limit) => getBranchOutputs(ex, { runId, nodeId, limit }),
     getBranchSteps: (runId, nodeId, limit) => getBranchSteps(ex, { runId, nodeId, limit }),

@@ -144,6 +144,8 @@ export interface RunLinksTable {
   parent_node_id: string | null;
   job_dir: string | null;
   created_seq: number;
+  /** The connection holding the stack; `""` when unknown. */
+  owner: string;
 }
 
 /** Events recorded at a node that the viewer shows there: reviews, gaps, an abort. */

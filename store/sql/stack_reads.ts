@@ -10,14 +10,16 @@ import {
   type NodeEvent,
   RUN_STATUSES,
   type StackFrame,
+  type StackSummary,
   type StackView,
   StorageCorruptionError,
 } from "../../engine/mod.ts";
 import { ancestorsCte, type Executor } from "./graph_sql.ts";
-import { prepare } from "./prepared.ts";
+import { prepare, type Prepared } from "./prepared.ts";
 import { artifactsColumn, decodeJsonOr } from "./rows.ts";
 
-function frames(ex: Executor, sessionId: string, agentId: string | null) {
+/** Linked runs with what a frame needs. */
+function linkedRuns(ex: Executor) {
   return ex.selectFrom("run_links as l")
     .innerJoin("runs as r", "r.run_id", "l.run_id")
     .leftJoin(
@@ -31,13 +33,21 @@ function frames(ex: Executor, sessionId: string, agentId: string | null) {
       "l.parent_run_id",
       "l.parent_node_id",
       "l.job_dir",
+      "l.owner",
       "r.workflow_id",
       "r.workflow_hash",
       "r.status",
       "r.last_node_id",
       "n.pending_step_id",
-    ])
-    .where("l.session_id", "=", sessionId).where("l.agent_id", "=", agentId ?? "");
+    ]);
+}
+
+function frames(ex: Executor, sessionId: string, agentId: string | null) {
+  return linkedRuns(ex).where("l.session_id", "=", sessionId).where(
+    "l.agent_id",
+    "=",
+    agentId ?? "",
+  );
 }
 
 type FrameRow = Awaited<ReturnType<ReturnType<typeof frames>["execute"]>>[number];
@@ -53,6 +63,7 @@ function decodeFrame(row: FrameRow, depth: number): StackFrame {
     runId: row.run_id,
     sessionId: row.session_id,
     agentId: row.agent_id === "" ? null : row.agent_id,
+    owner: row.owner,
     parentRunId: row.parent_run_id,
     parentNodeId: row.parent_node_id,
     depth,
@@ -100,27 +111,88 @@ function stacksOf(db: Executor, agentId: string) {
     .orderBy("r.updated_at", "desc").orderBy("l.created_seq", "desc").limit(1);
 }
 
-const stackIn = prepare((db, p: { workspace: string; agentId: string }) =>
-  stacksOf(db, p.agentId).where("r.workspace", "=", p.workspace)
-);
+type Where = { workspace: string | null; agentId: string; owner: string; anyOwner: number };
 
-const stackNowhere = prepare((db, p: { agentId: string }) =>
-  stacksOf(db, p.agentId).where("r.workspace", "is", null)
+/** Two statements, for a workspace and for none (`IS NULL`), since a statement never branches. */
+function perWorkspace<P extends { workspace: string | null }, R>(
+  build: (nowhere: boolean) => Prepared<P, R>,
+): (p: P) => Prepared<P, R> {
+  const [some, none] = [build(false), build(true)];
+  return (p: P) => p.workspace === null ? none : some;
+}
+
+const stackSession = perWorkspace((nowhere) =>
+  prepare((db, p: Where) => {
+    const q = stacksOf(db, p.agentId).where((eb) =>
+      eb.or([eb("l.owner", "=", p.owner), eb(eb.val(p.anyOwner), "=", 1)])
+    );
+    return nowhere ? q.where("r.workspace", "is", null) : q.where("r.workspace", "=", p.workspace);
+  })
 );
 
 /**
- * The session of an agent's stack in a workspace: the one with the most recently changed
- * running run, else the one whose run finished last.
+ * The session of an agent's stack in a workspace (held by `owner`, when given): the one with the
+ * most recently changed running run, else the one whose run finished last.
  */
 export async function findStackSession(
   ex: Executor,
-  at: { workspace: string | null; agentId: string | null },
+  at: { workspace: string | null; agentId: string | null; owner: string | null },
 ): Promise<string | null> {
-  const agentId = at.agentId ?? "";
-  const row = at.workspace === null
-    ? await stackNowhere.first(ex, { agentId })
-    : await stackIn.first(ex, { workspace: at.workspace, agentId });
+  const p: Where = {
+    workspace: at.workspace,
+    agentId: at.agentId ?? "",
+    owner: at.owner ?? "",
+    anyOwner: at.owner === null ? 1 : 0,
+  };
+  const row = await stackSession(p).first(ex, p);
   return row?.session_id ?? null;
+}
+
+type Running = { workspace: string | null; agentId: string; limit: number };
+
+const runningIn = perWorkspace((nowhere) =>
+  prepare((db, p: Running) => {
+    const q = linkedRuns(db).select(["r.updated_at", "l.created_seq"])
+      .where("l.agent_id", "=", p.agentId).where("r.status", "=", "running");
+    return (nowhere ? q.where("r.workspace", "is", null) : q.where("r.workspace", "=", p.workspace))
+      .orderBy("r.updated_at", "desc").orderBy("l.created_seq", "desc").limit(p.limit);
+  })
+);
+
+/**
+ * An agent's stacks with a running run in a workspace, each by its top run (the one pushed
+ * last), most recently changed first. Reads at most `limit` running runs.
+ */
+export async function listStacks(
+  ex: Executor,
+  at: { workspace: string | null; agentId: string | null; limit: number },
+): Promise<StackSummary[]> {
+  const p: Running = { ...at, agentId: at.agentId ?? "" };
+  const rows = await runningIn(p).all(ex, p);
+  const tops = new Map<string, (typeof rows)[number]>();
+  for (const row of rows) {
+    const seen = tops.get(row.session_id);
+    if (!seen || Number(row.created_seq) > Number(seen.created_seq)) tops.set(row.session_id, row);
+  }
+  return [...tops.values()].map((row) => ({
+    sessionId: row.session_id,
+    agentId: row.agent_id === "" ? null : row.agent_id,
+    owner: row.owner,
+    runId: row.run_id,
+    workflowId: row.workflow_id,
+    pendingStepId: row.pending_step_id ?? null,
+    updatedAt: row.updated_at,
+  })).sort((a, b) => a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0);
+}
+
+const runFrame = prepare((db, p: { runId: string }) =>
+  linkedRuns(db).where("l.run_id", "=", p.runId)
+);
+
+/** A run's frame on its stack, whatever its status, or `null`. */
+export async function getStackFrame(ex: Executor, runId: string): Promise<StackFrame | null> {
+  const row = await runFrame.first(ex, { runId });
+  return row ? decodeFrame(row, -1) : null;
 }
 
 const nodeEvents = prepare((db, p: { runId: string; nodeId: string }) =>

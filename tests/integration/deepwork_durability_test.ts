@@ -1,7 +1,7 @@
 /**
  * The workflow stack is a projection of the log: a DeepWork server killed with SIGKILL in the
  * middle of nested runs is restarted and carries on with the same stack (replaying the last
- * answer it gave), and two server processes on one database see, and advance, one stack.
+ * answer it gave), and two server processes racing on one workflow advance it once.
  */
 import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
@@ -55,7 +55,7 @@ Deno.test("SIGKILL mid-run, restart: the same stack, the last answer replayed, t
   }
 });
 
-Deno.test("two server processes on one database share one stack; racing identical calls advance once", async () => {
+Deno.test("two server processes, one workflow named by session_id: racing identical calls advance once", async () => {
   const home = await tempHome();
   const ws = await jobWorkspace(["nest"]);
   const a = await connectDeepwork(home.home, ws.dir, { extraArgs: ["--no-quality-gate"] });
@@ -64,23 +64,21 @@ Deno.test("two server processes on one database share one stack; racing identica
     extraArgs: ["--no-quality-gate"],
   });
   try {
-    const started = ok(
-      await a.call("start_workflow", { goal: "outer", job_name: "nest", workflow_name: "outer" }),
-    );
-    // b nests a workflow on the stack a started
+    ok(await a.call("start_workflow", { goal: "outer", job_name: "nest", workflow_name: "outer" }));
     const nested = ok(
-      await b.call("start_workflow", { goal: "inner", job_name: "nest", workflow_name: "inner" }),
+      await a.call("start_workflow", { goal: "inner", job_name: "nest", workflow_name: "inner" }),
     );
-    assert.equal(nested.begin_step.session_id, started.begin_step.session_id);
     assert.equal(nested.stack.length, 2);
+    // b reaches a's workflow only by naming it
+    const session_id = nested.begin_step.session_id;
     await writeIn(ws.dir, "mark.txt", "m");
     const [x, y] = await Promise.all([
       a.call("finished_step", { outputs: { mark: "mark.txt" } }),
-      b.call("finished_step", { outputs: { mark: "mark.txt" } }),
+      b.call("finished_step", { outputs: { mark: "mark.txt" }, session_id }),
     ]);
     assert.deepEqual(x.structuredContent, y.structuredContent);
     assert.equal(ok(x).status, "workflow_complete");
-    // a sees what b's call left: the outer workflow on top
+    // a sees what the race left: the outer workflow on top
     const next = ok(await a.call("finished_step", { outputs: {} }));
     assert.equal(next.begin_step.step_id, "outer_end");
     const client = createClient({ url: `file:${home.dbFile}` });

@@ -294,7 +294,7 @@ Deno.test("json_schema on a file argument, a nested sub-workflow, and the workfl
         workflow_name: "outline",
       }),
     );
-    assert.equal(nested.begin_step.session_id, first.session_id, "a child run in the same session");
+    assert.notEqual(nested.begin_step.session_id, first.session_id, "each workflow its own id");
     assert.deepEqual(
       nested.stack.map((s: { workflow: string; step: string }) => `${s.workflow}@${s.step}`),
       [
@@ -437,7 +437,7 @@ Deno.test("session_id picks a session; agent_id keeps a sub-agent's own stack", 
         agent_id: "helper-1",
       }),
     );
-    assert.equal(sub.begin_step.session_id, sid);
+    assert.notEqual(sub.begin_step.session_id, sid);
     assert.deepEqual(sub.stack.map((s: { workflow: string }) => s.workflow), ["tidy/only"]);
     const unknown = err(
       await c.call("finished_step", { outputs: {}, session_id: "ses_00000000000000ff" }),

@@ -17,7 +17,7 @@ Deno.test("the viewer shows a job run with nested child runs, its review, the ov
   const home = await tempHome();
   const ws = await jobWorkspace(["nest", "release_notes"]);
   const c = await connectDeepwork(home.home, ws.dir);
-  let sessionId = "";
+  let outerRun = "";
   try {
     const outer = ok(
       await c.call("start_workflow", {
@@ -26,7 +26,7 @@ Deno.test("the viewer shows a job run with nested child runs, its review, the ov
         workflow_name: "outer",
       }),
     );
-    sessionId = outer.begin_step.session_id;
+    outerRun = outer.stack[0].run_id.slice("run_".length);
     ok(
       await c.call("start_workflow", {
         goal: "notes",
@@ -64,6 +64,8 @@ Deno.test("the viewer shows a job run with nested child runs, its review, the ov
     return await res.text();
   };
   try {
+    // nested workflows have their own session_id (their run) but share the stack's session
+    const sessionId = `ses_${(await waymark.store.getRun(outerRun))!.sessionId}`;
     const runs = await waymark.store.db.selectFrom("runs as r")
       .innerJoin("run_links as l", "l.run_id", "r.run_id")
       .select(["r.run_id", "r.goal", "r.status", "r.last_node_id"]).orderBy("l.created_seq")

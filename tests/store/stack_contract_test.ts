@@ -1,7 +1,8 @@
 /**
  * The store contract for nested runs and node events, on both stores: the DeepWork use-cases
  * push, finish and abort runs on a stack, and each store answers `getStack`,
- * `findStackSession`, `getNodeEvents`, `getBranchOutputs` and `getRun().status` the same way.
+ * `findStackSession`, `listStacks`, `getStackFrame`, `getNodeEvents`, `getBranchOutputs` and
+ * `getRun().status` the same way, and moves a stack to a new holder on `stack_claimed`.
  * Jobs come from the job files written for the tests, through the real job-folder adapter.
  */
 import assert from "node:assert/strict";
@@ -11,7 +12,7 @@ import {
   type EngineDeps,
   finishStep,
   type JobPorts,
-  parseSessionLabel,
+  parseRunLabel,
   startJobWorkflow,
 } from "../../engine/mod.ts";
 import { deriveNodeId } from "../../engine/ids.ts";
@@ -23,6 +24,7 @@ import { engineDeps, SUBJECTS, value } from "./subjects.ts";
 const WS = (workspace: string) => ({ workspace, gitBranch: null, gitHeadSha: null });
 
 async function scenario(deps: EngineDeps, ports: JobPorts, ws: string) {
+  const store = deps.store;
   const workspace = WS(ws);
   const outer = value(
     await startJobWorkflow({ ...deps, ...ports }, {
@@ -32,7 +34,8 @@ async function scenario(deps: EngineDeps, ports: JobPorts, ws: string) {
       workspace,
     }),
   );
-  const sessionId = parseSessionLabel(outer.begin_step.session_id)!;
+  const outerRun = parseRunLabel(outer.begin_step.session_id)!;
+  const sessionId = (await store.getStackFrame(outerRun))!.sessionId;
   value(
     await startJobWorkflow({ ...deps, ...ports }, {
       goal: "m",
@@ -58,7 +61,7 @@ async function scenario(deps: EngineDeps, ports: JobPorts, ws: string) {
     }),
   );
   assert.equal(done.status, "workflow_complete");
-  value(await abortJobWorkflow(deps, { explanation: "not needed", workspace }));
+  value(await abortJobWorkflow({ ...deps, ...ports }, { explanation: "not needed", workspace }));
   return { sessionId, outer, inner };
 }
 
@@ -72,18 +75,35 @@ for (const [storeName, open] of Object.entries(SUBJECTS)) {
         jobs: createJobSource({ dirs: [] }),
         files: diskFiles,
         gate: { maxAttempts: 3, timeoutMs: 1000, runner: null },
+        presence: { self: "me", isLive: (owner) => owner === "me" },
       };
       const { store } = subject;
-      assert.equal(await store.findStackSession(ws.dir, null), null);
+      const main = { agentId: null, owner: null };
+      assert.equal(await store.findStackSession(ws.dir, main), null);
       const { sessionId, inner } = await scenario(deps, ports, ws.dir);
-      assert.equal(await store.findStackSession(ws.dir, null), sessionId);
-      assert.equal(await store.findStackSession("/elsewhere", null), null);
-      assert.equal(await store.findStackSession(ws.dir, "helper"), null);
+      assert.equal(await store.findStackSession(ws.dir, main), sessionId);
+      assert.equal(await store.findStackSession(ws.dir, { agentId: null, owner: "me" }), sessionId);
+      assert.equal(await store.findStackSession(ws.dir, { agentId: null, owner: "other" }), null);
+      assert.equal(await store.findStackSession("/elsewhere", main), null);
+      assert.equal(await store.findStackSession(ws.dir, { agentId: "helper", owner: null }), null);
       const view = await store.getStack(sessionId, null);
       assert.deepEqual(
-        view.frames.map((f) => [f.workflowId, f.pendingStepId, f.depth, f.parentRunId]),
-        [["nest.outer", "outer_start", 0, null]],
+        view.frames.map((f) => [f.workflowId, f.pendingStepId, f.depth, f.parentRunId, f.owner]),
+        [["nest.outer", "outer_start", 0, null, "me"]],
       );
+      const listed = await store.listStacks(ws.dir, { agentId: null, limit: 10 });
+      assert.deepEqual(listed.map((s) => [s.sessionId, s.owner, s.workflowId, s.pendingStepId]), [
+        [sessionId, "me", "nest.outer", "outer_start"],
+      ]);
+      assert.deepEqual(await store.listStacks(ws.dir, { agentId: "helper", limit: 10 }), []);
+      await store.write((tx) =>
+        tx.append([{ kind: "stack_claimed", sessionId, agentId: null, from: "me", owner: "you" }])
+      );
+      assert.equal(
+        await store.findStackSession(ws.dir, { agentId: null, owner: "you" }),
+        sessionId,
+      );
+      assert.equal((await store.getStackFrame(view.lastFinished!.runId))!.owner, "you");
       assert.equal(view.lastFinished?.workflowId, "nest.middle");
       assert.equal(view.lastFinished?.status, "aborted");
       assert.equal(view.lastFinished?.parentRunId, view.frames[0]!.runId);

@@ -18,6 +18,7 @@ import {
   goToStep,
   goToStepResponseSchema,
   type JobPorts,
+  LIMITS,
   type Result,
   stackEntries,
   type StackEntry,
@@ -27,17 +28,20 @@ import {
 } from "../../engine/mod.ts";
 import { defineTool, type ToolContext, type ToolProfile } from "../define_tool.ts";
 import { diskFiles } from "./deepwork/files.ts";
+import { connectionPresence } from "./deepwork/presence.ts";
 
 /** What the DeepWork profile is built from. */
-export interface DeepworkProfileOptions extends Omit<JobPorts, "files"> {
+export interface DeepworkProfileOptions extends Omit<JobPorts, "files" | "presence"> {
   /** Output files; default the local disk. */
   files?: JobPorts["files"];
+  /** Who this connection is; default a new key for it (see `deepwork/presence.ts`). */
+  presence?: JobPorts["presence"];
   /** Where each call's log line goes (stderr; never stdout). */
   log?: (line: string) => void;
 }
 
 const sessionId = z.string().min(1).max(200).optional().describe(
-  "The session_id begin_step returned; omit it to act on the current workflow stack.",
+  "The session_id begin_step returned (one per workflow started); omit it to act on the top of your own workflow stack.",
 );
 const agentId = z.string().min(1).max(200).optional().describe(
   "A sub-agent's own id: its workflows form their own stack.",
@@ -61,10 +65,10 @@ const finishInput = z.object({
   outputs: z.record(z.string(), z.unknown()).describe(
     "Each output name to a file path, a list of file paths, or text, as step_expected_outputs says.",
   ),
-  notes: z.string().max(64_000).optional().describe(
-    "What you did (the newer spelling is work_summary).",
+  notes: z.string().optional().describe(
+    `What you did (the newer spelling is work_summary); at most ${LIMITS.notesBytes / 1024} KiB.`,
   ),
-  work_summary: z.string().max(64_000).optional(),
+  work_summary: z.string().optional(),
   quality_review_override_reason: z.string().min(1).max(8000).optional().describe(
     "Skips the quality gate; recorded with the run.",
   ),
@@ -103,6 +107,8 @@ interface CallAt {
   input: { session_id?: string; agent_id?: string };
   /** The call's context. */
   ctx: ToolContext;
+  /** The caller's connection. */
+  presence: JobPorts["presence"];
 }
 
 /**
@@ -113,11 +119,11 @@ async function logged<T>(at: CallAt, result: Result<T>): Promise<Result<T>> {
   if (!at.log) return result;
   let stack = result.ok ? (result.value as { stack?: StackEntry[] }).stack : undefined;
   if (!stack) {
-    const found = await findStack(at.deps.store, {
+    const found = await findStack({ store: at.deps.store, presence: at.presence }, {
       sessionId: at.input.session_id,
       agentId: at.input.agent_id,
       workspace: here(at.ctx).workspace,
-    }).catch(() => null);
+    }, { claim: false }).catch(() => null);
     if (found?.ok) stack = stackEntries(found.value.view.frames);
   }
   const outcome = result.ok ? "ok" : `${result.error.code}: ${result.error.message.split("\n")[0]}`;
@@ -144,7 +150,7 @@ function startTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
       workspace: "always",
       run: async (deps, input, ctx) =>
         logged(
-          { tool: "get_workflows", log, deps, input, ctx },
+          { tool: "get_workflows", log, deps, input, ctx, presence: ports.presence },
           await getWorkflows(ports, here(ctx)),
         ),
       render,
@@ -162,7 +168,7 @@ function startTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
       workspace: "always",
       run: async (deps, input, ctx) =>
         logged(
-          { tool: "start_workflow", log, deps, input, ctx },
+          { tool: "start_workflow", log, deps, input, ctx, presence: ports.presence },
           await startJobWorkflow({ ...deps, ...ports }, { ...input, workspace: here(ctx) }),
         ),
       render,
@@ -185,7 +191,7 @@ function stepTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
       workspace: "always",
       run: async (deps, input, ctx) =>
         logged(
-          { tool: "finished_step", log, deps, input, ctx },
+          { tool: "finished_step", log, deps, input, ctx, presence: ports.presence },
           await finishStep({ ...deps, ...ports }, { ...input, workspace: here(ctx) }),
         ),
       render,
@@ -203,8 +209,8 @@ function stepTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
       workspace: "always",
       run: async (deps, input, ctx) =>
         logged(
-          { tool: "abort_workflow", log, deps, input, ctx },
-          await abortJobWorkflow(deps, { ...input, workspace: here(ctx) }),
+          { tool: "abort_workflow", log, deps, input, ctx, presence: ports.presence },
+          await abortJobWorkflow({ ...deps, ...ports }, { ...input, workspace: here(ctx) }),
         ),
       render,
     }),
@@ -221,8 +227,8 @@ function stepTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
       workspace: "always",
       run: async (deps, input, ctx) =>
         logged(
-          { tool: "go_to_step", log, deps, input, ctx },
-          await goToStep(deps, { ...input, workspace: here(ctx) }),
+          { tool: "go_to_step", log, deps, input, ctx, presence: ports.presence },
+          await goToStep({ ...deps, ...ports }, { ...input, workspace: here(ctx) }),
         ),
       render,
     }),
@@ -246,8 +252,10 @@ export function deepworkProfile(options: DeepworkProfileOptions): ToolProfile {
     jobs: options.jobs,
     files: options.files ?? diskFiles,
     gate: options.gate,
+    presence: options.presence ?? connectionPresence(),
   };
   return {
+    serverName: "deepwork",
     instructions: INSTRUCTIONS,
     tools: [...startTools(ports, options.log), ...stepTools(ports, options.log)],
   };

@@ -1,7 +1,8 @@
 /**
  * The external quality reviewer: a shell command run once per review with the review prompt on
  * its stdin, its stdout read as the verdict. It runs in its own process group so a timeout
- * kills everything it started; it never throws.
+ * kills everything it started; it never throws. `--external-runner claude` is such a command:
+ * the Claude Code CLI in print mode answering in JSON, whose answer is unwrapped to the verdict.
  * @module
  */
 import { spawn } from "node:child_process";
@@ -55,6 +56,44 @@ export function commandReviewer(command: string, options: { cwd?: string } = {})
         child.stdin.on("error", () => {/* the command may not read its stdin */});
         child.stdin.end(prompt);
       });
+    },
+  };
+}
+
+/** What `--external-runner claude` runs: Claude Code in print mode, answering in JSON. */
+export const CLAUDE_COMMAND = "claude -p --output-format json";
+
+/** The answer text of Claude Code's JSON output (one result object, or a list ending in one). */
+function claudeAnswer(stdout: string): { text: string } | { error: string } | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(stdout.trim());
+  } catch {
+    return null;
+  }
+  const result = (Array.isArray(parsed) ? parsed.at(-1) : parsed) as
+    | { is_error?: unknown; result?: unknown; subtype?: unknown }
+    | undefined;
+  if (result?.is_error === true || typeof result?.result !== "string") {
+    return { error: String(result?.result ?? result?.subtype ?? "no result").slice(0, 500) };
+  }
+  return { text: result.result };
+}
+
+/** The reviewer of `--external-runner claude`: {@linkcode CLAUDE_COMMAND}, its answer unwrapped. */
+export function claudeReviewer(options: { cwd?: string } = {}): ReviewRunner {
+  const inner = commandReviewer(CLAUDE_COMMAND, options);
+  return {
+    command: CLAUDE_COMMAND,
+    async run(prompt, run) {
+      const ran = await inner.run(prompt, run);
+      if (ran.kind !== "exited" || ran.code !== 0) return ran;
+      const answer = claudeAnswer(ran.stdout);
+      if (answer === null) return ran;
+      if ("error" in answer) {
+        return { ...ran, code: 1, stderr: `claude answered with an error: ${answer.error}` };
+      }
+      return { ...ran, stdout: answer.text };
     },
   };
 }
