@@ -12,9 +12,10 @@ import type { WaymarkOptions, WaymarkServerOptions } from "./mod.ts";
 import { VERSION } from "./version.ts";
 import { type Environment, type Flags, parseArgsOptions, parseSettings } from "./store/settings.ts";
 import { earlyServer } from "./tools/early_server.ts";
-import type { WaymarkServer } from "./tools/waymark_server.ts";
 import { serveMcpStdio } from "./tools/stdio.ts";
 import { loadCli } from "./cli/lazy.ts";
+import type { OpenedServe } from "./cli/mod.ts";
+import type { GateFailure as OpenedFailure } from "./tools/message_gate.ts";
 import { BUILD_KIND } from "./build.ts";
 
 const HELP = `waymark ${VERSION}: a rewind-safe workflow runtime for AI coding agents, over MCP.
@@ -160,12 +161,20 @@ async function main(argv: string[]): Promise<number> {
  * `waymark serve` over stdio with the default profile: each connection's early server (the SDK
  * may make more than one while it settles the protocol revision) answers the handshake and
  * `tools/list` at once; the commands load and open waymark once, when a server first needs it
- * (after `tools/list`, or at the first other request), and compose the rest onto it. A failure
- * to open is fatal, as it was when waymark opened before serving.
+ * (after `tools/list`, or at the first other request), and compose the rest onto it. When waymark
+ * cannot be opened, the early servers answer the requests they hold (or the next one) with why,
+ * and the process exits 1 once the first such answer is written.
  */
 async function serveEarly(options: WaymarkOptions, server: WaymarkServerOptions): Promise<number> {
-  let opened: Promise<{ compose(onto: WaymarkServer): void; close(): Promise<void> }> | undefined;
-  const open = () => opened ??= loadCli().then((cli) => cli.openServe({ options, server }));
+  let opened: Promise<OpenedServe> | undefined;
+  const open = () =>
+    opened ??= loadCli().then((cli) => cli.openServe({ options, server })).catch((error) => ({
+      ok: false as const,
+      failure: unexpectedFailure(error),
+    }));
+  let failed: (code: number) => void = () => {};
+  const exited = new Promise<number>((resolve) => failed = resolve);
+  let reported = false;
   const connection = () => {
     let composing: Promise<void> | undefined;
     const early = earlyServer({
@@ -173,19 +182,38 @@ async function serveEarly(options: WaymarkOptions, server: WaymarkServerOptions)
       enableStartSession: server.enableStartSession,
       onNeeded: () => {
         composing ??= open().then((served) => {
-          served.compose(early.server);
-          early.open();
-        }, fatal);
+          if (served.ok) {
+            served.compose(early.server);
+            return early.open();
+          }
+          if (!reported) log(`fatal: ${served.failure.data.message}`);
+          reported = true;
+          void early.fail(served.failure).then(() => failed(1));
+        });
       },
     });
     return early.server;
   };
   log("serving MCP over stdio (default profile)");
-  await new Promise<void>((closed) => {
-    serveMcpStdio(connection, { log, onClose: closed });
+  const closed = new Promise<number>((resolve) => {
+    serveMcpStdio(connection, { log, onClose: () => resolve(0) });
   });
-  await (await opened)?.close();
-  return 0;
+  const code = await Promise.race([closed, exited]);
+  const served = await opened;
+  if (served?.ok) await served.close();
+  return served && !served.ok ? 1 : code;
+}
+
+/** The answer when the commands themselves could not load (a broken install). */
+function unexpectedFailure(error: unknown): OpenedFailure {
+  const message = `waymark could not start: ${
+    error instanceof Error ? error.message : String(error)
+  }. Reinstall waymark, then start the server again.`;
+  return {
+    code: -32000,
+    message,
+    data: { code: "STARTUP_FAILED", message, retry: { kind: "not_retryable" } },
+  };
 }
 
 if (import.meta.main) {

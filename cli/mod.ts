@@ -8,6 +8,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import process from "node:process";
 import {
+  fileOfOpenFailure,
   openWaymark,
   resolvePaths,
   serveMcpStdio,
@@ -32,6 +33,9 @@ import { createWorkflowSource, loadConfig, openStore, rotateKeyring } from "../s
 import type { CliHost } from "../store/maintenance/cli.ts";
 import { type Flags, redactDbUrl } from "../store/settings.ts";
 import type { WaymarkServer } from "../tools/waymark_server.ts";
+import type { GateFailure } from "../tools/message_gate.ts";
+import { earlyServer } from "../tools/early_server.ts";
+import { startupFailure } from "./startup_failure.ts";
 import { loadStoreCommands } from "../store/lazy.ts";
 import { loadMcpHttp, loadViewer } from "../web/lazy.ts";
 
@@ -70,19 +74,50 @@ export async function runCommand(input: CommandInput): Promise<number | undefine
   });
 }
 
+/** Waymark opened for serving, or why it could not be. */
+export type OpenedServe =
+  | { ok: true; compose(onto: WaymarkServer): void; close(): Promise<void> }
+  | { ok: false; failure: GateFailure };
+
 /**
  * Opens waymark for `main.ts`'s early stdio server: `compose` puts the MCP server's handlers onto
- * an early server already serving (`tools/early_server.ts`); `close` closes the database.
+ * an early server already serving (`tools/early_server.ts`); `close` closes the database. A
+ * failure to open is the answer the early server gives instead (`startup_failure.ts`).
  */
 export async function openServe(
   input: Pick<CommandInput, "options" | "server">,
-): Promise<{ compose(onto: WaymarkServer): void; close(): Promise<void> }> {
-  const waymark = await openWaymark(input.options);
+): Promise<OpenedServe> {
+  let waymark;
+  try {
+    waymark = await openWaymark(input.options);
+  } catch (error) {
+    return { ok: false, failure: startupFailure(error, fileOfOpenFailure(error)) };
+  }
   log(`database ${redactDbUrl(waymark.paths.dbUrl)}`);
   return {
+    ok: true,
     compose: (onto) => void waymark.mcpServer({ ...input.server, onto }),
     close: () => waymark.close(),
   };
+}
+
+/**
+ * Serves stdio for a server that could not open waymark: the handshake, then every request is
+ * answered with `failure`; exits 1 once the first is answered (or the client closes).
+ */
+export async function serveFailure(failure: GateFailure): Promise<number> {
+  log(`fatal: ${failure.data.message}`);
+  return await new Promise<number>((exit) => {
+    serveMcpStdio(() => {
+      const early = earlyServer({
+        version: VERSION,
+        onNeeded: () => {},
+        published: { instructions: "", tools: [] },
+      });
+      void early.fail(failure).then(() => exit(1));
+      return early.server;
+    }, { log, onClose: () => exit(1) });
+  });
 }
 
 /** `waymark serve` when it starts with everything loaded: over HTTP, with the viewer, or a profile other than the default. */
@@ -140,7 +175,12 @@ async function serve(
   options: WaymarkOptions,
   flags: { server: WaymarkServerOptions; viewer: boolean; viewerPort?: number },
 ): Promise<number> {
-  const waymark = await openWaymark(options);
+  let waymark;
+  try {
+    waymark = await openWaymark(options);
+  } catch (error) {
+    return await serveFailure(startupFailure(error, fileOfOpenFailure(error)));
+  }
   log(
     `serving MCP over stdio (${flags.server.profile} profile); database ${
       redactDbUrl(waymark.paths.dbUrl)
