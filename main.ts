@@ -54,6 +54,9 @@ Options:
   --max-body-bytes N    (serve --http) largest request body (default 4194304, as a stdio line)
   --max-sessions N      (serve --http) live MCP sessions at most; past it the one idle longest
                         is closed (default 100)
+  --header-timeout MS   (HTTP: serve --http, the viewer) a request's headers must arrive within
+                        MS of its first byte, or the connection is closed (default 10000)
+  --body-timeout MS     (HTTP) a request's body must arrive within MS of its headers (default 30000)
   --enable-start-session
                         (serve) list the start_session tool (or WAYMARK_ENABLE_START_SESSION=1)
   --profile NAME        (serve) default, or deepwork: DeepWork's tools over .deepwork/jobs

@@ -38,6 +38,7 @@ import { earlyServer } from "../tools/early_server.ts";
 import { startupFailure } from "./startup_failure.ts";
 import { loadStoreCommands } from "../store/lazy.ts";
 import { loadMcpHttp, loadViewer } from "../web/lazy.ts";
+import type { Deadlines } from "../web/deadlines.ts";
 
 /** A command line as `main.ts` parsed it. */
 export interface CommandInput {
@@ -57,12 +58,19 @@ function log(line: string): void {
   process.stderr.write(`[waymark] ${line}\n`);
 }
 
+/** How long an HTTP client may take to send a request, from the flags (defaults when absent). */
+function deadlinesOf(values: Flags): { headerTimeoutMs?: number; bodyTimeoutMs?: number } {
+  return { headerTimeoutMs: values["header-timeout"], bodyTimeoutMs: values["body-timeout"] };
+}
+
 /** Runs a command; `undefined` when there is no such command. */
 export async function runCommand(input: CommandInput): Promise<number | undefined> {
   const { options, positionals } = input;
   const [command = "serve", sub, arg] = positionals;
   if (command === "serve") return await serveCommand(input);
-  if (command === "view") return await view(options, input.values.port);
+  if (command === "view") {
+    return await view(options, { port: input.values.port, deadlines: deadlinesOf(input.values) });
+  }
   if (command === "workflows") return await workflows(options, sub, arg);
   if (command === "keys" && sub === "rotate") return await rotateKeys(options);
   const { STORE_COMMANDS } = await loadStoreCommands();
@@ -129,12 +137,14 @@ async function serveCommand(input: CommandInput): Promise<number> {
       server,
       maxBodyBytes: values["max-body-bytes"],
       maxSessions: values["max-sessions"],
+      deadlines: deadlinesOf(values),
     });
   }
   return await serve(options, {
     server,
     viewer: values.viewer === true,
     viewerPort: values["viewer-port"],
+    deadlines: deadlinesOf(values),
   });
 }
 
@@ -173,7 +183,12 @@ function storeHost(options: WaymarkOptions, buildKind: string): CliHost {
 
 async function serve(
   options: WaymarkOptions,
-  flags: { server: WaymarkServerOptions; viewer: boolean; viewerPort?: number },
+  flags: {
+    server: WaymarkServerOptions;
+    viewer: boolean;
+    viewerPort?: number;
+    deadlines: Partial<Deadlines>;
+  },
 ): Promise<number> {
   let waymark;
   try {
@@ -187,7 +202,9 @@ async function serve(
     }`,
   );
   // the viewer, when asked for, logs its URL to stderr: stdout carries JSON-RPC only
-  const viewer = flags.viewer ? await startViewer(waymark, flags.viewerPort) : null;
+  const viewer = flags.viewer
+    ? await startViewer(waymark, { port: flags.viewerPort, deadlines: flags.deadlines })
+    : null;
   if (viewer) log(`viewer: ${viewer.url}`);
   await new Promise<void>((resolveClosed) => {
     serveMcpStdio(
@@ -203,11 +220,12 @@ async function serve(
 /** Starts the viewer (loaded on demand, so plain \`serve\` starts as fast as before). */
 async function startViewer(
   waymark: Awaited<ReturnType<typeof openWaymark>>,
-  port: number | undefined,
+  at: { port: number | undefined; deadlines: Partial<Deadlines> },
 ): Promise<{ url: string; close(): Promise<void> } | null> {
+  const { port, deadlines } = at;
   const { serveViewer } = await loadViewer();
   try {
-    return serveViewer({ db: waymark.store.db, port, log });
+    return serveViewer({ db: waymark.store.db, port, log, deadlines });
   } catch (error) {
     log(
       (error as Error)?.name === "AddrInUse"
@@ -218,9 +236,12 @@ async function startViewer(
   }
 }
 
-async function view(options: WaymarkOptions, port: number | undefined): Promise<number> {
+async function view(
+  options: WaymarkOptions,
+  at: { port: number | undefined; deadlines: Partial<Deadlines> },
+): Promise<number> {
   const waymark = await openWaymark(options);
-  const viewer = await startViewer(waymark, port);
+  const viewer = await startViewer(waymark, at);
   if (!viewer) {
     await waymark.close();
     return 1;
@@ -243,6 +264,7 @@ async function serveHttp(
     server: WaymarkServerOptions;
     maxBodyBytes?: number;
     maxSessions?: number;
+    deadlines: Partial<Deadlines>;
   },
 ): Promise<number> {
   const waymark = await openWaymark(options);
@@ -251,7 +273,13 @@ async function serveHttp(
   const { serveMcpHttp } = await loadMcpHttp();
   const handle = await serveMcpHttp(
     () => waymark.mcpServer(flags.server),
-    { port: flags.port, log, maxBodyBytes: flags.maxBodyBytes, maxSessions: flags.maxSessions },
+    {
+      port: flags.port,
+      log,
+      maxBodyBytes: flags.maxBodyBytes,
+      maxSessions: flags.maxSessions,
+      deadlines: flags.deadlines,
+    },
   );
   const stop = () => void handle.close();
   process.on("SIGINT", stop);
