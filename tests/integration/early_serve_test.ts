@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
-import Database from "libsql";
+import Database from "npm:libsql@0.5.29";
 import { type Message, RawServer, tryParse } from "../helpers/raw_server.ts";
 import { tempHome } from "../helpers/server.ts";
 import { openWaymark } from "../../mod.ts";
