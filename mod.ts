@@ -55,6 +55,7 @@ import { redactDbUrl } from "./store/settings.ts";
 import { createMcpServer, deepworkProfile } from "./tools/mod.ts";
 import { commandReviewer } from "./tools/profiles/deepwork/reviewer.ts";
 import type { WaymarkServer } from "./tools/waymark_server.ts";
+import type { TaskOwner } from "./tools/task_owner.ts";
 
 export {
   type CallOptions,
@@ -153,6 +154,8 @@ export interface WaymarkServerOptions {
   qualityGate?: QualityGateOptions;
   /** Compose onto this server, an early one already serving (`tools/early_server.ts`). */
   onto?: WaymarkServer;
+  /** Scope `tasks/*` to the runs started through this requestor (HTTP; `tools/task_owner.ts`). */
+  taskOwner?: TaskOwner;
 }
 
 /** Resolved locations. */
@@ -274,6 +277,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
         log: opts.log,
         enableStartSession: opts.enableStartSession,
         onto: opts.onto,
+        taskOwner: opts.taskOwner,
         ...(opts.profile === "deepwork"
           ? { profile: deepworkProfile({ jobs, gate: gateOf(opts.qualityGate), log: opts.log }) }
           : {}),

@@ -272,7 +272,7 @@ async function serveHttp(
   // Loaded on demand: it serves with Deno.serve, and plain stdio serving never needs it.
   const { serveMcpHttp } = await loadMcpHttp();
   const handle = await serveMcpHttp(
-    () => waymark.mcpServer(flags.server),
+    (taskOwner) => waymark.mcpServer({ ...flags.server, taskOwner }),
     {
       port: flags.port,
       log,

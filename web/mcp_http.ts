@@ -15,6 +15,7 @@ import { type Context, Hono } from "npm:hono@4.13.19";
 import { MAX_MESSAGE_BYTES } from "../tools/line_splitter.ts";
 import { allowedHostsFor, hardening, loopbackOnly } from "./guard.ts";
 import { readJsonBody } from "./request_body.ts";
+import { createTaskOwner, type TaskOwner } from "../tools/task_owner.ts";
 import { type Deadlines, serveWithDeadlines } from "./deadlines.ts";
 import {
   createMcpHandler,
@@ -150,10 +151,19 @@ class McpSessions {
   }
 }
 
-/** A POST without a session: only an `initialize` may start one, on a fresh server instance. */
+/**
+ * Makes the server of one requestor: an MCP session, or every session-less request together;
+ * `owner` scopes its `tasks/*` to the runs it started (`tools/task_owner.ts`).
+ */
+export type McpServerFactory = (owner: TaskOwner) => Server;
+
+/**
+ * A POST without a session: only an `initialize` may start one, on a fresh server instance
+ * owning the tasks it starts.
+ */
 async function initialize(
   c: Context,
-  at: { sessions: McpSessions; factory: () => Server; body: unknown },
+  at: { sessions: McpSessions; factory: McpServerFactory; body: unknown },
 ): Promise<Response> {
   const { sessions, factory, body } = at;
   const messages = Array.isArray(body) ? body : [body];
@@ -165,13 +175,13 @@ async function initialize(
     });
   }
   const transport = sessions.open();
-  await factory().connect(transport);
+  await factory(createTaskOwner()).connect(transport);
   return await transport.handleRequest(c.req.raw, { parsedBody: body });
 }
 
 /** The Hono app serving MCP at `/mcp`, and a `close` that ends every MCP session. */
 export function createMcpHttpApp(
-  factory: () => Server,
+  factory: McpServerFactory,
   options: McpHttpOptions,
 ): { app: Hono; close(): Promise<void> } {
   const sessions = new McpSessions({
@@ -183,7 +193,10 @@ export function createMcpHttpApp(
   app.use("*", ...hardening(), loopbackOnly(() => allowedHostsFor(options.port())));
   // 2026-07-28 requests (a per-request `_meta` envelope, no session) are served statelessly,
   // one server instance per request, by the SDK's entry; 2025 traffic keeps its sessions.
-  const modern = createMcpHandler(() => factory(), {
+  // session-less requests have no identity to tell apart (and waymark no authentication): they
+  // are one requestor, seeing the tasks they started and none of any session's
+  const stateless = createTaskOwner();
+  const modern = createMcpHandler(() => factory(stateless), {
     legacy: "reject",
     maxRequestBodySize: maxBytes,
     onerror: (error) => options.log?.(`MCP (2026-07-28): ${error.message}`),
@@ -234,7 +247,7 @@ export interface McpHttpHandle {
 
 /** Serves MCP over Streamable HTTP on 127.0.0.1:`port` (Deno), slow clients cut off. */
 export function serveMcpHttp(
-  factory: () => Server,
+  factory: McpServerFactory,
   options: { port: number; deadlines?: Partial<Deadlines> } & Omit<McpHttpOptions, "port">,
 ): Promise<McpHttpHandle> {
   let port = options.port;

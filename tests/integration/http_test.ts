@@ -5,6 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as HttpTransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { MAIN, ok, tempHome } from "../helpers/server.ts";
 
 /** Starts `serve --http 0` and reads the port it announces on stderr. */
@@ -200,6 +202,52 @@ Deno.test("serve --http: slow clients are cut off (--header-timeout, --body-time
     await ping.body?.cancel();
   } finally {
     await Promise.all(dripping);
+    await server.stop();
+    await home.cleanup();
+  }
+});
+
+Deno.test("serve --http: tasks/list, tasks/get and tasks/cancel see only the tasks this MCP session started", async () => {
+  const home = await tempHome();
+  const server = await startHttp(home.home);
+  const url = new URL(`http://127.0.0.1:${server.port}/mcp`);
+  const clients = [0, 1].map((i) =>
+    new ClientV1({ name: `waymark-http-tasks-${i}`, version: "1.0.0" }, { capabilities: {} })
+  );
+  const [alice, mallory] = clients as [ClientV1, ClientV1];
+  try {
+    for (const client of clients) await client.connect(new HttpTransportV1(url));
+    const started = ok(
+      await alice.callTool({
+        name: "start_workflow",
+        arguments: { workflowId: "wr.code_review", goal: "Alice's review" },
+      }) as never,
+    );
+    const taskId = started.session.runId;
+    const mine = await alice.experimental.tasks.listTasks();
+    assert.deepEqual(mine.tasks.map((t: { taskId: string }) => t.taskId), [taskId]);
+    assert.equal((await alice.experimental.tasks.getTask(taskId)).status, "working");
+
+    const theirs = await mallory.experimental.tasks.listTasks();
+    assert.deepEqual(theirs.tasks, [], "another session lists none of Alice's tasks");
+    await assert.rejects(mallory.experimental.tasks.getTask(taskId), /-32602|no task/i);
+    await assert.rejects(mallory.experimental.tasks.cancelTask(taskId), /-32602|no task/i);
+    assert.equal(
+      (await alice.experimental.tasks.getTask(taskId)).status,
+      "working",
+      "the cancel from another session changed nothing",
+    );
+    // runs stay global by design: the other session's own start is its own task
+    const own = ok(
+      await mallory.callTool({
+        name: "start_workflow",
+        arguments: { workflowId: "wr.code_review", goal: "Mallory's own" },
+      }) as never,
+    );
+    const after = await mallory.experimental.tasks.listTasks();
+    assert.deepEqual(after.tasks.map((t: { taskId: string }) => t.taskId), [own.session.runId]);
+  } finally {
+    for (const client of clients) await client.close().catch(() => {});
     await server.stop();
     await home.cleanup();
   }
