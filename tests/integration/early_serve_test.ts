@@ -12,6 +12,7 @@ import Database from "npm:libsql@0.5.29";
 import { type Message, RawServer, tryParse } from "../helpers/raw_server.ts";
 import { tempHome } from "../helpers/server.ts";
 import { openWaymark } from "../../mod.ts";
+import { BUNDLED_IDS } from "../helpers/library.ts";
 
 const INITIALIZE = {
   protocolVersion: "2025-06-18",
@@ -34,7 +35,7 @@ Deno.test("requests sent before tools/list are held and answered once waymark is
     const started = (await server.answer(2)).result;
     assert.equal(started.isError, undefined, JSON.stringify(started.content));
     assert.equal(started.structuredContent.pending.stepId.length > 0, true);
-    assert.equal((await server.answer(3)).result.prompts.length, 3);
+    assert.equal((await server.answer(3)).result.prompts.length, BUNDLED_IDS.length);
     const { code } = await server.close();
     assert.equal(code, 0);
   } catch (error) {
