@@ -12,9 +12,10 @@ import type { WaymarkOptions, WaymarkServerOptions } from "./mod.ts";
 import { VERSION } from "./version.ts";
 import { type Environment, type Flags, parseArgsOptions, parseSettings } from "./store/settings.ts";
 import { earlyServer } from "./tools/early_server.ts";
-import type { WaymarkServer } from "./tools/waymark_server.ts";
 import { serveMcpStdio } from "./tools/stdio.ts";
 import { loadCli } from "./cli/lazy.ts";
+import type { OpenedServe } from "./cli/mod.ts";
+import type { GateFailure as OpenedFailure } from "./tools/message_gate.ts";
 import { printErr, printOut } from "./cli/terminal.ts";
 import { BUILD_KIND } from "./build.ts";
 
@@ -57,6 +58,9 @@ Options:
   --max-body-bytes N    (serve --http) largest request body (default 4194304, as a stdio line)
   --max-sessions N      (serve --http) live MCP sessions at most; past it the one idle longest
                         is closed (default 100)
+  --header-timeout MS   (HTTP: serve --http, the viewer) a request's headers must arrive within
+                        MS of its first byte, or the connection is closed (default 10000)
+  --body-timeout MS     (HTTP) a request's body must arrive within MS of its headers (default 30000)
   --enable-start-session
                         (serve) list the start_session tool (or WAYMARK_ENABLE_START_SESSION=1)
   --profile NAME        (serve, setup) default, or deepwork: DeepWork's tools over .deepwork/jobs
@@ -171,12 +175,20 @@ async function main(argv: string[]): Promise<number> {
  * `waymark serve` over stdio with the default profile: each connection's early server (the SDK
  * may make more than one while it settles the protocol revision) answers the handshake and
  * `tools/list` at once; the commands load and open waymark once, when a server first needs it
- * (after `tools/list`, or at the first other request), and compose the rest onto it. A failure
- * to open is fatal, as it was when waymark opened before serving.
+ * (after `tools/list`, or at the first other request), and compose the rest onto it. When waymark
+ * cannot be opened, the early servers answer the requests they hold (or the next one) with why,
+ * and the process exits 1 once the first such answer is written.
  */
 async function serveEarly(options: WaymarkOptions, server: WaymarkServerOptions): Promise<number> {
-  let opened: Promise<{ compose(onto: WaymarkServer): void; close(): Promise<void> }> | undefined;
-  const open = () => opened ??= loadCli().then((cli) => cli.openServe({ options, server }));
+  let opened: Promise<OpenedServe> | undefined;
+  const open = () =>
+    opened ??= loadCli().then((cli) => cli.openServe({ options, server })).catch((error) => ({
+      ok: false as const,
+      failure: unexpectedFailure(error),
+    }));
+  let failed: (code: number) => void = () => {};
+  const exited = new Promise<number>((resolve) => failed = resolve);
+  let reported = false;
   const connection = () => {
     let composing: Promise<void> | undefined;
     const early = earlyServer({
@@ -184,19 +196,38 @@ async function serveEarly(options: WaymarkOptions, server: WaymarkServerOptions)
       enableStartSession: server.enableStartSession,
       onNeeded: () => {
         composing ??= open().then((served) => {
-          served.compose(early.server);
-          early.open();
-        }, fatal);
+          if (served.ok) {
+            served.compose(early.server);
+            return early.open();
+          }
+          if (!reported) log(`fatal: ${served.failure.data.message}`);
+          reported = true;
+          void early.fail(served.failure).then(() => failed(1));
+        });
       },
     });
     return early.server;
   };
   log("serving MCP over stdio (default profile)");
-  await new Promise<void>((closed) => {
-    serveMcpStdio(connection, { log, onClose: closed });
+  const closed = new Promise<number>((resolve) => {
+    serveMcpStdio(connection, { log, onClose: () => resolve(0) });
   });
-  await (await opened)?.close();
-  return 0;
+  const code = await Promise.race([closed, exited]);
+  const served = await opened;
+  if (served?.ok) await served.close();
+  return served && !served.ok ? 1 : code;
+}
+
+/** The answer when the commands themselves could not load (a broken install). */
+function unexpectedFailure(error: unknown): OpenedFailure {
+  const message = `waymark could not start: ${
+    error instanceof Error ? error.message : String(error)
+  }. Reinstall waymark, then start the server again.`;
+  return {
+    code: -32000,
+    message,
+    data: { code: "STARTUP_FAILED", message, retry: { kind: "not_retryable" } },
+  };
 }
 
 if (import.meta.main) {

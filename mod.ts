@@ -51,9 +51,11 @@ import {
 } from "./store/mod.ts";
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
 import { VERSION } from "./version.ts";
+import { redactDbUrl } from "./store/settings.ts";
 import { createMcpServer, deepworkProfile } from "./tools/mod.ts";
 import { claudeReviewer, commandReviewer } from "./tools/profiles/deepwork/reviewer.ts";
 import type { WaymarkServer } from "./tools/waymark_server.ts";
+import type { TaskOwner } from "./tools/task_owner.ts";
 
 export {
   type CallOptions,
@@ -154,6 +156,8 @@ export interface WaymarkServerOptions {
   qualityGate?: QualityGateOptions;
   /** Compose onto this server, an early one already serving (`tools/early_server.ts`). */
   onto?: WaymarkServer;
+  /** Scope `tasks/*` to the runs started through this requestor (HTTP; `tools/task_owner.ts`). */
+  taskOwner?: TaskOwner;
 }
 
 /** Resolved locations. */
@@ -227,26 +231,34 @@ export interface Waymark {
 /** Opens waymark: the database (created and migrated if needed), the keyring, the workflow sources. */
 export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark> {
   const home = resolvePaths(options).home;
-  await mkdir(home, { recursive: true });
-  const config = await loadConfig(home);
+  const config = await opening(join(home, "config.json"), async () => {
+    await mkdir(home, { recursive: true });
+    return await loadConfig(home);
+  });
   const paths = resolvePaths({
     ...options,
     extraWorkflowDirs: [...(options.extraWorkflowDirs ?? []), ...config.workflowDirs],
     jobDirs: [...(options.jobDirs ?? []), ...config.jobDirs],
   });
   const jobs = createJobSource({ dirs: paths.jobDirs });
-  const store = await openStore(paths.dbUrl, {
-    busyTimeoutMs: options.busyTimeoutMs,
-    durability: options.durability,
-    now: systemClock.now,
-  });
+  const store = await opening(databaseFile(paths.dbUrl), () =>
+    openStore(paths.dbUrl, {
+      busyTimeoutMs: options.busyTimeoutMs,
+      durability: options.durability,
+      now: systemClock.now,
+    }));
+  const keyring = await opening(paths.keysFile, () => loadOrCreateKeyring(paths.keysFile))
+    .catch(async (error) => {
+      await store.close().catch(() => {});
+      throw error;
+    });
   const deps: EngineDeps = {
     store,
     workflows: createWorkflowSource(BUNDLED_WORKFLOWS, paths.workflowDirs, {
       extra: async () => jobsAsWorkflows(await jobs.load(paths.workspace)),
       cache: sqlWorkflowCache(store),
     }),
-    keyring: await loadOrCreateKeyring(paths.keysFile),
+    keyring,
     clock: systemClock,
     random: cryptoRandom,
     defaultPreferences: applyPreferences(DEFAULT_PREFERENCES, config.preferences),
@@ -267,12 +279,41 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
         log: opts.log,
         enableStartSession: opts.enableStartSession,
         onto: opts.onto,
+        taskOwner: opts.taskOwner,
         ...(opts.profile === "deepwork"
           ? { profile: deepworkProfile({ jobs, gate: gateOf(opts.qualityGate), log: opts.log }) }
           : {}),
       }),
     close: () => store.close(),
   };
+}
+
+/** The file each failure to open waymark was about, by the error thrown. */
+const OPEN_FAILURES = new WeakMap<object, string>();
+
+/**
+ * The file (or redacted database URL) a failure of {@linkcode openWaymark} was about: its
+ * `config.json`, database or keyring; `undefined` for any other error.
+ */
+export function fileOfOpenFailure(error: unknown): string | undefined {
+  return typeof error === "object" && error !== null ? OPEN_FAILURES.get(error) : undefined;
+}
+
+/** Runs one step of opening, noting the file it was about when it throws. */
+async function opening<T>(file: string, open: () => Promise<T>): Promise<T> {
+  try {
+    return await open();
+  } catch (error) {
+    if (typeof error === "object" && error !== null && !OPEN_FAILURES.has(error)) {
+      OPEN_FAILURES.set(error, file);
+    }
+    throw error;
+  }
+}
+
+/** The database's file, or its URL with the password masked when it is not a file. */
+function databaseFile(dbUrl: string): string {
+  return dbUrl.startsWith("file:") ? dbUrl.slice("file:".length) : redactDbUrl(dbUrl);
 }
 
 /** The DeepWork quality gate from its options: off, self-review, or an external command. */

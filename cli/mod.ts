@@ -8,6 +8,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import process from "node:process";
 import {
+  fileOfOpenFailure,
   openWaymark,
   resolvePaths,
   serveMcpStdio,
@@ -34,9 +35,13 @@ import { createWorkflowSource, loadConfig, openStore, rotateKeyring } from "../s
 import type { CliHost } from "../store/maintenance/cli.ts";
 import { type Flags, redactDbUrl } from "../store/settings.ts";
 import type { WaymarkServer } from "../tools/waymark_server.ts";
+import type { GateFailure } from "../tools/message_gate.ts";
+import { earlyServer } from "../tools/early_server.ts";
+import { startupFailure } from "./startup_failure.ts";
 import { loadStoreCommands } from "../store/lazy.ts";
 import { processHost, setup } from "./setup/mod.ts";
 import { loadMcpHttp, loadViewer } from "../web/lazy.ts";
+import type { Deadlines } from "../web/deadlines.ts";
 import { printErr, printOut } from "./terminal.ts";
 
 /** A command line as `main.ts` parsed it. */
@@ -57,12 +62,19 @@ function log(line: string): void {
   printErr(`[waymark] ${line}\n`);
 }
 
+/** How long an HTTP client may take to send a request, from the flags (defaults when absent). */
+function deadlinesOf(values: Flags): { headerTimeoutMs?: number; bodyTimeoutMs?: number } {
+  return { headerTimeoutMs: values["header-timeout"], bodyTimeoutMs: values["body-timeout"] };
+}
+
 /** Runs a command; `undefined` when there is no such command. */
 export async function runCommand(input: CommandInput): Promise<number | undefined> {
   const { options, positionals } = input;
   const [command = "serve", sub, arg] = positionals;
   if (command === "serve") return await serveCommand(input);
-  if (command === "view") return await view(options, input.values.port);
+  if (command === "view") {
+    return await view(options, { port: input.values.port, deadlines: deadlinesOf(input.values) });
+  }
   if (command === "workflows") return await workflows(options, sub, arg);
   if (command === "keys" && sub === "rotate") return await rotateKeys(options);
   if (command === "setup") {
@@ -77,19 +89,50 @@ export async function runCommand(input: CommandInput): Promise<number | undefine
   });
 }
 
+/** Waymark opened for serving, or why it could not be. */
+export type OpenedServe =
+  | { ok: true; compose(onto: WaymarkServer): void; close(): Promise<void> }
+  | { ok: false; failure: GateFailure };
+
 /**
  * Opens waymark for `main.ts`'s early stdio server: `compose` puts the MCP server's handlers onto
- * an early server already serving (`tools/early_server.ts`); `close` closes the database.
+ * an early server already serving (`tools/early_server.ts`); `close` closes the database. A
+ * failure to open is the answer the early server gives instead (`startup_failure.ts`).
  */
 export async function openServe(
   input: Pick<CommandInput, "options" | "server">,
-): Promise<{ compose(onto: WaymarkServer): void; close(): Promise<void> }> {
-  const waymark = await openWaymark(input.options);
+): Promise<OpenedServe> {
+  let waymark;
+  try {
+    waymark = await openWaymark(input.options);
+  } catch (error) {
+    return { ok: false, failure: startupFailure(error, fileOfOpenFailure(error)) };
+  }
   log(`database ${redactDbUrl(waymark.paths.dbUrl)}`);
   return {
+    ok: true,
     compose: (onto) => void waymark.mcpServer({ ...input.server, onto }),
     close: () => waymark.close(),
   };
+}
+
+/**
+ * Serves stdio for a server that could not open waymark: the handshake, then every request is
+ * answered with `failure`; exits 1 once the first is answered (or the client closes).
+ */
+export async function serveFailure(failure: GateFailure): Promise<number> {
+  log(`fatal: ${failure.data.message}`);
+  return await new Promise<number>((exit) => {
+    serveMcpStdio(() => {
+      const early = earlyServer({
+        version: VERSION,
+        onNeeded: () => {},
+        published: { instructions: "", tools: [] },
+      });
+      void early.fail(failure).then(() => exit(1));
+      return early.server;
+    }, { log, onClose: () => exit(1) });
+  });
 }
 
 /** `waymark serve` when it starts with everything loaded: over HTTP, with the viewer, or a profile other than the default. */
@@ -101,12 +144,14 @@ async function serveCommand(input: CommandInput): Promise<number> {
       server,
       maxBodyBytes: values["max-body-bytes"],
       maxSessions: values["max-sessions"],
+      deadlines: deadlinesOf(values),
     });
   }
   return await serve(options, {
     server,
     viewer: values.viewer === true,
     viewerPort: values["viewer-port"],
+    deadlines: deadlinesOf(values),
   });
 }
 
@@ -145,16 +190,28 @@ function storeHost(options: WaymarkOptions, buildKind: string): CliHost {
 
 async function serve(
   options: WaymarkOptions,
-  flags: { server: WaymarkServerOptions; viewer: boolean; viewerPort?: number },
+  flags: {
+    server: WaymarkServerOptions;
+    viewer: boolean;
+    viewerPort?: number;
+    deadlines: Partial<Deadlines>;
+  },
 ): Promise<number> {
-  const waymark = await openWaymark(options);
+  let waymark;
+  try {
+    waymark = await openWaymark(options);
+  } catch (error) {
+    return await serveFailure(startupFailure(error, fileOfOpenFailure(error)));
+  }
   log(
     `serving MCP over stdio (${flags.server.profile} profile); database ${
       redactDbUrl(waymark.paths.dbUrl)
     }`,
   );
   // the viewer, when asked for, logs its URL to stderr: stdout carries JSON-RPC only
-  const viewer = flags.viewer ? await startViewer(waymark, flags.viewerPort) : null;
+  const viewer = flags.viewer
+    ? await startViewer(waymark, { port: flags.viewerPort, deadlines: flags.deadlines })
+    : null;
   if (viewer) log(`viewer: ${viewer.url}`);
   await new Promise<void>((resolveClosed) => {
     serveMcpStdio(
@@ -170,11 +227,12 @@ async function serve(
 /** Starts the viewer (loaded on demand, so plain \`serve\` starts as fast as before). */
 async function startViewer(
   waymark: Awaited<ReturnType<typeof openWaymark>>,
-  port: number | undefined,
+  at: { port: number | undefined; deadlines: Partial<Deadlines> },
 ): Promise<{ url: string; close(): Promise<void> } | null> {
+  const { port, deadlines } = at;
   const { serveViewer } = await loadViewer();
   try {
-    return serveViewer({ db: waymark.store.db, port, log });
+    return serveViewer({ db: waymark.store.db, port, log, deadlines });
   } catch (error) {
     log(
       (error as Error)?.name === "AddrInUse"
@@ -185,9 +243,12 @@ async function startViewer(
   }
 }
 
-async function view(options: WaymarkOptions, port: number | undefined): Promise<number> {
+async function view(
+  options: WaymarkOptions,
+  at: { port: number | undefined; deadlines: Partial<Deadlines> },
+): Promise<number> {
   const waymark = await openWaymark(options);
-  const viewer = await startViewer(waymark, port);
+  const viewer = await startViewer(waymark, at);
   if (!viewer) {
     await waymark.close();
     return 1;
@@ -210,6 +271,7 @@ async function serveHttp(
     server: WaymarkServerOptions;
     maxBodyBytes?: number;
     maxSessions?: number;
+    deadlines: Partial<Deadlines>;
   },
 ): Promise<number> {
   const waymark = await openWaymark(options);
@@ -217,8 +279,14 @@ async function serveHttp(
   // Loaded on demand: it serves with Deno.serve, and plain stdio serving never needs it.
   const { serveMcpHttp } = await loadMcpHttp();
   const handle = await serveMcpHttp(
-    () => waymark.mcpServer(flags.server),
-    { port: flags.port, log, maxBodyBytes: flags.maxBodyBytes, maxSessions: flags.maxSessions },
+    (taskOwner) => waymark.mcpServer({ ...flags.server, taskOwner }),
+    {
+      port: flags.port,
+      log,
+      maxBodyBytes: flags.maxBodyBytes,
+      maxSessions: flags.maxSessions,
+      deadlines: flags.deadlines,
+    },
   );
   const stop = () => void handle.close();
   process.on("SIGINT", stop);

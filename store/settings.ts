@@ -66,6 +66,8 @@ export const flagsSchema = z.object({
   http: port("--http").optional(),
   "max-body-bytes": count("--max-body-bytes", 1024 * 1024 * 1024).optional(),
   "max-sessions": count("--max-sessions", 100_000).optional(),
+  "header-timeout": count("--header-timeout", 3_600_000).optional(),
+  "body-timeout": count("--body-timeout", 3_600_000).optional(),
   "enable-start-session": z.boolean().optional(),
   output: text("--output").optional(),
   all: z.boolean().optional(),

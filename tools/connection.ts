@@ -6,6 +6,7 @@
 import type { ServerContext } from "npm:@modelcontextprotocol/server@2.4.0";
 import type { EngineDeps, WaymarkError, WorkspaceObservation } from "../engine/mod.ts";
 import type { TaskSurface } from "./task_surface.ts";
+import type { TaskOwner } from "./task_owner.ts";
 
 /** Notifications a connection sends besides answers. */
 export interface Notifier {
@@ -29,6 +30,8 @@ export interface Connection {
   notifier: Notifier;
   /** Runs as tasks, as this connection sees them. */
   tasks: TaskSurface;
+  /** Whose tasks `tasks/*` answer (HTTP: the runs this requestor started); none: every run. */
+  owner?: TaskOwner;
   /** The client's workspace for a request; asks the client through it when roots are stale. */
   workspace(ctx: ServerContext): Promise<WorkspaceObservation>;
   /** Where to send log lines (never stdout). */

@@ -10,7 +10,7 @@
 import type { ListToolsResult, Tool } from "npm:@modelcontextprotocol/server@2.4.0";
 import listing from "./profiles/default_listing.json" with { type: "json" };
 import { speaksLegacyTasks } from "./client.ts";
-import { MessageGate } from "./message_gate.ts";
+import { type GateFailure, MessageGate } from "./message_gate.ts";
 import { WaymarkServer } from "./waymark_server.ts";
 
 /** One tool as `tools/list` shows it (with `execution`), and the server option that lists it. */
@@ -57,6 +57,11 @@ export interface EarlyServer {
   readonly server: WaymarkServer;
   /** Delivers the held messages, in order, to the handlers now composed onto the server. */
   open(): void;
+  /**
+   * Nothing will be composed (waymark could not open): answers the held requests, and every
+   * later one but the handshake, with `reason`; resolves once the first answer is written.
+   */
+  fail(reason: GateFailure): Promise<void>;
 }
 
 /**
@@ -87,5 +92,5 @@ export function earlyServer(
       legacyTasks,
     });
   });
-  return { server, open: () => gate.open() };
+  return { server, open: () => gate.open(), fail: (reason) => gate.fail(reason) };
 }

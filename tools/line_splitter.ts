@@ -56,9 +56,12 @@ export class LineSplitter {
     }
   }
 
-  /** Ends the input: an unterminated line over the cap is still reported. */
+  /**
+   * Ends the input: a last line without its newline is still a line (or, over the cap, still
+   * reported), since a client that writes its last message and closes has sent it.
+   */
   end(): void {
-    if (this.#dropping) this.#finish();
+    if (this.#dropping || this.#size > 0) this.#finish();
   }
 
   #take(piece: Buffer): void {

@@ -99,6 +99,7 @@ async function getPrompt(
   }
   const r = result.value;
   const runId = parseRunLabel(r.session.runId);
+  if (runId) connection.owner?.adopt(runId);
   const view = runId ? await connection.tasks.observe(runId, ctx).catch(() => null) : null;
   return {
     description: `${r.workflow.name}: started (${r.session.sessionId}, ${r.session.runId})`,

@@ -18,6 +18,7 @@ import { createTaskSurface } from "./task_surface.ts";
 import { registerTasks } from "./tasks.ts";
 import { registerTools } from "./tool_calls.ts";
 import { WaymarkServer } from "./waymark_server.ts";
+import type { TaskOwner } from "./task_owner.ts";
 import { connectionWorkspace } from "./workspace.ts";
 
 /** Options for {@linkcode createMcpServer}. */
@@ -37,6 +38,8 @@ export interface McpServerOptions {
    * answered the handshake with this profile's instructions while the engine loaded.
    */
   onto?: WaymarkServer;
+  /** Scope `tasks/*` to the runs started through this requestor (`task_owner.ts`; HTTP). */
+  taskOwner?: TaskOwner;
 }
 
 /** Creates an MCP server exposing a profile's tools, and waymark's prompts and resources. */
@@ -52,6 +55,7 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
     deps,
     notifier: createNotifier(server, { log: options.log, store: deps.store }),
     tasks: createTaskSurface(server, deps),
+    owner: options.taskOwner,
     workspace: connectionWorkspace(server, { cwd: options.cwd ?? process.cwd(), log: options.log }),
     log: options.log,
     rawArguments: (id) => server.rawArguments.take(id),

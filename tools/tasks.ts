@@ -35,6 +35,7 @@ import {
   renderStepResponse,
   runIdOfTask,
   type TaskView,
+  taskView,
   tipResponse,
 } from "../engine/mod.ts";
 import type { Connection } from "./connection.ts";
@@ -65,13 +66,17 @@ function requireExtension(server: Server, ctx: ServerContext): void {
   );
 }
 
-/** The task `taskId` names, noted by the connection; an unknown one is `-32602`. */
+/**
+ * The task `taskId` names, noted by the connection; an unknown one, or one another requestor
+ * started (`task_owner.ts`), is `-32602`, alike, so another's task cannot even be confirmed.
+ */
 async function taskOf(
   connection: Connection,
   taskId: string,
   ctx: ServerContext,
 ): Promise<{ runId: string; view: TaskView }> {
-  const runId = runIdOfTask(taskId);
+  const found = runIdOfTask(taskId);
+  const runId = found && (connection.owner?.owns(found) ?? true) ? found : null;
   const view = runId ? await connection.tasks.observe(runId, ctx) : null;
   if (!runId || !view) {
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, `There is no task ${taskId}.`);
@@ -187,12 +192,28 @@ function registerList(server: Server, connection: Connection): void {
     if (!Number.isSafeInteger(offset) || offset < 0 || String(offset) !== (cursor ?? "0")) {
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid cursor ${cursor}.`);
     }
-    const page = await listTasks(connection.deps, { offset, limit: TASK_PAGE });
+    const page = connection.owner
+      ? await ownedTasks(connection, { owned: connection.owner.owned(), offset })
+      : await listTasks(connection.deps, { offset, limit: TASK_PAGE });
     return {
       tasks: page.tasks.map(legacyTask),
       ...(page.more ? { nextCursor: String(offset + TASK_PAGE) } : {}),
     };
   });
+}
+
+/** A page of the tasks a requestor started, newest first (a run since removed is skipped). */
+async function ownedTasks(
+  connection: Connection,
+  at: { owned: string[]; offset: number },
+): Promise<{ tasks: TaskView[]; more: boolean }> {
+  const { deps } = connection;
+  const ids = at.owned.slice(at.offset, at.offset + TASK_PAGE);
+  const listings = await Promise.all(ids.map((runId) => deps.store.getRunListing(runId)));
+  const tasks = await Promise.all(
+    listings.flatMap((listing) => listing ? [taskView(deps, listing)] : []),
+  );
+  return { tasks, more: at.owned.length > at.offset + TASK_PAGE };
 }
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {

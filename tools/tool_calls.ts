@@ -154,6 +154,8 @@ async function dispatch(
   const told: { answered?: AnsweredNode } = {};
   const answer = await runCall(connection, { name: tool.name, call, ctx, told });
   const runId = runOfAnswer(answer);
+  // a call that made a run's first node started it: its task is this requestor's
+  if (runId && told.answered?.node.parentId === null) connection.owner?.adopt(runId);
   const view = runId
     ? await connection.tasks.observe(runId, ctx, told.answered).catch(() => null)
     : null;

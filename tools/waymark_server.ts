@@ -2,7 +2,8 @@
  * The SDK server every waymark connection runs on, with nothing of the engine in it, so a stdio
  * server can answer the handshake while the rest loads (`early_server.ts`): the capabilities in
  * one place, each tool call's arguments kept as they arrived, tasks advertised in the shape of
- * the revision a connection speaks, and an optional {@linkcode MessageGate}.
+ * the revision a connection speaks, cancellation limited to waits, and an optional
+ * {@linkcode MessageGate}.
  * @module
  */
 import {
@@ -19,6 +20,18 @@ import type { MessageGate } from "./message_gate.ts";
 
 /** The 2025-11-25 `tasks` capability: runs listed, cancelled, and started as tasks. */
 const LEGACY_TASKS = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
+
+/**
+ * Requests that `notifications/cancelled` ends: waits, which record nothing. Any other request
+ * may already have written (a run started, a step acknowledged) when the cancellation arrives,
+ * and the SDK drops the answer of a cancelled request, so the client would never learn what was
+ * recorded (a started run's tokens among it): those run to the end and are answered, which the
+ * MCP spec allows (the client ignores an answer it no longer wants).
+ */
+const CANCELLABLE: ReadonlySet<string> = new Set(["tasks/result"]);
+
+/** Requests whose method is remembered for a cancellation, at most (the oldest goes first). */
+const MAX_REMEMBERED = 1_024;
 
 /** A tool call's answer that is a task (`CreateTaskResult`), not a tool result. */
 function isTaskAnswer(result: Result): boolean {
@@ -62,6 +75,7 @@ export class WaymarkServer extends Server {
     await super.connect(transport);
     // after the SDK's own handler is installed, so that what the gate holds is not dispatched
     this.#gate?.guard(transport);
+    onlyWaitsCancel(transport);
   }
 
   override getCapabilities(): ServerCapabilities {
@@ -89,4 +103,26 @@ export class WaymarkServer extends Server {
         throw error;
       });
   }
+}
+
+/**
+ * Lets `notifications/cancelled` through only for {@linkcode CANCELLABLE} requests (outermost,
+ * so a cancellation that arrives while the request is held at the gate is judged the same way).
+ */
+function onlyWaitsCancel(transport: Transport): void {
+  const methods = new Map<string | number, string>();
+  const deliver = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    const m = message as { id?: unknown; method?: unknown; params?: { requestId?: unknown } };
+    if (typeof m.method === "string" && (typeof m.id === "string" || typeof m.id === "number")) {
+      methods.delete(m.id);
+      methods.set(m.id, m.method);
+      if (methods.size > MAX_REMEMBERED) methods.delete(methods.keys().next().value!);
+    } else if (m.method === "notifications/cancelled") {
+      const id = m.params?.requestId;
+      const method = typeof id === "string" || typeof id === "number" ? methods.get(id) : undefined;
+      if (method !== undefined && !CANCELLABLE.has(method)) return;
+    }
+    deliver?.call(transport, message, extra);
+  };
 }

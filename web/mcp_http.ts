@@ -4,18 +4,22 @@
  * the same port: DNS-rebinding and cross-site requests get `403` before MCP sees them. Each
  * MCP session (from `initialize`) gets its own server instance, so roots, subscriptions and
  * server-to-client requests work per client, as over stdio; a session idle for 30 minutes is
- * closed (the client initializes again). Every request body is capped (4 MiB by default, the
- * same cap as a stdio line) as it streams in, and so is the number of live sessions: a new one
- * past the cap closes the one idle longest. The guards and headers are the viewer's
- * (`guard.ts`).
+ * closed (the client initializes again). Every POST body is read once, capped (4 MiB by default,
+ * the same cap as a stdio line), and parsed once before anything routes it; the SDK gets the
+ * parsed body and never reads the request again (`request_body.ts`). The number of live sessions
+ * is capped too: a new one past the cap closes the one idle longest. The guards and headers are
+ * the viewer's (`guard.ts`); slow clients are cut off by the listener (`deadlines.ts`).
  * @module
  */
 import { type Context, Hono } from "npm:hono@4.13.19";
-import { bodyLimit } from "npm:hono@4.13.19/body-limit";
 import { MAX_MESSAGE_BYTES } from "../tools/line_splitter.ts";
 import { allowedHostsFor, hardening, loopbackOnly } from "./guard.ts";
+import { readJsonBody } from "./request_body.ts";
+import { createTaskOwner, type TaskOwner } from "../tools/task_owner.ts";
+import { type Deadlines, serveWithDeadlines } from "./deadlines.ts";
 import {
   createMcpHandler,
+  isJsonContentType,
   isLegacyRequest,
   type Server,
   WebStandardStreamableHTTPServerTransport,
@@ -40,10 +44,34 @@ export const DEFAULT_MAX_SESSIONS = 100;
 
 function rpcError(
   c: Context,
-  error: { status: 400 | 404 | 413; message: string },
+  error: { status: 400 | 404 | 413 | 415; message: string; code?: number },
 ): Response {
-  const { status, message } = error;
-  return c.json({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }, status);
+  const { status, message, code = -32000 } = error;
+  return c.json({ jsonrpc: "2.0", error: { code, message }, id: null }, status);
+}
+
+/** A POST's body, read once, capped, and parsed; or the answer when it cannot be. */
+async function readPost(c: Context, maxBytes: number): Promise<{ body: unknown } | Response> {
+  if (!isJsonContentType(c.req.header("content-type") ?? null)) {
+    return rpcError(c, {
+      status: 415,
+      message: "Unsupported Media Type: Content-Type must be application/json",
+    });
+  }
+  const read = await readJsonBody(c.req.raw, maxBytes);
+  if (read.kind === "json") return { body: read.body };
+  if (read.kind === "too_large") {
+    return rpcError(c, {
+      status: 413,
+      message: `Request body too large: the limit is ${maxBytes} bytes.`,
+    });
+  }
+  const why = read.kind === "not_json"
+    ? `the body is not JSON (${read.message})`
+    : read.kind === "empty"
+    ? "the body is empty"
+    : "the body could not be read";
+  return rpcError(c, { status: 400, code: -32700, message: `Parse error: ${why}.` });
 }
 
 /**
@@ -123,21 +151,21 @@ class McpSessions {
   }
 }
 
-/** A POST without a session: only an `initialize` may start one, on a fresh server instance. */
+/**
+ * Makes the server of one requestor: an MCP session, or every session-less request together;
+ * `owner` scopes its `tasks/*` to the runs it started (`tools/task_owner.ts`).
+ */
+export type McpServerFactory = (owner: TaskOwner) => Server;
+
+/**
+ * A POST without a session: only an `initialize` may start one, on a fresh server instance
+ * owning the tasks it starts.
+ */
 async function initialize(
   c: Context,
-  sessions: McpSessions,
-  factory: () => Server,
+  at: { sessions: McpSessions; factory: McpServerFactory; body: unknown },
 ): Promise<Response> {
-  let body: unknown;
-  try {
-    body = await c.req.raw.json();
-  } catch {
-    return c.json(
-      { jsonrpc: "2.0", error: { code: -32700, message: "Parse error" }, id: null },
-      400,
-    );
-  }
+  const { sessions, factory, body } = at;
   const messages = Array.isArray(body) ? body : [body];
   const initializing = messages.some((m) => (m as { method?: unknown })?.method === "initialize");
   if (!initializing) {
@@ -147,13 +175,13 @@ async function initialize(
     });
   }
   const transport = sessions.open();
-  await factory().connect(transport);
+  await factory(createTaskOwner()).connect(transport);
   return await transport.handleRequest(c.req.raw, { parsedBody: body });
 }
 
 /** The Hono app serving MCP at `/mcp`, and a `close` that ends every MCP session. */
 export function createMcpHttpApp(
-  factory: () => Server,
+  factory: McpServerFactory,
   options: McpHttpOptions,
 ): { app: Hono; close(): Promise<void> } {
   const sessions = new McpSessions({
@@ -163,30 +191,26 @@ export function createMcpHttpApp(
   const maxBytes = options.maxBodyBytes ?? MAX_MESSAGE_BYTES;
   const app = new Hono();
   app.use("*", ...hardening(), loopbackOnly(() => allowedHostsFor(options.port())));
-  app.use(
-    "/mcp",
-    bodyLimit({
-      maxSize: maxBytes,
-      onError: (c) =>
-        rpcError(c, {
-          status: 413,
-          message: `Request body too large: the limit is ${maxBytes} bytes.`,
-        }),
-    }),
-  );
   // 2026-07-28 requests (a per-request `_meta` envelope, no session) are served statelessly,
   // one server instance per request, by the SDK's entry; 2025 traffic keeps its sessions.
-  const modern = createMcpHandler(() => factory(), {
+  // session-less requests have no identity to tell apart (and waymark no authentication): they
+  // are one requestor, seeing the tasks they started and none of any session's
+  const stateless = createTaskOwner();
+  const modern = createMcpHandler(() => factory(stateless), {
     legacy: "reject",
     maxRequestBodySize: maxBytes,
     onerror: (error) => options.log?.(`MCP (2026-07-28): ${error.message}`),
   });
   app.all("/mcp", async (c) => {
+    // a POST's body is read and parsed here, once; nothing reads the request again
+    const read = c.req.method === "POST" ? await readPost(c, maxBytes) : { body: undefined };
+    if (read instanceof Response) return read;
+    const parsedBody = read.body;
     if (
       c.req.method === "POST" && !c.req.header("mcp-session-id") &&
-      !(await isLegacyRequest(c.req.raw, undefined, { maxRequestBodySize: maxBytes }))
+      !(await isLegacyRequest(c.req.raw, parsedBody, { maxRequestBodySize: maxBytes }))
     ) {
-      return await modern.fetch(c.req.raw);
+      return await modern.fetch(c.req.raw, { parsedBody });
     }
     const id = c.req.header("mcp-session-id");
     if (id) {
@@ -197,7 +221,7 @@ export function createMcpHttpApp(
           message: "Unknown or expired MCP session; initialize again.",
         });
       }
-      return await transport.handleRequest(c.req.raw);
+      return await transport.handleRequest(c.req.raw, { parsedBody });
     }
     if (c.req.method !== "POST") {
       return rpcError(c, {
@@ -205,7 +229,7 @@ export function createMcpHttpApp(
         message: "No MCP session: send initialize first (POST /mcp).",
       });
     }
-    return await initialize(c, sessions, factory);
+    return await initialize(c, { sessions, factory, body: parsedBody });
   });
   app.notFound((c) => c.text("Not found: MCP is served at /mcp.", 404));
   return { app, close: () => Promise.all([sessions.close(), modern.close()]).then(() => {}) };
@@ -221,30 +245,26 @@ export interface McpHttpHandle {
   close(): Promise<void>;
 }
 
-/** Serves MCP over Streamable HTTP on 127.0.0.1:`port` (Deno). */
+/** Serves MCP over Streamable HTTP on 127.0.0.1:`port` (Deno), slow clients cut off. */
 export function serveMcpHttp(
-  factory: () => Server,
-  options: { port: number } & Omit<McpHttpOptions, "port">,
+  factory: McpServerFactory,
+  options: { port: number; deadlines?: Partial<Deadlines> } & Omit<McpHttpOptions, "port">,
 ): Promise<McpHttpHandle> {
   let port = options.port;
   const { app, close } = createMcpHttpApp(factory, { ...options, port: () => port });
-  let listening: (port: number) => void = () => {};
-  const ready = new Promise<number>((r) => listening = r);
-  const server = Deno.serve({
-    hostname: "127.0.0.1",
+  const server = serveWithDeadlines(app.fetch, {
     port: options.port,
-    onListen: (addr) => listening((addr as Deno.NetAddr).port),
-  }, app.fetch);
-  return ready.then((actual) => {
-    port = actual;
-    options.log?.(`serving MCP over HTTP at http://127.0.0.1:${port}/mcp`);
-    return {
-      port,
-      finished: server.finished,
-      async close() {
-        await close();
-        await server.shutdown();
-      },
-    };
+    deadlines: options.deadlines,
+    log: options.log,
+  });
+  port = server.port;
+  options.log?.(`serving MCP over HTTP at http://127.0.0.1:${port}/mcp`);
+  return Promise.resolve({
+    port,
+    finished: server.finished,
+    async close() {
+      await close();
+      await server.shutdown();
+    },
   });
 }

@@ -1,10 +1,11 @@
 /**
- * Listens for the viewer on 127.0.0.1 with `Deno.serve`. Loopback only, by construction: there
- * is no option for another address.
+ * Listens for the viewer on 127.0.0.1 (`deadlines.ts`: slow clients are cut off). Loopback only,
+ * by construction: there is no option for another address.
  * @module
  */
 import { createViewerApp } from "./app.ts";
 import { allowedHostsFor } from "./guard.ts";
+import { type Deadlines, serveWithDeadlines } from "./deadlines.ts";
 import type { ViewerDb } from "./queries.ts";
 
 /** The default port of `waymark view`. */
@@ -20,6 +21,8 @@ export interface ServeViewerOptions {
   log?: (line: string) => void;
   /** Live-update poll interval in ms. */
   pollMs?: number;
+  /** How long a client may take to send a request (`deadlines.ts`). */
+  deadlines?: Partial<Deadlines>;
 }
 
 /** A listening viewer. */
@@ -41,15 +44,12 @@ export function serveViewer(options: ServeViewerOptions): ViewerServer {
     log: options.log,
     pollMs: options.pollMs,
   });
-  const server = Deno.serve(
-    {
-      hostname: "127.0.0.1",
-      port: options.port ?? DEFAULT_VIEWER_PORT,
-      onListen: () => {},
-    },
-    viewer.app.fetch,
-  );
-  const port = server.addr.port;
+  const server = serveWithDeadlines(viewer.app.fetch, {
+    port: options.port ?? DEFAULT_VIEWER_PORT,
+    deadlines: options.deadlines,
+    log: options.log,
+  });
+  const port = server.port;
   hosts = allowedHostsFor(port);
   let closing: Promise<void> | null = null;
   return {

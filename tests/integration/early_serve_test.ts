@@ -1,12 +1,17 @@
 /**
  * `waymark serve` over stdio answers the handshake and `tools/list` before it has opened
  * anything (`tools/early_server.ts`): requests sent before `tools/list` wait and are answered
- * once waymark is open, and a database that cannot be opened still ends the server with exit
- * code 1 and the reason on stderr, as it did when waymark opened before serving.
+ * once waymark is open, every request is answered even when stdin closes before waymark has
+ * loaded (or right after the last line, with or without its newline), a cancelled call that
+ * wrote is answered, and a database or keyring that cannot be opened is the answer to the first
+ * requests (code, file, what to do) before the server exits 1.
  */
 import assert from "node:assert/strict";
-import { RawServer } from "../helpers/raw_server.ts";
+import { createClient } from "@libsql/client";
+import Database from "npm:libsql@0.5.29";
+import { type Message, RawServer, tryParse } from "../helpers/raw_server.ts";
 import { tempHome } from "../helpers/server.ts";
+import { openWaymark } from "../../mod.ts";
 import { BUNDLED_IDS } from "../helpers/library.ts";
 
 const INITIALIZE = {
@@ -41,7 +46,244 @@ Deno.test("requests sent before tools/list are held and answered once waymark is
   }
 });
 
-Deno.test("a database that cannot be opened ends the server after the handshake, exit 1", async () => {
+/** The answers on stdout, by id (every line must be JSON-RPC). */
+function answersById(lines: string[]): Map<unknown, Message[]> {
+  const byId = new Map<unknown, Message[]>();
+  for (const line of lines) {
+    const message = tryParse(line);
+    assert.ok(message, `stdout carries JSON-RPC only: ${line}`);
+    if ("method" in message) continue;
+    byId.set(message.id, [...(byId.get(message.id) ?? []), message]);
+  }
+  return byId;
+}
+
+/**
+ * Keeps the database locked (a new file, so opening it must wait for the lock) while `body`
+ * runs and for `ms` after, so everything `body` sends reaches a server still loading.
+ */
+async function whileLoading<T>(
+  dbFile: string,
+  at: { ms: number; body: () => Promise<T> },
+): Promise<T> {
+  const db = new Database(dbFile);
+  db.exec("BEGIN EXCLUSIVE");
+  db.exec("CREATE TABLE held_by_the_test (x)");
+  try {
+    const result = await at.body();
+    await new Promise((resolve) => setTimeout(resolve, at.ms));
+    return result;
+  } finally {
+    db.exec("ROLLBACK");
+    db.close();
+  }
+}
+
+Deno.test("stdin closed right after a call sent during start-up: the call is still answered, exit 0", async () => {
+  const { home, dbFile, cleanup } = await tempHome();
+  const server = new RawServer(home);
+  try {
+    const closing = await whileLoading(dbFile, {
+      ms: 1_000,
+      body: async () => {
+        await server.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: INITIALIZE });
+        await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+        const call = { name: "start_workflow", arguments: { workflowId: "wr.code_review" } };
+        await server.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: call });
+        return { exited: server.close() };
+      },
+    });
+    const { code } = await closing.exited;
+    assert.equal(code, 0);
+    const started = (await server.answer(2, 1)).result;
+    assert.equal(started.isError, undefined, JSON.stringify(started.content));
+    assert.ok(started.structuredContent.session.runId);
+  } catch (error) {
+    server.kill();
+    throw error;
+  } finally {
+    await cleanup();
+  }
+});
+
+Deno.test("2,000 requests queued during start-up, then EOF: every one is answered once", async () => {
+  const { home, dbFile, cleanup } = await tempHome();
+  const server = new RawServer(home);
+  try {
+    const lines = [
+      JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: INITIALIZE }),
+      JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+    ];
+    for (let id = 1; id <= 2000; id++) {
+      lines.push(JSON.stringify(
+        id % 3 === 0
+          ? { jsonrpc: "2.0", id, method: "prompts/list", params: {} }
+          : { jsonrpc: "2.0", id, method: "tools/call", params: { name: "list_workflows" } },
+      ));
+    }
+    const closing = await whileLoading(dbFile, {
+      ms: 1_000,
+      body: async () => {
+        await server.write(`${lines.join("\n")}\n`);
+        return { exited: server.close() };
+      },
+    });
+    const { code } = await closing.exited;
+    assert.equal(code, 0);
+    const byId = answersById(server.lines);
+    for (let id = 0; id <= 2000; id++) {
+      const answers = byId.get(id) ?? [];
+      assert.equal(answers.length, 1, `request ${id} answered ${answers.length} times`);
+      assert.equal(answers[0]!.error, undefined, JSON.stringify(answers[0]!.error));
+      if (id % 3 !== 0) assert.equal(answers[0]!.result.isError, undefined);
+    }
+  } catch (error) {
+    server.kill();
+    throw error;
+  } finally {
+    await cleanup();
+  }
+});
+
+Deno.test("a last line without a newline is a request like any other", async () => {
+  const { home, cleanup } = await tempHome();
+  const server = new RawServer(home);
+  try {
+    await server.request(1, "initialize", INITIALIZE);
+    await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    await server.write(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "list_workflows" },
+      }),
+    );
+    const { code } = await server.close();
+    assert.equal(code, 0);
+    const listed = (await server.answer(2, 1)).result;
+    assert.ok(listed.structuredContent.workflows.length > 0, JSON.stringify(listed));
+  } catch (error) {
+    server.kill();
+    throw error;
+  } finally {
+    await cleanup();
+  }
+});
+
+Deno.test("a start_workflow cancelled during start-up is answered with the run it wrote", async () => {
+  const { home, dbFile, cleanup } = await tempHome();
+  const server = new RawServer(home);
+  try {
+    await server.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: INITIALIZE });
+    await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    const call = { name: "start_workflow", arguments: { workflowId: "wr.code_review" } };
+    await server.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: call });
+    await server.send({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 2, reason: "the user pressed Esc" },
+    });
+    const started = (await server.answer(2)).result;
+    const runId = started.structuredContent.session.runId;
+    const { code } = await server.close();
+    assert.equal(code, 0);
+    const db = createClient({ url: `file:${dbFile}` });
+    try {
+      const runs = (await db.execute("SELECT run_id FROM runs")).rows;
+      assert.equal(runs.length, 1, "one run written, and it is the one answered");
+      assert.match(String(runId), /^run_/);
+    } finally {
+      db.close();
+    }
+  } catch (error) {
+    server.kill();
+    throw error;
+  } finally {
+    await cleanup();
+  }
+});
+
+/** Ways a home can be unopenable, and the file and code the answer must name. */
+const BROKEN_HOMES: {
+  what: string;
+  args?: string[];
+  breakIt(home: string): Promise<void>;
+  file: string;
+  code: string;
+}[] = [
+  {
+    what: "a folder at keys.json",
+    breakIt: (home) => Deno.mkdir(`${home}/keys.json`),
+    file: "keys.json",
+    code: "STARTUP_FAILED",
+  },
+  {
+    what: "a folder at keys.json (deepwork profile)",
+    args: ["--profile", "deepwork"],
+    breakIt: (home) => Deno.mkdir(`${home}/keys.json`),
+    file: "keys.json",
+    code: "STARTUP_FAILED",
+  },
+  {
+    what: "a truncated keys.json",
+    breakIt: (home) => Deno.writeTextFile(`${home}/keys.json`, '{"keys":[{"id":1,"sec'),
+    file: "keys.json",
+    code: "STARTUP_FAILED",
+  },
+  {
+    what: "a file that is not a database",
+    breakIt: (home) => Deno.writeTextFile(`${home}/waymark.db`, "not a database\n".repeat(500)),
+    file: "waymark.db",
+    code: "STORAGE_CORRUPTION_DETECTED",
+  },
+  {
+    what: "a database from a newer waymark",
+    breakIt: async (home) => {
+      await (await openWaymark({ home })).close();
+      const db = createClient({ url: `file:${home}/waymark.db` });
+      await db.execute(
+        "INSERT INTO waymark_migrations (name, applied_at) VALUES ('9999_from_the_future', 'x')",
+      );
+      db.close();
+    },
+    file: "waymark.db",
+    code: "STARTUP_FAILED",
+  },
+];
+
+for (const broken of BROKEN_HOMES) {
+  Deno.test(`serve on ${broken.what}: the first requests are answered with why, then exit 1`, async () => {
+    const { home, cleanup } = await tempHome();
+    await broken.breakIt(home);
+    const server = new RawServer(home, broken.args);
+    try {
+      assert.equal(
+        (await server.request(1, "initialize", INITIALIZE)).result.serverInfo.name,
+        "waymark",
+      );
+      await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      const call = { name: "list_workflows", arguments: {} };
+      const answer = await server.request(2, "tools/call", call);
+      assert.equal(answer.error?.code, -32000, JSON.stringify(answer));
+      const { data } = answer.error;
+      assert.equal(data.code, broken.code, data.message);
+      assert.equal(data.details.file, `${home}/${broken.file}`);
+      assert.deepEqual(data.retry, { kind: "not_retryable" });
+      assert.match(data.message, /start the server again/);
+      const { code, stderr } = await server.close();
+      assert.equal(code, 1);
+      assert.match(stderr, new RegExp(`\\[waymark\\] fatal: .*${broken.file}`));
+    } catch (error) {
+      server.kill();
+      throw error;
+    } finally {
+      await cleanup();
+    }
+  });
+}
+
+Deno.test("a database that cannot be opened is the answer to the calls held, then exit 1", async () => {
   const { home, cleanup } = await tempHome();
   const server = new RawServer(home, ["--db", `file:${home}/no/such/folder/waymark.db`]);
   try {
@@ -57,7 +299,8 @@ Deno.test("a database that cannot be opened ends the server after the handshake,
     const { code, stderr } = await server.close();
     assert.equal(code, 1);
     assert.match(stderr, /\[waymark\] fatal: .*no\/such\/folder\/waymark\.db/);
-    assert.ok(!server.lines.some((line) => line.includes('"id":3')), "no answer to the call");
+    const answer = await server.answer(3, 1);
+    assert.equal(answer.error.data.details.file, `${home}/no/such/folder/waymark.db`);
   } catch (error) {
     server.kill();
     throw error;

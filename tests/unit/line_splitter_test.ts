@@ -23,6 +23,8 @@ Deno.test("line splitter: lines across chunks, CRLF, and a multi-byte character 
     "\n\nlast-without-newline",
   ]);
   assert.deepEqual(lines, ["a", "bc", "€"]);
+  const ended = collect(100, ["a\n", "last-without-newline"], true);
+  assert.deepEqual(ended.lines, ["a", "last-without-newline"], "the end of input ends the line");
 });
 
 Deno.test("line splitter: an oversize line is reported once with its id, then lines flow again", () => {

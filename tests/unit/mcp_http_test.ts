@@ -289,3 +289,49 @@ Deno.test("HTTP: a 2026-07-28 request is served without a session, with the task
     await Deno.remove(home, { recursive: true });
   }
 });
+
+Deno.test("HTTP: a body trickled a byte per chunk is read once; the memory it holds stays bounded", async () => {
+  const home = await Deno.makeTempDir({ prefix: "waymark-http-unit-" });
+  const waymark = await openWaymark({ home, dbUrl: ":memory:" });
+  const { app, close } = createMcpHttpApp(() => waymark.mcpServer(), { port: () => 80 });
+  // 100 KB, one byte per chunk, as a body arriving a byte per TCP segment is read
+  const body = new TextEncoder().encode(JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "ping",
+    params: { pad: "x".repeat(100_000) },
+  }));
+  let sent = 0;
+  const trickle = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (sent >= body.length) controller.close();
+      else controller.enqueue(body.slice(sent, ++sent));
+    },
+  });
+  try {
+    const before = Deno.memoryUsage().heapUsed;
+    const answer = await app.fetch(
+      new Request("http://127.0.0.1/mcp", {
+        method: "POST",
+        headers: {
+          host: "127.0.0.1",
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "content-length": String(body.length),
+        },
+        body: trickle,
+        duplex: "half",
+      } as RequestInit),
+    );
+    assert.equal(answer.status, 400, "no session: initialize first");
+    assert.match((await answer.json()).error.message, /No MCP session/);
+    const grown = Deno.memoryUsage().heapUsed - before;
+    // the SDK's clone kept ~700 bytes per chunk (about 70 MB here); one buffer keeps 100 KB
+    assert.ok(grown < 24 * 1024 * 1024, `the heap grew ${Math.round(grown / 1e6)} MB`);
+    assert.equal(sent, body.length, "read to the end, once");
+  } finally {
+    await close();
+    await waymark.close();
+    await Deno.remove(home, { recursive: true });
+  }
+});
