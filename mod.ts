@@ -15,7 +15,6 @@
  */
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import { mkdir } from "node:fs/promises";
 import process from "node:process";
 import {
   applyPreferences,
@@ -45,6 +44,7 @@ import {
   loadOrCreateKeyring,
   type OpenedSqlStore,
   openStore,
+  prepareHome,
   type SourceDir,
   sqlWorkflowCache,
   systemClock,
@@ -225,7 +225,7 @@ export interface Waymark {
 /** Opens waymark: the database (created and migrated if needed), the keyring, the workflow sources. */
 export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark> {
   const home = resolvePaths(options).home;
-  await mkdir(home, { recursive: true });
+  await prepareHome(home);
   const config = await loadConfig(home);
   const paths = resolvePaths({
     ...options,

@@ -118,11 +118,13 @@ export const DOCTOR_CHECKS = [
   "database",
   "schema",
   "integrity",
+  "text_encoding",
   "event_log",
   "snapshots",
   "projections",
   "search_index",
   "keyring",
+  "permissions",
   "wal",
   "workflows",
 ] as const;

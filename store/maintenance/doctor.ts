@@ -8,6 +8,7 @@
  */
 import { DOCTOR_CHECKS, formatLoadError, type WorkflowSource } from "../../engine/mod.ts";
 import { inspectKeyring } from "../keyring.ts";
+import { looseModes } from "../private_files.ts";
 import {
   type DoctorFinding,
   eventLog,
@@ -35,6 +36,10 @@ export interface DoctorTarget {
   open(): Promise<MaintainedStore & { close(): Promise<void> }>;
   /** The keyring file. */
   keysFile: string;
+  /** waymark's home, whose mode and files' modes are checked (none: not checked). */
+  home?: string;
+  /** waymark's files whose modes are checked (the database file and those beside it). */
+  privateFiles?: string[];
   /** The workflow sources, whose load errors are reported. */
   workflows: WorkflowSource;
 }
@@ -77,6 +82,35 @@ async function keyring(keysFile: string): Promise<DoctorFinding> {
         "Fix the file's mode with `chmod 600`; a missing or broken keyring is replaced by moving it aside (tokens it signed stop working; `resume_session` mints new ones).",
     },
     `${keysFile} holds a current key, mode 0600`,
+  );
+}
+
+async function permissions(
+  target: DoctorTarget,
+  options: StoreCheckOptions,
+): Promise<DoctorFinding> {
+  if (!target.home) return { check: "permissions", ok: true, message: "no home to check" };
+  const loose = await looseModes(target.home, {
+    files: target.privateFiles ?? [],
+    repair: options.repair,
+  });
+  if (options.repair && loose.length > 0) {
+    options.repaired(
+      `made ${loose.length} file(s) private (${loose.map((l) => l.path).join(", ")})`,
+    );
+  }
+  return finding(
+    "permissions",
+    loose.length === 0 ? null : {
+      message: `${loose.length} path(s) can be read by other users: ${
+        loose.slice(0, 5).map((l) => `${l.path} (mode ${l.mode}, should be ${l.expected})`)
+          .join(", ")
+      }`,
+      fix:
+        "Notes and context can hold secrets: run `waymark doctor --repair` to set the home to 0700 and its files to 0600 (or chmod them yourself).",
+      details: { paths: loose },
+    },
+    `${target.home} and its files are private to their owner`,
   );
 }
 
@@ -206,6 +240,7 @@ async function checkOnce(
   });
   found.findings.push(
     ...await attempt("keyring", () => keyring(target.keysFile)),
+    ...await attempt("permissions", () => permissions(target, options)),
     ...await attempt("workflows", () => workflows(target.workflows)),
   );
   found.findings.sort((a, b) => DOCTOR_CHECKS.indexOf(a.check) - DOCTOR_CHECKS.indexOf(b.check));
