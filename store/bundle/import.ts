@@ -85,7 +85,7 @@ async function appendEvents(
 ): Promise<LoggedEvent[]> {
   const logged: LoggedEvent[] = [];
   for (let i = 0; i < bundle.events.length; i += CHUNK) {
-    const chunk = bundle.events.slice(i, i + CHUNK).map((e) => {
+    const chunk = bundle.events.slice(i, i + CHUNK).map((e, j) => {
       const payload = rewrite(JSON.stringify(e.payload));
       const event = JSON.parse(payload) as DomainEvent;
       const row = {
@@ -95,6 +95,8 @@ async function appendEvents(
         payload,
         digest: logDigest(e.kind, payload),
         at: e.at,
+        // a new session here: its log starts at 1
+        position: i + j + 1,
       };
       return { row, event };
     });

@@ -15,6 +15,8 @@ export interface EventsTable {
   /** `sha256` of `kind` and `payload`, checked when the log is verified. */
   digest: string;
   at: string;
+  /** The event's place in its session's log: 1, 2, 3, ... with no gaps (`0009_log_positions`). */
+  position: number | null;
 }
 
 /** One row per session. */

@@ -41,6 +41,7 @@ const SUITES = [
   "tests/integration/race_test.ts",
   "tests/integration/crash_test.ts",
   "tests/integration/gc_test.ts",
+  "tests/integration/log_gaps_test.ts",
   "tests/integration/bundle_test.ts",
   "tests/integration/bundle_cli_test.ts",
   "tests/integration/gates_mcp_test.ts",
