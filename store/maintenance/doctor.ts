@@ -16,6 +16,7 @@ import {
   integrity,
   type MaintainedStore,
   projections,
+  searchTables,
   sessionIds,
   snapshots,
   type StoreCheckOptions,
@@ -146,6 +147,13 @@ async function attempt(
   }
 }
 
+const notChecked: DoctorFinding = {
+  check: "projections",
+  ok: false,
+  message: "not checked: the search index's tables must be rebuilt first",
+  fix: "Run `waymark doctor --repair`: it rebuilds the index, then checks and repairs the rows.",
+};
+
 /** The checks of an open database whose schema is current. */
 async function storeChecks(
   store: MaintainedStore,
@@ -161,8 +169,12 @@ async function storeChecks(
     }),
   );
   out.push(...await attempt("snapshots", () => snapshots(store, options)));
+  const index = await attempt("search_index", () => searchTables(store, options));
+  out.push(...index);
   out.push(
     ...await attempt("projections", async () => {
+      // rows are compared with index rows too: not before the index's tables are sound
+      if (index.length > 0) return notChecked;
       const sessions = (await sessionIds(store)).filter((id) => !corrupt.includes(id));
       return await projections(store, { ...options, sessions });
     }),

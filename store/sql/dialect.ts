@@ -64,6 +64,13 @@ export interface SchemaStatus {
 export interface MaintenanceDialect {
   /** The database engine's consistency checks; each problem one line, none when sound. */
   integrityCheck(ex: Executor): Promise<string[]>;
+  /**
+   * What is wrong with the full-text index's tables (missing, or failing the engine's own check
+   * of them); none when sound. Kept apart from `integrityCheck`: the index is derived data.
+   */
+  searchProblems(ex: Executor): Promise<string[]>;
+  /** Drops the full-text tables, makes them anew, and indexes every run and output again. */
+  rebuildSearch(db: Kysely<Database>): Promise<void>;
   /** Gives free space back to the file system. */
   vacuum(ex: Executor): Promise<void>;
   /** Writes a consistent copy of the database to a new file while others keep writing. */

@@ -42,6 +42,7 @@ const SUITES = [
   "tests/integration/crash_test.ts",
   "tests/integration/gc_test.ts",
   "tests/integration/log_gaps_test.ts",
+  "tests/integration/doctor_damage_test.ts",
   "tests/integration/bundle_test.ts",
   "tests/integration/bundle_cli_test.ts",
   "tests/integration/gates_mcp_test.ts",
