@@ -11,6 +11,7 @@ import { type Kysely, type RawBuilder, sql } from "npm:kysely@0.29.9";
 import type { StoreClient } from "./native_pool.ts";
 import type { MaintenanceDialect } from "../sql/dialect.ts";
 import type { Executor } from "../sql/graph_sql.ts";
+import { badText } from "./bad_text.ts";
 import { indexed } from "./fts_backlog.ts";
 import { libsqlMigrationDialect, migrateToLatest, readSchemaStatus } from "./migrations.ts";
 
@@ -112,6 +113,7 @@ export function libsqlMaintenance(url: string, client: StoreClient): Maintenance
       return problems;
     },
     rebuildSearch: (db) => db.transaction().execute((tx) => rebuildFts(tx)),
+    badText,
     async vacuum(ex) {
       await sql`VACUUM`.execute(ex);
     },

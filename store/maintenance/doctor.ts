@@ -20,6 +20,7 @@ import {
   sessionIds,
   snapshots,
   type StoreCheckOptions,
+  textEncoding,
   wal,
 } from "./doctor_checks.ts";
 
@@ -160,6 +161,7 @@ async function storeChecks(
   options: StoreCheckOptions,
 ): Promise<DoctorFinding[]> {
   const out = await attempt("integrity", () => integrity(store));
+  out.push(...await attempt("text_encoding", () => textEncoding(store, options)));
   let corrupt: string[] = [];
   out.push(
     ...await attempt("event_log", async () => {

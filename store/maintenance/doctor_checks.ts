@@ -81,6 +81,45 @@ const reasonOf = (error: unknown) =>
   `could not be read: ${error instanceof Error ? error.message : String(error)}`;
 
 /**
+ * Stored text that is not valid UTF-8, each value named by table, row, column and session; on
+ * repair each is set aside in `quarantine` (its bytes, never deleted) and replaced by a readable
+ * rendering, in one transaction, before the other checks read the rows.
+ */
+export async function textEncoding(
+  store: MaintainedStore,
+  options: StoreCheckOptions,
+): Promise<DoctorFinding> {
+  const now = new Date().toISOString();
+  const found = options.repair
+    ? await store.db.transaction().execute((tx) =>
+      store.maintenance.badText(tx, { repair: true, now })
+    )
+    : await store.maintenance.badText(store.db, { repair: false, now });
+  const named = found.map((b) =>
+    `${b.table}.${b.column} of row ${b.row}${b.sessionId ? ` (${sessionLabel(b.sessionId)})` : ""}`
+  );
+  if (options.repair && found.length > 0) {
+    options.repaired(
+      `set aside ${found.length} text value(s) that were not UTF-8 in the quarantine table: ${
+        named.slice(0, 5).join(", ")
+      }`,
+    );
+  }
+  return finding(
+    "text_encoding",
+    found.length === 0 ? null : {
+      message: `${found.length} stored text value(s) are not valid UTF-8 (no tool can read them): ${
+        named.slice(0, 5).join(", ")
+      }${found.length > 5 ? ` and ${found.length - 5} more` : ""}`,
+      fix:
+        "Run `waymark doctor --repair`: each value is copied as its bytes into the quarantine table (nothing is deleted) and replaced by a readable rendering; then a projection is rebuilt from its log, and a log row so changed leaves its session marked corrupt.",
+      details: { values: found },
+    },
+    "stored text is valid UTF-8",
+  );
+}
+
+/**
  * Checks every session's log, each on its own (one that cannot even be read is a verdict for
  * that session, never the end of the check); sessions that fail are marked corrupt (and
  * returned). Their rows are left as they are: nothing is ever rebuilt from such a log.

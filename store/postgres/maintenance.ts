@@ -72,6 +72,8 @@ export function postgresMaintenance(db: Kysely<Database>, pool: pg.Pool): Mainte
   return {
     integrityCheck: (ex) => invalidIndexes(ex),
     searchProblems: (ex) => missingSearchTables(ex),
+    // the server refuses text that is not in the database's encoding
+    badText: () => Promise.resolve([]),
     rebuildSearch: () => rebuildSearch(db),
     async vacuum(ex) {
       // and fresh statistics for the planner (after an import or a large gc)

@@ -310,6 +310,23 @@ const logPositions: Migration = {
   },
 };
 
+/**
+ * What doctor sets aside instead of deleting: a stored text value that is not UTF-8 is copied
+ * here as its bytes (hex) with where it was, and replaced where it was with a readable rendering.
+ */
+const quarantine: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.createTable("quarantine")
+      .addColumn("table_name", "text", (c) => c.notNull())
+      .addColumn("row_key", "text", (c) => c.notNull())
+      .addColumn("column_name", "text", (c) => c.notNull())
+      .addColumn("original_hex", "text", (c) => c.notNull())
+      .addColumn("replaced_with", "text", (c) => c.notNull())
+      .addColumn("quarantined_at", "text", (c) => c.notNull())
+      .execute();
+  },
+};
+
 /** Every migration, by name; names sort in application order. */
 export const MIGRATIONS: Record<string, Migration> = {
   "0001_initial": initial,
@@ -321,6 +338,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0007_search_backlog": searchBacklog,
   "0008_workflow_cache": workflowCache,
   "0009_log_positions": logPositions,
+  "0010_quarantine": quarantine,
 };
 
 /** The schema status of a database that has applied `applied` (in any order). */

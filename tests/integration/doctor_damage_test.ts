@@ -96,3 +96,75 @@ for (
     },
   });
 }
+
+Deno.test({
+  name:
+    "text that is not UTF-8 is STORAGE_CORRUPTION_DETECTED, not a dead server; doctor names the row and --repair sets it aside",
+  ignore: testingOnPostgres(),
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const { home, dbFile, cleanup } = await tempHome();
+    try {
+      let client = await connect(home);
+      try {
+        await seed(client);
+      } finally {
+        await client.close();
+      }
+      const [session] = await sqlOn(dbFile, "SELECT session_id FROM sessions");
+      const sid = String(session!.session_id);
+      await sqlOn(
+        dbFile,
+        "UPDATE sessions SET title = CAST(x'41ff42' AS TEXT)",
+        `UPDATE events SET payload = CAST(CAST(payload AS BLOB) || x'c3' AS TEXT)
+          WHERE kind = 'output_recorded'`,
+      );
+      client = await connect(home);
+      try {
+        for (let i = 0; i < 2; i++) {
+          const refused = err(await client.call("resume_session", {}));
+          assert.equal(refused.code, "STORAGE_CORRUPTION_DETECTED", refused.message);
+          assert.match(refused.message, /not valid UTF-8.*waymark doctor/);
+        }
+        // the same process answers the next call
+        ok(await client.call("list_workflows", {}));
+      } finally {
+        await client.close();
+      }
+      const found = await doctor(home);
+      assert.equal(found.code, 1);
+      const text = found.report.findings.find((f: Json) => f.check === "text_encoding");
+      assert.match(text.message, /2 stored text value\(s\) are not valid UTF-8/);
+      assert.match(text.message, new RegExp(`sessions\\.title of row \\d+ \\(ses_${sid}\\)`));
+      assert.match(text.message, new RegExp(`events\\.payload of row \\d+ \\(ses_${sid}\\)`));
+
+      const repaired = await doctor(home, "--repair");
+      assert.match(repaired.report.repaired.join(), /set aside 2 text value\(s\)/);
+      // the log row kept its damage (in quarantine): its session is marked, nothing rebuilt over it
+      assert.equal(repaired.code, 1);
+      assert.deepEqual(problems(repaired.report), ["event_log"]);
+      const kept = await sqlOn(
+        dbFile,
+        "SELECT table_name, column_name, original_hex FROM quarantine ORDER BY table_name",
+      );
+      assert.deepEqual(kept.map((r) => `${r.table_name}.${r.column_name}`), [
+        "events.payload",
+        "sessions.title",
+      ]);
+      assert.equal(kept[1]!.original_hex, "41FF42");
+      assert.match(String(kept[0]!.original_hex), /C3$/);
+      client = await connect(home);
+      try {
+        // readable again; its projections are kept as they are (its log is damaged) and marked
+        const back = ok(await client.call("resume_session", {}));
+        assert.equal(back.candidates[0].title, "A\uFFFDB", JSON.stringify(back));
+        assert.equal(back.candidates[0].corrupt, true);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await cleanup();
+    }
+  },
+});
