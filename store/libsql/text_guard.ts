@@ -17,6 +17,9 @@ type NativeStatement = ReturnType<NativeDb["prepare"]>;
 /** A text value with a byte outside ASCII (`\x01`-`\x7f`), in SQL (the characters are literal). */
 export const NON_ASCII = "GLOB '*[^\x01-\x7f]*'";
 
+/** Text longer than this (in bytes) comes back as bytes whatever it holds. */
+const SCAN_LIMIT = 128;
+
 const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 /** A statement as prepared for reading: wrapped (its text decoded here) or as it was. */
@@ -39,10 +42,11 @@ export function prepareGuarded(db: NativeDb, sql: string): GuardedStatement {
   }
   const names = (stmt.columns() as { name: string }[]).map((c) => c.name);
   if (new Set(names).size !== names.length) return { stmt, reader: true, guarded: false };
+  // a long value is cheaper to decode here than to scan with GLOB (which costs per byte)
   const columns = names.map((n) =>
-    `CASE WHEN typeof(${quoted(n)}) = 'text' AND ${quoted(n)} ${NON_ASCII} THEN CAST(${
+    `CASE WHEN typeof(${quoted(n)}) = 'text' AND (octet_length(${quoted(n)}) > ${SCAN_LIMIT} OR ${
       quoted(n)
-    } AS BLOB) ELSE ${quoted(n)} END AS ${quoted(n)}`
+    } ${NON_ASCII}) THEN CAST(${quoted(n)} AS BLOB) ELSE ${quoted(n)} END AS ${quoted(n)}`
   );
   const wrapped = db.prepare(`SELECT ${columns.join(", ")} FROM (${sql}\n)`);
   return { stmt: wrapped, reader: true, guarded: true };
