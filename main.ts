@@ -15,6 +15,7 @@ import { earlyServer } from "./tools/early_server.ts";
 import type { WaymarkServer } from "./tools/waymark_server.ts";
 import { serveMcpStdio } from "./tools/stdio.ts";
 import { loadCli } from "./cli/lazy.ts";
+import { printErr, printOut } from "./cli/terminal.ts";
 import { BUILD_KIND } from "./build.ts";
 
 const HELP = `waymark ${VERSION}: a rewind-safe workflow runtime for AI coding agents, over MCP.
@@ -29,6 +30,9 @@ Usage:
   waymark workflows validate FILE  check a workflow file and print its workflowHash
   waymark workflows schema         print the workflow files' JSON Schema (for "$schema")
   waymark keys rotate              new signing key; tokens signed by the previous one stay valid
+  waymark setup --client NAME      add this waymark to an MCP client's configuration: claude-code,
+                                   claude-desktop, cursor, vscode or codex (--print, --scope,
+                                   --profile deepwork)
   waymark sessions list            sessions, newest first (--workspace W, --status S, --json)
   waymark sessions show ID         one session's runs, tips and latest notes (--json)
   waymark sessions export ID       a session as one verified JSON bundle (-o FILE; default stdout)
@@ -55,7 +59,7 @@ Options:
                         is closed (default 100)
   --enable-start-session
                         (serve) list the start_session tool (or WAYMARK_ENABLE_START_SESSION=1)
-  --profile NAME        (serve) default, or deepwork: DeepWork's tools over .deepwork/jobs
+  --profile NAME        (serve, setup) default, or deepwork: DeepWork's tools over .deepwork/jobs
                         (or WAYMARK_PROFILE)
   --jobs-dir DIR        a folder of DeepWork job folders (repeatable; after the workspace's
                         .deepwork/jobs; DEEPWORK_ADDITIONAL_JOBS_FOLDERS adds more, colon-separated)
@@ -64,6 +68,10 @@ Options:
   --no-quality-gate     (deepwork) skip quality reviews
   --quality-gate-timeout S       (deepwork) seconds one review may take (default 120)
   --quality-gate-max-attempts N  (deepwork) external reviews per step (default 3)
+  --client NAME         (setup) the MCP client whose configuration gets the entry
+  --scope SCOPE         (setup) user (the client's own file) or project (the workspace's
+                        file); each client has its usual one as the default
+  --print               (setup) print the entry instead of writing it
   --port N              viewer port for \`view\` (default 4321; 0 picks a free one)
   --viewer-port N       viewer port for \`serve --viewer\` (default 4321; 0 picks a free one)
 
@@ -78,7 +86,7 @@ Options:
 const buildKind = (): string => Deno.build.standalone ? "binary" : BUILD_KIND;
 
 function log(line: string): void {
-  process.stderr.write(`[waymark] ${line}\n`);
+  printErr(`[waymark] ${line}\n`);
 }
 
 function fatal(error: unknown): never {
@@ -94,21 +102,21 @@ function commandLine(
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options: parseArgsOptions() });
   } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n\n${HELP}`);
+    printErr(`${(error as Error).message}\n\n${HELP}`);
     return 2;
   }
   const settings = parseSettings(parsed.values, process.env);
   if (!settings.ok) {
-    process.stderr.write(`${settings.message}\n(see waymark --help)\n`);
+    printErr(`${settings.message}\n(see waymark --help)\n`);
     return 2;
   }
   if (settings.flags.help) {
-    process.stdout.write(HELP);
+    printOut(HELP);
     return 0;
   }
   if (settings.flags.version) {
     // a compiled binary runs the bundle, and only the runtime knows it is standalone
-    process.stdout.write(`waymark ${VERSION} (${buildKind()})\n`);
+    printOut(`waymark ${VERSION} (${buildKind()})\n`);
     return 0;
   }
   return { values: settings.flags, env: settings.env, positionals: parsed.positionals };
@@ -152,7 +160,7 @@ async function main(argv: string[]): Promise<number> {
   const { runCommand } = await loadCli();
   const code = await runCommand({ options, values, positionals, server, buildKind: buildKind() });
   if (code !== undefined) return code;
-  process.stderr.write(`unknown command \`${command}\`\n\n${HELP}`);
+  printErr(`unknown command \`${command}\`\n\n${HELP}`);
   return 2;
 }
 

@@ -16,10 +16,12 @@ import {
   type WaymarkServerOptions,
 } from "../mod.ts";
 import {
+  backtrackingPatterns,
   formatLoadError,
   isRoutineId,
   loadWorkflowFile,
   parseSourceFile,
+  parseWorkflowText,
   renderInspect,
   renderList,
   stepCount,
@@ -33,7 +35,9 @@ import type { CliHost } from "../store/maintenance/cli.ts";
 import { type Flags, redactDbUrl } from "../store/settings.ts";
 import type { WaymarkServer } from "../tools/waymark_server.ts";
 import { loadStoreCommands } from "../store/lazy.ts";
+import { processHost, setup } from "./setup/mod.ts";
 import { loadMcpHttp, loadViewer } from "../web/lazy.ts";
+import { printErr, printOut } from "./terminal.ts";
 
 /** A command line as `main.ts` parsed it. */
 export interface CommandInput {
@@ -50,7 +54,7 @@ export interface CommandInput {
 }
 
 function log(line: string): void {
-  process.stderr.write(`[waymark] ${line}\n`);
+  printErr(`[waymark] ${line}\n`);
 }
 
 /** Runs a command; `undefined` when there is no such command. */
@@ -61,6 +65,9 @@ export async function runCommand(input: CommandInput): Promise<number | undefine
   if (command === "view") return await view(options, input.values.port);
   if (command === "workflows") return await workflows(options, sub, arg);
   if (command === "keys" && sub === "rotate") return await rotateKeys(options);
+  if (command === "setup") {
+    return await setup(processHost(input.buildKind, input.values), input.values);
+  }
   const { STORE_COMMANDS } = await loadStoreCommands();
   const storeCommand = STORE_COMMANDS[command];
   if (!storeCommand) return undefined;
@@ -103,12 +110,12 @@ async function serveCommand(input: CommandInput): Promise<number> {
   });
 }
 
-/** `waymark keys rotate`: a new signing key; the previous one still verifies. */
+/** `waymark keys rotate`: a new signing key, which running servers pick up; the previous one still verifies. */
 async function rotateKeys(options: WaymarkOptions): Promise<number> {
   const { keysFile } = resolvePaths(options);
   const keyring = await rotateKeyring(keysFile);
-  process.stdout.write(
-    `rotated ${keysFile}: current key ${keyring.current.id}, previous ${keyring.previous?.id}\n`,
+  printOut(
+    `rotated ${keysFile}: current key ${keyring.current.id}, previous ${keyring.previous?.id} (running servers sign with the new key within a second; tokens of the key before the previous are refused)\n`,
   );
   return 0;
 }
@@ -130,8 +137,8 @@ function storeHost(options: WaymarkOptions, buildKind: string): CliHost {
         return await createWorkflowSource(BUNDLED_WORKFLOWS, dirs).load();
       },
     }),
-    stdout: (text) => void process.stdout.write(text),
-    stderr: (text) => void process.stderr.write(text),
+    stdout: printOut,
+    stderr: printErr,
     now: () => new Date(),
   };
 }
@@ -185,7 +192,7 @@ async function view(options: WaymarkOptions, port: number | undefined): Promise<
     await waymark.close();
     return 1;
   }
-  process.stdout.write(`waymark viewer: ${viewer.url}\n`);
+  printOut(`waymark viewer: ${viewer.url}\n`);
   log(`read-only viewer of ${redactDbUrl(waymark.paths.dbUrl)}; Ctrl-C stops it`);
   await new Promise<void>((stop) => {
     process.once("SIGINT", () => stop());
@@ -250,58 +257,71 @@ async function nearbyRoutines(file: string): Promise<Map<string, WorkflowFile>> 
   return routines;
 }
 
+/**
+ * `workflows validate FILE`: load, compile and hash the file with the routines it may call, and
+ * report its warnings. A file with the text of one waymark ships is that bundled file (so it may
+ * use the reserved `wr.` namespace), validated all the same.
+ */
+async function validateFile(file: string): Promise<number> {
+  const text = await readFile(file, "utf8");
+  const shipped = BUNDLED_WORKFLOWS.some((b) => b.text === text);
+  const checked = shipped ? parseWorkflowText(text, file) : null;
+  const loaded = checked && !checked.ok ? checked : await loadWorkflowFile(
+    { source: shipped ? "bundled" : "extra", file, text },
+    { routines: await nearbyRoutines(file) },
+  );
+  if (!loaded.ok) {
+    printErr(`${formatLoadError(loaded.error)}\n`);
+    return 1;
+  }
+  const { workflow } = loaded;
+  printOut(
+    `${file}: ok (${workflow.id}, ${stepCount(workflow.compiled)} steps, ${workflow.hash})\n`,
+  );
+  const checks = [
+    ...unfillablePlaceholders(workflow.compiled),
+    ...backtrackingPatterns(workflow.compiled),
+  ];
+  for (const w of [...workflow.warnings, ...checks]) {
+    printOut(`warning [${w.code}]: ${w.message}\n`);
+  }
+  return 0;
+}
+
 async function workflows(
   options: WaymarkOptions,
   sub: string | undefined,
   arg: string | undefined,
 ): Promise<number> {
   if (sub === "schema") {
-    process.stdout.write(`${JSON.stringify(workflowJsonSchema(), null, 2)}\n`);
+    printOut(`${JSON.stringify(workflowJsonSchema(), null, 2)}\n`);
     return 0;
   }
   if (sub === "validate") {
     if (!arg) {
-      process.stderr.write("usage: waymark workflows validate FILE\n");
+      printErr("usage: waymark workflows validate FILE\n");
       return 2;
     }
-    const loaded = await loadWorkflowFile({
-      source: "extra",
-      file: arg,
-      text: await readFile(arg, "utf8"),
-    }, { routines: await nearbyRoutines(arg) });
-    if (!loaded.ok) {
-      process.stderr.write(`${formatLoadError(loaded.error)}\n`);
-      return 1;
-    }
-    process.stdout.write(
-      `${arg}: ok (${loaded.workflow.id}, ${
-        stepCount(loaded.workflow.compiled)
-      } steps, ${loaded.workflow.hash})\n`,
-    );
-    const checks = unfillablePlaceholders(loaded.workflow.compiled);
-    for (const w of [...loaded.workflow.warnings, ...checks]) {
-      process.stdout.write(`warning [${w.code}]: ${w.message}\n`);
-    }
-    return 0;
+    return await validateFile(arg);
   }
   const waymark = await openWaymark(options);
   try {
     if (sub === "list" || sub === undefined) {
       const result = await waymark.list();
       if (!result.ok) throw new Error(result.error.message);
-      process.stdout.write(`${renderList(result.value)}\n`);
+      printOut(`${renderList(result.value)}\n`);
       return 0;
     }
     if (sub === "inspect" && arg) {
       const result = await waymark.inspect(arg);
       if (!result.ok) {
-        process.stderr.write(`${result.error.message}\n`);
+        printErr(`${result.error.message}\n`);
         return 1;
       }
-      process.stdout.write(`${renderInspect(result.value)}\n`);
+      printOut(`${renderInspect(result.value)}\n`);
       return 0;
     }
-    process.stderr.write(`usage: waymark workflows list|inspect ID|validate FILE|schema\n`);
+    printErr(`usage: waymark workflows list|inspect ID|validate FILE|schema\n`);
     return 2;
   } finally {
     await waymark.close();

@@ -47,6 +47,7 @@ export { SESSION_NOTES_WORKFLOW } from "./use_cases/session_notes.ts";
 export { buildRecap, RECAP_BUDGET_BYTES, type RecapOptions } from "./use_cases/recap.ts";
 export { workflowJsonSchema } from "./workflow/json_schema.ts";
 export { unfillablePlaceholders } from "./workflow/placeholder_check.ts";
+export { backtrackingPatterns } from "./workflow/pattern_check.ts";
 export {
   type AbortOutcome,
   abortRun,

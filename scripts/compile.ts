@@ -1,10 +1,13 @@
 /**
- * `deno task compile [--target T] [--output FILE] [--self-extracting]`: the single `waymark`
- * binary, compiled from the single-file build (`deno task bundle`, in its flavour with the web
+ * `deno task compile [--target T] [--output FILE] [--bundle FILE] [--self-extracting]`: the
+ * single `waymark` binary, compiled from the single-file build (`deno task bundle`, in its flavour with the web
  * adapters inlined, since a binary's module graph is fixed). Everything is in that file (code, bundled workflows, viewer assets), so
  * nothing needs `--include`; the npm packages, `@libsql/client`'s native addon among them, are
- * embedded by `deno compile` itself. `--self-extracting` is passed on, for a platform where the
- * addon will not load from inside the binary.
+ * embedded by `deno compile` itself. `--bundle` compiles a bundle built beforehand (`import {
+ * bundle } from "./bundle.ts"`, inline flavour) instead of building one, for a machine that can
+ * reach the npm registry only at some moments (CI builds once, compiles per target).
+ * `--self-extracting` is passed on, for a platform where the addon will not load from inside
+ * the binary.
  *
  * `deno compile` downloads its runtime stub (`denort`) on first use. Where that is impossible the
  * task fails with one line saying so, and no stack trace.
@@ -34,7 +37,15 @@ function firstError(stderr: string): string {
   return error.replace(/^error:\s*/, "");
 }
 
-async function compile(options: { target?: string; output: string; selfExtracting: boolean }) {
+/** What `deno compile` is told. */
+interface CompileOptions {
+  target?: string;
+  output: string;
+  selfExtracting: boolean;
+}
+
+async function compile(options: CompileOptions & { bundle?: string }) {
+  if (options.bundle) return await denoCompile(options.bundle, options);
   // the bundle with the web adapters inlined: a binary's module graph is fixed when it is built
   const dir = await Deno.makeTempDir({ prefix: "waymark-compile-" });
   try {
@@ -46,10 +57,7 @@ async function compile(options: { target?: string; output: string; selfExtractin
   }
 }
 
-async function denoCompile(
-  input: string,
-  options: { target?: string; output: string; selfExtracting: boolean },
-): Promise<void> {
+async function denoCompile(input: string, options: CompileOptions): Promise<void> {
   // --no-check: the bundle is plain JavaScript, type-checked as source by `deno task check`
   const args = ["compile", "-A", "--quiet", "--no-check", "--output", options.output];
   if (options.target) args.push("--target", options.target);
@@ -81,12 +89,18 @@ if (import.meta.main) {
       options: {
         target: { type: "string" },
         output: { type: "string" },
+        bundle: { type: "string" },
         "self-extracting": { type: "boolean", default: false },
       },
     });
     const windows = (values.target ?? Deno.build.target).includes("windows");
     const output = values.output ?? join(ROOT, "dist", windows ? "waymark.exe" : "waymark");
-    await compile({ target: values.target, output, selfExtracting: values["self-extracting"] });
+    await compile({
+      target: values.target,
+      output,
+      bundle: values.bundle,
+      selfExtracting: values["self-extracting"],
+    });
     console.error(`built ${output}`);
   } catch (error) {
     console.error(`compile: ${error instanceof Error ? error.message : String(error)}`);

@@ -10,7 +10,8 @@
  * (`cold_start.ts`); the floor's call; `start_workflow`; in ONE run of a generated ~10,600-step
  * project workflow, advance / replay / rehydrate at 10, 1,000 and 10,000 prior advances, with the
  * server's RSS after 100 advances and after the last level; the first tool call of a session
- * with a 100-file user library (`first_call.ts`); the viewer (`viewer_bench.ts`) and
+ * with a 100-file user library (`first_call.ts`); `list_workflows` with the bundled library, warm
+ * and as a session's first call (`list_bench.ts`); the viewer (`viewer_bench.ts`) and
  * `resume_session` over 10,000 sessions (`resume_bench.ts`). Medians are what targets use.
  *
  *   deno task bench            full run (several minutes on 2 cores)
@@ -32,6 +33,7 @@ import { resumeBench, resumeJson, resumeReport } from "./resume_bench.ts";
 import { deepworkBench, deepworkJson, deepworkReport } from "./deepwork_bench.ts";
 import { buildBundle, coldStart, coldStarts, floorCalls } from "./cold_start.ts";
 import { firstCalls } from "./first_call.ts";
+import { listBench } from "./list_bench.ts";
 import { type Floor, type Row, rowJson, table, targetLines } from "./report.ts";
 import { benchTargets, machine } from "./targets.ts";
 import { type LevelResult, longSession } from "./long_run.ts";
@@ -165,6 +167,13 @@ async function measure(
     rounds: cfg.firstCalls,
     log,
   });
+  const list = await listBench({
+    home: join(dirs.homes, "list"),
+    cwd: dirs.bundle, // no project workflows: the bundled library alone
+    samples: cfg.samples,
+    rounds: cfg.firstCalls,
+    log,
+  });
   log("viewer: building a 1,000-node session with 20 forks and rendering it");
   const quick = cfg.mode === "quick";
   const viewer = await viewerBench({ samples: quick ? 15 : 50, warmup: quick ? 2 : 5, log });
@@ -184,6 +193,13 @@ async function measure(
       stats: s,
       floor: "call",
     })),
+    { operation: "list_workflows (bundled library)", prior: null, stats: list.warm, floor: "call" },
+    {
+      operation: "first call: list_workflows (bundled library)",
+      prior: null,
+      stats: list.first,
+      floor: "call",
+    },
     ...viewer.rows.map((v): Row => ({
       operation: v.operation,
       prior: null,

@@ -1,7 +1,8 @@
 /**
  * The issue's targets, computed from a run's rows (medians): per-step latency in ms and as a
  * multiple of the floor's call, cold starts as a multiple of the floor's cold start, the first
- * tool call with a 100-file library, and resident memory after many advances.
+ * tool call with a 100-file library, `list_workflows` with the bundled library, and resident
+ * memory after many advances.
  * @module
  */
 import { type Stats, stats } from "./common.ts";
@@ -100,6 +101,13 @@ export function benchTargets(r: {
         } ms)`,
       },
     ),
+    target("list_workflows p50, bundled library", p50(rows, "list_workflows (bundled library)"), {
+      unit: "ms",
+      target: 10,
+      note: `(first call of a session: ${
+        p50(rows, "first call: list_workflows (bundled library)").toFixed(1)
+      } ms)`,
+    }),
     target(
       `RSS after ${last.prior.toLocaleString("en-US")} advances / after 100`,
       rss100 && rssLast ? rssLast / rss100 : NaN,

@@ -132,7 +132,7 @@ export async function connectRich(
     args: serverArgs(home, options.extraArgs),
     cwd: options.cwd ?? ROOT,
     stderr: "pipe",
-    env: { ...Deno.env.toObject(), NO_COLOR: "1", ...options.env },
+    env: childEnv(options.env),
   });
   await client.connect(transport);
   // Progress is read off the wire: the v2 client dispatches notifications a microtask late but
@@ -175,6 +175,16 @@ export async function connectRich(
   };
 }
 
+/**
+ * The environment a spawned waymark gets: this process's whole environment (the SDK's stdio
+ * transports pass only HOME, PATH and a few more by default, which drops DENO_DIR and the
+ * certificate and proxy settings a child needs to fetch packages into an empty cache), without
+ * colours.
+ */
+export function childEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return { ...Deno.env.toObject(), NO_COLOR: "1", ...extra };
+}
+
 /** How a stdio client transport (either SDK line) spawns a server on `home`. */
 export function serverParams(
   home: string,
@@ -185,7 +195,7 @@ export function serverParams(
     args: serverArgs(home, options.extraArgs),
     cwd: options.cwd ?? ROOT,
     stderr: "pipe",
-    env: { ...Deno.env.toObject(), NO_COLOR: "1" },
+    env: childEnv(),
   };
 }
 

@@ -3,18 +3,37 @@
  * says in one line, with no stack trace, that it cannot be downloaded where it cannot. The
  * download goes through a proxy that refuses every connection, so a machine with internet takes
  * the second path too unless the stub is already in Deno's cache (then the binary is checked).
+ * The bundle is built, and its npm packages cached, before the proxy is set: only the stub's
+ * download meets it, whatever Deno's cache held when the test began (a fresh machine has no
+ * esbuild for `deno bundle` and no packages).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { bundle } from "../../scripts/bundle.ts";
 import { ROOT } from "../helpers/server.ts";
+
+/** The inline bundle `deno task compile` would build, with its npm packages in Deno's cache. */
+async function prebuiltBundle(dir: string): Promise<string> {
+  const file = join(dir, "waymark.js");
+  await bundle(file, "inline");
+  const cache = await new Deno.Command(Deno.execPath(), {
+    args: ["cache", "--quiet", file],
+    cwd: ROOT,
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  assert.ok(cache.success, new TextDecoder().decode(cache.stderr));
+  return file;
+}
 
 Deno.test("deno task compile: a binary that says `binary`, or one clear line and exit 1", async () => {
   const dir = await Deno.makeTempDir({ prefix: "waymark-compile-" });
   const refused = "http://127.0.0.1:9"; // the discard port: nothing listens
   try {
     const binary = join(dir, "waymark");
+    const prebuilt = await prebuiltBundle(dir);
     const task = await new Deno.Command(Deno.execPath(), {
-      args: ["task", "--quiet", "compile", "--output", binary],
+      args: ["task", "--quiet", "compile", "--output", binary, "--bundle", prebuilt],
       cwd: ROOT,
       stdout: "piped",
       stderr: "piped",

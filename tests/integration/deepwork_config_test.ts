@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { connectRich, MAIN, ok, serverArgs, tempHome } from "../helpers/server.ts";
+import { childEnv, connectRich, MAIN, ok, serverArgs, tempHome } from "../helpers/server.ts";
 import { jobWorkspace, writeIn } from "../helpers/deepwork.ts";
 
 Deno.test("--profile and WAYMARK_PROFILE are validated; the env variable selects the profile; jobs come from the roots", async () => {
@@ -112,7 +112,7 @@ Deno.test("every call is logged to stderr with its tool name and the stack", asy
     args: serverArgs(home.home, ["--profile", "deepwork"]),
     cwd: ws.dir,
     stderr: "pipe",
-    env: { ...Deno.env.toObject(), NO_COLOR: "1" },
+    env: childEnv(),
   });
   let stderr = "";
   transport.stderr?.on("data", (d: Uint8Array) => stderr += new TextDecoder().decode(d));

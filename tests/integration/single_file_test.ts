@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { ROOT, tempHome } from "../helpers/server.ts";
+import { childEnv, ROOT, tempHome } from "../helpers/server.ts";
+import { BUNDLED_IDS } from "../helpers/library.ts";
 
 const decoder = new TextDecoder();
 
@@ -46,6 +47,7 @@ async function driveOverStdio(command: string[], cwd: string, home: string): Pro
       args: [...command, "serve", "--home", home],
       cwd,
       stderr: "pipe",
+      env: childEnv(),
     }),
   );
   try {
@@ -55,7 +57,7 @@ async function driveOverStdio(command: string[], cwd: string, home: string): Pro
     const ids = (listed.structuredContent as { workflows: { id: string }[] }).workflows.map((w) =>
       w.id
     );
-    assert.deepEqual(ids, ["wr.bug_investigation", "wr.code_review", "wr.feature_planning"]);
+    assert.deepEqual(ids, BUNDLED_IDS);
     const started = await client.callTool({
       name: "start_workflow",
       arguments: { workflowId: "wr.code_review" },

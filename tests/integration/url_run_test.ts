@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { serveCheckout, tempHome } from "../helpers/server.ts";
+import { childEnv, serveCheckout, tempHome } from "../helpers/server.ts";
 
 Deno.test("main.ts runs from a URL with no local config: CLI and MCP over stdio", async () => {
   const checkout = serveCheckout();
@@ -48,6 +48,7 @@ Deno.test("main.ts runs from a URL with no local config: CLI and MCP over stdio"
         ],
         cwd: outside,
         stderr: "pipe",
+        env: childEnv(),
       }),
     );
     try {

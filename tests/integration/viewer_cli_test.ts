@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { openWaymark } from "../../mod.ts";
-import { MAIN, ROOT, serveCheckout, tempHome } from "../helpers/server.ts";
+import { childEnv, MAIN, ROOT, serveCheckout, tempHome } from "../helpers/server.ts";
 import { inProcess, rawRequest, seedForkedReview, spawnView } from "../helpers/viewer_fixture.ts";
 
 Deno.test("waymark view: prints its URL, serves on 127.0.0.1 only, refuses foreign Host and POST", async () => {
@@ -71,7 +71,7 @@ Deno.test("waymark serve --viewer: MCP over stdio and the viewer side by side; U
     ],
     cwd: ROOT,
     stderr: "pipe",
-    env: { ...Deno.env.toObject(), NO_COLOR: "1" },
+    env: childEnv(),
   });
   let stderr = "";
   const found = Promise.withResolvers<string>();
