@@ -15,7 +15,6 @@
  */
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import { mkdir } from "node:fs/promises";
 import process from "node:process";
 import {
   applyPreferences,
@@ -45,6 +44,7 @@ import {
   loadOrCreateKeyring,
   type OpenedSqlStore,
   openStore,
+  prepareHome,
   type SourceDir,
   sqlWorkflowCache,
   systemClock,
@@ -231,10 +231,8 @@ export interface Waymark {
 /** Opens waymark: the database (created and migrated if needed), the keyring, the workflow sources. */
 export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark> {
   const home = resolvePaths(options).home;
-  const config = await opening(join(home, "config.json"), async () => {
-    await mkdir(home, { recursive: true });
-    return await loadConfig(home);
-  });
+  await opening(home, () => prepareHome(home));
+  const config = await opening(join(home, "config.json"), () => loadConfig(home));
   const paths = resolvePaths({
     ...options,
     extraWorkflowDirs: [...(options.extraWorkflowDirs ?? []), ...config.workflowDirs],

@@ -127,20 +127,35 @@ const FAULT_TEXT: Record<StorageFault, string> = {
 };
 
 /**
+ * What a store says of one of its faults, in its own terms: the remedy (a file's permissions and
+ * the files beside it, or a server's role and data volume) and whether `location` is a `file`
+ * or a `server` (the key it has in an error's details).
+ */
+export interface FaultAdvice {
+  /** What is wrong and what to do, in the store's terms; one or two sentences. */
+  remedy: string;
+  /** What `location` names. */
+  place: "file" | "server";
+}
+
+/**
  * Thrown by a store adapter when the database refuses a write for a reason that retrying at
  * once cannot fix. Use-cases turn it into `STORAGE_FULL` (retry later), `STORAGE_READ_ONLY`
- * (not retryable) or `STORAGE_UNREACHABLE` (retry later), naming the file or server.
+ * (not retryable) or `STORAGE_UNREACHABLE` (retry later), with the store's own advice.
  */
 export class StorageUnavailableError extends Error {
   /** What is wrong. */
   readonly fault: StorageFault;
-  /** The database file (or URL) concerned. */
+  /** The database file (or server URL, without a password) concerned. */
   readonly location: string;
-  /** Creates the error for a fault at a location. */
-  constructor(fault: StorageFault, location: string) {
+  /** The store's remedy, and what `location` names. */
+  readonly advice: FaultAdvice;
+  /** Creates the error for a fault at a location, with the store's advice. */
+  constructor(fault: StorageFault, location: string, advice: FaultAdvice) {
     super(`${FAULT_TEXT[fault]}: ${location}`);
     this.name = "StorageUnavailableError";
     this.fault = fault;
     this.location = location;
+    this.advice = advice;
   }
 }

@@ -20,5 +20,6 @@ export { sqlWorkflowCache } from "./sql/workflow_cache.ts";
 export { additionalJobFolders, createJobSource, type JobSourceOptions } from "./deepwork_jobs.ts";
 export { cryptoRandom, systemClock } from "./system.ts";
 export { loadConfig, type WaymarkConfig } from "./config_file.ts";
+export { prepareHome } from "./private_files.ts";
 export type { Database } from "./sql/schema.ts";
 export { migrateToLatest, MIGRATIONS } from "./libsql/migrations.ts";

@@ -5,10 +5,27 @@
  * @module
  */
 import {
+  type FaultAdvice,
   StorageBusyError,
   StorageCorruptionError,
+  type StorageFault,
   StorageUnavailableError,
 } from "../engine/mod.ts";
+
+/** What a libSQL file's faults call for (its PostgreSQL sibling is in `postgres/errors.ts`). */
+const ADVICE: Record<StorageFault, (location: string) => string> = {
+  disk_full: (at) =>
+    `The disk holding the database ${at} is full. Free space on that disk (or point WAYMARK_HOME elsewhere), then retry.`,
+  read_only: (at) =>
+    `The database ${at} is read-only: waymark needs write permission on that file and on its folder (for the -wal and -shm files beside it). Fix the permission and restart waymark.`,
+  unreachable: (at) => `The database ${at} cannot be reached (the connection was lost).`,
+};
+
+/** The libSQL file's fault, with its advice. */
+function unavailable(fault: StorageFault, location: string): StorageUnavailableError {
+  const advice: FaultAdvice = { remedy: ADVICE[fault](location), place: "file" };
+  return new StorageUnavailableError(fault, location, advice);
+}
 
 function codeOf(error: unknown): string {
   const e = error as { code?: unknown; message?: unknown; cause?: { code?: unknown } } | null;
@@ -35,10 +52,10 @@ export function storageError(
     return new StorageBusyError(String((error as Error).message));
   }
   if (/SQLITE_FULL|disk is full/i.test(code)) {
-    return new StorageUnavailableError("disk_full", context.location);
+    return unavailable("disk_full", context.location);
   }
   if (/SQLITE_READONLY|readonly database/i.test(code)) {
-    return new StorageUnavailableError("read_only", context.location);
+    return unavailable("read_only", context.location);
   }
   if (/SQLITE_CORRUPT|SQLITE_NOTADB|malformed/i.test(code)) {
     return new StorageCorruptionError(

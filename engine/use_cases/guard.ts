@@ -59,26 +59,23 @@ function storageFailure(error: unknown): Result<never> | null {
     );
   }
   if (!(error instanceof StorageUnavailableError)) return null;
-  const details = { file: error.location, fault: error.fault };
+  // the store says what is wrong in its own terms; the retry is the engine's
+  const details = { [error.advice.place]: error.location, fault: error.fault };
+  const remedy = error.advice.remedy;
   if (error.fault === "unreachable") {
     return fail(
       "STORAGE_UNREACHABLE",
-      `The database server ${error.location} cannot be reached (the connection was lost). Retry once it is back: an ack or checkpoint that did reach it replays its recorded answer, and one that did not is recorded then.`,
+      `${remedy} Retry once it is back: an ack or checkpoint that did reach it replays its recorded answer, and one that did not is recorded then.`,
       { retry: { kind: "retryable_after_ms", afterMs: UNREACHABLE_RETRY_MS }, details },
     );
   }
   if (error.fault === "disk_full") {
-    return fail(
-      "STORAGE_FULL",
-      `The disk holding the database ${error.location} is full. Free space on that disk (or point WAYMARK_HOME elsewhere), then retry; nothing was recorded by this call.`,
-      { retry: { kind: "retryable_after_ms", afterMs: DISK_FULL_RETRY_MS }, details },
-    );
+    return fail("STORAGE_FULL", `${remedy} Nothing was recorded by this call.`, {
+      retry: { kind: "retryable_after_ms", afterMs: DISK_FULL_RETRY_MS },
+      details,
+    });
   }
-  return fail(
-    "STORAGE_READ_ONLY",
-    `The database ${error.location} is read-only: waymark needs write permission on that file and on its folder (for the -wal and -shm files beside it). Fix the permission and restart waymark; nothing was recorded by this call.`,
-    { details },
-  );
+  return fail("STORAGE_READ_ONLY", `${remedy} Nothing was recorded by this call.`, { details });
 }
 
 /** The structured error for a broken invariant, carrying what was seen, or `null`. */

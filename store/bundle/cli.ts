@@ -3,8 +3,9 @@
  * stdin as `-`), one line per session said on stderr so stdout can carry the bundle.
  * @module
  */
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { writePrivateFile } from "../private_files.ts";
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import { sessionLabel } from "../../engine/mod.ts";
@@ -27,7 +28,7 @@ async function exportOne(host: CliHost, id: string, output: string | undefined):
     }
     const { value } = exported;
     if (output === undefined || output === "-") host.stdout(value.text);
-    else await writeFile(output, value.text);
+    else await writePrivateFile(output, value.text);
     host.stderr(
       `exported ${value.sessionId} to ${
         output && output !== "-" ? output : "stdout"
@@ -74,7 +75,7 @@ async function exportAll(host: CliHost, input: CliInput): Promise<number> {
         continue;
       }
       const file = join(dir, `${exported.value.sessionId}.json`);
-      await writeFile(file, exported.value.text);
+      await writePrivateFile(file, exported.value.text);
       host.stdout(`${file}\n`);
     }
     host.stderr(`exported ${sessions.length - failed} session(s) to ${dir}\n`);

@@ -120,7 +120,7 @@ function rewrite(target: ImportTarget, bundle: Bundle, ids: IdMap): Row[] {
     }),
   );
   const deps = { ...target.deps, own };
-  return bundle.events.map((e) => {
+  return bundle.events.map((e, n) => {
     const payload = mintPlaceholders(rekeyText(JSON.stringify(e.payload), ids), deps);
     const event = JSON.parse(payload) as DomainEvent;
     const row = {
@@ -130,6 +130,7 @@ function rewrite(target: ImportTarget, bundle: Bundle, ids: IdMap): Row[] {
       payload,
       digest: logDigest(e.kind, payload),
       at: e.at,
+      position: n + 1, // a new session here: its log starts at 1
     };
     return { row, event };
   });

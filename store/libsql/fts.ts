@@ -9,6 +9,7 @@ import { sql } from "npm:kysely@0.29.9";
 import type { SearchQuery } from "../../engine/mod.ts";
 import type { FullTextSearch, TextLayer, TextMatch } from "../sql/dialect.ts";
 import type { Executor } from "../sql/graph_sql.ts";
+import { guardedSearch } from "../sql/search_index.ts";
 import { indexed, written } from "./fts_backlog.ts";
 
 /** An FTS5 query that matches any of the words, each quoted (so no word is FTS syntax). */
@@ -77,8 +78,17 @@ async function sessionTexts(ex: Executor, sessionId: string): Promise<string[]> 
   return rows.rows.map((r) => r.line);
 }
 
+/** A missing FTS5 table, or FTS5's own corruption code (not a damaged page of the file). */
+function indexFault(error: unknown): string | null {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  const message = String(e?.message ?? "");
+  const missing = /no such table: (?:main\.)?(search_\w+)/.exec(message);
+  if (missing) return `${missing[1]} is missing`;
+  return e?.code === "SQLITE_CORRUPT_VTAB" ? `an FTS5 table: ${message}` : null;
+}
+
 /** FTS5 search over the three tables. */
-export const fts5Search: FullTextSearch = {
+export const fts5Search: FullTextSearch = guardedSearch({
   // the run's or output's row is its record here: it is indexed with the next catch-up
   indexRun: (tx) => written(tx),
   indexOutput: (tx) => written(tx),
@@ -121,4 +131,4 @@ export const fts5Search: FullTextSearch = {
       WHERE r.run_id IN (${sql.join(runIds)})`.execute(ex);
     return new Map(rows.rows.map((r) => [r.run_id, r.text]));
   },
-};
+}, indexFault);

@@ -15,6 +15,7 @@ import { StorageBusyError } from "../../engine/mod.ts";
 import { isBusy, storageError } from "../storage_errors.ts";
 import { fts5Search } from "./fts.ts";
 import { libsqlMaintenance } from "./maintenance.ts";
+import { createDatabaseFile } from "../private_files.ts";
 import { migrateToLatest, newerSchemaMessage, readSchemaStatus } from "./migrations.ts";
 
 export type { OpenStoreOptions } from "../sql/store.ts";
@@ -115,6 +116,7 @@ export async function openLibsqlStore(
 ): Promise<SqliteStore> {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
   const path = localFilePath(url);
+  if (path !== undefined) createDatabaseFile(path);
   const pool = path === undefined
     ? undefined
     : new NativePool(path, { busyTimeoutMs, setup: [synchronousPragma(options)] });

@@ -7,9 +7,9 @@
  * @module
  */
 import Database from "npm:libsql@0.5.29";
+import { decodeRows, type GuardedStatement, prepareGuarded } from "./text_guard.ts";
 
 type NativeDb = InstanceType<typeof Database>;
-type NativeStatement = ReturnType<NativeDb["prepare"]>;
 
 /** The rows, or the write's effect, of one statement. */
 export interface NativeResult {
@@ -21,7 +21,7 @@ export interface NativeResult {
 /** One native connection with its statement cache. */
 export class NativeConnection {
   readonly #db: NativeDb;
-  readonly #statements = new Map<string, { stmt: NativeStatement; reader: boolean }>();
+  readonly #statements = new Map<string, GuardedStatement>();
   constructor(db: NativeDb) {
     this.#db = db;
   }
@@ -30,25 +30,15 @@ export class NativeConnection {
   execute(sql: string, args: readonly unknown[]): NativeResult {
     let entry = this.#statements.get(sql);
     if (!entry) {
-      const stmt = this.#db.prepare(sql);
-      entry = { stmt, reader: stmt.reader };
+      entry = prepareGuarded(this.#db, sql);
       this.#statements.set(sql, entry);
     }
-    const params = args.map(toSql);
-    if (entry.reader) {
-      return { rows: entry.stmt.all(params), changes: 0, lastInsertRowid: undefined };
-    }
-    const info = entry.stmt.run(params);
-    return { rows: [], changes: info.changes, lastInsertRowid: BigInt(info.lastInsertRowid) };
+    return run(entry, args);
   }
 
   /** Runs `sql` with positional `args` without keeping the prepared statement (one-offs). */
   executeOnce(sql: string, args: readonly unknown[]): NativeResult {
-    const stmt = this.#db.prepare(sql);
-    const params = args.map(toSql);
-    if (stmt.reader) return { rows: stmt.all(params), changes: 0, lastInsertRowid: undefined };
-    const info = stmt.run(params);
-    return { rows: [], changes: info.changes, lastInsertRowid: BigInt(info.lastInsertRowid) };
+    return run(prepareGuarded(this.#db, sql), args);
   }
 
   /** Runs a statement without keeping it (BEGIN, COMMIT, ROLLBACK). */
@@ -65,6 +55,21 @@ export class NativeConnection {
   close(): void {
     if (this.#db.open) this.#db.close();
   }
+}
+
+/** Runs a prepared statement: a reader's rows (text decoded when guarded), or a write's effect. */
+function run(entry: GuardedStatement, args: readonly unknown[]): NativeResult {
+  const params = args.map(toSql);
+  if (entry.reader) {
+    const rows = entry.stmt.all(params);
+    return {
+      rows: entry.guarded ? decodeRows(rows) : rows,
+      changes: 0,
+      lastInsertRowid: undefined,
+    };
+  }
+  const info = entry.stmt.run(params);
+  return { rows: [], changes: info.changes, lastInsertRowid: BigInt(info.lastInsertRowid) };
 }
 
 function toSql(value: unknown): unknown {

@@ -1,10 +1,12 @@
 /**
  * `waymark backup FILE`: a consistent copy of the database (SQLite's `VACUUM INTO`) taken while
- * servers keep writing, then checked with the database's integrity check.
+ * servers keep writing, then checked with the database's integrity check. FILE is created new
+ * and 0600 first: anything already there, a symbolic link included, is refused.
  * @module
  */
-import { existsSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { resolve } from "node:path";
+import { createPrivateFile } from "../private_files.ts";
 import { type CliHost, type CliInput, formatBytes, usage, withWaymark } from "./cli.ts";
 
 /** `waymark backup FILE`. */
@@ -12,11 +14,22 @@ export async function backupCommand(host: CliHost, input: CliInput): Promise<num
   const [file] = input.positionals;
   if (!file) return usage(host, "waymark backup FILE");
   const target = resolve(file);
-  if (existsSync(target)) {
-    host.stderr(`${target} already exists; choose a new file name (a backup never overwrites)\n`);
+  try {
+    // made here, empty and 0600, so the copy is private and never lands through a link
+    createPrivateFile(target);
+  } catch (error) {
+    if ((error as { code?: string }).code !== "EEXIST") throw error;
+    host.stderr(
+      `${target} already exists (a file, folder or symbolic link); choose a new file name (a backup never overwrites or writes through a link)\n`,
+    );
     return 1;
   }
-  await withWaymark(host, ({ store }) => store.maintenance.backupTo(store.db, target));
+  try {
+    await withWaymark(host, ({ store }) => store.maintenance.backupTo(store.db, target));
+  } catch (error) {
+    await rm(target, { force: true });
+    throw error;
+  }
   const copy = await host.openDatabase(`file:${target}`);
   try {
     const problems = await copy.maintenance.integrityCheck(copy.db);

@@ -37,6 +37,8 @@ export async function doctorCommand(host: CliHost, input: CliInput): Promise<num
     buildKind: host.buildKind,
     dbUrl: redactDbUrl(dbUrl),
     keysFile: host.paths.keysFile,
+    home: host.paths.home,
+    privateFiles: path ? [path, `${path}-wal`, `${path}-shm`] : [],
     workflows: host.workflows(),
     open: () => {
       // opening a missing file would create an empty database: report it instead

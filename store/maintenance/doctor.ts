@@ -8,6 +8,7 @@
  */
 import { DOCTOR_CHECKS, formatLoadError, type WorkflowSource } from "../../engine/mod.ts";
 import { inspectKeyring } from "../keyring.ts";
+import { looseModes } from "../private_files.ts";
 import {
   type DoctorFinding,
   eventLog,
@@ -15,9 +16,11 @@ import {
   integrity,
   type MaintainedStore,
   projections,
+  searchTables,
   sessionIds,
   snapshots,
   type StoreCheckOptions,
+  textEncoding,
   wal,
 } from "./doctor_checks.ts";
 import { sessionRules } from "./session_rules.ts";
@@ -36,6 +39,10 @@ export interface DoctorTarget {
   open(): Promise<MaintainedStore & { close(): Promise<void> }>;
   /** The keyring file. */
   keysFile: string;
+  /** waymark's home, whose mode and files' modes are checked (none: not checked). */
+  home?: string;
+  /** waymark's files whose modes are checked (the database file and those beside it). */
+  privateFiles?: string[];
   /** The workflow sources, whose load errors are reported. */
   workflows: WorkflowSource;
 }
@@ -81,6 +88,35 @@ async function keyring(keysFile: string): Promise<DoctorFinding> {
   );
 }
 
+async function permissions(
+  target: DoctorTarget,
+  options: StoreCheckOptions,
+): Promise<DoctorFinding> {
+  if (!target.home) return { check: "permissions", ok: true, message: "no home to check" };
+  const loose = await looseModes(target.home, {
+    files: target.privateFiles ?? [],
+    repair: options.repair,
+  });
+  if (options.repair && loose.length > 0) {
+    options.repaired(
+      `made ${loose.length} file(s) private (${loose.map((l) => l.path).join(", ")})`,
+    );
+  }
+  return finding(
+    "permissions",
+    loose.length === 0 ? null : {
+      message: `${loose.length} path(s) can be read by other users: ${
+        loose.slice(0, 5).map((l) => `${l.path} (mode ${l.mode}, should be ${l.expected})`)
+          .join(", ")
+      }`,
+      fix:
+        "Notes and context can hold secrets: run `waymark doctor --repair` to set the home to 0700 and its files to 0600 (or chmod them yourself).",
+      details: { paths: loose },
+    },
+    `${target.home} and its files are private to their owner`,
+  );
+}
+
 async function workflows(source: WorkflowSource): Promise<DoctorFinding> {
   const loaded = await source.load();
   return finding(
@@ -113,12 +149,20 @@ async function attempt(
   }
 }
 
+const notChecked: DoctorFinding = {
+  check: "projections",
+  ok: false,
+  message: "not checked: the search index's tables must be rebuilt first",
+  fix: "Run `waymark doctor --repair`: it rebuilds the index, then checks and repairs the rows.",
+};
+
 /** The checks of an open database whose schema is current. */
 async function storeChecks(
   store: MaintainedStore,
   options: StoreCheckOptions,
 ): Promise<DoctorFinding[]> {
   const out = await attempt("integrity", () => integrity(store));
+  out.push(...await attempt("text_encoding", () => textEncoding(store, options)));
   let corrupt: string[] = [];
   out.push(
     ...await attempt("event_log", async () => {
@@ -128,8 +172,12 @@ async function storeChecks(
     }),
   );
   out.push(...await attempt("snapshots", () => snapshots(store, options)));
+  const index = await attempt("search_index", () => searchTables(store, options));
+  out.push(...index);
   out.push(
     ...await attempt("projections", async () => {
+      // rows are compared with index rows too: not before the index's tables are sound
+      if (index.length > 0) return notChecked;
       const sessions = (await sessionIds(store)).filter((id) => !corrupt.includes(id));
       return await projections(store, { ...options, sessions });
     }),
@@ -213,6 +261,7 @@ async function checkOnce(
   });
   found.findings.push(
     ...await attempt("keyring", () => keyring(target.keysFile)),
+    ...await attempt("permissions", () => permissions(target, options)),
     ...await attempt("workflows", () => workflows(target.workflows)),
   );
   found.findings.sort((a, b) => DOCTOR_CHECKS.indexOf(a.check) - DOCTOR_CHECKS.indexOf(b.check));

@@ -76,28 +76,75 @@ export async function integrity(store: MaintainedStore): Promise<DoctorFinding> 
   );
 }
 
-/** Checks every session's log; sessions that fail are marked corrupt (and returned). */
+/** Why a session could not be checked (or rebuilt), in words. */
+const reasonOf = (error: unknown) =>
+  `could not be read: ${error instanceof Error ? error.message : String(error)}`;
+
+/**
+ * Stored text that is not valid UTF-8, each value named by table, row, column and session; on
+ * repair each is set aside in `quarantine` (its bytes, never deleted) and replaced by a readable
+ * rendering, in one transaction, before the other checks read the rows.
+ */
+export async function textEncoding(
+  store: MaintainedStore,
+  options: StoreCheckOptions,
+): Promise<DoctorFinding> {
+  const now = new Date().toISOString();
+  const found = options.repair
+    ? await store.db.transaction().execute((tx) =>
+      store.maintenance.badText(tx, { repair: true, now })
+    )
+    : await store.maintenance.badText(store.db, { repair: false, now });
+  const named = found.map((b) =>
+    `${b.table}.${b.column} of row ${b.row}${b.sessionId ? ` (${sessionLabel(b.sessionId)})` : ""}`
+  );
+  if (options.repair && found.length > 0) {
+    options.repaired(
+      `set aside ${found.length} text value(s) that were not UTF-8 in the quarantine table: ${
+        named.slice(0, 5).join(", ")
+      }`,
+    );
+  }
+  return finding(
+    "text_encoding",
+    found.length === 0 ? null : {
+      message: `${found.length} stored text value(s) are not valid UTF-8 (no tool can read them): ${
+        named.slice(0, 5).join(", ")
+      }${found.length > 5 ? ` and ${found.length - 5} more` : ""}`,
+      fix:
+        "Run `waymark doctor --repair`: each value is copied as its bytes into the quarantine table (nothing is deleted) and replaced by a readable rendering; then a projection is rebuilt from its log, and a log row so changed leaves its session marked corrupt.",
+      details: { values: found },
+    },
+    "stored text is valid UTF-8",
+  );
+}
+
+/**
+ * Checks every session's log, each on its own (one that cannot even be read is a verdict for
+ * that session, never the end of the check); sessions that fail are marked corrupt (and
+ * returned). Their rows are left as they are: nothing is ever rebuilt from such a log.
+ */
 export async function eventLog(
   store: MaintainedStore,
   ids: string[],
 ): Promise<[DoctorFinding, string[]]> {
   const bad: { sessionId: string; reason: string }[] = [];
   for (const id of ids) {
-    const reason = await logProblem(store.db, id);
+    const reason = await logProblem(store.db, id).catch(reasonOf);
     if (!reason) continue;
     bad.push({ sessionId: sessionLabel(id), reason });
-    await markCorrupt(store.db, id);
+    await markCorrupt(store.db, id).catch(() => {});
   }
   const corrupt = bad.map((b) => b.sessionId.slice(4));
   return [
     finding(
       "event_log",
       bad.length === 0 ? null : {
-        message: `${bad.length} session log(s) fail their digest checks and are marked corrupt: ${
+        message: `${bad.length} session log(s) fail their checks and are marked corrupt: ${
           listSessions(corrupt)
         } (${bad[0]!.reason})`,
         fix:
-          "Execution tools refuse these sessions; read-only tools and the viewer still show them. Restore them from a backup or import an earlier bundle of each.",
+          "Their rows are kept as they are (a log with a bad or missing row is never rebuilt from): execution tools refuse these sessions, read-only tools and the viewer still show them. A person decides: restore the database from a backup, or import an earlier bundle of each session, or leave them read-only.",
         details: { sessions: bad },
       },
       `${ids.length} session log(s) verify`,
@@ -131,6 +178,31 @@ export async function snapshots(
   );
 }
 
+/**
+ * The full-text index's tables (missing, or failing their own check): nothing when sound; on
+ * repair they are rebuilt from the sessions (derived data: no backup is needed).
+ */
+export async function searchTables(
+  store: MaintainedStore,
+  options: StoreCheckOptions,
+): Promise<DoctorFinding[]> {
+  const problems = await store.maintenance.searchProblems(store.db);
+  if (problems.length === 0) return [];
+  if (options.repair) {
+    await store.maintenance.rebuildSearch(store.db);
+    options.repaired(`rebuilt the search index from the sessions (${problems.join("; ")})`);
+    return [];
+  }
+  return [{
+    check: "search_index",
+    ok: false,
+    message: `the search index's tables are missing or damaged: ${problems.slice(0, 3).join("; ")}`,
+    fix:
+      "Run `waymark doctor --repair`: the index is derived from the sessions and is rebuilt from them; nothing is lost and no backup is needed. Until then searches in resume_session fail.",
+    details: { problems },
+  }];
+}
+
 /** Splits per-session findings into projection and full-text differences. */
 function split(found: SessionFindings[]): { rows: SessionFindings[]; search: SessionFindings[] } {
   const rows = found.filter((f) => Object.keys(f.differences).some((t) => t !== "search"));
@@ -138,18 +210,33 @@ function split(found: SessionFindings[]): { rows: SessionFindings[]; search: Ses
   return { rows, search };
 }
 
-/** Projections and full-text rows of every session whose log verifies, against that log. */
+/** A session whose rows could not be checked against its log, and why. */
+interface Unchecked {
+  sessionId: string;
+  reason: string;
+}
+
+/**
+ * Projections and full-text rows of every session whose log verifies, against that log, each
+ * session on its own: one that cannot be rebuilt is its own verdict (its rows are left as they
+ * were) and the others are still checked and repaired.
+ */
 export async function projections(
   store: MaintainedStore,
   options: StoreCheckOptions & { sessions: string[] },
 ): Promise<DoctorFinding[]> {
   const found: SessionFindings[] = [];
+  const unchecked: Unchecked[] = [];
   for (const sessionId of options.sessions) {
-    const f = await rebuildSession(store.db, store.dialect.search, {
-      sessionId,
-      repair: options.repair,
-    });
-    if (Object.keys(f.differences).length > 0) found.push(f);
+    try {
+      const f = await rebuildSession(store.db, store.dialect.search, {
+        sessionId,
+        repair: options.repair,
+      });
+      if (Object.keys(f.differences).length > 0) found.push(f);
+    } catch (error) {
+      unchecked.push({ sessionId: sessionLabel(sessionId), reason: reasonOf(error) });
+    }
   }
   const orphans = await runOrphans(store.db, { remove: options.repair });
   const ftsOrphans = options.repair
@@ -165,16 +252,23 @@ export async function projections(
   }
   const { rows, search } = split(found);
   return [
-    rowsFinding(rows, orphans),
+    rowsFinding(rows, orphans, unchecked),
     searchFinding(search, ftsOrphans),
   ];
 }
 
-function rowsFinding(rows: SessionFindings[], orphans: Record<string, number>): DoctorFinding {
+function rowsFinding(
+  rows: SessionFindings[],
+  orphans: Record<string, number>,
+  unchecked: Unchecked[],
+): DoctorFinding {
   const orphanCount = Object.values(orphans).reduce((a, b) => a + b, 0);
+  const uncheckedFix = unchecked.length > 0
+    ? ` ${unchecked.length} session(s) cannot be rebuilt from their logs and were left as they are: export what still reads (\`waymark sessions export ID\`), then restore them from a backup or leave them as they are.`
+    : "";
   return finding(
     "projections",
-    rows.length === 0 && orphanCount === 0 ? null : {
+    rows.length === 0 && orphanCount === 0 && unchecked.length === 0 ? null : {
       message: [
         rows.length > 0
           ? `${rows.length} session(s) disagree with their logs: ${
@@ -182,10 +276,15 @@ function rowsFinding(rows: SessionFindings[], orphans: Record<string, number>): 
           }`
           : "",
         orphanCount > 0 ? `${orphanCount} row(s) belong to no run` : "",
+        unchecked.length > 0
+          ? `${unchecked.length} session(s) cannot be rebuilt from their logs: ${
+            listSessions(unchecked.map((u) => u.sessionId.slice(4)))
+          } (${unchecked[0]!.reason})`
+          : "",
       ].filter(Boolean).join("; "),
       fix:
-        "Run `waymark doctor --repair`: it rebuilds them from the log, one session per transaction.",
-      details: { sessions: rows, orphans },
+        `Run \`waymark doctor --repair\`: it rebuilds them from the log, one session per transaction.${uncheckedFix}`,
+      details: { sessions: rows, orphans, unrebuildable: unchecked },
     },
     "projections agree with the log",
   );

@@ -9,7 +9,13 @@
 import type { Kysely } from "npm:kysely@0.29.9";
 import type { FullTextSearch } from "../sql/dialect.ts";
 import type { Executor } from "../sql/graph_sql.ts";
-import { decodeLogRow, type LoggedEvent, projectLogged, sessionLog } from "../sql/log.ts";
+import {
+  decodeLogRow,
+  type LoggedEvent,
+  positionCheck,
+  projectLogged,
+  sessionLog,
+} from "../sql/log.ts";
 import type { Database } from "../sql/schema.ts";
 import { deleteProjections, dumpDifferences, dumpProjections } from "../sql/tables.ts";
 
@@ -23,13 +29,21 @@ export interface SessionFindings {
   differences: Record<string, number>;
 }
 
-/** The first reason a session's log cannot be trusted, or `null` when every row verifies. */
+/**
+ * The first reason a session's log cannot be trusted, or `null` when every row verifies and
+ * none is missing (positions run 1, 2, 3, ... up to the events the session counted).
+ */
 export async function logProblem(ex: Executor, sessionId: string): Promise<string | null> {
+  const positions = positionCheck();
   for await (const row of sessionLog(ex, sessionId)) {
     const decoded = decodeLogRow(row, sessionId);
     if (!decoded.ok) return decoded.reason;
+    const gap = positions.next(row);
+    if (gap) return gap;
   }
-  return null;
+  const counted = await ex.selectFrom("sessions").select("event_count")
+    .where("session_id", "=", sessionId).executeTakeFirst();
+  return positions.end(counted ? Number(counted.event_count) : null);
 }
 
 async function* loggedEvents(ex: Executor, sessionId: string): AsyncGenerator<LoggedEvent> {

@@ -35,8 +35,8 @@ async function copyTable(from: Executor, to: Executor, table: keyof Database): P
   }
 }
 
-/** Indexes the copied runs and outputs (outputs in log order, so each run's tip is its last). */
-async function reindex(to: Executor, search: FullTextSearch): Promise<void> {
+/** Indexes every run and output in `to` (outputs in log order, so each run's tip is its last). */
+export async function reindex(to: Executor, search: FullTextSearch): Promise<void> {
   for (const { run_id } of await to.selectFrom("runs").select("run_id").execute()) {
     await search.indexRun(to, run_id);
   }

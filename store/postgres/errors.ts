@@ -11,6 +11,7 @@ import type { Kysely } from "npm:kysely@0.29.9";
 import {
   StorageBusyError,
   StorageCorruptionError,
+  type StorageFault,
   StorageUnavailableError,
 } from "../../engine/mod.ts";
 import type { Executor } from "../sql/graph_sql.ts";
@@ -58,6 +59,23 @@ export function isConnectionLost(error: unknown): boolean {
     CONNECTION_TEXT.test(String((error as Error | null)?.message ?? ""));
 }
 
+/** What a PostgreSQL server's faults call for (the libSQL file's sibling: `storage_errors.ts`). */
+const ADVICE: Record<StorageFault, (server: string, code: string) => string> = {
+  disk_full: (server, code) =>
+    `The PostgreSQL server ${server} has no disk space left (SQLSTATE ${code}). Free space on the server's data volume, then retry.`,
+  read_only: (server, code) =>
+    `The PostgreSQL database ${server} refuses writes (SQLSTATE ${code}): it is read-only (a standby, or default_transaction_read_only) or waymark's role lacks the privilege. Point --db at a primary, or grant the role write access, then restart waymark.`,
+  unreachable: (server) =>
+    `The database server ${server} cannot be reached (the connection was lost).`,
+};
+
+function unavailable(fault: StorageFault, server: string, code: string): StorageUnavailableError {
+  return new StorageUnavailableError(fault, server, {
+    remedy: ADVICE[fault](server, code),
+    place: "server",
+  });
+}
+
 /**
  * The engine error a driver error stands for, or the error itself when it is none of the known
  * storage faults; `location` names the server (without a password) in messages.
@@ -70,10 +88,10 @@ export function storageError(error: unknown, context: { location: string }): unk
   const code = codeOf(error);
   const message = String((error as Error | null)?.message ?? error);
   if (CONFLICT.has(code)) return new StorageBusyError(message);
-  if (isConnectionLost(error)) return new StorageUnavailableError("unreachable", context.location);
-  if (code === "53100") return new StorageUnavailableError("disk_full", context.location);
+  if (isConnectionLost(error)) return unavailable("unreachable", context.location, code);
+  if (code === "53100") return unavailable("disk_full", context.location, code);
   if (code === "25006" || code === "42501") {
-    return new StorageUnavailableError("read_only", context.location);
+    return unavailable("read_only", context.location, code);
   }
   if (code === "XX001" || code === "XX002") {
     return new StorageCorruptionError(

@@ -12,6 +12,7 @@ import { type Kysely, sql } from "npm:kysely@0.29.9";
 import type { SearchQuery } from "../../engine/mod.ts";
 import type { FullTextSearch, TextLayer, TextMatch } from "../sql/dialect.ts";
 import type { Executor } from "../sql/graph_sql.ts";
+import { guardedSearch } from "../sql/search_index.ts";
 import { foldedTokens, matchText } from "./text_match.ts";
 
 /** The highest position a `tsvector` keeps (later tokens share it). */
@@ -97,8 +98,15 @@ async function sessionTexts(ex: Executor, sessionId: string): Promise<string[]> 
   return rows.rows.map((r) => r.line);
 }
 
+/** A search table gone (SQLSTATE 42P01 naming it). */
+function indexFault(error: unknown): string | null {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  const missing = /relation "(search_\w+)" does not exist/.exec(String(e?.message ?? ""));
+  return e?.code === "42P01" && missing ? `${missing[1]} is missing` : null;
+}
+
 /** `tsvector` search over the three tables. */
-export const tsvectorSearch: FullTextSearch = {
+export const tsvectorSearch: FullTextSearch = guardedSearch({
   async indexRun(tx, runId) {
     const row = await tx.selectFrom("runs as r")
       .innerJoin("sessions as s", "s.session_id", "r.session_id")
@@ -162,4 +170,4 @@ export const tsvectorSearch: FullTextSearch = {
     }
     return n;
   },
-};
+}, indexFault);

@@ -11,8 +11,9 @@ import type pg from "npm:pg@8.23.1";
 import type { MaintenanceDialect, ServerInfo } from "../sql/dialect.ts";
 import type { Executor } from "../sql/graph_sql.ts";
 import type { Database } from "../sql/schema.ts";
-import { backupToLibsql } from "./backup.ts";
-import { migrateToLatest, readSchemaStatus } from "./migrations.ts";
+import { backupToLibsql, reindex } from "./backup.ts";
+import { tsvectorSearch } from "./fts.ts";
+import { migrateToLatest, postgresMigrationDialect, readSchemaStatus } from "./migrations.ts";
 
 async function invalidIndexes(ex: Executor): Promise<string[]> {
   const rows = await sql<{ name: string }>`
@@ -43,10 +44,37 @@ async function serverInfo(ex: Executor, pool: pg.Pool): Promise<ServerInfo> {
   };
 }
 
+const SEARCH_TABLES = ["search_titles", "search_tips", "search_outputs"];
+
+async function missingSearchTables(ex: Executor): Promise<string[]> {
+  const problems: string[] = [];
+  for (const table of SEARCH_TABLES) {
+    const found = await sql<{ name: string | null }>`
+      SELECT CAST(to_regclass(${table}) AS text) AS name`.execute(ex);
+    if (!found.rows[0]?.name) problems.push(`${table}: no such table`);
+  }
+  return problems;
+}
+
+/** Drops the search tables, makes them anew and indexes every run and output, in one transaction. */
+async function rebuildSearch(db: Kysely<Database>): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    for (const table of SEARCH_TABLES) {
+      await sql`DROP TABLE IF EXISTS ${sql.table(table)} CASCADE`.execute(tx);
+    }
+    await postgresMigrationDialect.createSearchTables(tx as unknown as Kysely<unknown>);
+    await reindex(tx, tsvectorSearch);
+  });
+}
+
 /** The maintenance parts for the database open on `db` through `pool`. */
 export function postgresMaintenance(db: Kysely<Database>, pool: pg.Pool): MaintenanceDialect {
   return {
     integrityCheck: (ex) => invalidIndexes(ex),
+    searchProblems: (ex) => missingSearchTables(ex),
+    // the server refuses text that is not in the database's encoding
+    badText: () => Promise.resolve([]),
+    rebuildSearch: () => rebuildSearch(db),
     async vacuum(ex) {
       // and fresh statistics for the planner (after an import or a large gc)
       await sql`VACUUM (ANALYZE)`.execute(ex);

@@ -64,6 +64,19 @@ export interface SchemaStatus {
 export interface MaintenanceDialect {
   /** The database engine's consistency checks; each problem one line, none when sound. */
   integrityCheck(ex: Executor): Promise<string[]>;
+  /**
+   * What is wrong with the full-text index's tables (missing, or failing the engine's own check
+   * of them); none when sound. Kept apart from `integrityCheck`: the index is derived data.
+   */
+  searchProblems(ex: Executor): Promise<string[]>;
+  /** Drops the full-text tables, makes them anew, and indexes every run and output again. */
+  rebuildSearch(db: Kysely<Database>): Promise<void>;
+  /**
+   * Stored text values that are not valid UTF-8, each named by table, row and column; with
+   * `repair`, each is set aside in `quarantine` (its bytes) and replaced by a readable
+   * rendering. A server that checks encodings itself has none.
+   */
+  badText(ex: Executor, options: { repair: boolean; now: string }): Promise<BadText[]>;
   /** Gives free space back to the file system. */
   vacuum(ex: Executor): Promise<void>;
   /** Writes a consistent copy of the database to a new file while others keep writing. */
@@ -83,6 +96,20 @@ export interface MaintenanceDialect {
    * pool), or `null` for an embedded file.
    */
   serverInfo(ex: Executor): Promise<ServerInfo | null>;
+}
+
+/** A stored text value that is not valid UTF-8. */
+export interface BadText {
+  /** Its table. */
+  table: string;
+  /** Its row (`rowid`). */
+  row: string;
+  /** Its column. */
+  column: string;
+  /** The row's session, where the table has one. */
+  sessionId: string | null;
+  /** What it reads as, each bad byte a U+FFFD (the first 60 characters). */
+  preview: string;
 }
 
 /** A database server as doctor reports it. */

@@ -22,6 +22,8 @@ export interface LogRow {
   digest: string;
   /** Append time (ISO-8601). */
   at: string;
+  /** Its place in the session's log (1, 2, 3, ...), `null` on a row from outside waymark. */
+  position: number | null;
 }
 
 /** Rows read per page. */
@@ -32,13 +34,51 @@ export async function* sessionLog(ex: Executor, sessionId: string): AsyncGenerat
   let after = -1;
   for (;;) {
     const rows = await ex.selectFrom("events")
-      .select(["seq", "kind", "payload", "digest", "at"])
+      .select(["seq", "kind", "payload", "digest", "at", "position"])
       .where("session_id", "=", sessionId).where("seq", ">", after)
       .orderBy("seq").limit(PAGE).execute();
-    for (const row of rows) yield { ...row, seq: Number(row.seq) };
+    for (const row of rows) {
+      yield {
+        ...row,
+        seq: Number(row.seq),
+        position: row.position === null ? null : Number(row.position),
+      };
+    }
     if (rows.length < PAGE) return;
     after = Number(rows[rows.length - 1]!.seq);
   }
+}
+
+/**
+ * Follows a session's log positions (1, 2, 3, ...): `next(row)` says why a row breaks the
+ * sequence (a position skipped, repeated or missing), `end(count)` whether the log stops short
+ * of the events the session counted (its last rows deleted).
+ */
+export function positionCheck(): {
+  next(row: LogRow): string | null;
+  end(counted: number | null): string | null;
+} {
+  let last = 0;
+  return {
+    next(row) {
+      const expected = last + 1;
+      if (row.position === null) return `event ${row.seq} (${row.kind}) has no place in the log`;
+      last = row.position;
+      if (row.position === expected) return null;
+      return row.position > expected
+        ? `${row.position - expected} event(s) missing from the log (positions ${expected} to ${
+          row.position - 1
+        }, before event ${row.seq} (${row.kind}))`
+        : `event ${row.seq} (${row.kind}) repeats position ${row.position}`;
+    },
+    end(counted) {
+      return counted !== null && counted > last
+        ? `${
+          counted - last
+        } event(s) missing from the end of the log (it stops at position ${last} of ${counted})`
+        : null;
+    },
+  };
 }
 
 /** The digest a log row must carry. */

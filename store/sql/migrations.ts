@@ -6,7 +6,7 @@
  * dialects. Never edit a shipped migration; add the next one.
  * @module
  */
-import type { ColumnDefinitionBuilder, Kysely } from "npm:kysely@0.29.9";
+import { type ColumnDefinitionBuilder, type Kysely, sql } from "npm:kysely@0.29.9";
 import type { SchemaStatus } from "./dialect.ts";
 
 /** What a dialect writes its own way in the migrations. */
@@ -306,6 +306,41 @@ const stackOwners: Migration = {
   },
 };
 
+/**
+ * A log that shows a missing row: each event's `position` in its session's log, 1, 2, 3, ...
+ * with no gaps, unique per session, so a deleted row is a hole doctor sees (the global `seq`
+ * skips numbers of other sessions, so it cannot). Rows already logged are numbered in `seq`
+ * order. `sessions.event_count` is the last position given, so the hole a deleted last row
+ * leaves shows too.
+ */
+const logPositions: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable("events").addColumn("position", "integer").execute();
+    await sql`UPDATE events SET position = numbered.n FROM (
+        SELECT seq, row_number() OVER (PARTITION BY session_id ORDER BY seq) AS n FROM events
+      ) AS numbered WHERE events.seq = numbered.seq`.execute(db);
+    await db.schema.createIndex("events_by_position").unique().on("events")
+      .columns(["session_id", "position"]).execute();
+  },
+};
+
+/**
+ * What doctor sets aside instead of deleting: a stored text value that is not UTF-8 is copied
+ * here as its bytes (hex) with where it was, and replaced where it was with a readable rendering.
+ */
+const quarantine: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.createTable("quarantine")
+      .addColumn("table_name", "text", (c) => c.notNull())
+      .addColumn("row_key", "text", (c) => c.notNull())
+      .addColumn("column_name", "text", (c) => c.notNull())
+      .addColumn("original_hex", "text", (c) => c.notNull())
+      .addColumn("replaced_with", "text", (c) => c.notNull())
+      .addColumn("quarantined_at", "text", (c) => c.notNull())
+      .execute();
+  },
+};
+
 /** Every migration, by name; names sort in application order. */
 export const MIGRATIONS: Record<string, Migration> = {
   "0001_initial": initial,
@@ -317,6 +352,8 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0007_search_backlog": searchBacklog,
   "0008_workflow_cache": workflowCache,
   "0009_stack_owners": stackOwners,
+  "0010_log_positions": logPositions,
+  "0011_quarantine": quarantine,
 };
 
 /** The schema status of a database that has applied `applied` (in any order). */

@@ -15,6 +15,8 @@ export interface EventsTable {
   /** `sha256` of `kind` and `payload`, checked when the log is verified. */
   digest: string;
   at: string;
+  /** The event's place in its session's log: 1, 2, 3, ... with no gaps (`0010_log_positions`). */
+  position: number | null;
 }
 
 /** One row per session. */
@@ -195,6 +197,21 @@ export interface WorkflowOutcomesTable {
   outcome: string;
 }
 
+/** Values doctor set aside (text that was not UTF-8), as their bytes, never deleted. */
+export interface QuarantineTable {
+  /** The table the value was in. */
+  table_name: string;
+  /** Its row there (`rowid`). */
+  row_key: string;
+  /** Its column. */
+  column_name: string;
+  /** The value's bytes, in hex. */
+  original_hex: string;
+  /** What the value was replaced with (its readable rendering). */
+  replaced_with: string;
+  quarantined_at: string;
+}
+
 /** The whole schema. */
 export interface Database {
   events: EventsTable;
@@ -221,4 +238,6 @@ export interface Database {
   workflow_files: WorkflowFilesTable;
   /** The workflow-file cache's outcomes. */
   workflow_outcomes: WorkflowOutcomesTable;
+  /** What doctor set aside (`0011_quarantine`). */
+  quarantine: QuarantineTable;
 }

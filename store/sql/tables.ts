@@ -15,9 +15,18 @@ import type { Database } from "./schema.ts";
  * its session); `shared` rows are content-addressed and kept while any run
  * uses them; `search` is the dialect's full-text index (kept by the dialect); `record` rows
  * sit beside the log (not rebuilt from it) with a `session_id` column; `cache` rows belong to no
- * session and may be dropped at any time (they are rebuilt from files outside the store).
+ * session and may be dropped at any time (they are rebuilt from files outside the store);
+ * `evidence` rows are what doctor set aside, kept for a person and never removed by waymark.
  */
-export type TableRole = "log" | "session" | "run" | "shared" | "search" | "record" | "cache";
+export type TableRole =
+  | "log"
+  | "session"
+  | "run"
+  | "shared"
+  | "search"
+  | "record"
+  | "cache"
+  | "evidence";
 
 /** Every table's role. */
 export const TABLE_ROLES: Record<keyof Database, TableRole> = {
@@ -39,6 +48,7 @@ export const TABLE_ROLES: Record<keyof Database, TableRole> = {
   bundle_imports: "record",
   workflow_files: "cache",
   workflow_outcomes: "cache",
+  quarantine: "evidence",
 };
 
 /** The tables of a role, in schema order. */

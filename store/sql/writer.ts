@@ -66,7 +66,7 @@ const storedContext = prepare((db, p: { runId: string; id: string }) =>
 type EventRow = Insertable<Database["events"]>;
 
 const insertEvents = prepareRows(
-  ["session_id", "run_id", "kind", "payload", "digest", "at"],
+  ["session_id", "run_id", "kind", "payload", "digest", "at", "position"],
   (db, rows: EventRow[]) =>
     db.insertInto("events").values(rows.map((r) => ({
       session_id: r.session_id,
@@ -75,14 +75,35 @@ const insertEvents = prepareRows(
       payload: r.payload,
       digest: r.digest,
       at: r.at,
+      position: r.position,
     }))).returning("seq"),
 );
 
+/** Counts the appended events; answers the count, which is the last position now given. */
 const sessionGrown = prepare((db, p: { sessionId: string; at: string; count: number }) =>
   db.updateTable("sessions")
     .set((eb) => ({ updated_at: p.at, event_count: eb("event_count", "+", p.count) }))
-    .where("session_id", "=", p.sessionId)
+    .where("session_id", "=", p.sessionId).returning("event_count")
 );
+
+/**
+ * Where a batch starts in its session's log: 1 for the batch that creates the session (its row
+ * is projected from that batch and counted after), else one past the session's count, which
+ * is grown here first (a session removed meanwhile has no row: the batch is refused).
+ */
+async function firstPosition(
+  tx: Executor,
+  events: readonly DomainEvent[],
+  at: string,
+): Promise<number> {
+  if (events[0]!.kind === "session_created") return 1;
+  const sessionId = events[0]!.sessionId;
+  const grown = await sessionGrown.first(tx, { sessionId, at, count: events.length });
+  // A session removed (by `waymark gc`) after the call read its node: roll back, never leave
+  // half a session behind.
+  if (!grown) throw new Error(`session ${sessionLabel(sessionId)} is no longer stored`);
+  return Number(grown.event_count) - events.length + 1;
+}
 
 /** Appends events and updates projections, all inside `tx`. */
 async function append(
@@ -94,7 +115,8 @@ async function append(
   const at = options.now();
   const { known, idOf } = await knownContexts(tx, events, options.shared);
   const logged = loggedEvents(events, (runId, id) => known.has(`${runId}:${id}`), idOf);
-  const rows = logged.map((event) => {
+  const first = await firstPosition(tx, events, at);
+  const rows = logged.map((event, i) => {
     const payload = JSON.stringify(event);
     return {
       session_id: event.sessionId,
@@ -103,6 +125,7 @@ async function append(
       payload,
       digest: digest(`${event.kind}\n${payload}`),
       at,
+      position: first + i,
     };
   });
   // One statement for the whole batch: inside the write lock the sequence numbers are
@@ -114,12 +137,9 @@ async function append(
   for (const [i, event] of logged.entries()) {
     await project({ tx: writes, search, seq: seqs[i]!, at, payload: rows[i]!.payload }, event);
   }
-  const sessionId = events[0]!.sessionId;
-  const updated = await sessionGrown.execute(tx, { sessionId, at, count: events.length });
-  // A session removed (by `waymark gc`) after the call read its node: roll back, never leave
-  // half a session behind.
-  if (Number(updated.numAffectedRows ?? 0) === 0) {
-    throw new Error(`session ${sessionLabel(events[0]!.sessionId)} is no longer stored`);
+  // the batch that created the session counts itself once its row is there
+  if (first === 1) {
+    await sessionGrown.execute(tx, { sessionId: events[0]!.sessionId, at, count: events.length });
   }
 }
 

@@ -25,7 +25,11 @@ Deno.test("cli: bad flag values are refused with the flag's name, never NaN", as
       [["serve", "--http", "70000"], {}, /--http must be a port number/],
       [["view", "--port", "x1"], {}, /--port must be a port number/],
       [["serve", "--db", "ftp://nope"], {}, /--db must be file:PATH/],
-      [["gc", "--older-than", "30 days"], {}, /--older-than must be a whole number and a unit/],
+      [
+        ["gc", "--older-than", "30 days"],
+        {},
+        /--older-than must be a positive whole number \(1 or more\) and a unit/,
+      ],
       [["sessions", "list", "--status", "paused"], {}, /--status must be one of running, complete/],
       [
         ["serve"],

@@ -142,7 +142,10 @@ Deno.test("gc removes idle sessions with everything they own and nothing else; d
     await Deno.writeTextFile(`${home}/config.json`, '{"retention": {"olderThan": "ninety days"}}');
     const badConfig = await runCli(["gc"], { home });
     assert.notEqual(badConfig.code, 0);
-    assert.match(badConfig.err, /retention\.olderThan must be a whole number and a unit/);
+    assert.match(
+      badConfig.err,
+      /retention\.olderThan must be a positive whole number \(1 or more\) and a unit/,
+    );
   } finally {
     await cleanup();
     await other.cleanup();

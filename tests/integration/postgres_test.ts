@@ -41,6 +41,8 @@ const SUITES = [
   "tests/integration/race_test.ts",
   "tests/integration/crash_test.ts",
   "tests/integration/gc_test.ts",
+  "tests/integration/log_gaps_test.ts",
+  "tests/integration/doctor_damage_test.ts",
   "tests/integration/bundle_test.ts",
   "tests/integration/bundle_cli_test.ts",
   "tests/integration/gates_mcp_test.ts",
@@ -248,6 +250,47 @@ Deno.test({
     } finally {
       await store.close();
       await server.stop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "a read-only PostgreSQL database is STORAGE_READ_ONLY in the server's terms: details.server, no file advice",
+  ignore,
+  async fn() {
+    const url = await freshPostgresUrl();
+    const store = await openStore(url);
+    try {
+      const deps = await engineDeps(store);
+      const root = await start(deps, "project.plain");
+      const admin = new pg.Client({ connectionString: url, application_name: "test-admin" });
+      await admin.connect();
+      try {
+        await admin.query(
+          "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET default_transaction_read_only = on', current_database()); END $$",
+        );
+      } finally {
+        await admin.end();
+      }
+      // the pool's connections are made again, read-only now
+      await cutConnections(url);
+      const refused = await continueWorkflow(deps, {
+        stateToken: root.stateToken,
+        ackToken: root.ackToken!,
+      });
+      assert.ok(!refused.ok);
+      assert.equal(refused.error.code, "STORAGE_READ_ONLY", refused.error.message);
+      assert.deepEqual(refused.error.retry, { kind: "not_retryable" });
+      assert.equal(refused.error.details?.file, undefined);
+      assert.match(String(refused.error.details?.server), /^postgres/);
+      assert.match(
+        refused.error.message,
+        /PostgreSQL database .* refuses writes \(SQLSTATE 25006\)/,
+      );
+      assert.doesNotMatch(refused.error.message, /-wal|-shm|WAYMARK_HOME|permission on that file/);
+    } finally {
+      await store.close();
     }
   },
 });
