@@ -22,7 +22,7 @@ import { askBeforeAck } from "./elicit.ts";
 import { errorEnvelopeSchema, errorResult } from "./errors.ts";
 import { progressSender } from "./notifications.ts";
 import { inputJsonSchema, type ObjectSchema, outputJsonSchema } from "./published_schema.ts";
-import { createTaskResult, taskMeta } from "./task_wire.ts";
+import { callMeta, createTaskResult } from "./task_wire.ts";
 
 // Publishing costs milliseconds per tool (zod's JSON Schema conversion), so it happens once per
 // tool definition and process, on the first `tools/list`; bounded by the tools that exist.
@@ -150,7 +150,7 @@ async function dispatch(
   if (tool.taskSupport && wantsTask(server, { ctx, params: at.params })) {
     return createTaskResult(view, { modern, answer });
   }
-  return { ...answer, _meta: { ...answer._meta, ...taskMeta(view, { relatedTask: !modern }) } };
+  return { ...answer, _meta: { ...answer._meta, ...callMeta(view, { relatedTask: !modern }) } };
 }
 
 /** What a replay whose payload differs from the recorded one tells the agent, beside the answer. */
