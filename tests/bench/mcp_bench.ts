@@ -197,7 +197,7 @@ async function measure(
       home: join(dirs.homes, "client"),
       workspace: dirs.workspace,
       rounds: cfg.coldStarts,
-      samples: cfg.mode === "quick" ? 20 : 50,
+      samples: cfg.mode === "quick" ? 50 : 100,
     }, log)
     : undefined;
   const quick = cfg.mode === "quick";

@@ -148,7 +148,11 @@ function clientTargets(r: Measured): (() => Target)[] {
     if (n === undefined) throw new Missing("no client scenario");
     return n;
   };
-  const v1Advance = () => Math.max(...[10, 100, DEPTH].map((d) => p50(rows, `v1: advance @${d}`)));
+  const v1Advance = () => {
+    const advances = rows.filter((row) => row.operation.startsWith("v1: advance @"));
+    if (advances.length === 0) throw new Missing("no v1 advances");
+    return Math.max(...advances.map((row) => row.stats.p50));
+  };
   return [
     () =>
       target("tools/list bytes, default profile", bytes("tools/list"), {
