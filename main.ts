@@ -29,6 +29,9 @@ Usage:
   waymark workflows validate FILE  check a workflow file and print its workflowHash
   waymark workflows schema         print the workflow files' JSON Schema (for "$schema")
   waymark keys rotate              new signing key; tokens signed by the previous one stay valid
+  waymark setup --client NAME      add this waymark to an MCP client's configuration: claude-code,
+                                   claude-desktop, cursor, vscode or codex (--print, --scope,
+                                   --profile deepwork)
   waymark sessions list            sessions, newest first (--workspace W, --status S, --json)
   waymark sessions show ID         one session's runs, tips and latest notes (--json)
   waymark sessions export ID       a session as one verified JSON bundle (-o FILE; default stdout)
@@ -55,7 +58,7 @@ Options:
                         is closed (default 100)
   --enable-start-session
                         (serve) list the start_session tool (or WAYMARK_ENABLE_START_SESSION=1)
-  --profile NAME        (serve) default, or deepwork: DeepWork's tools over .deepwork/jobs
+  --profile NAME        (serve, setup) default, or deepwork: DeepWork's tools over .deepwork/jobs
                         (or WAYMARK_PROFILE)
   --jobs-dir DIR        a folder of DeepWork job folders (repeatable; after the workspace's
                         .deepwork/jobs; DEEPWORK_ADDITIONAL_JOBS_FOLDERS adds more, colon-separated)
@@ -64,6 +67,10 @@ Options:
   --no-quality-gate     (deepwork) skip quality reviews
   --quality-gate-timeout S       (deepwork) seconds one review may take (default 120)
   --quality-gate-max-attempts N  (deepwork) external reviews per step (default 3)
+  --client NAME         (setup) the MCP client whose configuration gets the entry
+  --scope SCOPE         (setup) user (the client's own file) or project (the workspace's
+                        file); each client has its usual one as the default
+  --print               (setup) print the entry instead of writing it
   --port N              viewer port for \`view\` (default 4321; 0 picks a free one)
   --viewer-port N       viewer port for \`serve --viewer\` (default 4321; 0 picks a free one)
 

@@ -20,6 +20,7 @@ import {
   isRoutineId,
   loadWorkflowFile,
   parseSourceFile,
+  parseWorkflowText,
   renderInspect,
   renderList,
   stepCount,
@@ -33,6 +34,7 @@ import type { CliHost } from "../store/maintenance/cli.ts";
 import { type Flags, redactDbUrl } from "../store/settings.ts";
 import type { WaymarkServer } from "../tools/waymark_server.ts";
 import { loadStoreCommands } from "../store/lazy.ts";
+import { processHost, setup } from "./setup/mod.ts";
 import { loadMcpHttp, loadViewer } from "../web/lazy.ts";
 
 /** A command line as `main.ts` parsed it. */
@@ -61,6 +63,9 @@ export async function runCommand(input: CommandInput): Promise<number | undefine
   if (command === "view") return await view(options, input.values.port);
   if (command === "workflows") return await workflows(options, sub, arg);
   if (command === "keys" && sub === "rotate") return await rotateKeys(options);
+  if (command === "setup") {
+    return await setup(processHost(input.buildKind, input.values), input.values);
+  }
   const { STORE_COMMANDS } = await loadStoreCommands();
   const storeCommand = STORE_COMMANDS[command];
   if (!storeCommand) return undefined;
@@ -250,6 +255,33 @@ async function nearbyRoutines(file: string): Promise<Map<string, WorkflowFile>> 
   return routines;
 }
 
+/**
+ * `workflows validate FILE`: load, compile and hash the file with the routines it may call, and
+ * report its warnings. A file with the text of one waymark ships is that bundled file (so it may
+ * use the reserved `wr.` namespace), validated all the same.
+ */
+async function validateFile(file: string): Promise<number> {
+  const text = await readFile(file, "utf8");
+  const shipped = BUNDLED_WORKFLOWS.some((b) => b.text === text);
+  const checked = shipped ? parseWorkflowText(text, file) : null;
+  const loaded = checked && !checked.ok ? checked : await loadWorkflowFile(
+    { source: shipped ? "bundled" : "extra", file, text },
+    { routines: await nearbyRoutines(file) },
+  );
+  if (!loaded.ok) {
+    process.stderr.write(`${formatLoadError(loaded.error)}\n`);
+    return 1;
+  }
+  const { workflow } = loaded;
+  process.stdout.write(
+    `${file}: ok (${workflow.id}, ${stepCount(workflow.compiled)} steps, ${workflow.hash})\n`,
+  );
+  for (const w of [...workflow.warnings, ...unfillablePlaceholders(workflow.compiled)]) {
+    process.stdout.write(`warning [${w.code}]: ${w.message}\n`);
+  }
+  return 0;
+}
+
 async function workflows(
   options: WaymarkOptions,
   sub: string | undefined,
@@ -264,25 +296,7 @@ async function workflows(
       process.stderr.write("usage: waymark workflows validate FILE\n");
       return 2;
     }
-    const loaded = await loadWorkflowFile({
-      source: "extra",
-      file: arg,
-      text: await readFile(arg, "utf8"),
-    }, { routines: await nearbyRoutines(arg) });
-    if (!loaded.ok) {
-      process.stderr.write(`${formatLoadError(loaded.error)}\n`);
-      return 1;
-    }
-    process.stdout.write(
-      `${arg}: ok (${loaded.workflow.id}, ${
-        stepCount(loaded.workflow.compiled)
-      } steps, ${loaded.workflow.hash})\n`,
-    );
-    const checks = unfillablePlaceholders(loaded.workflow.compiled);
-    for (const w of [...loaded.workflow.warnings, ...checks]) {
-      process.stdout.write(`warning [${w.code}]: ${w.message}\n`);
-    }
-    return 0;
+    return await validateFile(arg);
   }
   const waymark = await openWaymark(options);
   try {

@@ -84,6 +84,9 @@ export const flagsSchema = z.object({
   "no-quality-gate": z.boolean().optional(),
   "quality-gate-timeout": count("--quality-gate-timeout", 86_400).optional(),
   "quality-gate-max-attempts": count("--quality-gate-max-attempts", 100).optional(),
+  client: text("--client").optional(),
+  scope: text("--scope").optional(),
+  print: z.boolean().optional(),
   help: z.boolean().optional(),
   version: z.boolean().optional(),
 });

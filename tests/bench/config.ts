@@ -11,6 +11,7 @@ export const SCENARIOS = [
   "cold",
   "long",
   "first",
+  "list",
   "client",
   "viewer",
   "resume",

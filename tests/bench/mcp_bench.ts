@@ -10,15 +10,16 @@
  * (`cold_start.ts`); the floor's call; `start_workflow`; in ONE run of a generated ~10,600-step
  * project workflow, advance / replay / rehydrate at 10, 1,000 and 10,000 prior advances, with the
  * server's RSS after 100 advances and after the last level; the first tool call of a session
- * with a 100-file user library (`first_call.ts`); the viewer (`viewer_bench.ts`) and
+ * with a 100-file user library (`first_call.ts`); `list_workflows` with the bundled library, warm
+ * and as a session's first call (`list_bench.ts`); the viewer (`viewer_bench.ts`) and
  * `resume_session` over 10,000 sessions (`resume_bench.ts`); what a client pays
  * (`client_bench.ts`): the v1 SDK client's cold start, advance, replay and rehydrate over its own
  * floor, and the bytes of `tools/list` and of each answer. Medians are what targets use.
  *
  *   deno task bench            full run (several minutes on 2 cores)
  *   deno task bench --quick    smoke run (1,000 prior advances at most, fewer samples)
- *   deno task bench --only client,cold   only those scenarios (cold, long, first, client,
- *                              viewer, resume, deepwork); the floor's call is always measured
+ *   deno task bench --only client,cold   only those scenarios (cold, long, first, list,
+ *                              client, viewer, resume, deepwork); the floor's call is always measured
  *
  * Other flags: `--no-roots`, `--keep` (keep the temp dirs), `--samples N`, `--out FILE`,
  * `--cpu-prof DIR` (the long session's server writes a V8 CPU profile there; summarise it with
@@ -36,6 +37,7 @@ import { resumeBench, resumeJson, resumeReport } from "./resume_bench.ts";
 import { deepworkBench, deepworkJson, deepworkReport } from "./deepwork_bench.ts";
 import { buildBundle, type ColdSample, coldStart, coldStarts, floorCalls } from "./cold_start.ts";
 import { firstCalls } from "./first_call.ts";
+import { listBench } from "./list_bench.ts";
 import { bytesTable, type Floor, type Row, rowJson, table, targetLines } from "./report.ts";
 import { clientBench, type ClientResult, clientStats, DEPTH } from "./client_bench.ts";
 import { benchTargets, machine } from "./targets.ts";
@@ -192,6 +194,15 @@ async function measure(
       log,
     })
     : undefined;
+  const list = on("list")
+    ? await listBench({
+      home: join(dirs.homes, "list"),
+      cwd: dirs.bundle, // no project workflows: the bundled library alone
+      samples: cfg.samples,
+      rounds: cfg.firstCalls,
+      log,
+    })
+    : undefined;
   const client = on("client")
     ? await clientBench({
       home: join(dirs.homes, "client"),
@@ -223,6 +234,16 @@ async function measure(
       stats: s,
       floor: "call",
     })),
+    ...(list
+      ? [
+        { operation: "list_workflows (bundled library)", prior: null, stats: list.warm },
+        {
+          operation: "first call: list_workflows (bundled library)",
+          prior: null,
+          stats: list.first,
+        },
+      ].map((row): Row => ({ ...row, floor: "call" }))
+      : []),
     ...(client ? clientRows(client, floor) : []),
     ...(viewer?.rows ?? []).map((v): Row => ({
       operation: v.operation,

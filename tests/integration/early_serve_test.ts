@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { RawServer } from "../helpers/raw_server.ts";
 import { tempHome } from "../helpers/server.ts";
+import { BUNDLED_IDS } from "../helpers/library.ts";
 
 const INITIALIZE = {
   protocolVersion: "2025-06-18",
@@ -29,7 +30,7 @@ Deno.test("requests sent before tools/list are held and answered once waymark is
     const started = (await server.answer(2)).result;
     assert.equal(started.isError, undefined, JSON.stringify(started.content));
     assert.equal(started.structuredContent.pending.stepId.length > 0, true);
-    assert.equal((await server.answer(3)).result.prompts.length, 3);
+    assert.equal((await server.answer(3)).result.prompts.length, BUNDLED_IDS.length);
     const { code } = await server.close();
     assert.equal(code, 0);
   } catch (error) {

@@ -10,10 +10,10 @@ import assert from "node:assert/strict";
 import { withTestDb } from "../helpers/db.ts";
 import { type CallResult, connect, err, ok, tempHome, type TestClient } from "../helpers/server.ts";
 import { gated } from "../helpers/workflows.ts";
+import { BUNDLED_IDS as BUNDLED } from "../helpers/library.ts";
 
 type Line = "v1" | "v2";
 const LINES: readonly Line[] = ["v1", "v2"];
-const BUNDLED = ["wr.bug_investigation", "wr.code_review", "wr.feature_planning"];
 
 /**
  * The recorded answer of a call, as text: its content and structured content. Its `_meta`
@@ -117,7 +117,7 @@ for (const line of LINES) {
       assert.deepEqual(ids, BUNDLED);
       assert.deepEqual(list.loadErrors, []);
       for (const w of list.workflows) {
-        assert.equal(w.kind, "workflow");
+        assert.equal(w.kind, w.id.includes(".routine-") ? "routine" : "workflow");
         assert.equal(w.idStatus, "namespaced");
         assert.equal(w.source, "bundled");
         assert.match(w.workflowHash, /^sha256:[0-9a-f]{64}$/);

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { type Message, RawServer, tryParse } from "../helpers/raw_server.ts";
 import { tempHome } from "../helpers/server.ts";
+import { BUNDLED_IDS } from "../helpers/library.ts";
 
 function toolError(answer: Message): Message {
   assert.equal(
@@ -85,7 +86,7 @@ Deno.test("raw JSON-RPC: malformed and invalid messages are answered where due a
     assert.notEqual(list.result.isError, true);
     assert.deepEqual(
       list.result.structuredContent.workflows.map((w: Message) => w.id),
-      ["wr.bug_investigation", "wr.code_review", "wr.feature_planning"],
+      BUNDLED_IDS,
     );
 
     const { code } = await server.close();

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { childEnv, ROOT, tempHome } from "../helpers/server.ts";
+import { BUNDLED_IDS } from "../helpers/library.ts";
 
 const decoder = new TextDecoder();
 
@@ -56,7 +57,7 @@ async function driveOverStdio(command: string[], cwd: string, home: string): Pro
     const ids = (listed.structuredContent as { workflows: { id: string }[] }).workflows.map((w) =>
       w.id
     );
-    assert.deepEqual(ids, ["wr.bug_investigation", "wr.code_review", "wr.feature_planning"]);
+    assert.deepEqual(ids, BUNDLED_IDS);
     const started = await client.callTool({
       name: "start_workflow",
       arguments: { workflowId: "wr.code_review" },

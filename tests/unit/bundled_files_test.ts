@@ -6,18 +6,22 @@
 import assert from "node:assert/strict";
 import {
   compileParsed,
+  parseSourceFile,
   parseWorkflowText,
   readBundledFile,
+  routinesAmong,
   type WorkflowFile,
 } from "../../engine/mod.ts";
 import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";
 
 Deno.test("every bundled file validates, and validation leaves its compiled form and hash alone", async () => {
   assert.ok(BUNDLED_WORKFLOWS.length > 0);
+  // the bundled routines, which bundled workflows call
+  const routines = routinesAmong(BUNDLED_WORKFLOWS.map((f) => parseSourceFile(f)));
   for (const input of BUNDLED_WORKFLOWS) {
     const validated = parseWorkflowText(input.text, input.file);
     assert.ok(validated.ok, `${input.file}: ${JSON.stringify(!validated.ok && validated.error)}`);
-    const compile = (file: WorkflowFile) => compileParsed({ ok: true, input, file }, new Map());
+    const compile = (file: WorkflowFile) => compileParsed({ ok: true, input, file }, routines);
     const trusted = await compile(readBundledFile(input).workflow);
     const checked = await compile(validated.workflow);
     assert.ok(trusted.ok && checked.ok, input.file);

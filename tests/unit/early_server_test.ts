@@ -11,6 +11,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/server";
 import { createMcpServer } from "../../tools/mod.ts";
 import { DEFAULT_LISTING, earlyServer } from "../../tools/early_server.ts";
 import { memoryDeps } from "../helpers/memory.ts";
+import { BUNDLED_IDS } from "../helpers/library.ts";
 
 const transports = () =>
   InMemoryTransport.createLinkedPair() as unknown as [
@@ -60,7 +61,10 @@ Deno.test("the early server answers the handshake and tools/list before the engi
     early.open();
     const result = await call;
     assert.equal(result.isError, undefined);
-    assert.equal((result.structuredContent as { workflows: unknown[] }).workflows.length, 3);
+    assert.equal(
+      (result.structuredContent as { workflows: unknown[] }).workflows.length,
+      BUNDLED_IDS.length,
+    );
   } finally {
     await client.close();
   }

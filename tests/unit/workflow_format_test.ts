@@ -7,8 +7,10 @@ import {
   compileWorkflow,
   initialState,
   loadWorkflowFile,
+  parseSourceFile,
   parseWorkflowText,
   pendingStep,
+  routinesAmong,
   stateAfterAck,
   workflowJsonSchema,
 } from "../../engine/mod.ts";
@@ -26,8 +28,9 @@ const minimal = (id: string, extra = "") =>
 
 Deno.test("every bundled workflow loads, is namespaced under wr. and references the schema", async () => {
   assert.ok(BUNDLED_WORKFLOWS.length >= 3);
+  const routines = routinesAmong(BUNDLED_WORKFLOWS.map((f) => parseSourceFile(f)));
   for (const file of BUNDLED_WORKFLOWS) {
-    const loaded = await loadWorkflowFile(file);
+    const loaded = await loadWorkflowFile(file, { routines });
     assert.ok(loaded.ok, loaded.ok ? "" : JSON.stringify(loaded.error));
     assert.ok(loaded.workflow.id.startsWith("wr."));
     assert.deepEqual(loaded.workflow.warnings, []);
