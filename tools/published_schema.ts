@@ -78,7 +78,7 @@ function shape(schema: unknown): unknown {
   return s;
 }
 
-/** Every subschema below the root with its text, and the property name it is first found at. */
+/** Every subschema below the root by its text: how often it appears, and where first. */
 function subschemas(root: JsonSchema): Map<string, { count: number; name: string }> {
   const seen = new Map<string, { count: number; name: string }>();
   const visit = (s: unknown, name = "s"): unknown => {
@@ -94,28 +94,29 @@ function subschemas(root: JsonSchema): Map<string, { count: number; name: string
 }
 
 /**
- * Writes each subschema that appears more than once, largest first, once under `$defs` (named
- * after the property it first appears at) and `$ref`s it, while that makes the schema shorter.
+ * Writes each subschema that appears more than once, when that makes the schema shorter, once
+ * under `$defs` (named after the property it first appears at) and `$ref`s it. Largest first; a
+ * part of one already shared is left inside it.
  */
 function shared(root: JsonSchema): JsonSchema {
+  const refs = new Map<string, string>();
   const defs: Record<string, unknown> = {};
-  let schema = root;
-  for (;;) {
-    const all = { ...schema, ...(Object.keys(defs).length ? { $defs: defs } : {}) };
-    const [text, { count, name }] = [...subschemas(all)]
-      .filter(([t, c]) => c.count > 1 && !t.startsWith('{"$ref"'))
-      .sort(([a], [b]) => b.length - a.length)[0] ?? ["", { count: 0, name: "" }];
-    const key = Object.hasOwn(defs, name) ? `${name}${Object.keys(defs).length}` : name;
-    const ref = JSON.stringify({ $ref: `#/$defs/${key}` });
-    if (count < 2 || count * (text.length - ref.length) <= text.length + key.length + 3) break;
-    const swap = (s: unknown): unknown =>
-      JSON.stringify(s) === text ? JSON.parse(ref) : (s !== null && typeof s === "object" &&
-          !Array.isArray(s)
-        ? mapSubschemas(s as JsonSchema, swap)
-        : s);
-    schema = mapSubschemas(schema, swap);
-    for (const [k, v] of Object.entries(defs)) defs[k] = mapSubschemas(v as JsonSchema, swap);
+  const candidates = [...subschemas(root)].filter(([, c]) => c.count > 1)
+    .sort(([a], [b]) => b.length - a.length);
+  for (const [text, { count, name }] of candidates) {
+    if ([...refs.keys()].some((chosen) => chosen.includes(text))) continue;
+    const key = Object.hasOwn(defs, name) ? `${name}${refs.size}` : name;
+    const ref = `{"$ref":"#/$defs/${key}"}`;
+    if (count * (text.length - ref.length) <= text.length + key.length + 3) continue;
+    refs.set(text, key);
     defs[key] = JSON.parse(text);
   }
-  return Object.keys(defs).length ? { ...schema, $defs: defs } : schema;
+  if (refs.size === 0) return root;
+  const swap = (s: unknown): unknown => {
+    if (s === null || typeof s !== "object" || Array.isArray(s)) return s;
+    const key = refs.get(JSON.stringify(s));
+    return key ? { $ref: `#/$defs/${key}` } : mapSubschemas(s as JsonSchema, swap);
+  };
+  for (const [key, def] of Object.entries(defs)) defs[key] = mapSubschemas(def as JsonSchema, swap);
+  return { ...mapSubschemas(root, swap), $defs: defs };
 }
