@@ -15,6 +15,7 @@ import { earlyServer } from "./tools/early_server.ts";
 import type { WaymarkServer } from "./tools/waymark_server.ts";
 import { serveMcpStdio } from "./tools/stdio.ts";
 import { loadCli } from "./cli/lazy.ts";
+import { printErr, printOut } from "./cli/terminal.ts";
 import { BUILD_KIND } from "./build.ts";
 
 const HELP = `waymark ${VERSION}: a rewind-safe workflow runtime for AI coding agents, over MCP.
@@ -85,7 +86,7 @@ Options:
 const buildKind = (): string => Deno.build.standalone ? "binary" : BUILD_KIND;
 
 function log(line: string): void {
-  process.stderr.write(`[waymark] ${line}\n`);
+  printErr(`[waymark] ${line}\n`);
 }
 
 function fatal(error: unknown): never {
@@ -101,21 +102,21 @@ function commandLine(
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options: parseArgsOptions() });
   } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n\n${HELP}`);
+    printErr(`${(error as Error).message}\n\n${HELP}`);
     return 2;
   }
   const settings = parseSettings(parsed.values, process.env);
   if (!settings.ok) {
-    process.stderr.write(`${settings.message}\n(see waymark --help)\n`);
+    printErr(`${settings.message}\n(see waymark --help)\n`);
     return 2;
   }
   if (settings.flags.help) {
-    process.stdout.write(HELP);
+    printOut(HELP);
     return 0;
   }
   if (settings.flags.version) {
     // a compiled binary runs the bundle, and only the runtime knows it is standalone
-    process.stdout.write(`waymark ${VERSION} (${buildKind()})\n`);
+    printOut(`waymark ${VERSION} (${buildKind()})\n`);
     return 0;
   }
   return { values: settings.flags, env: settings.env, positionals: parsed.positionals };
@@ -159,7 +160,7 @@ async function main(argv: string[]): Promise<number> {
   const { runCommand } = await loadCli();
   const code = await runCommand({ options, values, positionals, server, buildKind: buildKind() });
   if (code !== undefined) return code;
-  process.stderr.write(`unknown command \`${command}\`\n\n${HELP}`);
+  printErr(`unknown command \`${command}\`\n\n${HELP}`);
   return 2;
 }
 

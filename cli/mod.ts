@@ -16,6 +16,7 @@ import {
   type WaymarkServerOptions,
 } from "../mod.ts";
 import {
+  backtrackingPatterns,
   formatLoadError,
   isRoutineId,
   loadWorkflowFile,
@@ -36,6 +37,7 @@ import type { WaymarkServer } from "../tools/waymark_server.ts";
 import { loadStoreCommands } from "../store/lazy.ts";
 import { processHost, setup } from "./setup/mod.ts";
 import { loadMcpHttp, loadViewer } from "../web/lazy.ts";
+import { printErr, printOut } from "./terminal.ts";
 
 /** A command line as `main.ts` parsed it. */
 export interface CommandInput {
@@ -52,7 +54,7 @@ export interface CommandInput {
 }
 
 function log(line: string): void {
-  process.stderr.write(`[waymark] ${line}\n`);
+  printErr(`[waymark] ${line}\n`);
 }
 
 /** Runs a command; `undefined` when there is no such command. */
@@ -108,12 +110,12 @@ async function serveCommand(input: CommandInput): Promise<number> {
   });
 }
 
-/** `waymark keys rotate`: a new signing key; the previous one still verifies. */
+/** `waymark keys rotate`: a new signing key, which running servers pick up; the previous one still verifies. */
 async function rotateKeys(options: WaymarkOptions): Promise<number> {
   const { keysFile } = resolvePaths(options);
   const keyring = await rotateKeyring(keysFile);
-  process.stdout.write(
-    `rotated ${keysFile}: current key ${keyring.current.id}, previous ${keyring.previous?.id}\n`,
+  printOut(
+    `rotated ${keysFile}: current key ${keyring.current.id}, previous ${keyring.previous?.id} (running servers sign with the new key within a second; tokens of the key before the previous are refused)\n`,
   );
   return 0;
 }
@@ -135,8 +137,8 @@ function storeHost(options: WaymarkOptions, buildKind: string): CliHost {
         return await createWorkflowSource(BUNDLED_WORKFLOWS, dirs).load();
       },
     }),
-    stdout: (text) => void process.stdout.write(text),
-    stderr: (text) => void process.stderr.write(text),
+    stdout: printOut,
+    stderr: printErr,
     now: () => new Date(),
   };
 }
@@ -190,7 +192,7 @@ async function view(options: WaymarkOptions, port: number | undefined): Promise<
     await waymark.close();
     return 1;
   }
-  process.stdout.write(`waymark viewer: ${viewer.url}\n`);
+  printOut(`waymark viewer: ${viewer.url}\n`);
   log(`read-only viewer of ${redactDbUrl(waymark.paths.dbUrl)}; Ctrl-C stops it`);
   await new Promise<void>((stop) => {
     process.once("SIGINT", () => stop());
@@ -269,15 +271,19 @@ async function validateFile(file: string): Promise<number> {
     { routines: await nearbyRoutines(file) },
   );
   if (!loaded.ok) {
-    process.stderr.write(`${formatLoadError(loaded.error)}\n`);
+    printErr(`${formatLoadError(loaded.error)}\n`);
     return 1;
   }
   const { workflow } = loaded;
-  process.stdout.write(
+  printOut(
     `${file}: ok (${workflow.id}, ${stepCount(workflow.compiled)} steps, ${workflow.hash})\n`,
   );
-  for (const w of [...workflow.warnings, ...unfillablePlaceholders(workflow.compiled)]) {
-    process.stdout.write(`warning [${w.code}]: ${w.message}\n`);
+  const checks = [
+    ...unfillablePlaceholders(workflow.compiled),
+    ...backtrackingPatterns(workflow.compiled),
+  ];
+  for (const w of [...workflow.warnings, ...checks]) {
+    printOut(`warning [${w.code}]: ${w.message}\n`);
   }
   return 0;
 }
@@ -288,12 +294,12 @@ async function workflows(
   arg: string | undefined,
 ): Promise<number> {
   if (sub === "schema") {
-    process.stdout.write(`${JSON.stringify(workflowJsonSchema(), null, 2)}\n`);
+    printOut(`${JSON.stringify(workflowJsonSchema(), null, 2)}\n`);
     return 0;
   }
   if (sub === "validate") {
     if (!arg) {
-      process.stderr.write("usage: waymark workflows validate FILE\n");
+      printErr("usage: waymark workflows validate FILE\n");
       return 2;
     }
     return await validateFile(arg);
@@ -303,19 +309,19 @@ async function workflows(
     if (sub === "list" || sub === undefined) {
       const result = await waymark.list();
       if (!result.ok) throw new Error(result.error.message);
-      process.stdout.write(`${renderList(result.value)}\n`);
+      printOut(`${renderList(result.value)}\n`);
       return 0;
     }
     if (sub === "inspect" && arg) {
       const result = await waymark.inspect(arg);
       if (!result.ok) {
-        process.stderr.write(`${result.error.message}\n`);
+        printErr(`${result.error.message}\n`);
         return 1;
       }
-      process.stdout.write(`${renderInspect(result.value)}\n`);
+      printOut(`${renderInspect(result.value)}\n`);
       return 0;
     }
-    process.stderr.write(`usage: waymark workflows list|inspect ID|validate FILE|schema\n`);
+    printErr(`usage: waymark workflows list|inspect ID|validate FILE|schema\n`);
     return 2;
   } finally {
     await waymark.close();

@@ -21,6 +21,7 @@ import { evaluateCondition, readVar } from "./workflow/conditions.ts";
 import { notesOptional } from "./workflow/interpreter.ts";
 import type { UserDependency, ValidationCriteria, ValidationRule } from "./workflow/schema.ts";
 import { jsonSchemaProblems } from "./json_schema_check.ts";
+import { linearPattern } from "./linear_regex.ts";
 import { outputsProblem, type SubmittedOutputs } from "./deepwork/outputs.ts";
 import type { Capability, CapabilityStatus } from "./vocabulary.ts";
 
@@ -117,11 +118,14 @@ function ruleProblem(rule: ValidationRule, notes: string): string | null {
         ? null
         : rule.message ?? `the notes must mention \`${rule.value}\``;
     case "regex": {
-      let holds = false;
-      try {
-        holds = new RegExp(rule.pattern, rule.flags).test(notes);
-      } catch { /* an invalid pattern never matches */ }
-      return holds
+      // Linear time whatever the pattern: a snapshot may carry one no loader ever checked.
+      const pattern = linearPattern(rule.pattern, rule.flags);
+      if (!pattern.ok) {
+        return `the step's pattern /${rule.pattern}/${
+          rule.flags ?? ""
+        } cannot be evaluated (${pattern.reason}); the workflow must be fixed`;
+      }
+      return pattern.test(notes)
         ? null
         : rule.message ?? `the notes must match /${rule.pattern}/${rule.flags ?? ""}`;
     }

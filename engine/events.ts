@@ -12,6 +12,7 @@ import type {
   Capability,
   CapabilityStatus,
   EdgeKind,
+  EVENT_KINDS,
   GapSeverity,
   NodeKind,
   Reviewer,
@@ -231,3 +232,7 @@ export type StackEvent =
 
 /** The kind names of {@linkcode DomainEvent}. */
 export type EventKind = DomainEvent["kind"];
+
+// `EVENT_KINDS` names every event kind and nothing else (a compile error otherwise)
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const _everyKindListed: Same<EventKind, typeof EVENT_KINDS[number]> = true;

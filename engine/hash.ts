@@ -36,6 +36,11 @@ export async function sha256Hex(text: string): Promise<string> {
   return toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
 }
 
+/** SHA-256 of UTF-8 text, as lower-case hex, on this thread whatever its size. */
+export function sha256HexSync(text: string): string {
+  return toHex(sha256(new TextEncoder().encode(text)));
+}
+
 /** `sha256:<hex>` of the canonical JSON of a value: the form used for `workflowHash`. */
 export async function hashJson(value: unknown): Promise<string> {
   return `sha256:${await sha256Hex(canonicalJson(value))}`;

@@ -19,6 +19,8 @@ export const LIMITS = {
   artifactBytes: 64 * 1024,
   /** Artifacts in one output. */
   artifactCount: 32,
+  /** A session's title or a run's goal, in characters: the longest goal any profile accepts. */
+  titleChars: 2000,
 } as const;
 
 const encoder = new TextEncoder();

@@ -8,6 +8,7 @@ export * from "./ids.ts";
 export * from "./result.ts";
 export * from "./hash.ts";
 export * from "./limits.ts";
+export * from "./session_rules.ts";
 export * from "./tokens.ts";
 export * from "./events.ts";
 export * from "./ports.ts";
@@ -47,6 +48,7 @@ export { SESSION_NOTES_WORKFLOW } from "./use_cases/session_notes.ts";
 export { buildRecap, RECAP_BUDGET_BYTES, type RecapOptions } from "./use_cases/recap.ts";
 export { workflowJsonSchema } from "./workflow/json_schema.ts";
 export { unfillablePlaceholders } from "./workflow/placeholder_check.ts";
+export { backtrackingPatterns } from "./workflow/pattern_check.ts";
 export {
   type AbortOutcome,
   abortRun,

@@ -110,9 +110,10 @@ function bodyLength(kind: TokenKind): number {
 
 /** Mints a token for the given claims with the current key. */
 export function mintToken(keyring: Keyring, claims: TokenClaims): string {
+  const key = keyring.current; // read once: a live keyring may switch keys between reads
   const body = new Uint8Array(bodyLength(claims.kind));
   body[0] = KIND_BYTE[claims.kind];
-  new DataView(body.buffer).setUint32(1, keyring.current.id);
+  new DataView(body.buffer).setUint32(1, key.id);
   body.set(fromHex(claims.runId, ID_BYTES), HEADER_BYTES);
   body.set(fromHex(claims.nodeId, ID_BYTES), HEADER_BYTES + ID_BYTES);
   if (claims.kind !== "state") {
@@ -122,7 +123,7 @@ export function mintToken(keyring: Keyring, claims: TokenClaims): string {
     body.set(fromHex(claims.attemptId, ATTEMPT_BYTES), HEADER_BYTES + ID_BYTES * 2);
   }
   const prefix = PREFIX[claims.kind];
-  const signature = mac(keyring.current, prefix, body);
+  const signature = mac(key, prefix, body);
   const all = new Uint8Array(body.length + MAC_BYTES);
   all.set(body);
   all.set(signature, body.length);
@@ -192,11 +193,8 @@ export function verifyToken(
     return invalid(kind, "malformed", "is damaged (its kind byte is wrong)");
   }
   const keyId = new DataView(body.buffer, body.byteOffset).getUint32(1);
-  const key = keyring.current.id === keyId
-    ? keyring.current
-    : keyring.previous?.id === keyId
-    ? keyring.previous
-    : undefined;
+  const { current, previous } = keyring; // once, and `current` first (it refreshes a live one)
+  const key = current.id === keyId ? current : previous?.id === keyId ? previous : undefined;
   if (!key) return signedElsewhere(kind, keyId);
   const expected = mac(key, prefix, body);
   const given = bytes.subarray(bytes.length - MAC_BYTES);

@@ -101,6 +101,27 @@ export type TokenKind = typeof TOKEN_KINDS[number];
 /** The kinds of attempt: those of the tokens that name one. */
 export type AttemptKind = Exclude<TokenKind, "state">;
 
+/** Every kind of domain event (`events.ts` checks this list against its union both ways). */
+export const EVENT_KINDS = [
+  "session_created",
+  "run_started",
+  "workflow_pinned",
+  "node_created",
+  "edge_created",
+  "output_recorded",
+  "observation_recorded",
+  "preference_changed",
+  "advance_recorded",
+  "gap_recorded",
+  "capability_observed",
+  "divergence_recorded",
+  "assessment_recorded",
+  "checkpoint_recorded",
+  "run_stacked",
+  "run_aborted",
+  "review_recorded",
+] as const;
+
 /** Why a session bundle could not be written or read (`waymark sessions export` / `import`). */
 export const BUNDLE_ERROR_CODES = [
   "SESSION_NOT_FOUND",
@@ -108,6 +129,7 @@ export const BUNDLE_ERROR_CODES = [
   "BUNDLE_INVALID",
   "BUNDLE_VERSION_UNSUPPORTED",
   "STORAGE_BUSY",
+  "IMPORT_FAILED",
 ] as const;
 /** A bundle error code. */
 export type BundleErrorCode = typeof BUNDLE_ERROR_CODES[number];
@@ -125,6 +147,7 @@ export const DOCTOR_CHECKS = [
   "keyring",
   "wal",
   "workflows",
+  "session_rules",
 ] as const;
 /** A doctor check. */
 export type DoctorCheck = typeof DOCTOR_CHECKS[number];

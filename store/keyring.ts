@@ -1,9 +1,18 @@
 /**
  * The token keyring on disk: `keys.json`, mode 0600, holding the current key and, after a
- * rotation, the previous one (so rotation never breaks live runs).
+ * rotation, the previous one (so rotation never breaks live runs). It is read only from a
+ * regular file (a FIFO or a device would block the reader forever), and each secret must
+ * decode to at least 32 bytes.
+ *
+ * A process holding the keyring picks up rotations: before signing, at most once a second, it
+ * checks whether `keys.json` changed and, if it did, switches to its keys. `keys rotate` waits
+ * until the previous rotation is older than that, so every running process has switched to the
+ * key the new file keeps as `previous`, and no token a live server signs is refused after the
+ * next rotation or a restart.
  * @module
  */
-import { chmod, link, mkdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
+import { chmod, link, mkdir, rename, stat, unlink, writeFile } from "node:fs/promises";
+import { closeSync, constants, fstatSync, openSync, readFileSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { createHmac, randomBytes } from "node:crypto";
 import { Buffer } from "node:buffer";
@@ -11,9 +20,25 @@ import process from "node:process";
 import { z } from "npm:zod@4.6.7";
 import { formatPath, type Keyring, type SigningKey } from "../engine/mod.ts";
 
+/** The fewest bytes a secret may decode to (what waymark generates: 32 random bytes). */
+const MIN_SECRET_BYTES = 32;
+/** A keyring is a few hundred bytes; anything far larger is not one. */
+const MAX_FILE_BYTES = 64 * 1024;
+/** How often, at most, a live keyring looks at its file. */
+const RECHECK_MS = 1000;
+
 const keyEntrySchema = z.object({
   id: z.number().int().min(0).max(0xffffffff),
-  secret: z.string().min(43).describe("32 random bytes, base64url."),
+  secret: z.string().regex(/^[A-Za-z0-9_-]*={0,2}$/, "must be base64url").superRefine(
+    (secret, ctx) => {
+      const bytes = Buffer.from(secret, "base64url").length;
+      if (bytes >= MIN_SECRET_BYTES) return;
+      ctx.addIssue({
+        code: "custom",
+        message: `decodes to ${bytes} bytes; a key needs at least ${MIN_SECRET_BYTES}`,
+      });
+    },
+  ).describe("32 random bytes, base64url."),
 });
 
 /** `keys.json`: the current key and, after a rotation, the previous one. */
@@ -63,6 +88,73 @@ function parseKeyFile(text: string, path: string): Keyring {
   return keyring;
 }
 
+/** What identifies one version of the file: a rotation renames a new file over it. */
+type Stamp = string;
+
+/**
+ * The text of `path` and its stamp, read only if it is a regular file of keyring size: the
+ * file is opened without blocking and checked through that descriptor, so a FIFO (or a file
+ * swapped for one) can never hang the reader. Throws ENOENT as is.
+ */
+function readKeysText(path: string): { text: string; stamp: Stamp } {
+  const fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  try {
+    const info = fstatSync(fd);
+    if (!info.isFile()) {
+      const what = info.isFIFO()
+        ? "a FIFO"
+        : info.isDirectory()
+        ? "a directory"
+        : info.isSocket()
+        ? "a socket"
+        : "a device";
+      throw new Error(
+        `${path} is ${what}, not a regular file; waymark reads its keyring only from a regular file: move it aside to create a new keyring (existing tokens will stop working)`,
+      );
+    }
+    if (info.size > MAX_FILE_BYTES) {
+      throw new Error(
+        `${path} is ${info.size} bytes, too large for a waymark keyring (at most ${MAX_FILE_BYTES}); move it aside to create a new one`,
+      );
+    }
+    return { text: readFileSync(fd, "utf8"), stamp: `${info.ino}:${info.size}:${info.mtimeMs}` };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * A keyring that follows its file: reading `current` looks at the file at most once every
+ * {@linkcode RECHECK_MS} and switches to the file's keys when it changed. A file that cannot be
+ * read or parsed then keeps the keys in use (the next check tries again).
+ */
+function liveKeyring(path: string, first: { keyring: Keyring; stamp: Stamp }): Keyring {
+  let { keyring, stamp } = first;
+  let checkedAt = performance.now();
+  const refresh = () => {
+    const now = performance.now();
+    if (now - checkedAt < RECHECK_MS) return;
+    checkedAt = now;
+    try {
+      const info = statSync(path);
+      if (`${info.ino}:${info.size}:${info.mtimeMs}` === stamp) return;
+      const read = readKeysText(path);
+      keyring = parseKeyFile(read.text, path);
+      stamp = read.stamp;
+    } catch { /* keep signing with the keys in use */ }
+  };
+  return {
+    get current() {
+      refresh();
+      return keyring.current;
+    },
+    // Not refreshed: it belongs to the `current` read just before (see verifyToken).
+    get previous() {
+      return keyring.previous;
+    },
+  };
+}
+
 /** A new key with a random 32-bit id, so tokens from another installation read as foreign, not tampered. */
 function newEntry(avoid?: number): { id: number; secret: string } {
   let id = randomBytes(4).readUInt32BE(0);
@@ -85,10 +177,18 @@ async function writeExclusive(path: string, content: string): Promise<boolean> {
   }
 }
 
-/** Loads the keyring at `path`, creating it (atomically, mode 0600) when absent. */
+function loadLive(path: string): Keyring {
+  const read = readKeysText(path);
+  return liveKeyring(path, { keyring: parseKeyFile(read.text, path), stamp: read.stamp });
+}
+
+/**
+ * Loads the keyring at `path`, creating it (atomically, mode 0600) when absent. The keyring
+ * returned follows the file: rotations reach it within a second.
+ */
 export async function loadOrCreateKeyring(path: string): Promise<Keyring> {
   try {
-    return parseKeyFile(await readFile(path, "utf8"), path);
+    return loadLive(path);
   } catch (error) {
     if ((error as { code?: string }).code !== "ENOENT") throw error;
   }
@@ -96,12 +196,21 @@ export async function loadOrCreateKeyring(path: string): Promise<Keyring> {
   const file: KeyFile = { version: 1, current: newEntry() };
   // Two processes may race to create it: exactly one link wins; the other reads the winner's.
   await writeExclusive(path, JSON.stringify(file, null, 2) + "\n");
-  return parseKeyFile(await readFile(path, "utf8"), path);
+  return loadLive(path);
 }
 
-/** Rotates the keyring: a new current key, the old current kept as previous. */
+/**
+ * Rotates the keyring: a new current key, the old current kept as previous. When the last
+ * rotation is less than two checks old, it first waits, so every live keyring has switched to
+ * the key this rotation keeps as previous.
+ */
 export async function rotateKeyring(path: string): Promise<Keyring> {
-  const data = readKeyFile(await readFile(path, "utf8"), path);
+  const age = Date.now() - (await stat(path)).mtimeMs;
+  let data = readKeyFile(readKeysText(path).text, path);
+  if (data.previous && age >= 0 && age < 2 * RECHECK_MS) {
+    await new Promise((wake) => setTimeout(wake, 2 * RECHECK_MS - age));
+    data = readKeyFile(readKeysText(path).text, path);
+  }
   const next: KeyFile = {
     version: 1,
     current: newEntry(data.current.id),
@@ -111,7 +220,7 @@ export async function rotateKeyring(path: string): Promise<Keyring> {
   await writeFile(temp, JSON.stringify(next, null, 2) + "\n", { mode: 0o600 });
   await chmod(temp, 0o600);
   await rename(temp, path);
-  return parseKeyFile(await readFile(path, "utf8"), path);
+  return parseKeyFile(readKeysText(path).text, path);
 }
 
 /**
@@ -121,11 +230,15 @@ export async function rotateKeyring(path: string): Promise<Keyring> {
 export async function inspectKeyring(path: string): Promise<string[]> {
   let text: string;
   try {
-    text = await readFile(path, "utf8");
+    text = readKeysText(path).text;
   } catch (error) {
     return (error as { code?: string }).code === "ENOENT"
       ? [`${path} does not exist (waymark creates it the next time it opens this home)`]
-      : [`${path} cannot be read: ${(error as Error).message}`];
+      : [
+        (error as Error).message.startsWith(path)
+          ? (error as Error).message
+          : `${path} cannot be read: ${(error as Error).message}`,
+      ];
   }
   const problems: string[] = [];
   try {

@@ -1,14 +1,13 @@
 /**
  * The store adapters: the SQL event store (shared Kysely code in `sql/`, the libSQL dialect in
- * `libsql/`, the PostgreSQL dialect in `postgres/`, picked by URL in `open.ts`), the in-memory
- * store for tests (`memory/`), the keyring file, workflow files on disk, and the runtime clock
- * and randomness.
+ * `libsql/`, the PostgreSQL dialect in `postgres/`, picked by URL in `open.ts`; tests that need
+ * no file use libSQL's `:memory:`), the keyring file, workflow files on disk, and the runtime
+ * clock and randomness.
  * @module
  */
 export { openStore } from "./open.ts";
 export { openLibsqlStore, type SqliteStore } from "./libsql/mod.ts";
 export type { OpenedSqlStore, OpenStoreOptions, SqlStore } from "./sql/store.ts";
-export { type MemoryStore, openMemoryStore } from "./memory/mod.ts";
 export { loadOrCreateKeyring, rotateKeyring } from "./keyring.ts";
 export {
   createWorkflowSource,

@@ -5,14 +5,20 @@
 import { z } from "npm:zod@4.6.7";
 import { LIMITS, preferencesPatchSchema } from "../engine/mod.ts";
 
-/** Durable output an agent attaches to an ack or a checkpoint. */
+/**
+ * Durable output an agent attaches to an ack or a checkpoint. Its caps are the engine's
+ * (`checkOutput`), not the schema's: one boundary, refusing with `too_large` or
+ * `too_many_artifacts` and the measured size, for every caller.
+ */
 const outputInputSchema = z.object({
-  notesMarkdown: z.string().max(LIMITS.notesBytes).optional().describe(
-    "A short recap (up to about 10 lines): what you did, what you found, what is next.",
+  notesMarkdown: z.string().optional().describe(
+    `A short recap (up to about 10 lines): what you did, what you found, what is next. At most ${LIMITS.notesBytes} bytes as UTF-8.`,
   ),
   artifacts: z.array(
     z.object({ kind: z.string().min(1).max(100) }).catchall(z.unknown()),
-  ).max(LIMITS.artifactCount).optional().describe("Small structured results, each with a `kind`."),
+  ).optional().describe(
+    `Small structured results, each with a \`kind\`: at most ${LIMITS.artifactCount}, each at most ${LIMITS.artifactBytes} bytes as JSON.`,
+  ),
 }).strict();
 
 const contextSchema = z.record(z.string(), z.unknown()).describe(

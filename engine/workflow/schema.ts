@@ -8,6 +8,7 @@
 import { z } from "npm:zod@4.6.7";
 import { autonomySchema, riskPolicySchema } from "../preferences.ts";
 import { CAPABILITIES, type Capability, CAPABILITY_NEEDS } from "../vocabulary.ts";
+import { linearPattern } from "../linear_regex.ts";
 
 /** A scalar or JSON value that a condition compares a context variable with. */
 const jsonValue = z.unknown();
@@ -119,10 +120,13 @@ const ruleCommon = {
 };
 
 function validRegex(rule: { pattern: string; flags?: string }, ctx: z.RefinementCtx): void {
-  try {
-    new RegExp(rule.pattern, rule.flags);
-  } catch (error) {
-    ctx.addIssue({ code: "custom", path: ["pattern"], message: `invalid regex: ${String(error)}` });
+  const compiled = linearPattern(rule.pattern, rule.flags);
+  if (!compiled.ok) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["pattern"],
+      message: `invalid regex: ${compiled.reason}`,
+    });
   }
 }
 

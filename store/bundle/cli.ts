@@ -11,8 +11,9 @@ import { sessionLabel } from "../../engine/mod.ts";
 import { type CliHost, type CliInput, usage, withWaymark, writeJson } from "../maintenance/cli.ts";
 import { listSessions, type SessionSummary } from "../sql/viewer/mod.ts";
 import { exportSession } from "./export.ts";
-import { bundleDigestLabel } from "./format.ts";
-import { importBundle, type ImportedSession } from "./import.ts";
+import { type Bundle, bundleDigestLabel, type BundleResult, refuse } from "./format.ts";
+import { type ImportedSession, writeBundle } from "./import.ts";
+import { verifyBundle } from "./verify.ts";
 
 const EXPORT_USAGE =
   "waymark sessions export ID [-o FILE|-] | export --all -o DIR [--workspace W] [--status S] [--older-than 30d]";
@@ -106,32 +107,47 @@ async function readBundle(file: string): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-/** `waymark import FILE…`: each file verified whole, then imported, or refused with the reason. */
+/** One file's bundle verified, or its refusal. */
+async function verifyFile(file: string, now: string): Promise<BundleResult<Bundle>> {
+  let text: string;
+  try {
+    text = await readBundle(file);
+  } catch (error) {
+    return refuse("BUNDLE_INVALID", `cannot read it: ${(error as Error).message}`);
+  }
+  return await verifyBundle(text, { now });
+}
+
+/**
+ * `waymark import FILE…`: every file verified first, each with its own verdict; the store is
+ * opened (and created) only when at least one bundle passed, and each is then written on its
+ * own, a failure of one never stopping the next.
+ */
 export async function importCommand(host: CliHost, input: CliInput): Promise<number> {
   if (input.positionals.length === 0) return usage(host, "waymark import FILE… [--json]");
-  return await withWaymark(host, async (waymark) => {
-    let refused = 0;
-    const results: unknown[] = [];
-    for (const file of input.positionals) {
-      let text: string;
-      try {
-        text = await readBundle(file);
-      } catch (error) {
-        refused += 1;
-        host.stderr(`${file}: cannot read it: ${(error as Error).message}\n`);
-        results.push({ file, ok: false, error: { code: "BUNDLE_INVALID" } });
-        continue;
+  const now = host.now().toISOString();
+  const verdicts: { file: string; result: BundleResult<Bundle | ImportedSession> }[] = [];
+  for (const file of input.positionals) {
+    verdicts.push({ file, result: await verifyFile(file, now) });
+  }
+  if (verdicts.some((v) => v.result.ok)) {
+    await withWaymark(host, async (waymark) => {
+      for (const v of verdicts) {
+        if (v.result.ok) v.result = await writeBundle(waymark, v.result.value as Bundle);
       }
-      const imported = await importBundle(waymark, text);
-      results.push({ file, ...imported });
-      if (imported.ok) {
-        if (!input.flags.json) host.stdout(`${importLine(file, imported.value)}\n`);
-        continue;
-      }
-      refused += 1;
-      host.stderr(`${file}: refused: ${imported.error.message}\n`);
+    });
+  }
+  let refused = 0;
+  for (const { file, result } of verdicts) {
+    if (result.ok) {
+      if (!input.flags.json) host.stdout(`${importLine(file, result.value as ImportedSession)}\n`);
+      continue;
     }
-    if (input.flags.json) writeJson(host, { imports: results });
-    return refused > 0 ? 1 : 0;
-  });
+    refused += 1;
+    host.stderr(`${file}: refused: ${result.error.message}\n`);
+  }
+  if (input.flags.json) {
+    writeJson(host, { imports: verdicts.map((v) => ({ file: v.file, ...v.result })) });
+  }
+  return refused > 0 ? 1 : 0;
 }

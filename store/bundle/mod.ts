@@ -11,8 +11,8 @@ export {
   type BundleResult,
 } from "./format.ts";
 export { type ExportedBundle, exportSession, type ExportSource } from "./export.ts";
-export { importBundle, type ImportedSession, type ImportTarget } from "./import.ts";
-export { verifyBundle } from "./verify.ts";
+export { importBundle, type ImportedSession, type ImportTarget, writeBundle } from "./import.ts";
+export { verifyBundle, type VerifyOptions } from "./verify.ts";
 export {
   BUNDLE_UPGRADES,
   type BundleUpgrade,

@@ -3,10 +3,20 @@
  * is version 1's, every digest matches (each part, the whole, each event), the events are
  * numbered in order with none missing, they hang together (one session, runs started before
  * they are used, nodes after their parents), the snapshots are exactly those the runs pin and
- * each matches its hash, and no token is inside.
+ * each matches its hash, no token is inside, and the session satisfies every rule a session built
+ * over MCP satisfies (`engine/session_rules.ts`). Nesting is checked first, without recursion,
+ * so a hostile depth is refused with the limit before anything recursive reads it.
  * @module
  */
-import { formatPath, hashJson, ID_HEX, tokenPattern } from "../../engine/mod.ts";
+import {
+  type CompiledWorkflow,
+  formatPath,
+  hashJson,
+  ID_HEX,
+  nestingProblem,
+  sessionRuleViolation,
+  tokenPattern,
+} from "../../engine/mod.ts";
 import {
   type Bundle,
   type BundleResult,
@@ -133,16 +143,41 @@ function checkNoTokens(bundle: Bundle): string | null {
   return null;
 }
 
+/** Every payload and snapshot nested no deeper than the caps allow. */
+function checkNesting(bundle: Bundle): string | null {
+  for (const event of bundle.events) {
+    const problem = nestingProblem(event.payload);
+    if (problem) return `event ${event.n} (${event.kind}) ${problem}`;
+  }
+  const deep = bundle.snapshots.find((s) => nestingProblem({ compiled: s.compiled }));
+  return deep ? `the snapshot ${deep.workflowHash} is nested too deep` : null;
+}
+
+/** The session against the rules every session built over MCP satisfies. */
+function checkRules(bundle: Bundle, now: string): string | null {
+  const workflows = new Map(
+    bundle.snapshots.map((s) => [s.workflowHash, s.compiled as unknown as CompiledWorkflow]),
+  );
+  return sessionRuleViolation(bundle.events, workflows, { now })?.message ?? null;
+}
+
 /** The checks of a shaped bundle, in order; the first failure is the reason. */
-async function firstProblem(bundle: Bundle): Promise<string | null> {
-  return checkManifest(bundle) ?? checkNumbering(bundle) ?? checkSession(bundle) ??
-    checkRuns(bundle) ?? checkNoTokens(bundle) ?? await checkSnapshots(bundle);
+async function firstProblem(bundle: Bundle, now: string): Promise<string | null> {
+  return checkNesting(bundle) ?? checkManifest(bundle) ?? checkNumbering(bundle) ??
+    checkSession(bundle) ?? checkRuns(bundle) ?? checkNoTokens(bundle) ??
+    await checkSnapshots(bundle) ?? checkRules(bundle, now);
+}
+
+/** Options of {@linkcode verifyBundle}. */
+export interface VerifyOptions extends UpgradeOptions {
+  /** The time now (ISO-8601): no event may be dated later (beyond clock skew). */
+  now: string;
 }
 
 /** A bundle's text verified whole (upgraded when older), or the reason it is refused. */
 export async function verifyBundle(
   text: string,
-  options: UpgradeOptions = {},
+  options: VerifyOptions,
 ): Promise<BundleResult<Bundle>> {
   const json = parseJson(text);
   if (!json.ok) return json;
@@ -158,7 +193,7 @@ export async function verifyBundle(
       } ${issue.message}.`,
     );
   }
-  const problem = await firstProblem(shaped.data);
+  const problem = await firstProblem(shaped.data, options.now);
   if (problem) {
     return refuse("BUNDLE_INVALID", `The bundle was refused: ${problem}. Nothing was written.`);
   }

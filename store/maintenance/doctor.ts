@@ -20,6 +20,7 @@ import {
   type StoreCheckOptions,
   wal,
 } from "./doctor_checks.ts";
+import { sessionRules } from "./session_rules.ts";
 
 export type { DoctorFinding, MaintainedStore } from "./doctor_checks.ts";
 
@@ -134,6 +135,12 @@ async function storeChecks(
     }),
   );
   out.push(...await attempt("wal", () => wal(store, options)));
+  out.push(
+    ...await attempt("session_rules", async () => {
+      const sessions = (await sessionIds(store)).filter((id) => !corrupt.includes(id));
+      return await sessionRules(store.db, { sessions, now: new Date().toISOString() });
+    }),
+  );
   return out;
 }
 

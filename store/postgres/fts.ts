@@ -2,17 +2,17 @@
  * Full-text search on PostgreSQL: three tables keyed by their source (`search_titles` and
  * `search_tips` by run id, `search_outputs` by run and node id), each with a `tsvector` column
  * under a GIN index. The vectors are built here from the tokens FTS5's `unicode61
- * remove_diacritics 2` tokenizer would make (`../text_match.ts`), not by the server's parser,
+ * remove_diacritics 2` tokenizer would make (`text_match.ts`), not by the server's parser,
  * so both stores split, fold and match text alike whatever the server's locale; each query
  * term is a phrase and any term may match. Relevance is `ts_rank` (negated: lower is better,
- * as with bm25), snippets are cut here the way the in-memory store cuts them.
+ * as with bm25), and snippets are cut here.
  * @module
  */
 import { type Kysely, sql } from "npm:kysely@0.29.9";
 import type { SearchQuery } from "../../engine/mod.ts";
 import type { FullTextSearch, TextLayer, TextMatch } from "../sql/dialect.ts";
 import type { Executor } from "../sql/graph_sql.ts";
-import { foldedTokens, matchText } from "../text_match.ts";
+import { foldedTokens, matchText } from "./text_match.ts";
 
 /** The highest position a `tsvector` keeps (later tokens share it). */
 const MAX_POSITION = 16383;

@@ -82,12 +82,17 @@ export interface LoggedEvent {
 
 /**
  * Projects a session's logged events, in order, through the normal projection code; then sets
- * the session's counters as the appends had (events counted, last append time).
+ * the session's counters as the appends had (events counted, last append time). `counted` is
+ * how many of its events earlier calls projected (an import projects a session in batches).
  */
 export async function projectLogged(
   tx: Executor,
   search: FullTextSearch,
-  logged: { sessionId: string; events: Iterable<LoggedEvent> | AsyncIterable<LoggedEvent> },
+  logged: {
+    sessionId: string;
+    events: Iterable<LoggedEvent> | AsyncIterable<LoggedEvent>;
+    counted?: number;
+  },
 ): Promise<number> {
   let count = 0;
   let last: string | null = null;
@@ -97,7 +102,8 @@ export async function projectLogged(
     last = at;
   }
   if (last !== null) {
-    await tx.updateTable("sessions").set({ updated_at: last, event_count: count })
+    const total = (logged.counted ?? 0) + count;
+    await tx.updateTable("sessions").set({ updated_at: last, event_count: total })
       .where("session_id", "=", logged.sessionId).execute();
   }
   return count;

@@ -1,6 +1,7 @@
 /**
- * Engine deps over the in-memory store, for tests of engine behaviour that need a store but no
- * database: the bundled workflows, a fresh in-memory keyring, the system clock and randomness.
+ * Engine deps over a libSQL `:memory:` database, for tests of engine behaviour that need a store
+ * but no file: the real store (the same SQL, projections and search as a file), the bundled
+ * workflows, a fresh keyring, the system clock and randomness.
  * @module
  */
 import { createHmac } from "node:crypto";
@@ -8,8 +9,8 @@ import type { EngineDeps, Keyring } from "../../engine/mod.ts";
 import {
   createWorkflowSource,
   cryptoRandom,
-  type MemoryStore,
-  openMemoryStore,
+  type OpenedSqlStore,
+  openStore,
   systemClock,
 } from "../../store/mod.ts";
 import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";
@@ -25,9 +26,9 @@ export function testKeyring(): Keyring {
   };
 }
 
-/** A fresh in-memory store and engine deps over it that find the bundled workflows. */
-export function memoryDeps(): { store: MemoryStore; deps: EngineDeps } {
-  const store = openMemoryStore();
+/** A fresh `:memory:` store and engine deps over it that find the bundled workflows. */
+export async function memoryDeps(): Promise<{ store: OpenedSqlStore; deps: EngineDeps }> {
+  const store = await openStore(":memory:");
   return {
     store,
     deps: {

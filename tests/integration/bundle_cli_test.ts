@@ -2,11 +2,13 @@
  * Moving a session with the command line between homes, over real MCP clients on both sides:
  * `sessions list/show/export` on the first, `import` on the second, then `resume_session` finds
  * it, fresh tokens advance it and a rewind forks it; the first machine's tokens are foreign
- * there. `export --all`, `import -` and a refused import (nothing written) too.
+ * there. `export --all`, `import -` and a refused import (nothing written) too; each file of an
+ * import gets its own verdict, and a refused import into an empty home creates nothing.
  * @module
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { eventOf, forged, nested } from "../helpers/bundles.ts";
 import { dumpAll, runCli } from "../helpers/maintenance.ts";
 import { connect, err, ok, tempHome } from "../helpers/server.ts";
 import { overMcp, seedForkedReview } from "../helpers/viewer_fixture.ts";
@@ -163,5 +165,54 @@ Deno.test("export --all writes one bundle per session; a refused import writes n
   } finally {
     await a.cleanup();
     await b.cleanup();
+  }
+});
+
+Deno.test("each bundle gets its own verdict: a 5,000-deep context is refused with the limit, the next file still imports", async () => {
+  const a = await tempHome();
+  const b = await tempHome();
+  try {
+    const client = await connect(a.home);
+    const review = await seedForkedReview(overMcp(client));
+    await client.close();
+    const good = join(a.home, "good.json");
+    const out = await runCli(["sessions", "export", `ses_${review.sessionId}`, "-o", good], {
+      home: a.home,
+    });
+    assert.equal(out.code, 0, out.err);
+    const bad = join(a.home, "bad.json");
+    // written as text: canonicalising it to seal the bundle would overflow the forger's stack too
+    const shallow = forged(await Deno.readTextFile(good), (bundle) => {
+      eventOf(bundle, "node_created").payload.context = { deep: "DEEP" };
+    });
+    await Deno.writeTextFile(bad, shallow.replace('"DEEP"', JSON.stringify(nested(5000))));
+    const both = await runCli(["import", bad, good, "--json"], { home: b.home });
+    assert.equal(both.code, 1, both.err);
+    assert.doesNotMatch(both.err, /fatal|Maximum call stack/);
+    const [refused, imported] = json(both.out).imports;
+    assert.equal(refused.ok, false);
+    assert.equal(refused.error.code, "BUNDLE_INVALID");
+    assert.match(refused.error.message, /context nested more than 64 levels deep \(the limit\)/);
+    assert.equal(imported.ok, true, JSON.stringify(imported));
+    assert.equal(imported.value.sessionId, `ses_${review.sessionId}`);
+  } finally {
+    await a.cleanup();
+    await b.cleanup();
+  }
+});
+
+Deno.test("a refused import into an empty home creates neither the database nor the keyring", async () => {
+  const a = await tempHome();
+  try {
+    const bad = join(a.home, "bad.json");
+    await Deno.writeTextFile(bad, '{"format":"waymark.session","bundleSchemaVersion":1}');
+    const home = join(a.home, "empty");
+    await Deno.mkdir(home);
+    const refused = await runCli(["import", bad], { home });
+    assert.equal(refused.code, 1, refused.err);
+    assert.match(refused.err, /bad\.json: refused: The bundle is not a well-formed/);
+    assert.deepEqual([...Deno.readDirSync(home)].map((e) => e.name), []);
+  } finally {
+    await a.cleanup();
   }
 });

@@ -271,16 +271,16 @@ Deno.test("an older bundle version is upgraded through the path's steps, each ch
       },
     };
     const text0 = JSON.stringify(v0);
-    const upgraded = await verifyBundle(text0, { upgrades });
+    const upgraded = await verifyBundle(text0, { upgrades, now: new Date().toISOString() });
     assert.ok(upgraded.ok, JSON.stringify(upgraded));
     assert.equal(upgraded.value.session.title, title);
     assert.equal(bundleText(upgraded.value), a.text, "the upgrade does not give the same session");
     const broken = await verifyBundle(
       text0.replace(/"whole":"[0-9a-f]+"/, `"whole":"${"1".repeat(64)}"`),
-      { upgrades },
+      { upgrades, now: new Date().toISOString() },
     );
     assert.ok(!broken.ok && /bad v0 digest \(bundleSchemaVersion 0\)/.test(broken.error.message));
-    const unknown = await verifyBundle(text0);
+    const unknown = await verifyBundle(text0, { now: new Date().toISOString() });
     assert.ok(!unknown.ok && unknown.error.code === "BUNDLE_VERSION_UNSUPPORTED");
   } finally {
     await a.wm.close();

@@ -115,7 +115,7 @@ Deno.test("hostile input over MCP: NUL, __proto__ and the caps refuse up front; 
       "nul_character",
     );
     assert.deepEqual(nulNotes.details.path, ["output", "notesMarkdown"]);
-    // Under the schema's character cap but over the byte cap: two bytes a character.
+    // Over the byte cap in two-byte characters (fewer characters than bytes).
     const notes = refused(
       await call(
         server,

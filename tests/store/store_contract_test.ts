@@ -1,11 +1,11 @@
 /**
- * The store contract: every case runs against the in-memory store and against the libSQL store
- * on a real file, through the engine's use-cases, with the same assertions. What a case checks
+ * The store contract: every case runs against the libSQL store on a real file and against
+ * PostgreSQL, through the engine's use-cases, with the same assertions. What a case checks
  * is what the engine relies on (forks and preferred tips, byte-identical replays, rehydrates
  * and replays that write nothing, checkpoints that never fork, blocked attempts that are not
  * branches, recaps, resume layers and ranking, atomic writes, corrupt sessions). Search
- * relevance differs between the stores by design (FTS5 bm25 vs a term count), so no case
- * depends on it.
+ * relevance differs between the stores by design (FTS5 bm25 vs `ts_rank`), so no case depends on
+ * it beyond what both agree on.
  * @module
  */
 import assert from "node:assert/strict";
@@ -354,7 +354,7 @@ const CASES: Record<string, Case> = {
   },
 
   async "within a layer, a text that matches more often ranks first"(_, deps) {
-    // Same length, so bm25 and the memory store's term count agree; recency would say otherwise.
+    // Same length, so bm25 and ts_rank agree; recency would say otherwise.
     // The other runs keep the word rare, so bm25's idf is positive.
     for (let i = 0; i < 4; i++) await start(deps, "project.plain", { goal: "unrelated work" });
     const twice = await start(deps, "project.plain", { goal: "parser parser tool" });

@@ -57,7 +57,7 @@ Deno.test("the early server answers the handshake and tools/list before the engi
     assert.equal(answered, false, "a call waits until the server is composed");
     assert.equal(needed(), 2, "a held request asks for the loading too");
 
-    createMcpServer(memoryDeps().deps, { version: "0.0.0-test", onto: early.server });
+    createMcpServer((await memoryDeps()).deps, { version: "0.0.0-test", onto: early.server });
     early.open();
     const result = await call;
     assert.equal(result.isError, undefined);
@@ -76,7 +76,7 @@ for (const protocolVersion of [undefined, "2025-06-18"]) {
       const { early, client } = await connected({ enableStartSession, protocolVersion });
       try {
         const before = await client.listTools();
-        createMcpServer(memoryDeps().deps, {
+        createMcpServer((await memoryDeps()).deps, {
           version: "0.0.0-test",
           enableStartSession,
           onto: early.server,

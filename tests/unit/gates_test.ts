@@ -1,5 +1,5 @@
 /**
- * WorkRail's gates, rule by rule, through the engine's use-cases on the in-memory store:
+ * WorkRail's gates, rule by rule, through the engine's use-cases on a libSQL `:memory:` store:
  * required notes, assessments (missing, unknown, out-of-range levels, optional dimensions),
  * follow-ups (one at a time, several at once, scoped with `forAssessment`), required context
  * keys, never-stop turning each block into a gap, and recorded assessments read by a later
@@ -91,7 +91,7 @@ async function setup(): Promise<EngineDeps> {
   ]);
   if (!loaded!.ok) throw new Error(JSON.stringify(loaded!.error));
   const set = resolveCatalog([loaded!.workflow], []);
-  return { ...memoryDeps().deps, workflows: { load: () => Promise.resolve(set) } };
+  return { ...(await memoryDeps()).deps, workflows: { load: () => Promise.resolve(set) } };
 }
 
 type Ack = Omit<Parameters<typeof continueWorkflow>[1], "stateToken" | "ackToken">;
@@ -211,7 +211,7 @@ Deno.test("notes on a step with validation criteria: one blocker, MISSING_REQUIR
   }]);
   assert.ok(loaded!.ok);
   const set = resolveCatalog([loaded!.workflow], []);
-  const deps = { ...memoryDeps().deps, workflows: { load: () => Promise.resolve(set) } };
+  const deps = { ...(await memoryDeps()).deps, workflows: { load: () => Promise.resolve(set) } };
   const started = await startWorkflow(deps, { workflowId: "user.v" });
   assert.ok(started.ok);
   const blocked = await ack(deps, started.value);

@@ -77,3 +77,62 @@ Deno.test("a damaged keyring file is an error that says what to do, not a silent
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a secret that decodes to fewer than 32 bytes is refused on load, naming the file", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = `${dir}/keys.json`;
+    const write = (secret: string) =>
+      Deno.writeTextFile(path, JSON.stringify({ version: 1, current: { id: 7, secret } }), {
+        mode: 0o600,
+      });
+    // 43 characters that base64url decoding skips: 0 bytes, an empty HMAC key.
+    await write("!".repeat(43));
+    await assert.rejects(
+      () => loadOrCreateKeyring(path),
+      (error: Error) => {
+        assert.match(error.message, new RegExp(`^${path} is not a waymark keyring`));
+        assert.match(error.message, /current\.secret: must be base64url/);
+        assert.match(error.message, /decodes to 0 bytes; a key needs at least 32/);
+        return true;
+      },
+    );
+    await write("QUFB".repeat(8)); // 24 bytes
+    await assert.rejects(() => loadOrCreateKeyring(path), /decodes to 24 bytes/);
+    await assert.rejects(() => rotateKeyring(path), /decodes to 24 bytes/);
+    await write("QUFB".repeat(11)); // 33 bytes
+    assert.equal((await loadOrCreateKeyring(path)).current.id, 7);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a keyring follows its file: a rotation reaches a loaded keyring within a second", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = `${dir}/keys.json`;
+    const live = await loadOrCreateKeyring(path);
+    const first = live.current.id;
+    const rotated = await rotateKeyring(path);
+    await new Promise((wake) => setTimeout(wake, 1100));
+    assert.equal(
+      live.current.id,
+      rotated.current.id,
+      "the loaded keyring still signs with the old key",
+    );
+    assert.equal(live.previous?.id, first);
+    // What it signs now still verifies after the next rotation, in any process.
+    const token = mintToken(live, claims);
+    const next = await rotateKeyring(path);
+    assert.ok(verifyToken(next, token, "ack").ok);
+    assert.ok(verifyToken(await loadOrCreateKeyring(path), token, "ack").ok);
+    await new Promise((wake) => setTimeout(wake, 1100));
+    assert.equal(live.current.id, next.current.id);
+    // A file broken meanwhile leaves the keys in use.
+    await Deno.writeTextFile(path, "{ broken", { mode: 0o600 });
+    await new Promise((wake) => setTimeout(wake, 1100));
+    assert.equal(live.current.id, next.current.id);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,23 +1,21 @@
 /**
- * Recap budgets at their edges (on the in-memory store) and resume's query parsing and ranking
- * (on both stores: FTS syntax in a query must reach libSQL's FTS as plain words).
+ * Recap budgets at their edges and resume's query parsing and ranking (FTS syntax in a query must
+ * reach libSQL's FTS as plain words), on a libSQL `:memory:` store.
  */
 import assert from "node:assert/strict";
 import {
   buildRecap,
   continueWorkflow,
-  type EngineDeps,
   parseQuery,
   recapMarker,
   resumeSession,
   startWorkflow,
 } from "../../engine/mod.ts";
 import { parseRunLabel } from "../../engine/ids.ts";
-import { openWaymark } from "../../mod.ts";
 import { memoryDeps } from "../helpers/memory.ts";
 
 Deno.test("a recap keeps whole entries up to the byte budget exactly, most recent first", async () => {
-  const { store, deps } = memoryDeps();
+  const { store, deps } = await memoryDeps();
   try {
     const started = await startWorkflow(deps, { workflowId: "wr.feature_planning" });
     assert.ok(started.ok);
@@ -68,65 +66,44 @@ Deno.test("resume queries split into ids and words", () => {
   });
 });
 
-/** Engine deps over each store, and how to close it. */
-const STORES: Record<string, () => Promise<{ deps: EngineDeps; close(): Promise<void> }>> = {
-  memory() {
-    const { store, deps } = memoryDeps();
-    return Promise.resolve({ deps, close: () => store.close() });
-  },
-  async libsql() {
-    const home = await Deno.makeTempDir({ prefix: "waymark-unit-" });
-    const waymark = await openWaymark({ home, dbUrl: ":memory:" });
-    return {
-      deps: waymark.deps,
-      async close() {
-        await waymark.close();
-        await Deno.remove(home, { recursive: true });
-      },
-    };
-  },
-};
-
-for (const [storeName, open] of Object.entries(STORES)) {
-  Deno.test(`${storeName}: FTS syntax in a query is matched as words, and ties rank by recency then run id`, async () => {
-    const { deps, close } = await open();
-    try {
-      const ws = { workspace: "/w", gitBranch: "main", gitHeadSha: "a".repeat(40) };
-      const ids: string[] = [];
-      for (let i = 0; i < 3; i++) {
-        const r = await startWorkflow(deps, { workflowId: "wr.code_review", goal: "same" }, {
-          workspace: ws,
-        });
-        assert.ok(r.ok);
-        ids.push(r.value.session.runId);
-      }
-      const found = await resumeSession(deps, { query: 'same" OR "*' }, { workspace: ws });
-      assert.ok(found.ok);
-      assert.equal(found.value.candidates.length, 3);
-      const expected = [...found.value.candidates].sort((a, b) =>
-        a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : a.runId < b.runId ? -1 : 1
-      );
-      assert.deepEqual(found.value.candidates.map((c) => c.runId), expected.map((c) => c.runId));
-      assert.deepEqual(new Set(ids), new Set(expected.map((c) => c.runId)));
-      const again = await resumeSession(deps, { query: 'same" OR "*' }, { workspace: ws });
-      assert.ok(again.ok);
-      assert.deepEqual(
-        again.value.candidates.map((c) => c.runId),
-        found.value.candidates.map((c) => c.runId),
-      );
-      const other = await resumeSession(deps, { query: "same", limit: 2 }, {
-        workspace: { workspace: "/elsewhere", gitBranch: null, gitHeadSha: null },
+Deno.test(`FTS syntax in a query is matched as words, and ties rank by recency then run id`, async () => {
+  const { store, deps } = await memoryDeps();
+  try {
+    const ws = { workspace: "/w", gitBranch: "main", gitHeadSha: "a".repeat(40) };
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await startWorkflow(deps, { workflowId: "wr.code_review", goal: "same" }, {
+        workspace: ws,
       });
-      assert.ok(other.ok);
-      assert.equal(other.value.candidates.length, 2);
-      assert.equal(other.value.candidates[0]!.workspace.sameWorkspace, false);
-      assert.deepEqual(
-        other.value.searched,
-        ["title"],
-        "deeper layers are skipped once enough matched",
-      );
-    } finally {
-      await close();
+      assert.ok(r.ok);
+      ids.push(r.value.session.runId);
     }
-  });
-}
+    const found = await resumeSession(deps, { query: 'same" OR "*' }, { workspace: ws });
+    assert.ok(found.ok);
+    assert.equal(found.value.candidates.length, 3);
+    const expected = [...found.value.candidates].sort((a, b) =>
+      a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : a.runId < b.runId ? -1 : 1
+    );
+    assert.deepEqual(found.value.candidates.map((c) => c.runId), expected.map((c) => c.runId));
+    assert.deepEqual(new Set(ids), new Set(expected.map((c) => c.runId)));
+    const again = await resumeSession(deps, { query: 'same" OR "*' }, { workspace: ws });
+    assert.ok(again.ok);
+    assert.deepEqual(
+      again.value.candidates.map((c) => c.runId),
+      found.value.candidates.map((c) => c.runId),
+    );
+    const other = await resumeSession(deps, { query: "same", limit: 2 }, {
+      workspace: { workspace: "/elsewhere", gitBranch: null, gitHeadSha: null },
+    });
+    assert.ok(other.ok);
+    assert.equal(other.value.candidates.length, 2);
+    assert.equal(other.value.candidates[0]!.workspace.sameWorkspace, false);
+    assert.deepEqual(
+      other.value.searched,
+      ["title"],
+      "deeper layers are skipped once enough matched",
+    );
+  } finally {
+    await store.close();
+  }
+});

@@ -104,6 +104,38 @@ Deno.test("broken validation rules are refused with the path and the fix", () =>
   ]);
 });
 
+Deno.test("regex rules use linear-time syntax: lookahead and backreferences are refused at load, with why", () => {
+  const found = (pattern: string, flags?: string) =>
+    issuesOf({ prompt: "p", validationCriteria: { type: "regex", pattern, flags } });
+  assert.match(found("^(?=.*done)")[0]!, /pattern: invalid regex: lookahead .*linear time/);
+  assert.match(found("(a)\\1")[0]!, /pattern: invalid regex: backreferences .*linear time/);
+  assert.match(found("a", "q")[0]!, /pattern: invalid regex: invalid flags `q`/);
+  assert.deepEqual(found("^(a+)+$"), []);
+  assert.deepEqual(found("(?<=status: )done", "i"), []);
+});
+
+Deno.test("a regex rule is evaluated in linear time where the notes are tested, flags as in JavaScript", () => {
+  const rule = (pattern: string, flags?: string): ValidationCriteria => ({
+    type: "regex",
+    pattern,
+    ...(flags === undefined ? {} : { flags }),
+  });
+  const fails = (criteria: ValidationCriteria, notes: string) =>
+    failedValidation(criteria, { notes, context: {} });
+  // As an imported snapshot may carry them: never checked by a loader. (The near-miss that
+  // freezes a backtracking engine is in tests/integration/hostile_regex_test.ts, with deadlines.)
+  assert.deepEqual(fails(rule("^(a+)+$"), "a".repeat(50_000)), []);
+  assert.match(
+    fails(rule("(?=x)"), "x")[0]!,
+    /the step's pattern \/\(\?=x\)\/ cannot be evaluated \(lookahead.*the workflow must be fixed/,
+  );
+  assert.deepEqual(fails(rule("^DONE$", "im"), "first\ndone\nlast"), []);
+  assert.equal(fails(rule("^DONE$", "m"), "first\ndone").length, 1);
+  assert.deepEqual(fails(rule("a.b", "s"), "a\nb"), []);
+  assert.equal(fails(rule("b", "y"), "ab").length, 1, "`y` anchors at the start");
+  assert.deepEqual(fails(rule("\\u00e9t\\u00e9"), "un été"), []);
+});
+
 Deno.test("each loop type requires its own fields", () => {
   const loop = (config: Record<string, unknown>) =>
     issuesOf({ type: "loop", loop: { maxIterations: 3, ...config }, body: "a" });

@@ -1,7 +1,6 @@
 /**
  * Text matching as the libSQL store's FTS5 tables (`unicode61 remove_diacritics 2`) match, for
- * the stores that fold text themselves (the in-memory store's search layers; the tokens that
- * PostgreSQL's `tsvector` columns index): case and diacritics are folded, anything but
+ * the tokens that PostgreSQL's `tsvector` columns index and the snippets cut from them: case and diacritics are folded, anything but
  * letters and digits separates tokens, and each query term is a phrase (`code_review` matches
  * "code review"). Relevance is not bm25: it is minus the number of phrase matches, so more
  * matches rank first (lower is better, as with bm25) and ties keep insertion order. Snippets
