@@ -151,8 +151,8 @@ export const tipSchema = z.object({
   isComplete: z.boolean(),
 });
 
-/** The response of every execution tool (start, continue, checkpoint). */
-export const stepResponseSchema = z.object({
+/** What every execution tool answers about the node it leaves the run at. */
+const nodeResponseSchema = z.object({
   kind: z.enum(["ok", "blocked"]).describe(
     "`blocked`: the acknowledgement did not advance; see `blockers`, fix, and retry with the new ackToken.",
   ),
@@ -169,6 +169,37 @@ export const stepResponseSchema = z.object({
   workflow: z.object({ id: z.string(), name: z.string(), hash: z.string() }),
   preferences: preferencesSchema,
   warnings: z.array(warningSchema),
+  capabilities: z.record(
+    z.string(),
+    z.object({
+      requested: z.enum(CAPABILITY_NEEDS),
+      observed: z.enum(CAPABILITY_STATUSES),
+    }),
+  ).optional().describe("The workflow's optional capabilities and what this branch observed."),
+});
+
+const metaGuidanceSchema = z.array(z.string()).optional().describe(
+  "Workflow-wide guidance, on start.",
+);
+const checkpointNodeSchema = z.object({ nodeId: z.string() }).optional().describe(
+  "The checkpoint node recorded.",
+);
+
+/** The response of `start_workflow` (and `start_session`): a run's first node. */
+export const startStepResponseSchema = nodeResponseSchema.extend({
+  metaGuidance: metaGuidanceSchema,
+});
+
+/** The response of `checkpoint_workflow`: the checkpoint node, the step still pending. */
+export const checkpointStepResponseSchema = nodeResponseSchema.extend({
+  checkpoint: checkpointNodeSchema,
+});
+
+/**
+ * The response of `continue_workflow`, and the type of every execution tool's (start and
+ * checkpoint answer a part of it: {@linkcode startStepResponseSchema}, {@linkcode checkpointStepResponseSchema}).
+ */
+export const stepResponseSchema = nodeResponseSchema.extend({
   forked: z.object({
     existingBranches: z.array(branchSchema).describe("The node's other children, oldest first."),
     preferredTipNodeId: z.string().optional().describe(
@@ -182,8 +213,8 @@ export const stepResponseSchema = z.object({
   tip: tipSchema.optional().describe(
     "On rehydrating a node that is not a tip: the preferred branch's tip, to carry on there.",
   ),
-  checkpoint: z.object({ nodeId: z.string() }).optional().describe("The checkpoint node recorded."),
-  metaGuidance: z.array(z.string()).optional().describe("Workflow-wide guidance, on start."),
+  checkpoint: checkpointNodeSchema,
+  metaGuidance: metaGuidanceSchema,
   blockers: z.array(blockerSchema).optional().describe(
     "When blocked: ordered by (code, pointer), at most 10.",
   ),
@@ -198,13 +229,6 @@ export const stepResponseSchema = z.object({
     "When blocked: the recorded attempt.",
   ),
   gaps: z.array(gapSchema).optional().describe("Gaps recorded by this acknowledgement."),
-  capabilities: z.record(
-    z.string(),
-    z.object({
-      requested: z.enum(CAPABILITY_NEEDS),
-      observed: z.enum(CAPABILITY_STATUSES),
-    }),
-  ).optional().describe("The workflow's optional capabilities and what this branch observed."),
 });
 
 /** The response of every execution tool. */

@@ -21,7 +21,7 @@ import {
 import { screenArguments } from "./argument_guard.ts";
 import { isModern } from "./client.ts";
 import type { Connection } from "./connection.ts";
-import { taskMeta } from "./task_wire.ts";
+import { callMeta } from "./task_wire.ts";
 
 /** Serves every workflow as a prompt that starts it. */
 export function registerPrompts(server: Server, connection: Connection): void {
@@ -122,7 +122,7 @@ async function getPrompt(
         checkpointToken: r.checkpointToken,
         pendingStepId: r.pending?.stepId ?? null,
       },
-      ...(view ? taskMeta(view, { relatedTask: !isModern(ctx) }) : {}),
+      ...(view ? callMeta(view, { relatedTask: !isModern(ctx) }) : {}),
     },
   };
 }

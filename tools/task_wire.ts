@@ -18,18 +18,67 @@ export const USER_INPUT_KEY = "user_input";
 /** The 2025-11-25 `_meta` key a host may hand the model while a task runs. */
 export const IMMEDIATE_RESPONSE_KEY = "io.modelcontextprotocol/model-immediate-response";
 
-/** The `_meta` of an execution result: the task, its progress and its step results. */
+/**
+ * The `_meta` a task read carries (`tasks/get`, `tasks/result`): the task, its whole progress plan
+ * (up to the engine's window of a long workflow) and every completed step's result in it.
+ */
 export function taskMeta(
   view: TaskView,
   options: { relatedTask: boolean },
+): Record<string, unknown> {
+  return metaOf(view, options, view.progress);
+}
+
+/** The most steps the progress of a tool call's answer lists. */
+export const CALL_PLAN_STEPS = 8;
+
+/**
+ * The `_meta` of a tool call's answer: the task and a bounded progress object, so an answer's
+ * size does not grow with the workflow: at most {@linkcode CALL_PLAN_STEPS} steps around the
+ * current one, with `omitted` counting the steps before and after them, and the results of the
+ * completed steps among those. The whole plan, its note and every result are `tasks/get`'s.
+ */
+export function callMeta(
+  view: TaskView,
+  options: { relatedTask: boolean },
+): Record<string, unknown> {
+  return metaOf(view, options, view.progress && windowed(view.progress));
+}
+
+type Progress = NonNullable<TaskView["progress"]>;
+
+/** The plan cut to {@linkcode CALL_PLAN_STEPS} steps around its current step, without its note. */
+function windowed(progress: Progress): Omit<Progress, "note"> {
+  const { note: _note, steps, omitted, ...rest } = progress;
+  let from = 0;
+  if (steps.length > CALL_PLAN_STEPS) {
+    const at = steps.findIndex((s) => s.status === "current" || s.status === "blocked");
+    const current = at < 0 ? (omitted?.after ? 0 : steps.length) : at;
+    from = Math.max(0, Math.min(current - 2, steps.length - CALL_PLAN_STEPS));
+  }
+  const to = Math.min(steps.length, from + CALL_PLAN_STEPS);
+  const before = (omitted?.before ?? 0) + from;
+  const after = (omitted?.after ?? 0) + steps.length - to;
+  return {
+    ...rest,
+    steps: steps.slice(from, to),
+    ...(before + after > 0 ? { omitted: { before, after } } : {}),
+  };
+}
+
+function metaOf(
+  view: TaskView,
+  options: { relatedTask: boolean },
+  progress: Omit<Progress, "note"> | null,
 ): Record<string, unknown> {
   const meta: Record<string, unknown> = {
     "_workflow.task": { taskId: view.taskId, status: view.status },
   };
   if (options.relatedTask) meta[RELATED_TASK_META_KEY] = { taskId: view.taskId };
-  if (view.progress) meta["_workflow.progress"] = view.progress;
+  if (progress) meta["_workflow.progress"] = progress;
+  const listed = new Set(progress?.steps.map((s) => s.name));
   for (const [stepId, result] of Object.entries(view.results)) {
-    meta[`_workflow.result.${stepId}`] = result;
+    if (listed.has(stepId)) meta[`_workflow.result.${stepId}`] = result;
   }
   return meta;
 }
@@ -120,7 +169,7 @@ export function createTaskResult(
 ): Record<string, unknown> {
   const text = at.answer.content.find((c) => c.type === "text");
   const meta = {
-    ...taskMeta(view, { relatedTask: !at.modern }),
+    ...callMeta(view, { relatedTask: !at.modern }),
     ...(text && "text" in text ? { [IMMEDIATE_RESPONSE_KEY]: text.text } : {}),
     "waymark/result": at.answer.structuredContent,
   };

@@ -9,7 +9,6 @@ import type {
   Server,
   ServerContext,
 } from "npm:@modelcontextprotocol/server@2.4.0";
-import { z } from "npm:zod@4.6.7";
 import {
   type AnsweredNode,
   type ContinueInput,
@@ -22,16 +21,8 @@ import { isModern, speaksLegacyTasks, wantsTask } from "./client.ts";
 import { askBeforeAck } from "./elicit.ts";
 import { errorEnvelopeSchema, errorResult } from "./errors.ts";
 import { progressSender } from "./notifications.ts";
-import { createTaskResult, taskMeta } from "./task_wire.ts";
-
-type JsonSchema = Record<string, unknown>;
-type ObjectSchema = { type: "object"; [key: string]: unknown };
-
-function jsonSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
-  const out = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as JsonSchema;
-  delete out.$schema;
-  return out;
-}
+import { inputJsonSchema, type ObjectSchema, outputJsonSchema } from "./published_schema.ts";
+import { callMeta, createTaskResult } from "./task_wire.ts";
 
 // Publishing costs milliseconds per tool (zod's JSON Schema conversion), so it happens once per
 // tool definition and process, on the first `tools/list`; bounded by the tools that exist.
@@ -47,11 +38,8 @@ export function toolSchemas(
   let schemas = published.get(tool);
   if (!schemas) {
     schemas = {
-      inputSchema: { ...jsonSchema(tool.input, "input"), type: "object" },
-      outputSchema: {
-        type: "object",
-        anyOf: [jsonSchema(tool.output, "output"), jsonSchema(errorEnvelopeSchema, "output")],
-      },
+      inputSchema: inputJsonSchema(tool.input),
+      outputSchema: outputJsonSchema(tool.output, errorEnvelopeSchema),
     };
     published.set(tool, schemas);
   }
@@ -164,7 +152,7 @@ async function dispatch(
   if (tool.taskSupport && wantsTask(server, { ctx, params: at.params })) {
     return createTaskResult(view, { modern, answer });
   }
-  return { ...answer, _meta: { ...answer._meta, ...taskMeta(view, { relatedTask: !modern }) } };
+  return { ...answer, _meta: { ...answer._meta, ...callMeta(view, { relatedTask: !modern }) } };
 }
 
 /** What a replay whose payload differs from the recorded one tells the agent, beside the answer. */

@@ -6,8 +6,25 @@ import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { ROOT } from "./session.ts";
 
+/** The bench's scenarios, in the order a run takes them (`--only` picks some). */
+export const SCENARIOS = [
+  "cold",
+  "long",
+  "first",
+  "list",
+  "client",
+  "viewer",
+  "resume",
+  "deepwork",
+] as const;
+
+/** One scenario. */
+export type Scenario = typeof SCENARIOS[number];
+
 /** What a run does. */
 export interface Config {
+  /** The scenarios run (all unless `--only` names some). */
+  only: ReadonlySet<Scenario>;
   /** Full or quick. */
   mode: "full" | "quick";
   /** Rounds of interleaved cold starts. */
@@ -44,8 +61,12 @@ export function config(
       out: { type: "string" },
       "cpu-prof": { type: "string" },
       db: { type: "string" },
+      only: { type: "string" },
     },
   });
+  const only = values.only ? values.only.split(",").map((s) => s.trim()) : [...SCENARIOS];
+  const unknown = only.filter((s) => !(SCENARIOS as readonly string[]).includes(s));
+  if (unknown.length) throw new Error(`--only: unknown ${unknown}; scenarios: ${SCENARIOS}`);
   const quick = values.quick === true;
   const samples = values.samples ? Number(values.samples) : quick ? 50 : 200;
   if (!Number.isInteger(samples) || samples < 2) throw new Error(`--samples must be ≥ 2`);
@@ -53,6 +74,7 @@ export function config(
   const maxLevel = levels[levels.length - 1]!;
   return {
     config: {
+      only: new Set(only as Scenario[]),
       mode: quick ? "quick" : "full",
       coldStarts: quick ? 5 : 15,
       firstCalls: quick ? 3 : 9,

@@ -18,7 +18,7 @@ import { openWaymark, type SqliteStore } from "../../mod.ts";
 import { TOOLS } from "../../tools/mod.ts";
 import { Server, type ServerContext } from "npm:@modelcontextprotocol/server@2.4.0";
 import { createTaskSurface } from "../../tools/task_surface.ts";
-import { taskMeta } from "../../tools/task_wire.ts";
+import { callMeta } from "../../tools/task_wire.ts";
 import { type AnsweredNode, parseRunLabel } from "../../engine/mod.ts";
 import type { WorkflowSource } from "../../engine/mod.ts";
 import { LONG_ID, longWorkflow, r3, stats } from "./common.ts";
@@ -197,7 +197,7 @@ async function main(): Promise<number> {
       const runId = (result.value.value as { session?: { runId?: string } }).session?.runId;
       const run = runId ? parseRunLabel(runId) : null;
       const view = run ? await tasks.observe(run, ctx, told.answered) : null;
-      if (view) JSON.stringify(taskMeta(view, { relatedTask: false }));
+      if (view) JSON.stringify(callMeta(view, { relatedTask: false }));
       const t4 = performance.now();
       return {
         value: result.value.value,

@@ -12,10 +12,14 @@
  * server's RSS after 100 advances and after the last level; the first tool call of a session
  * with a 100-file user library (`first_call.ts`); `list_workflows` with the bundled library, warm
  * and as a session's first call (`list_bench.ts`); the viewer (`viewer_bench.ts`) and
- * `resume_session` over 10,000 sessions (`resume_bench.ts`). Medians are what targets use.
+ * `resume_session` over 10,000 sessions (`resume_bench.ts`); what a client pays
+ * (`client_bench.ts`): the v1 SDK client's cold start, advance, replay and rehydrate over its own
+ * floor, and the bytes of `tools/list` and of each answer. Medians are what targets use.
  *
  *   deno task bench            full run (several minutes on 2 cores)
  *   deno task bench --quick    smoke run (1,000 prior advances at most, fewer samples)
+ *   deno task bench --only client,cold   only those scenarios (cold, long, first, list,
+ *                              client, viewer, resume, deepwork); the floor's call is always measured
  *
  * Other flags: `--no-roots`, `--keep` (keep the temp dirs), `--samples N`, `--out FILE`,
  * `--cpu-prof DIR` (the long session's server writes a V8 CPU profile there; summarise it with
@@ -31,14 +35,15 @@ import { LONG_ID, longWorkflow, r3, type Stats, stats } from "./common.ts";
 import { viewerBench, viewerJson } from "./viewer_bench.ts";
 import { resumeBench, resumeJson, resumeReport } from "./resume_bench.ts";
 import { deepworkBench, deepworkJson, deepworkReport } from "./deepwork_bench.ts";
-import { buildBundle, coldStart, coldStarts, floorCalls } from "./cold_start.ts";
+import { buildBundle, type ColdSample, coldStart, coldStarts, floorCalls } from "./cold_start.ts";
 import { firstCalls } from "./first_call.ts";
 import { listBench } from "./list_bench.ts";
-import { type Floor, type Row, rowJson, table, targetLines } from "./report.ts";
+import { bytesTable, type Floor, type Row, rowJson, table, targetLines } from "./report.ts";
+import { clientBench, type ClientResult, clientStats, DEPTH } from "./client_bench.ts";
 import { benchTargets, machine } from "./targets.ts";
 import { type LevelResult, longSession } from "./long_run.ts";
 import { BenchFailure, ROOT, type SpawnSpec } from "./session.ts";
-import { type Config, config } from "./config.ts";
+import { type Config, config, type Scenario } from "./config.ts";
 import { benchDatabase } from "./postgres_db.ts";
 
 function log(line: string): void {
@@ -115,42 +120,59 @@ async function gitHead(): Promise<{ commit: string | null; dirty: boolean | null
   return { commit, dirty: status === null ? null : status.length > 0 };
 }
 
-/** The cold starts (interleaved, then fresh homes) and the floor's call. */
+/** The cold starts (interleaved, then fresh homes; only with `cold`) and the floor's call. */
 async function startUp(cfg: Config, dirs: Dirs) {
-  const bundleFile = await buildBundle(dirs.bundle);
-  log(`bundled ${bundleFile}`);
-  const spec = (subject: SpawnSpec["subject"]): SpawnSpec => ({
+  const spec = (subject: SpawnSpec["subject"], bundleFile?: string): SpawnSpec => ({
     subject,
     home: join(dirs.homes, `cold-${subject}`),
     cwd: dirs.workspace,
     roots: cfg.roots,
     bundleFile,
   });
-  const subjects = ["echo", "task_start", "main_ts", "bundle"] as const;
-  const cold = await coldStarts(subjects.map(spec), cfg.coldStarts, log);
-  const fresh = []; // each on a new home: creates and migrates the database
-  for (let i = 0; i < Math.min(cfg.coldStarts, 5); i++) {
-    fresh.push(await coldStart({ ...spec("main_ts"), home: join(dirs.homes, `fresh-${i}`) }));
-  }
-  const floorCall = await floorCalls(dirs.workspace, { warmup: cfg.warmup, samples: cfg.samples });
-  const coldStats = (s: SpawnSpec["subject"]) => stats(cold.get(s)!.map((c) => c.toolsListMs));
-  const floor: Floor = { cold: coldStats("echo").p50, call: floorCall.p50 };
-  log(`floor: cold start ${floor.cold.toFixed(1)} ms, echo call ${floor.call.toFixed(3)} ms`);
   const row = (operation: string, s: Stats, kind: Row["floor"]): Row => ({
     operation,
     prior: null,
     stats: s,
     floor: kind,
   });
-  const rows: Row[] = [
-    row("floor: cold start (SDK echo)", coldStats("echo"), "cold"),
-    row("floor: echo call", floorCall, "call"),
+  const floorCall = await floorCalls(dirs.workspace, { warmup: cfg.warmup, samples: cfg.samples });
+  const floor: Floor = { cold: NaN, call: floorCall.p50, v1Cold: NaN, v1Call: NaN };
+  const rows: Row[] = [row("floor: echo call", floorCall, "call")];
+  if (!cfg.only.has("cold")) {
+    return { floor, rows, cold: new Map<SpawnSpec["subject"], ColdSample[]>() };
+  }
+  const bundleFile = await buildBundle(dirs.bundle);
+  log(`bundled ${bundleFile}`);
+  const subjects = ["echo", "task_start", "main_ts", "bundle"] as const;
+  const cold = await coldStarts(subjects.map((s) => spec(s, bundleFile)), cfg.coldStarts, log);
+  const fresh = []; // each on a new home: creates and migrates the database
+  for (let i = 0; i < Math.min(cfg.coldStarts, 5); i++) {
+    fresh.push(await coldStart({ ...spec("main_ts"), home: join(dirs.homes, `fresh-${i}`) }));
+  }
+  const coldStats = (s: SpawnSpec["subject"]) => stats(cold.get(s)!.map((c) => c.toolsListMs));
+  floor.cold = coldStats("echo").p50;
+  log(`floor: cold start ${floor.cold.toFixed(1)} ms, echo call ${floor.call.toFixed(3)} ms`);
+  rows.unshift(row("floor: cold start (SDK echo)", coldStats("echo"), "cold"));
+  rows.push(
     row("cold start: deno task start", coldStats("task_start"), "cold"),
     row("cold start: main.ts serve", coldStats("main_ts"), "cold"),
     row("cold start: fresh home", stats(fresh.map((c) => c.toolsListMs)), "cold"),
     row("cold start: bundle", coldStats("bundle"), "cold"),
-  ];
+  );
   return { floor, rows, cold };
+}
+
+/** The client scenario's rows (over the v1 floor), and the v1 floor itself. */
+function clientRows(client: ClientResult, floor: Floor): Row[] {
+  const all = clientStats(client);
+  floor.v1Cold = all["v1: floor: cold start (SDK echo)"]!.p50;
+  floor.v1Call = all["v1: floor: echo call"]!.p50;
+  return Object.entries(all).map(([operation, s]): Row => ({
+    operation,
+    prior: null,
+    stats: s,
+    floor: operation.includes("cold start") ? "v1Cold" : "v1Call",
+  }));
 }
 
 async function measure(
@@ -159,72 +181,95 @@ async function measure(
   database: string,
 ): Promise<Record<string, unknown>> {
   const loadavgAtStart = Deno.loadavg();
+  const on = (s: Scenario) => cfg.only.has(s);
   const { floor, rows: coldRows, cold } = await startUp(cfg, dirs);
-  const session = await longSession(cfg, { home: join(dirs.homes, "main"), ...dirs, log });
-  const first = await firstCalls({
-    home: join(dirs.homes, "library"),
-    cwd: dirs.bundle, // no project workflows: bundled and the user library only
-    rounds: cfg.firstCalls,
-    log,
-  });
-  const list = await listBench({
-    home: join(dirs.homes, "list"),
-    cwd: dirs.bundle, // no project workflows: the bundled library alone
-    samples: cfg.samples,
-    rounds: cfg.firstCalls,
-    log,
-  });
-  log("viewer: building a 1,000-node session with 20 forks and rendering it");
+  const session = on("long")
+    ? await longSession(cfg, { home: join(dirs.homes, "main"), ...dirs, log })
+    : undefined;
+  const first = on("first")
+    ? await firstCalls({
+      home: join(dirs.homes, "library"),
+      cwd: dirs.bundle, // no project workflows: bundled and the user library only
+      rounds: cfg.firstCalls,
+      log,
+    })
+    : undefined;
+  const list = on("list")
+    ? await listBench({
+      home: join(dirs.homes, "list"),
+      cwd: dirs.bundle, // no project workflows: the bundled library alone
+      samples: cfg.samples,
+      rounds: cfg.firstCalls,
+      log,
+    })
+    : undefined;
+  const client = on("client")
+    ? await clientBench({
+      home: join(dirs.homes, "client"),
+      workspace: dirs.workspace,
+      rounds: cfg.coldStarts,
+      samples: cfg.mode === "quick" ? 50 : 100,
+    }, log)
+    : undefined;
   const quick = cfg.mode === "quick";
-  const viewer = await viewerBench({ samples: quick ? 15 : 50, warmup: quick ? 2 : 5, log });
-  const resume = await resumeBench({
-    sessions: quick ? 1_000 : 10_000,
-    samples: quick ? 25 : 100,
-    log,
-  });
-  const deepwork = await deepworkBench({ quick, log });
+  if (on("viewer")) log("viewer: building a 1,000-node session with 20 forks and rendering it");
+  const viewer = on("viewer")
+    ? await viewerBench({ samples: quick ? 15 : 50, warmup: quick ? 2 : 5, log })
+    : undefined;
+  const resume = on("resume")
+    ? await resumeBench({ sessions: quick ? 1_000 : 10_000, samples: quick ? 25 : 100, log })
+    : undefined;
+  const deepwork = on("deepwork") ? await deepworkBench({ quick, log }) : undefined;
   const rows: Row[] = [
     ...coldRows,
-    { operation: "start_workflow", prior: null, stats: stats(session.start), floor: "call" },
-    ...levelRows(session.levels, session.control),
-    ...Object.entries(first).map(([name, s]): Row => ({
+    ...(session
+      ? [
+        { operation: "start_workflow", prior: null, stats: stats(session.start), floor: "call" },
+        ...levelRows(session.levels, session.control),
+      ] as Row[]
+      : []),
+    ...Object.entries(first ?? {}).map(([name, s]): Row => ({
       operation: `first call: ${name}`,
       prior: null,
       stats: s,
       floor: "call",
     })),
-    { operation: "list_workflows (bundled library)", prior: null, stats: list.warm, floor: "call" },
-    {
-      operation: "first call: list_workflows (bundled library)",
-      prior: null,
-      stats: list.first,
-      floor: "call",
-    },
-    ...viewer.rows.map((v): Row => ({
+    ...(list
+      ? [
+        { operation: "list_workflows (bundled library)", prior: null, stats: list.warm },
+        {
+          operation: "first call: list_workflows (bundled library)",
+          prior: null,
+          stats: list.first,
+        },
+      ].map((row): Row => ({ ...row, floor: "call" }))
+      : []),
+    ...(client ? clientRows(client, floor) : []),
+    ...(viewer?.rows ?? []).map((v): Row => ({
       operation: v.operation,
       prior: null,
       stats: v.stats,
       floor: null,
     })),
   ];
-  const targets = benchTargets({ cfg, floor, rows, session, first });
-  printReport({ cfg, rows, floor, targets, session });
-  console.log("");
-  console.log(resumeReport(resume));
-  console.log("");
-  console.log(deepworkReport(deepwork));
+  const targets = benchTargets({ floor, rows, session, first, bytes: client?.bytes });
+  printReport({ cfg, rows, floor, targets, session, bytes: client?.bytes });
+  if (resume) console.log(`\n${resumeReport(resume)}`);
+  if (deepwork) console.log(`\n${deepworkReport(deepwork)}`);
   return {
     benchmark: "waymark-mcp-stdio",
     timestamp: new Date().toISOString(),
     mode: cfg.mode,
+    scenarios: [...cfg.only],
     database,
-    config: cfg,
+    config: { ...cfg, only: [...cfg.only] },
     machine: { ...machine(), loadavgAtStart, loadavgAtEnd: Deno.loadavg() },
     git: await gitHead(),
     units: "ms",
-    floor: { coldStartMs: r3(floor.cold), callMs: r3(floor.call) },
+    floor: Object.fromEntries(Object.entries(floor).map(([k, v]) => [`${k}Ms`, r3(v)])),
     table: rows.map((r) => rowJson(r, floor)),
     targets,
+    ...(client ? { bytes: client.bytes } : {}),
     coldStart: Object.fromEntries(
       [...cold].map((
         [subject, samples],
@@ -233,21 +278,31 @@ async function measure(
         samples.map((c) => ({ initializeMs: r3(c.initializeMs), toolsListMs: r3(c.toolsListMs) })),
       ]),
     ),
-    longRun: {
-      workflowId: LONG_ID,
-      steps: cfg.longSteps,
-      firstStartMs: r3(session.firstLongStartMs),
-      drives: session.drives,
-      rssKib: session.rss,
-      levels: session.levels.map(levelJson),
-      control: levelJson(session.control),
-    },
-    firstCall: Object.fromEntries(
-      Object.entries(first).map(([k, s]) => [k, { p50: r3(s.p50), samples: s.samples.map(r3) }]),
-    ),
-    viewer: viewerJson(viewer),
-    resumeSession: resumeJson(resume),
-    deepwork: deepworkJson(deepwork),
+    ...(session
+      ? {
+        longRun: {
+          workflowId: LONG_ID,
+          steps: cfg.longSteps,
+          firstStartMs: r3(session.firstLongStartMs),
+          drives: session.drives,
+          rssKib: session.rss,
+          levels: session.levels.map(levelJson),
+          control: levelJson(session.control),
+        },
+      }
+      : {}),
+    ...(first
+      ? {
+        firstCall: Object.fromEntries(
+          Object.entries(first).map((
+            [k, s],
+          ) => [k, { p50: r3(s.p50), samples: s.samples.map(r3) }]),
+        ),
+      }
+      : {}),
+    ...(viewer ? { viewer: viewerJson(viewer) } : {}),
+    ...(resume ? { resumeSession: resumeJson(resume) } : {}),
+    ...(deepwork ? { deepwork: deepworkJson(deepwork) } : {}),
   };
 }
 
@@ -257,43 +312,55 @@ function printReport(
     rows: Row[];
     floor: Floor;
     targets: ReturnType<typeof benchTargets>;
-    session: Awaited<ReturnType<typeof longSession>>;
+    session?: Awaited<ReturnType<typeof longSession>>;
+    bytes?: Readonly<Record<string, number>>;
   },
 ): void {
   const m = machine();
   console.log("");
   console.log(
-    `waymark MCP stdio benchmark (${r.cfg.mode}; Deno ${m.deno.deno}, ${m.os}/${m.arch}, ${m.cpus} CPUs, load ${
-      Deno.loadavg()[0]
-    })`,
+    `waymark MCP stdio benchmark (${r.cfg.mode}; ${
+      [...r.cfg.only].join(", ")
+    }; Deno ${m.deno.deno}, ${m.os}/${m.arch}, ${m.cpus} CPUs, load ${Deno.loadavg()[0]})`,
   );
   console.log("");
   console.log(table(r.rows, r.floor));
   console.log("");
   console.log(
     "× floor: p50 over the floor's p50 in this run: cold starts over the SDK echo server's cold " +
-      "start (spawn → initialize → tools/list), calls over its echo call.",
+      "start (spawn → initialize → tools/list), calls over its echo call; `v1:` rows are driven " +
+      "by the v1 SDK client (which compiles output schemas and validates results) and divided " +
+      "by the same client's floor.",
   );
-  console.log(
-    `(ctl): a second ${LONG_ID} run started after the last level, measured at ${
-      r.cfg.levels[0]
-    } prior advances (control for warm-up and drift).`,
-  );
-  for (const d of r.session.drives) {
-    console.log(
-      `driving ${d.from} → ${d.to}: ${d.to - d.from} advances, ${d.perAdvanceMs} ms each`,
-    );
-  }
-  const rss = Object.entries(r.session.rss).map(([k, v]) => `${k}: ${v} KiB`).join(", ");
-  console.log(`server RSS after N advances on the long run: ${rss}`);
-  if (r.session.replayMismatches > 0) {
-    console.log(
-      `WARNING: ${r.session.replayMismatches} replays differed from the recorded response`,
-    );
+  if (r.session) sessionNotes(r.cfg, r.session);
+  if (r.bytes) {
+    console.log("");
+    console.log(`bytes a client reads (JSON-RPC lines; answers at ${DEPTH} prior advances):`);
+    console.log(bytesTable(r.bytes));
   }
   console.log("");
   console.log("targets (medians; reported, not enforced):");
   console.log(targetLines(r.targets));
+}
+
+function sessionNotes(cfg: Config, session: Awaited<ReturnType<typeof longSession>>): void {
+  console.log(
+    `(ctl): a second ${LONG_ID} run started after the last level, measured at ${
+      cfg.levels[0]
+    } prior advances (control for warm-up and drift).`,
+  );
+  for (const d of session.drives) {
+    console.log(
+      `driving ${d.from} → ${d.to}: ${d.to - d.from} advances, ${d.perAdvanceMs} ms each`,
+    );
+  }
+  const rss = Object.entries(session.rss).map(([k, v]) => `${k}: ${v} KiB`).join(", ");
+  console.log(`server RSS after N advances on the long run: ${rss}`);
+  if (session.replayMismatches > 0) {
+    console.log(
+      `WARNING: ${session.replayMismatches} replays differed from the recorded response`,
+    );
+  }
 }
 
 async function main(): Promise<number> {

@@ -6,8 +6,11 @@
  */
 import { r3, type Stats } from "./common.ts";
 
-/** What a row is compared with: the floor's cold start or its call. */
-export type FloorKind = "cold" | "call";
+/**
+ * What a row is compared with: the floor's cold start or its call, as the raw client measures
+ * them, or as the v1 SDK client does (`v1Cold`, `v1Call`).
+ */
+export type FloorKind = "cold" | "call" | "v1Cold" | "v1Call";
 
 /** One row of the table. */
 export interface Row {
@@ -21,12 +24,16 @@ export interface Row {
   floor: FloorKind | null;
 }
 
-/** The floor: the SDK echo server's median cold start and call. */
+/** The floor: the SDK echo server's median cold start and call (NaN where not measured). */
 export interface Floor {
   /** Cold start to `tools/list` (ms, median). */
   cold: number;
   /** `echo` call (ms, median). */
   call: number;
+  /** Cold start to `tools/list` through the v1 SDK client. */
+  v1Cold: number;
+  /** `echo` call through the v1 SDK client. */
+  v1Call: number;
 }
 
 /** A target from the issue and how the run did against it. */
@@ -36,7 +43,7 @@ export interface Target {
   /** The measured value. */
   value: number;
   /** Its unit. */
-  unit: "ms" | "× floor" | "ratio";
+  unit: "ms" | "× floor" | "ratio" | "bytes";
   /** The bound (value ≤ target meets it). */
   target: number;
   /** Whether it is met. */
@@ -60,7 +67,8 @@ function pad(text: string, width: number, right = false): string {
 
 /** The ratio of a row's median to its floor, or null. */
 export function ratio(row: Row, floor: Floor): number | null {
-  return row.floor ? row.stats.p50 / floor[row.floor] : null;
+  const x = row.floor ? row.stats.p50 / floor[row.floor] : NaN;
+  return Number.isFinite(x) ? x : null;
 }
 
 /** The rows as a table. */
@@ -98,9 +106,13 @@ export function targetLines(targets: readonly Target[]): string {
   return targets.map((t) => {
     const value = t.unit === "ms"
       ? `${t.value.toFixed(3)} ms`
+      : t.unit === "bytes"
+      ? `${t.value.toLocaleString("en-US")} B`
       : `${t.value.toFixed(2)}${t.unit === "× floor" ? "× floor" : ""}`;
     const bound = t.unit === "ms"
       ? `${t.target} ms`
+      : t.unit === "bytes"
+      ? `${t.target.toLocaleString("en-US")} B`
       : `${t.target}${t.unit === "× floor" ? "×" : ""}`;
     return `  ${pad(t.measure, 56)} ${pad(value, 14, true)}  (≤ ${bound})  ${
       t.met ? "MET" : "NOT MET"
@@ -130,4 +142,11 @@ export function rowJson(row: Row, floor: Floor): Record<string, unknown> {
     floor: row.floor,
     ratioToFloor: x === null ? null : r3(x),
   };
+}
+
+/** The bytes a client reads, one line per answer. */
+export function bytesTable(bytes: Readonly<Record<string, number>>): string {
+  return Object.entries(bytes).map(([what, n]) =>
+    `  ${pad(what, 40)} ${pad(n.toLocaleString("en-US"), 10, true)} B`
+  ).join("\n");
 }

@@ -64,6 +64,8 @@ export class StdioRpc {
   readonly serverRequests: Record<string, number> = {};
   /** Notifications the server sent, by method. */
   readonly notifications: Record<string, number> = {};
+  /** UTF-8 bytes of the last response's line (what a client reads and parses). */
+  lastResponseBytes = 0;
 
   private constructor(child: Deno.ChildProcess, roots: { uri: string; name?: string }[] | null) {
     this.#child = child;
@@ -221,6 +223,7 @@ export class StdioRpc {
     }
     const pending = typeof message.id === "number" ? this.#pending.get(message.id) : undefined;
     if (!pending) return;
+    this.lastResponseBytes = this.#encoder.encode(line).length;
     this.#pending.delete(message.id as number);
     clearTimeout(pending.timer);
     if (message.error) {

@@ -188,21 +188,26 @@ export function childEnv(extra: Record<string, string> = {}): Record<string, str
 /** How a stdio client transport (either SDK line) spawns a server on `home`. */
 export function serverParams(
   home: string,
-  options: { cwd?: string; extraArgs?: string[] } = {},
+  options: { cwd?: string; extraArgs?: string[]; env?: Record<string, string> } = {},
 ): { command: string; args: string[]; cwd: string; stderr: "pipe"; env: Record<string, string> } {
   return {
     command: Deno.execPath(),
     args: serverArgs(home, options.extraArgs),
     cwd: options.cwd ?? ROOT,
     stderr: "pipe",
-    env: childEnv(),
+    env: childEnv(options.env),
   };
 }
 
 /** Spawns a server on `home` and connects a client of the given SDK line. */
 export async function connect(
   home: string,
-  options: { client?: "v1" | "v2"; cwd?: string; extraArgs?: string[] } = {},
+  options: {
+    client?: "v1" | "v2";
+    cwd?: string;
+    extraArgs?: string[];
+    env?: Record<string, string>;
+  } = {},
 ): Promise<TestClient> {
   const params = serverParams(home, options);
   if (options.client === "v1") {

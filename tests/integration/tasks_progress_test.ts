@@ -10,7 +10,8 @@ import assert from "node:assert/strict";
 import { openWaymark } from "../../mod.ts";
 import { RELATED_TASK_META_KEY } from "npm:@modelcontextprotocol/server@2.4.0";
 import { parseRunLabel, parseSessionLabel, readTask } from "../../engine/mod.ts";
-import { taskMeta } from "../../tools/task_wire.ts";
+import { CALL_PLAN_STEPS, callMeta } from "../../tools/task_wire.ts";
+import { plainWorkflow } from "../helpers/workflows.ts";
 import { createViewerApp } from "../../web/mod.ts";
 import { loadSessionView, type SessionView } from "../../web/model.ts";
 import { connect, connectRich, ok, type TestClient } from "../helpers/server.ts";
@@ -164,7 +165,7 @@ Deno.test("the task a call carries is the one read back from the store, call aft
   // What a fresh reader of the store says of the run: no call's own knowledge, nothing kept.
   const readBack = async (r: Any) => {
     const view = await readTask(waymark.deps, parseRunLabel(r.session.runId)!);
-    return taskMeta(view!, { relatedTask: false });
+    return callMeta(view!, { relatedTask: false });
   };
   const same = async (step: string, r: Any, meta: Any) => {
     const { [RELATED_TASK_META_KEY]: _related, ...carried } = meta;
@@ -202,6 +203,44 @@ Deno.test("the task a call carries is the one read back from the store, call aft
   } finally {
     await agent.close();
     await waymark.close();
+    await home.cleanup();
+  }
+});
+
+Deno.test("a call's progress is a window around the current step; tasks/get has the whole plan", async () => {
+  const home = await taskHome();
+  await Deno.writeTextFile(`${home.home}/workflows/long.json`, plainWorkflow("user.long", 300));
+  const client = new ModernClient(home.home);
+  try {
+    const created = await client.call("start_workflow", { workflowId: "user.long" });
+    let at = created._meta["waymark/result"];
+    let answer: Any = {};
+    for (let i = 0; i < 150; i++) {
+      answer = await client.call("continue_workflow", {
+        stateToken: at.stateToken,
+        ackToken: at.ackToken,
+        output: { notesMarkdown: `Did ${at.pending.stepId}.` },
+      });
+      at = answer.structuredContent;
+    }
+    const progress = answer._meta["_workflow.progress"];
+    const names = progress.steps.map((s: Any) => `${s.name}:${s.status}`);
+    assert.equal(progress.steps.length, CALL_PLAN_STEPS);
+    assert.deepEqual(names.slice(0, 3), ["s149:done", "s150:done", "s151:current"]);
+    assert.deepEqual(progress.omitted, { before: 148, after: 300 - 148 - CALL_PLAN_STEPS });
+    assert.equal(progress.note, undefined, "the note is the whole plan's");
+    const results = Object.keys(answer._meta).filter((k) => k.startsWith("_workflow.result."));
+    assert.deepEqual(results, ["_workflow.result.s149", "_workflow.result.s150"]);
+    const bytes = new TextEncoder().encode(JSON.stringify(answer)).length;
+    assert.ok(bytes <= 3_000, `an advance answers ${bytes} bytes`);
+    const task = await client.result("tasks/get", { taskId: created.taskId });
+    const whole = task._meta["_workflow.progress"];
+    assert.equal(whole.steps.length, 100, "the engine's window of a long plan");
+    assert.equal(whole.omitted.before + whole.steps.length + whole.omitted.after, 300);
+    assert.ok(whole.note);
+    assert.ok(Object.keys(task._meta).filter((k) => k.startsWith("_workflow.result.")).length > 2);
+  } finally {
+    await client.close();
     await home.cleanup();
   }
 });

@@ -29,3 +29,39 @@ Deno.test("the default listing is the default profile as published: instructions
     "deno task schema",
   );
 });
+
+/** Every subschema's text in a schema, with how often it appears. */
+function repeats(schema: unknown, seen = new Map<string, number>()): Map<string, number> {
+  if (Array.isArray(schema)) schema.forEach((s) => repeats(s, seen));
+  else if (schema && typeof schema === "object") {
+    const text = JSON.stringify(schema);
+    seen.set(text, (seen.get(text) ?? 0) + 1);
+    Object.values(schema).forEach((s) => repeats(s, seen));
+  }
+  return seen;
+}
+
+Deno.test("an output schema says each shape once and only the shape: no prose, no repeated part", () => {
+  for (const tool of TOOLS) {
+    const { outputSchema } = toolSchemas(tool);
+    const prose = [...repeats(outputSchema).keys()].filter((t) => /"description":"/.test(t));
+    assert.deepEqual(prose, [], `${tool.name}: no descriptions`);
+    const twice = [...repeats(outputSchema)].filter(([t, n]) => n > 1 && t.length >= 100);
+    assert.deepEqual(twice.map(([t]) => t.slice(0, 60)), [], `${tool.name}: shared in $defs`);
+  }
+});
+
+Deno.test("start and checkpoint publish only the fields they answer; continue all of them", () => {
+  const fields = (name: string) => {
+    const schema = toolSchemas(TOOLS.find((t) => t.name === name)!).outputSchema;
+    const success = (schema.anyOf as { properties: Record<string, unknown> }[])[0]!;
+    return Object.keys(success.properties);
+  };
+  const blocked = ["blockers", "example", "blockedAttempt", "gaps", "forked", "recap", "tip"];
+  for (const name of ["start_workflow", "checkpoint_workflow", "start_session"]) {
+    assert.deepEqual(fields(name).filter((f) => blocked.includes(f)), [], name);
+  }
+  assert.ok(fields("start_workflow").includes("metaGuidance"));
+  assert.ok(fields("checkpoint_workflow").includes("checkpoint"));
+  assert.deepEqual(blocked.filter((f) => !fields("continue_workflow").includes(f)), []);
+});

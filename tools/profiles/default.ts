@@ -6,6 +6,7 @@
  */
 import {
   abortWorkflow,
+  checkpointStepResponseSchema,
   checkpointWorkflow,
   continueWorkflow,
   inspectResponseSchema,
@@ -20,6 +21,7 @@ import {
   resumeSession,
   runAbortResponseSchema,
   startSession,
+  startStepResponseSchema,
   startWorkflow,
   stepResponseSchema,
 } from "../../engine/mod.ts";
@@ -72,7 +74,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     description:
       "Start a run of `workflowId` (optional `context`, `goal`, `preferences`). Returns the first `pending` step and three opaque tokens: `stateToken`, `ackToken`, `checkpointToken`. Do the step, then call continue_workflow with the `stateToken` and `ackToken` exactly as returned.",
     input: startInput,
-    output: stepResponseSchema,
+    output: startStepResponseSchema,
     readOnly: false,
     idempotent: false,
     destructive: false,
@@ -102,7 +104,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     description:
       "Save durable notes at the current step without advancing: `stateToken`, `checkpointToken` and `output` (`notesMarkdown` and/or `artifacts`). Use it after substantial work outside a step so a chat rewind loses nothing. Idempotent; never creates a branch.",
     input: checkpointInput,
-    output: stepResponseSchema,
+    output: checkpointStepResponseSchema,
     readOnly: false,
     idempotent: true,
     destructive: false,
@@ -149,7 +151,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     description:
       "Open a checkpoint-only session (optional `title`) for durable notes before any workflow. Returns `stateToken` and `checkpointToken`: save notes with checkpoint_workflow; resume_session finds the session later.",
     input: startSessionInput,
-    output: stepResponseSchema,
+    output: startStepResponseSchema,
     readOnly: false,
     idempotent: false,
     destructive: false,
