@@ -1,8 +1,9 @@
 /**
- * The `waymark` command: parses arguments and dispatches. `serve` over stdio (the default
+ * The `waymark` command: parses the flags (`cli/flags.ts`) and runs what the command table
+ * (`cli/commands.ts`) names, or prints its help (`cli/help.ts`). `serve` over stdio (the default
  * profile, no viewer) answers its client's handshake and `tools/list` at once and loads the
  * engine and the store meanwhile (`tools/early_server.ts`); every other command loads the
- * commands (`cli/`) first. While serving stdio, stdout carries JSON-RPC only; everything else
+ * commands (`cli/mod.ts`) first. While serving stdio, stdout carries JSON-RPC only; everything else
  * goes to stderr.
  * @module
  */
@@ -10,7 +11,9 @@ import { parseArgs } from "node:util";
 import process from "node:process";
 import type { WaymarkOptions, WaymarkServerOptions } from "./mod.ts";
 import { VERSION } from "./version.ts";
-import { type Environment, type Flags, parseArgsOptions, parseSettings } from "./store/settings.ts";
+import { type Environment, type Flags, parseArgsOptions, parseSettings } from "./cli/flags.ts";
+import { findCommand } from "./cli/commands.ts";
+import { helpFor, overallHelp, usageText } from "./cli/help.ts";
 import { earlyServer } from "./tools/early_server.ts";
 import { serveMcpStdio } from "./tools/stdio.ts";
 import { loadCli } from "./cli/lazy.ts";
@@ -18,75 +21,6 @@ import type { OpenedServe } from "./cli/mod.ts";
 import type { GateFailure as OpenedFailure } from "./tools/message_gate.ts";
 import { printErr, printOut } from "./cli/terminal.ts";
 import { BUILD_KIND } from "./build.ts";
-
-const HELP = `waymark ${VERSION}: a rewind-safe workflow runtime for AI coding agents, over MCP.
-
-Usage:
-  waymark serve                    serve MCP over stdio (the default command)
-  waymark serve --http PORT        serve MCP over Streamable HTTP at http://127.0.0.1:PORT/mcp
-  waymark serve --viewer           ... and the read-only viewer beside it (URL logged to stderr)
-  waymark view                     serve the read-only session viewer on 127.0.0.1
-  waymark workflows list           list workflows from every source
-  waymark workflows inspect ID     show one workflow's steps
-  waymark workflows validate FILE  check a workflow file and print its workflowHash
-  waymark workflows schema         print the workflow files' JSON Schema (for "$schema")
-  waymark keys rotate              new signing key; tokens signed by the previous one stay valid
-  waymark setup --client NAME      add this waymark to an MCP client's configuration: claude-code,
-                                   claude-desktop, cursor, vscode or codex (--print, --scope,
-                                   --profile deepwork)
-  waymark sessions list            sessions, newest first (--workspace W, --status S, --json)
-  waymark sessions show ID         one session's runs, tips and latest notes (--json)
-  waymark sessions export ID       a session as one verified JSON bundle (-o FILE; default stdout)
-  waymark sessions export --all -o DIR   one bundle per session (--workspace, --status, --older-than)
-  waymark import FILE...           import bundles (verified first; never merges; twice is a no-op)
-  waymark gc --older-than 30d      remove idle sessions (--dry-run, --keep-running, --vacuum)
-  waymark doctor [FILE]            check the database, keyring and workflows (--repair, --json)
-  waymark backup FILE              a consistent copy of the database while servers run
-  waymark --version | --help
-
-Options:
-  --home DIR            data folder (default $WAYMARK_HOME or ~/.waymark)
-  --db URL              database URL (default $WAYMARK_DB_URL or file:<home>/waymark.db;
-                        :memory: for a throwaway store; postgres://… for a team store
-                        on a PostgreSQL server)
-  --workspace DIR       project folder whose .waymark/workflows is searched (default: cwd)
-  --workflows-dir DIR   an extra workflow folder (repeatable; lowest precedence)
-  --busy-timeout MS     how long to wait for another process's database lock (default 5000)
-  --durability MODE     normal (default: survives a crash of waymark; a power loss may lose the
-                        last few commits) or full (every commit synced to disk first)
-  --http PORT           (serve) Streamable HTTP on 127.0.0.1:PORT instead of stdio
-  --max-body-bytes N    (serve --http) largest request body (default 4194304, as a stdio line)
-  --max-sessions N      (serve --http) live MCP sessions at most; past it the one idle longest
-                        is closed (default 100)
-  --header-timeout MS   (HTTP: serve --http, the viewer) a request's headers must arrive within
-                        MS of its first byte, or the connection is closed (default 10000)
-  --body-timeout MS     (HTTP) a request's body must arrive within MS of its headers (default 30000)
-  --enable-start-session
-                        (serve) list the start_session tool (or WAYMARK_ENABLE_START_SESSION=1)
-  --profile NAME        (serve, setup) default, or deepwork: DeepWork's tools over .deepwork/jobs
-                        (or WAYMARK_PROFILE)
-  --jobs-dir DIR        a folder of DeepWork job folders (repeatable; after the workspace's
-                        .deepwork/jobs; DEEPWORK_ADDITIONAL_JOBS_FOLDERS adds more, colon-separated)
-  --review-command CMD  (deepwork) external quality reviewer: prompt on stdin, JSON verdict
-                        {passed, feedback, criteria_results?} on stdout; self-review without it
-  --external-runner claude  (deepwork) reviews through the Claude Code CLI on PATH
-                        (claude -p --output-format json); --review-command replaces it
-  --no-quality-gate     (deepwork) skip quality reviews
-  --quality-gate-timeout S       (deepwork) seconds one review may take (default 120)
-  --quality-gate-max-attempts N  (deepwork) external reviews per step (default 3)
-  --client NAME         (setup) the MCP client whose configuration gets the entry
-  --scope SCOPE         (setup) user (the client's own file) or project (the workspace's
-                        file); each client has its usual one as the default
-  --print               (setup) print the entry instead of writing it
-  --port N              viewer port for \`view\` (default 4321; 0 picks a free one)
-  --viewer-port N       viewer port for \`serve --viewer\` (default 4321; 0 picks a free one)
-
-  -o, --output FILE     (sessions export) where the bundle goes (- for stdout; a folder with --all)
-  --older-than AGE      (gc, export --all) idle longer than AGE: 45m, 12h, 30d, 2w
-
-<home>/config.json (optional, JSONC):
-  {"workflowDirs": [...], "preferences": {...}, "retention": {"olderThan": "90d"}, "jobDirs": [...]}
-`;
 
 /** How this waymark was built (a compiled binary is the bundle, run standalone). */
 const buildKind = (): string => Deno.build.standalone ? "binary" : BUILD_KIND;
@@ -100,15 +34,15 @@ function fatal(error: unknown): never {
   process.exit(1);
 }
 
-/** Parsed and validated command line, or the exit code when it was refused or answered. */
+/** Parsed and validated command line, or the exit code when it was refused. */
 function commandLine(
   argv: string[],
-): { values: Flags; env: Environment; positionals: string[] } | number {
+): { flags: Flags; env: Environment; positionals: string[] } | number {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options: parseArgsOptions() });
   } catch (error) {
-    printErr(`${(error as Error).message}\n\n${HELP}`);
+    printErr(`${(error as Error).message}\n\n${overallHelp()}`);
     return 2;
   }
   const settings = parseSettings(parsed.values, process.env);
@@ -116,59 +50,83 @@ function commandLine(
     printErr(`${settings.message}\n(see waymark --help)\n`);
     return 2;
   }
-  if (settings.flags.help) {
-    printOut(HELP);
-    return 0;
-  }
-  if (settings.flags.version) {
-    // a compiled binary runs the bundle, and only the runtime knows it is standalone
-    printOut(`waymark ${VERSION} (${buildKind()})\n`);
-    return 0;
-  }
-  return { values: settings.flags, env: settings.env, positionals: parsed.positionals };
+  return { flags: settings.flags, env: settings.env, positionals: parsed.positionals };
 }
 
 /** The MCP server's options from the flags and the environment. */
-function serverOptions(values: Flags, env: Environment): WaymarkServerOptions {
+function serverOptions(flags: Flags, env: Environment): WaymarkServerOptions {
   return {
     log,
-    enableStartSession: values["enable-start-session"] === true ||
+    enableStartSession: flags["enable-start-session"] === true ||
       env.WAYMARK_ENABLE_START_SESSION === true,
-    profile: values.profile ?? env.WAYMARK_PROFILE ?? "default",
+    profile: flags.profile ?? env.WAYMARK_PROFILE ?? "default",
     qualityGate: {
-      enabled: values["no-quality-gate"] !== true,
-      reviewCommand: values["review-command"],
-      externalRunner: values["external-runner"],
-      timeoutSeconds: values["quality-gate-timeout"],
-      maxAttempts: values["quality-gate-max-attempts"],
+      enabled: flags["no-quality-gate"] !== true,
+      reviewCommand: flags["review-command"],
+      externalRunner: flags["external-runner"],
+      timeoutSeconds: flags["quality-gate-timeout"],
+      maxAttempts: flags["quality-gate-max-attempts"],
     },
   };
 }
 
+/** Where data lives and what to open, from the flags. */
+function waymarkOptions(flags: Flags): WaymarkOptions {
+  return {
+    home: flags.home,
+    dbUrl: flags.db,
+    workspace: flags.workspace,
+    extraWorkflowDirs: flags["workflows-dir"],
+    busyTimeoutMs: flags["busy-timeout"],
+    durability: flags.durability,
+    jobDirs: flags["jobs-dir"],
+  };
+}
+
+/**
+ * Runs the command the command table finds (`cli/commands.ts`): its help, or its code from the
+ * commands loaded on demand, but plain `serve` over stdio, which answers early.
+ */
 async function main(argv: string[]): Promise<number> {
   const line = commandLine(argv);
   if (typeof line === "number") return line;
-  const { values, env, positionals } = line;
-  const options: WaymarkOptions = {
-    home: values.home,
-    dbUrl: values.db,
-    workspace: values.workspace,
-    extraWorkflowDirs: values["workflows-dir"],
-    busyTimeoutMs: values["busy-timeout"],
-    durability: values.durability,
-    jobDirs: values["jobs-dir"],
-  };
-  const server = serverOptions(values, env);
-  const [command = "serve"] = positionals;
-  const plainStdio = values.http === undefined && values.viewer !== true;
-  if (command === "serve" && plainStdio && server.profile === "default") {
+  const { flags, env, positionals } = line;
+  if (flags.help) {
+    printOut(helpFor(positionals));
+    return 0;
+  }
+  if (flags.version) {
+    // a compiled binary runs the bundle, and only the runtime knows it is standalone
+    printOut(`waymark ${VERSION} (${buildKind()})\n`);
+    return 0;
+  }
+  const found = findCommand(positionals);
+  if (found.kind === "unknown") {
+    printErr(`unknown command \`${found.name}\`\n\n${overallHelp()}`);
+    return 2;
+  }
+  if (found.kind === "group") {
+    printErr(usageText(found));
+    return 2;
+  }
+  const options = waymarkOptions(flags);
+  const server = serverOptions(flags, env);
+  const plainStdio = flags.http === undefined && flags.viewer !== true;
+  if (found.name === "serve" && plainStdio && server.profile === "default") {
     return await serveEarly(options, server);
   }
-  const { runCommand } = await loadCli();
-  const code = await runCommand({ options, values, positionals, server, buildKind: buildKind() });
-  if (code !== undefined) return code;
-  printErr(`unknown command \`${command}\`\n\n${HELP}`);
-  return 2;
+  const cli = await loadCli();
+  return await found.command.run(cli, {
+    options,
+    flags,
+    args: found.args,
+    server,
+    buildKind: buildKind(),
+    usage: () => {
+      printErr(usageText(found));
+      return 2;
+    },
+  });
 }
 
 /**

@@ -51,7 +51,7 @@ import {
 } from "./store/mod.ts";
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
 import { VERSION } from "./version.ts";
-import { redactDbUrl } from "./store/settings.ts";
+import { redactDbUrl } from "./store/db_url.ts";
 import { createMcpServer, deepworkProfile } from "./tools/mod.ts";
 import { claudeReviewer, commandReviewer } from "./tools/profiles/deepwork/reviewer.ts";
 import type { WaymarkServer } from "./tools/waymark_server.ts";

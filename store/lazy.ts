@@ -1,6 +1,6 @@
 /**
  * Store modules loaded on demand: the PostgreSQL store (only for `postgres://` URLs) and the
- * maintenance commands (only for `sessions`, `gc`, `doctor`, `backup`, `import`). The specifiers
+ * maintenance operations (only for `sessions`, `gc`, `doctor`, `import`). The specifiers
  * are computed on purpose: Deno prepares every literal dynamic-import target of the module graph
  * when the graph loads (the `pg` driver among them). The builds map this file to
  * `lazy_bundle.ts`, whose literal imports the bundler can inline.
@@ -12,7 +12,7 @@ export function loadPostgres(): Promise<typeof import("./postgres/mod.ts")> {
   return import(new URL("./postgres/mod.ts", import.meta.url).href);
 }
 
-/** The store's commands (`maintenance/commands.ts`). */
-export function loadStoreCommands(): Promise<typeof import("./maintenance/commands.ts")> {
-  return import(new URL("./maintenance/commands.ts", import.meta.url).href);
+/** The storage operations of the maintenance commands (`maintenance/mod.ts`). */
+export function loadMaintenance(): Promise<typeof import("./maintenance/mod.ts")> {
+  return import(new URL("./maintenance/mod.ts", import.meta.url).href);
 }

@@ -9,7 +9,7 @@ export function loadPostgres(): Promise<typeof import("./postgres/mod.ts")> {
   return import("./postgres/mod.ts");
 }
 
-/** The store's commands (`maintenance/commands.ts`). */
-export function loadStoreCommands(): Promise<typeof import("./maintenance/commands.ts")> {
-  return import("./maintenance/commands.ts");
+/** The storage operations of the maintenance commands (`maintenance/mod.ts`). */
+export function loadMaintenance(): Promise<typeof import("./maintenance/mod.ts")> {
+  return import("./maintenance/mod.ts");
 }

@@ -12,7 +12,6 @@ import { dirname, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { isDeepStrictEqual } from "node:util";
-import { z } from "npm:zod@4.6.7";
 import {
   type Client,
   CLIENT_NAMES,
@@ -20,10 +19,10 @@ import {
   type Launch,
   type Place,
   type Scope,
-  SCOPES,
 } from "./clients.ts";
 import { type Document, type Format, FORMATS, Malformed } from "./formats.ts";
-import type { Flags } from "../../store/settings.ts";
+import type { Flags } from "../flags.ts";
+import type { CommandInput } from "../host.ts";
 
 /** What `setup` reads from the process it runs in. */
 export interface SetupHost {
@@ -61,11 +60,6 @@ function scriptLocation(mainModule: string): string {
   return mainModule.startsWith("file:") ? fileURLToPath(mainModule) : mainModule;
 }
 
-const choices = z.object({
-  client: z.enum(CLIENT_NAMES, { error: `--client must be one of ${CLIENT_NAMES.join(", ")}` }),
-  scope: z.enum(SCOPES, { error: `--scope must be ${SCOPES.join(" or ")}` }).optional(),
-});
-
 /** The launch for this waymark with its flags: `serve`, the profile, and `--home` made absolute. */
 function launchFor(host: SetupHost, flags: Flags): Launch {
   const base = LAUNCHERS[host.buildKind === "binary" ? "binary" : "script"](host);
@@ -76,35 +70,39 @@ function launchFor(host: SetupHost, flags: Flags): Launch {
   };
 }
 
-const USAGE =
-  "usage: waymark setup --client NAME [--scope user|project] [--print] [--profile deepwork]\n";
+/** Why the flags name no client configuration, and whether the usage helps. */
+type Refusal = { refused: string; usage: boolean };
 
-/** The client, scope and file the flags name, or the message refusing them. */
+/** The client, scope and file the flags name, or why not. */
 function target(
   host: SetupHost,
   flags: Flags,
-): { client: Client; scope: Scope; file: string } | string {
-  const parsed = choices.safeParse({ client: flags.client, scope: flags.scope });
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const got = issue.path[0] === "scope" ? flags.scope : flags.client;
-    return `${issue.message} (got ${JSON.stringify(got)})\n${USAGE}`;
+): { client: Client; scope: Scope; file: string } | Refusal {
+  // the flags' values were checked with the others (`../flags.ts`); one must be there
+  if (!flags.client) {
+    return { refused: `setup needs --client: ${CLIENT_NAMES.join(", ")}`, usage: true };
   }
-  const client: Client = CLIENTS[parsed.data.client];
-  const scope = parsed.data.scope ?? client.defaultScope;
+  const client: Client = CLIENTS[flags.client];
+  const scope = flags.scope ?? client.defaultScope;
   const fileAt = client.files[scope];
   if (!fileAt) {
-    return `${client.title} has no ${scope} configuration; use --scope ${client.defaultScope}\n`;
+    const refused =
+      `${client.title} has no ${scope} configuration; use --scope ${client.defaultScope}`;
+    return { refused, usage: false };
   }
   return { client, scope, file: fileAt(host.place) };
 }
 
 /** Runs `waymark setup`; its exit code (0 done, 1 refused, 2 usage). */
-export async function setup(host: SetupHost, flags: Flags): Promise<number> {
+export async function setup(
+  host: SetupHost,
+  input: Pick<CommandInput, "flags" | "usage">,
+): Promise<number> {
+  const { flags } = input;
   const chosen = target(host, flags);
-  if (typeof chosen === "string") {
-    host.stderr(chosen);
-    return 2;
+  if ("refused" in chosen) {
+    host.stderr(`${chosen.refused}\n`);
+    return chosen.usage ? input.usage() : 2;
   }
   const { client, scope, file } = chosen;
   const launch = launchFor(host, flags);

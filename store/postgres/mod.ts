@@ -13,7 +13,7 @@ import type { SqlDialect } from "../sql/dialect.ts";
 import { newerSchemaMessage } from "../sql/migrations.ts";
 import type { Database } from "../sql/schema.ts";
 import { createSqlStore, type OpenedSqlStore, type OpenStoreOptions } from "../sql/store.ts";
-import { redactDbUrl } from "../settings.ts";
+import { redactDbUrl } from "../db_url.ts";
 import { createPool, sendAhead, WaymarkPostgresDialect } from "./driver.ts";
 import { isConflict, read, storageError, transact } from "./errors.ts";
 import { tsvectorSearch } from "./fts.ts";

@@ -1,19 +1,14 @@
 /**
- * `waymark sessions list|show|export`, for people who live in a terminal: the viewer's read
- * model (the same queries the sessions page and session page run), as lines or JSON.
+ * `waymark sessions list|show`, for people who live in a terminal: the viewer's read model (the
+ * same queries the sessions page and session page run), as lines or JSON. `sessions export` is
+ * with the bundles (`bundles.ts`).
  * @module
  */
 import { resolve } from "node:path";
-import { parseSessionLabel, runLabel, sessionLabel } from "../../engine/mod.ts";
-import { exportCommand } from "../bundle/cli.ts";
-import {
-  getSession,
-  getSessionNotes,
-  listSessions,
-  type SessionFilters,
-  type SessionSummary,
-} from "../sql/viewer/mod.ts";
-import { type CliHost, type CliInput, usage, withWaymark, writeJson } from "./cli.ts";
+import { parseSessionLabel, runLabel, sessionLabel } from "../engine/mod.ts";
+import { loadMaintenance } from "../store/lazy.ts";
+import type { SessionFilters, SessionSummary } from "../store/maintenance/mod.ts";
+import { type CliHost, type CliInput, withWaymark, writeJson } from "./host.ts";
 
 /** Sessions read per page while listing. */
 const PAGE = 200;
@@ -29,11 +24,13 @@ function line(s: SessionSummary): string {
   ].join("  ");
 }
 
-async function list(host: CliHost, input: CliInput): Promise<number> {
+/** `waymark sessions list`. */
+export async function listCommand(host: CliHost, input: CliInput): Promise<number> {
   const filters: SessionFilters = {
     workspace: input.flags.workspace ? resolve(input.flags.workspace) : undefined,
     status: input.flags.status,
   };
+  const { listSessions } = await loadMaintenance();
   return await withWaymark(host, async ({ store }) => {
     const all: SessionSummary[] = [];
     for (let offset = 0;; offset += PAGE) {
@@ -51,10 +48,12 @@ async function list(host: CliHost, input: CliInput): Promise<number> {
   });
 }
 
-async function show(host: CliHost, input: CliInput): Promise<number> {
-  const [id] = input.positionals;
-  if (!id) return usage(host, "waymark sessions show ID [--json]");
+/** `waymark sessions show ID`. */
+export async function showCommand(host: CliHost, input: CliInput): Promise<number> {
+  const [id] = input.args;
+  if (!id) return input.usage();
   const sessionId = parseSessionLabel(id);
+  const { getSession, getSessionNotes } = await loadMaintenance();
   return await withWaymark(host, async ({ store }) => {
     const detail = sessionId ? await getSession(store.db, sessionId) : null;
     const port = sessionId ? await store.getSession(sessionId) : null;
@@ -124,17 +123,4 @@ function showText({ session: s, runs, checkpointNotes }: Shown): string {
   }
   out.push(`Resume it in a chat: resume_session {query: "${s.sessionId}"}`);
   return `${out.join("\n")}\n`;
-}
-
-/** `waymark sessions list|show|export`. */
-export async function sessionsCommand(host: CliHost, input: CliInput): Promise<number> {
-  const [sub, ...rest] = input.positionals;
-  const next = { ...input, positionals: rest };
-  if (sub === "list" || sub === undefined) return await list(host, next);
-  if (sub === "show") return await show(host, next);
-  if (sub === "export") return await exportCommand(host, next);
-  return usage(
-    host,
-    "waymark sessions list [--workspace W] [--status S] [--json] | show ID [--json] | export ID [-o FILE] | export --all -o DIR",
-  );
 }

@@ -5,11 +5,11 @@
  */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { databaseFile } from "../libsql/maintenance.ts";
-import { redactDbUrl } from "../settings.ts";
-import type { CliHost, CliInput } from "./cli.ts";
-import { writeJson } from "./cli.ts";
-import { type DoctorReport, runDoctor } from "./doctor.ts";
+import { databaseFile } from "../store/libsql/maintenance.ts";
+import { redactDbUrl } from "../store/db_url.ts";
+import { loadMaintenance } from "../store/lazy.ts";
+import type { DoctorReport } from "../store/maintenance/mod.ts";
+import { type CliHost, type CliInput, writeJson } from "./host.ts";
 
 function text(report: DoctorReport): string {
   const lines = report.findings.map((f) =>
@@ -29,9 +29,10 @@ function text(report: DoctorReport): string {
 
 /** `waymark doctor`. */
 export async function doctorCommand(host: CliHost, input: CliInput): Promise<number> {
-  const [file] = input.positionals;
+  const [file] = input.args;
   const dbUrl = file ? `file:${resolve(file)}` : host.paths.dbUrl;
   const path = databaseFile(dbUrl);
+  const { runDoctor } = await loadMaintenance();
   const report = await runDoctor({
     version: host.version,
     buildKind: host.buildKind,

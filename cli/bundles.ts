@@ -5,21 +5,21 @@
  */
 import { mkdir, readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { writePrivateFile } from "../private_files.ts";
 import { Buffer } from "node:buffer";
 import process from "node:process";
-import { sessionLabel } from "../../engine/mod.ts";
-import { type CliHost, type CliInput, usage, withWaymark, writeJson } from "../maintenance/cli.ts";
-import { listSessions, type SessionSummary } from "../sql/viewer/mod.ts";
-import { exportSession } from "./export.ts";
-import { type Bundle, bundleDigestLabel, type BundleResult, refuse } from "./format.ts";
-import { type ImportedSession, writeBundle } from "./import.ts";
-import { verifyBundle } from "./verify.ts";
-
-const EXPORT_USAGE =
-  "waymark sessions export ID [-o FILE|-] | export --all -o DIR [--workspace W] [--status S] [--older-than 30d]";
+import { sessionLabel } from "../engine/mod.ts";
+import { writePrivateFile } from "../store/private_files.ts";
+import { loadMaintenance } from "../store/lazy.ts";
+import type {
+  Bundle,
+  BundleResult,
+  ImportedSession,
+  SessionSummary,
+} from "../store/maintenance/mod.ts";
+import { type CliHost, type CliInput, type OpenedWaymark, withWaymark, writeJson } from "./host.ts";
 
 async function exportOne(host: CliHost, id: string, output: string | undefined): Promise<number> {
+  const { bundleDigestLabel, exportSession } = await loadMaintenance();
   return await withWaymark(host, async (waymark) => {
     const exported = await exportSession(waymark, id);
     if (!exported.ok) {
@@ -42,10 +42,11 @@ async function exportOne(host: CliHost, id: string, output: string | undefined):
 
 /** The sessions `--all` exports: the list filters, and idle longer than `--older-than`. */
 async function selected(
-  db: Parameters<typeof listSessions>[0],
+  db: OpenedWaymark["store"]["db"],
   input: CliInput,
   now: Date,
 ): Promise<SessionSummary[]> {
+  const { listSessions } = await loadMaintenance();
   const filters = {
     workspace: input.flags.workspace ? resolve(input.flags.workspace) : undefined,
     status: input.flags.status,
@@ -62,8 +63,9 @@ async function selected(
 
 async function exportAll(host: CliHost, input: CliInput): Promise<number> {
   const dir = input.flags.output;
-  if (!dir || dir === "-") return usage(host, EXPORT_USAGE);
+  if (!dir || dir === "-") return input.usage();
   await mkdir(dir, { recursive: true });
+  const { exportSession } = await loadMaintenance();
   return await withWaymark(host, async (waymark) => {
     let failed = 0;
     const sessions = await selected(waymark.store.db, input, host.now());
@@ -86,8 +88,8 @@ async function exportAll(host: CliHost, input: CliInput): Promise<number> {
 /** `waymark sessions export`. */
 export function exportCommand(host: CliHost, input: CliInput): Promise<number> {
   if (input.flags.all) return exportAll(host, input);
-  const [id] = input.positionals;
-  if (!id) return Promise.resolve(usage(host, EXPORT_USAGE));
+  const [id] = input.args;
+  if (!id) return Promise.resolve(input.usage());
   return exportOne(host, id, input.flags.output);
 }
 
@@ -110,6 +112,7 @@ async function readBundle(file: string): Promise<string> {
 
 /** One file's bundle verified, or its refusal. */
 async function verifyFile(file: string, now: string): Promise<BundleResult<Bundle>> {
+  const { refuse, verifyBundle } = await loadMaintenance();
   let text: string;
   try {
     text = await readBundle(file);
@@ -125,13 +128,14 @@ async function verifyFile(file: string, now: string): Promise<BundleResult<Bundl
  * own, a failure of one never stopping the next.
  */
 export async function importCommand(host: CliHost, input: CliInput): Promise<number> {
-  if (input.positionals.length === 0) return usage(host, "waymark import FILE… [--json]");
+  if (input.args.length === 0) return input.usage();
   const now = host.now().toISOString();
   const verdicts: { file: string; result: BundleResult<Bundle | ImportedSession> }[] = [];
-  for (const file of input.positionals) {
+  for (const file of input.args) {
     verdicts.push({ file, result: await verifyFile(file, now) });
   }
   if (verdicts.some((v) => v.result.ok)) {
+    const { writeBundle } = await loadMaintenance();
     await withWaymark(host, async (waymark) => {
       for (const v of verdicts) {
         if (v.result.ok) v.result = await writeBundle(waymark, v.result.value as Bundle);

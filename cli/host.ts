@@ -1,12 +1,29 @@
 /**
- * What the store's commands (`sessions`, `import`, `gc`, `doctor`, `backup`) get from the
- * `waymark` command: the resolved paths, ways to open the database, the output streams and
- * the validated flags. `main.ts` builds it; each command lives beside what it drives.
+ * What a command is handed: {@linkcode CommandInput}, the command line as `main.ts` parsed it,
+ * and for the commands that work on the store, {@linkcode CliHost} (the resolved paths, ways to
+ * open the database, the output streams, the clock), which `mod.ts` builds.
  * @module
  */
-import type { EngineDeps, WorkflowSource } from "../../engine/mod.ts";
-import type { Flags } from "../settings.ts";
-import type { OpenedSqlStore } from "../sql/store.ts";
+import type { EngineDeps, WorkflowSource } from "../engine/mod.ts";
+import type { WaymarkOptions, WaymarkServerOptions } from "../mod.ts";
+import type { OpenedSqlStore } from "../store/sql/store.ts";
+import type { Flags } from "./flags.ts";
+
+/** A command line as `main.ts` parsed it, for the command the command table found. */
+export interface CommandInput {
+  /** Where data lives and what to open. */
+  options: WaymarkOptions;
+  /** The validated flags. */
+  flags: Flags;
+  /** The arguments after the command (and its subcommand). */
+  args: string[];
+  /** The server's options, for `serve`. */
+  server: WaymarkServerOptions;
+  /** The build kind `--version` and `doctor` report. */
+  buildKind: string;
+  /** Writes the command's usage (from the command table) to stderr; returns exit code 2. */
+  usage(): number;
+}
 
 /** waymark opened as every serving command opens it. */
 export interface OpenedWaymark {
@@ -18,7 +35,7 @@ export interface OpenedWaymark {
   close(): Promise<void>;
 }
 
-/** What a store command is handed. */
+/** What a command on the store is handed besides its input. */
 export interface CliHost {
   /** Resolved locations. */
   readonly paths: { home: string; dbUrl: string; keysFile: string };
@@ -40,15 +57,10 @@ export interface CliHost {
   now(): Date;
 }
 
-/** The command line after the command name. */
-export interface CliInput {
-  /** Positional arguments after the command (and its subcommand). */
-  positionals: string[];
-  /** Validated flags. */
-  flags: Flags;
-}
+/** The part of the command line a command on the store reads. */
+export type CliInput = Pick<CommandInput, "args" | "flags" | "usage">;
 
-/** A store command: its exit code (0 done, 1 refused or problems found, 2 usage). */
+/** A command on the store: its exit code (0 done, 1 refused or problems found, 2 usage). */
 export type StoreCommand = (host: CliHost, input: CliInput) => Promise<number>;
 
 /** Bytes as people read them. */
@@ -74,10 +86,4 @@ export async function withWaymark<T>(
   } finally {
     await waymark.close();
   }
-}
-
-/** A usage line on stderr; exit code 2. */
-export function usage(host: CliHost, line: string): number {
-  host.stderr(`usage: ${line}\n`);
-  return 2;
 }

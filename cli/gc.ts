@@ -4,9 +4,10 @@
  * removes nothing. `VACUUM` runs only when asked, with a progress line.
  * @module
  */
-import { loadConfig } from "../config_file.ts";
-import { type CliHost, type CliInput, formatBytes, withWaymark, writeJson } from "./cli.ts";
-import { collectGarbage, type GcSession } from "./gc.ts";
+import { loadConfig } from "../store/config_file.ts";
+import { loadMaintenance } from "../store/lazy.ts";
+import type { GcSession } from "../store/maintenance/mod.ts";
+import { type CliHost, type CliInput, formatBytes, withWaymark, writeJson } from "./host.ts";
 
 function sessionLine(s: GcSession, dryRun: boolean): string {
   return `${dryRun ? "would remove" : "removed"} ${s.sessionId}  last active ${
@@ -28,6 +29,7 @@ export async function gcCommand(host: CliHost, input: CliInput): Promise<number>
     return 2;
   }
   const dryRun = flags["dry-run"] === true;
+  const { collectGarbage } = await loadMaintenance();
   return await withWaymark(host, async ({ store }) => {
     const report = await collectGarbage(store, {
       olderThanMs,

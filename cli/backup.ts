@@ -6,13 +6,13 @@
  */
 import { rm } from "node:fs/promises";
 import { resolve } from "node:path";
-import { createPrivateFile } from "../private_files.ts";
-import { type CliHost, type CliInput, formatBytes, usage, withWaymark } from "./cli.ts";
+import { createPrivateFile } from "../store/private_files.ts";
+import { type CliHost, type CliInput, formatBytes, withWaymark } from "./host.ts";
 
 /** `waymark backup FILE`. */
 export async function backupCommand(host: CliHost, input: CliInput): Promise<number> {
-  const [file] = input.positionals;
-  if (!file) return usage(host, "waymark backup FILE");
+  const [file] = input.args;
+  if (!file) return input.usage();
   const target = resolve(file);
   try {
     // made here, empty and 0600, so the copy is private and never lands through a link

@@ -1,0 +1,179 @@
+/**
+ * The command table: every command of `waymark`, written once ({@linkcode COMMANDS}). `main.ts`
+ * dispatches through it ({@linkcode findCommand}, then the command's `run`) and the help is
+ * derived from it (`help.ts`), so a command cannot be run without being in the help, or shown
+ * in the help without running. Each command's code is in the commands loaded on demand
+ * (`mod.ts`); this table is loaded at start-up and refers to them by type only.
+ * @module
+ */
+import type { FlagName } from "./flags.ts";
+import type { CommandInput } from "./host.ts";
+
+/** The commands loaded on demand (`lazy.ts`). */
+type Cli = typeof import("./mod.ts");
+
+/** One command: how the help shows it, the flags it takes, and what runs it. */
+export interface Command {
+  /** Its forms: what follows its name, and what that does. */
+  readonly forms: readonly (readonly [args: string, does: string])[];
+  /** The flags it takes besides the common ones (`FLAGS`' `common`). */
+  readonly flags?: readonly FlagName[];
+  /** Runs it. */
+  run(cli: Cli, input: CommandInput): Promise<number>;
+}
+
+/** A command with subcommands, such as `waymark sessions list`. */
+export interface CommandGroup {
+  /** The subcommands by name. */
+  readonly subcommands: Readonly<Record<string, Command>>;
+  /** The subcommand run when none is named. */
+  readonly default?: string;
+}
+
+const json = ["json"] as const;
+
+/** Every command, in the order the help lists them. */
+export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
+  serve: {
+    forms: [
+      ["", "serve MCP over stdio (the default command)"],
+      ["--http PORT", "serve MCP over Streamable HTTP at http://127.0.0.1:PORT/mcp"],
+      ["--viewer", "... and the read-only viewer beside it (URL logged to stderr)"],
+    ],
+    flags: [
+      "http",
+      "viewer",
+      "viewer-port",
+      "max-body-bytes",
+      "max-sessions",
+      "header-timeout",
+      "body-timeout",
+      "enable-start-session",
+      "profile",
+      "jobs-dir",
+      "review-command",
+      "external-runner",
+      "no-quality-gate",
+      "quality-gate-timeout",
+      "quality-gate-max-attempts",
+    ],
+    run: (cli, input) => cli.serve(input),
+  },
+  view: {
+    forms: [["", "serve the read-only session viewer on 127.0.0.1"]],
+    flags: ["port", "header-timeout", "body-timeout"],
+    run: (cli, input) => cli.view(input),
+  },
+  workflows: {
+    default: "list",
+    subcommands: {
+      list: {
+        forms: [["", "list workflows from every source"]],
+        run: (cli, input) => cli.listWorkflows(input),
+      },
+      inspect: {
+        forms: [["ID", "show one workflow's steps"]],
+        run: (cli, input) => cli.inspectWorkflow(input),
+      },
+      validate: {
+        forms: [["FILE", "check a workflow file and print its workflowHash"]],
+        run: (cli, input) => cli.validateWorkflow(input),
+      },
+      schema: {
+        forms: [["", 'print the workflow files\' JSON Schema (for "$schema")']],
+        run: (cli, input) => cli.workflowSchema(input),
+      },
+    },
+  },
+  keys: {
+    subcommands: {
+      rotate: {
+        forms: [["", "new signing key; tokens signed by the previous one stay valid"]],
+        run: (cli, input) => cli.rotateKeys(input),
+      },
+    },
+  },
+  setup: {
+    forms: [["--client NAME", "add this waymark to an MCP client's configuration"]],
+    flags: ["client", "scope", "print", "profile"],
+    run: (cli, input) => cli.setup(input),
+  },
+  sessions: {
+    default: "list",
+    subcommands: {
+      list: {
+        forms: [["", "sessions, newest first"]],
+        flags: ["status", ...json],
+        run: (cli, input) => cli.listSessions(input),
+      },
+      show: {
+        forms: [["ID", "one session's runs, tips and latest notes"]],
+        flags: json,
+        run: (cli, input) => cli.showSession(input),
+      },
+      export: {
+        forms: [
+          ["ID", "a session as one verified JSON bundle (default stdout)"],
+          ["--all -o DIR", "one bundle per session"],
+        ],
+        flags: ["output", "all", "status", "older-than"],
+        run: (cli, input) => cli.exportSessions(input),
+      },
+    },
+  },
+  import: {
+    forms: [["FILE...", "import bundles (verified first; never merges; twice is a no-op)"]],
+    flags: json,
+    run: (cli, input) => cli.importBundles(input),
+  },
+  gc: {
+    forms: [["--older-than 30d", "remove idle sessions"]],
+    flags: ["older-than", "dry-run", "keep-running", "vacuum", ...json],
+    run: (cli, input) => cli.gc(input),
+  },
+  doctor: {
+    forms: [["[FILE]", "check the database, keyring and workflows"]],
+    flags: ["repair", ...json],
+    run: (cli, input) => cli.doctor(input),
+  },
+  backup: {
+    forms: [["FILE", "a consistent copy of the database while servers run"]],
+    run: (cli, input) => cli.backup(input),
+  },
+};
+
+/** What a command line names. */
+export type Found =
+  | { kind: "command"; name: string; command: Command; args: string[] }
+  | { kind: "group"; name: string; group: CommandGroup }
+  | { kind: "unknown"; name: string };
+
+/** Whether an entry of the table has subcommands. */
+export function isGroup(entry: Command | CommandGroup): entry is CommandGroup {
+  return "subcommands" in entry;
+}
+
+/**
+ * The command `positionals` name (`serve` when none): a command and its arguments, a group
+ * without one of its subcommands (a group named alone runs its default subcommand unless
+ * `runDefault` is false), or a name that is no command.
+ */
+export function findCommand(
+  positionals: readonly string[],
+  options: { runDefault?: boolean } = {},
+): Found {
+  const [name = "serve", sub, ...rest] = positionals;
+  const entry = Object.hasOwn(COMMANDS, name) ? COMMANDS[name]! : undefined;
+  if (!entry) return { kind: "unknown", name };
+  if (!isGroup(entry)) return { kind: "command", name, command: entry, args: positionals.slice(1) };
+  const chosen = sub ?? (options.runDefault === false ? undefined : entry.default);
+  if (chosen === undefined || !Object.hasOwn(entry.subcommands, chosen)) {
+    return { kind: "group", name, group: entry };
+  }
+  return {
+    kind: "command",
+    name: `${name} ${chosen}`,
+    command: entry.subcommands[chosen]!,
+    args: sub === undefined ? [] : rest,
+  };
+}

@@ -1,0 +1,212 @@
+/**
+ * `waymark serve` and `waymark view`: MCP over stdio or HTTP, and the read-only viewer. Plain
+ * `serve` over stdio with the default profile is answered early by `main.ts`, which opens
+ * waymark through {@linkcode openServe} and composes the MCP server onto its early server.
+ * @module
+ */
+import process from "node:process";
+import {
+  fileOfOpenFailure,
+  openWaymark,
+  serveMcpStdio,
+  VERSION,
+  type WaymarkOptions,
+  type WaymarkServerOptions,
+} from "../mod.ts";
+import { redactDbUrl } from "../store/db_url.ts";
+import type { WaymarkServer } from "../tools/waymark_server.ts";
+import type { GateFailure } from "../tools/message_gate.ts";
+import { earlyServer } from "../tools/early_server.ts";
+import { loadMcpHttp, loadViewer } from "../web/lazy.ts";
+import type { Deadlines } from "../web/deadlines.ts";
+import type { Flags } from "./flags.ts";
+import type { CommandInput } from "./host.ts";
+import { startupFailure } from "./startup_failure.ts";
+import { printErr, printOut } from "./terminal.ts";
+
+function log(line: string): void {
+  printErr(`[waymark] ${line}\n`);
+}
+
+/** How long an HTTP client may take to send a request, from the flags (defaults when absent). */
+function deadlinesOf(flags: Flags): { headerTimeoutMs?: number; bodyTimeoutMs?: number } {
+  return { headerTimeoutMs: flags["header-timeout"], bodyTimeoutMs: flags["body-timeout"] };
+}
+
+/** Waymark opened for serving, or why it could not be. */
+export type OpenedServe =
+  | { ok: true; compose(onto: WaymarkServer): void; close(): Promise<void> }
+  | { ok: false; failure: GateFailure };
+
+/**
+ * Opens waymark for `main.ts`'s early stdio server: `compose` puts the MCP server's handlers onto
+ * an early server already serving (`tools/early_server.ts`); `close` closes the database. A
+ * failure to open is the answer the early server gives instead (`startup_failure.ts`).
+ */
+export async function openServe(
+  input: Pick<CommandInput, "options" | "server">,
+): Promise<OpenedServe> {
+  let waymark;
+  try {
+    waymark = await openWaymark(input.options);
+  } catch (error) {
+    return { ok: false, failure: startupFailure(error, fileOfOpenFailure(error)) };
+  }
+  log(`database ${redactDbUrl(waymark.paths.dbUrl)}`);
+  return {
+    ok: true,
+    compose: (onto) => void waymark.mcpServer({ ...input.server, onto }),
+    close: () => waymark.close(),
+  };
+}
+
+/**
+ * Serves stdio for a server that could not open waymark: the handshake, then every request is
+ * answered with `failure`; exits 1 once the first is answered (or the client closes).
+ */
+export async function serveFailure(failure: GateFailure): Promise<number> {
+  log(`fatal: ${failure.data.message}`);
+  return await new Promise<number>((exit) => {
+    serveMcpStdio(() => {
+      const early = earlyServer({
+        version: VERSION,
+        onNeeded: () => {},
+        published: { instructions: "", tools: [] },
+      });
+      void early.fail(failure).then(() => exit(1));
+      return early.server;
+    }, { log, onClose: () => exit(1) });
+  });
+}
+
+/**
+ * `waymark serve` when it starts with everything loaded: over HTTP, with the viewer, or a
+ * profile other than the default.
+ */
+export async function serve(input: CommandInput): Promise<number> {
+  const { options, flags, server } = input;
+  if (flags.http !== undefined) {
+    return await serveHttp(options, {
+      port: flags.http,
+      server,
+      maxBodyBytes: flags["max-body-bytes"],
+      maxSessions: flags["max-sessions"],
+      deadlines: deadlinesOf(flags),
+    });
+  }
+  return await serveStdio(options, {
+    server,
+    viewer: flags.viewer === true,
+    viewerPort: flags["viewer-port"],
+    deadlines: deadlinesOf(flags),
+  });
+}
+
+async function serveStdio(
+  options: WaymarkOptions,
+  flags: {
+    server: WaymarkServerOptions;
+    viewer: boolean;
+    viewerPort?: number;
+    deadlines: Partial<Deadlines>;
+  },
+): Promise<number> {
+  let waymark;
+  try {
+    waymark = await openWaymark(options);
+  } catch (error) {
+    return await serveFailure(startupFailure(error, fileOfOpenFailure(error)));
+  }
+  log(
+    `serving MCP over stdio (${flags.server.profile} profile); database ${
+      redactDbUrl(waymark.paths.dbUrl)
+    }`,
+  );
+  // the viewer, when asked for, logs its URL to stderr: stdout carries JSON-RPC only
+  const viewer = flags.viewer
+    ? await startViewer(waymark, { port: flags.viewerPort, deadlines: flags.deadlines })
+    : null;
+  if (viewer) log(`viewer: ${viewer.url}`);
+  await new Promise<void>((resolveClosed) => {
+    serveMcpStdio(
+      () => waymark.mcpServer(flags.server),
+      { log, onClose: resolveClosed },
+    );
+  });
+  await viewer?.close();
+  await waymark.close();
+  return 0;
+}
+
+/** Starts the viewer (loaded on demand, so plain \`serve\` starts as fast as before). */
+async function startViewer(
+  waymark: Awaited<ReturnType<typeof openWaymark>>,
+  at: { port: number | undefined; deadlines: Partial<Deadlines> },
+): Promise<{ url: string; close(): Promise<void> } | null> {
+  const { port, deadlines } = at;
+  const { serveViewer } = await loadViewer();
+  try {
+    return serveViewer({ db: waymark.store.db, port, log, deadlines });
+  } catch (error) {
+    log(
+      (error as Error)?.name === "AddrInUse"
+        ? `viewer not started: port ${port} is in use on 127.0.0.1; choose another with --port`
+        : `viewer not started: ${(error as Error)?.message ?? String(error)}`,
+    );
+    return null;
+  }
+}
+
+/** `waymark view`: the read-only viewer until Ctrl-C. */
+export async function view(input: CommandInput): Promise<number> {
+  const waymark = await openWaymark(input.options);
+  const viewer = await startViewer(waymark, {
+    port: input.flags.port,
+    deadlines: deadlinesOf(input.flags),
+  });
+  if (!viewer) {
+    await waymark.close();
+    return 1;
+  }
+  printOut(`waymark viewer: ${viewer.url}\n`);
+  log(`read-only viewer of ${redactDbUrl(waymark.paths.dbUrl)}; Ctrl-C stops it`);
+  await new Promise<void>((stop) => {
+    process.once("SIGINT", () => stop());
+    process.once("SIGTERM", () => stop());
+  });
+  await viewer.close();
+  await waymark.close();
+  return 0;
+}
+
+async function serveHttp(
+  options: WaymarkOptions,
+  flags: {
+    port: number;
+    server: WaymarkServerOptions;
+    maxBodyBytes?: number;
+    maxSessions?: number;
+    deadlines: Partial<Deadlines>;
+  },
+): Promise<number> {
+  const waymark = await openWaymark(options);
+  log(`database ${redactDbUrl(waymark.paths.dbUrl)}`);
+  // Loaded on demand: it serves with Deno.serve, and plain stdio serving never needs it.
+  const { serveMcpHttp } = await loadMcpHttp();
+  const handle = await serveMcpHttp(
+    (taskOwner) => waymark.mcpServer({ ...flags.server, taskOwner }),
+    {
+      port: flags.port,
+      log,
+      maxBodyBytes: flags.maxBodyBytes,
+      maxSessions: flags.maxSessions,
+      deadlines: flags.deadlines,
+    },
+  );
+  const stop = () => void handle.close();
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  await handle.finished;
+  await waymark.close();
+  return 0;
+}

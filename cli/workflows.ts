@@ -1,0 +1,129 @@
+/**
+ * `waymark workflows list|inspect|validate|schema`: the workflows every source offers, one
+ * workflow's steps, a file checked (with the routines it may call) and hashed, and the JSON
+ * Schema of workflow files.
+ * @module
+ */
+import { readdir, readFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { openWaymark } from "../mod.ts";
+import {
+  backtrackingPatterns,
+  formatLoadError,
+  isRoutineId,
+  loadWorkflowFile,
+  parseSourceFile,
+  parseWorkflowText,
+  renderInspect,
+  renderList,
+  stepCount,
+  unfillablePlaceholders,
+  type WorkflowFile,
+  workflowJsonSchema,
+} from "../engine/mod.ts";
+import { BUNDLED_WORKFLOWS } from "../workflows/mod.ts";
+import type { CommandInput } from "./host.ts";
+import { printErr, printOut } from "./terminal.ts";
+
+/**
+ * Routines a file being validated may call: the bundled ones, and those in its own folder and in
+ * a `routines/` folder beside it (files that fail to load are simply not offered).
+ */
+async function nearbyRoutines(file: string): Promise<Map<string, WorkflowFile>> {
+  const routines = new Map<string, WorkflowFile>();
+  const candidates = [...BUNDLED_WORKFLOWS];
+  for (const dir of [dirname(file), join(dirname(file), "routines")]) {
+    let names: string[] = [];
+    try {
+      names = await readdir(dir);
+    } catch {
+      continue;
+    }
+    for (const name of names.filter((n) => /\.jsonc?$/.test(n) && !n.endsWith(".schema.json"))) {
+      const path = join(dir, name);
+      if (resolve(path) === resolve(file)) continue;
+      candidates.push({ source: "extra", file: path, text: await readFile(path, "utf8") });
+    }
+  }
+  for (const candidate of candidates) {
+    const parsed = parseSourceFile(candidate);
+    if (parsed.ok && isRoutineId(parsed.file.id) && !routines.has(parsed.file.id)) {
+      routines.set(parsed.file.id, parsed.file);
+    }
+  }
+  return routines;
+}
+
+/**
+ * `workflows validate FILE`: load, compile and hash the file with the routines it may call, and
+ * report its warnings. A file with the text of one waymark ships is that bundled file (so it may
+ * use the reserved `wr.` namespace), validated all the same.
+ */
+async function validateFile(file: string): Promise<number> {
+  const text = await readFile(file, "utf8");
+  const shipped = BUNDLED_WORKFLOWS.some((b) => b.text === text);
+  const checked = shipped ? parseWorkflowText(text, file) : null;
+  const loaded = checked && !checked.ok ? checked : await loadWorkflowFile(
+    { source: shipped ? "bundled" : "extra", file, text },
+    { routines: await nearbyRoutines(file) },
+  );
+  if (!loaded.ok) {
+    printErr(`${formatLoadError(loaded.error)}\n`);
+    return 1;
+  }
+  const { workflow } = loaded;
+  printOut(
+    `${file}: ok (${workflow.id}, ${stepCount(workflow.compiled)} steps, ${workflow.hash})\n`,
+  );
+  const checks = [
+    ...unfillablePlaceholders(workflow.compiled),
+    ...backtrackingPatterns(workflow.compiled),
+  ];
+  for (const w of [...workflow.warnings, ...checks]) {
+    printOut(`warning [${w.code}]: ${w.message}\n`);
+  }
+  return 0;
+}
+
+/** `waymark workflows validate FILE`. */
+export async function validateWorkflow(input: CommandInput): Promise<number> {
+  const [file] = input.args;
+  return file ? await validateFile(file) : input.usage();
+}
+
+/** `waymark workflows schema`. */
+export function workflowSchema(_input: CommandInput): Promise<number> {
+  printOut(`${JSON.stringify(workflowJsonSchema(), null, 2)}\n`);
+  return Promise.resolve(0);
+}
+
+/** `waymark workflows list`. */
+export async function listWorkflows(input: CommandInput): Promise<number> {
+  const waymark = await openWaymark(input.options);
+  try {
+    const result = await waymark.list();
+    if (!result.ok) throw new Error(result.error.message);
+    printOut(`${renderList(result.value)}\n`);
+    return 0;
+  } finally {
+    await waymark.close();
+  }
+}
+
+/** `waymark workflows inspect ID`. */
+export async function inspectWorkflow(input: CommandInput): Promise<number> {
+  const [id] = input.args;
+  if (!id) return input.usage();
+  const waymark = await openWaymark(input.options);
+  try {
+    const result = await waymark.inspect(id);
+    if (!result.ok) {
+      printErr(`${result.error.message}\n`);
+      return 1;
+    }
+    printOut(`${renderInspect(result.value)}\n`);
+    return 0;
+  } finally {
+    await waymark.close();
+  }
+}
