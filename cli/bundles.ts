@@ -4,7 +4,7 @@
  * @module
  */
 import { mkdir, readFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import { sessionLabel } from "../engine/mod.ts";
@@ -16,6 +16,7 @@ import type {
   ImportedSession,
   SessionSummary,
 } from "../store/maintenance/mod.ts";
+import { selectedSessions } from "./sessions.ts";
 import { type CliHost, type CliInput, type OpenedWaymark, withWaymark, writeJson } from "./host.ts";
 
 async function exportOne(host: CliHost, id: string, output: string | undefined): Promise<number> {
@@ -46,19 +47,10 @@ async function selected(
   input: CliInput,
   now: Date,
 ): Promise<SessionSummary[]> {
-  const { listSessions } = await loadMaintenance();
-  const filters = {
-    workspace: input.flags.workspace ? resolve(input.flags.workspace) : undefined,
-    status: input.flags.status,
-  };
   const olderThan = input.flags["older-than"];
   const cutoff = olderThan === undefined ? null : new Date(now.getTime() - olderThan).toISOString();
-  const out: SessionSummary[] = [];
-  for (let offset = 0;; offset += 200) {
-    const page = await listSessions(db, filters, { offset, limit: 200 }, now);
-    out.push(...page.sessions.filter((s) => cutoff === null || s.updatedAt < cutoff));
-    if (!page.hasMore) return out;
-  }
+  const sessions = await selectedSessions(db, input.flags, { now });
+  return sessions.filter((s) => cutoff === null || s.updatedAt < cutoff);
 }
 
 async function exportAll(host: CliHost, input: CliInput): Promise<number> {

@@ -7,11 +7,34 @@
 import { resolve } from "node:path";
 import { parseSessionLabel, runLabel, sessionLabel } from "../engine/mod.ts";
 import { loadMaintenance } from "../store/lazy.ts";
-import type { SessionFilters, SessionSummary } from "../store/maintenance/mod.ts";
-import { type CliHost, type CliInput, withWaymark, writeJson } from "./host.ts";
+import type { SessionSummary } from "../store/maintenance/mod.ts";
+import { type CliHost, type CliInput, type OpenedWaymark, withWaymark, writeJson } from "./host.ts";
 
 /** Sessions read per page while listing. */
 const PAGE = 200;
+
+/**
+ * Every session `--workspace` and `--status` select, newest first, read a page at a time;
+ * `onPage` sees each page as it is read.
+ */
+export async function selectedSessions(
+  db: OpenedWaymark["store"]["db"],
+  flags: CliInput["flags"],
+  options: { now: Date; onPage?(sessions: SessionSummary[]): void },
+): Promise<SessionSummary[]> {
+  const { listSessions } = await loadMaintenance();
+  const filters = {
+    workspace: flags.workspace ? resolve(flags.workspace) : undefined,
+    status: flags.status,
+  };
+  const all: SessionSummary[] = [];
+  for (let offset = 0;; offset += PAGE) {
+    const page = await listSessions(db, filters, { offset, limit: PAGE }, options.now);
+    options.onPage?.(page.sessions);
+    all.push(...page.sessions);
+    if (!page.hasMore) return all;
+  }
+}
 
 function line(s: SessionSummary): string {
   const runs = `${s.runCount} run${s.runCount === 1 ? "" : "s"}`;
@@ -26,19 +49,11 @@ function line(s: SessionSummary): string {
 
 /** `waymark sessions list`. */
 export async function listCommand(host: CliHost, input: CliInput): Promise<number> {
-  const filters: SessionFilters = {
-    workspace: input.flags.workspace ? resolve(input.flags.workspace) : undefined,
-    status: input.flags.status,
-  };
-  const { listSessions } = await loadMaintenance();
   return await withWaymark(host, async ({ store }) => {
-    const all: SessionSummary[] = [];
-    for (let offset = 0;; offset += PAGE) {
-      const page = await listSessions(store.db, filters, { offset, limit: PAGE }, host.now());
-      if (!input.flags.json) page.sessions.forEach((s) => host.stdout(`${line(s)}\n`));
-      all.push(...page.sessions);
-      if (!page.hasMore) break;
-    }
+    const all = await selectedSessions(store.db, input.flags, {
+      now: host.now(),
+      onPage: (page) => input.flags.json || page.forEach((s) => host.stdout(`${line(s)}\n`)),
+    });
     if (input.flags.json) {
       writeJson(host, {
         sessions: all.map((s) => ({ ...s, sessionId: sessionLabel(s.sessionId) })),
