@@ -143,3 +143,23 @@ Deno.test("each npm package is pinned to one version, and source uses no bare pa
   assert.deepEqual(bare, [], "source must run from a URL with no import map");
   assert.ok(versions.has("zod") && versions.has("@libsql/client"));
 });
+
+Deno.test("tools/ tells protocol revisions apart only in tools/revisions/", async () => {
+  const files = (await tsFiles(join(ROOT, "tools"))).filter((f) =>
+    !relative(ROOT, f).startsWith("tools/revisions/")
+  );
+  const tells = [
+    [/["'`]20\d\d-\d\d-\d\d["'`]/, "a revision's name"],
+    [/getNegotiatedProtocolVersion\(/, "the negotiated revision"],
+    [/mcpReq\.envelope\b/, "the per-request envelope"],
+  ] as const;
+  const problems: string[] = [];
+  for (const file of files) {
+    const code = (await Deno.readTextFile(file)).replace(/\/\*[\s\S]*?\*\//g, "")
+      .replace(/\/\/.*$/gm, "");
+    for (const [pattern, what] of tells) {
+      if (pattern.test(code)) problems.push(`${relative(ROOT, file)} reads ${what}`);
+    }
+  }
+  assert.deepEqual(problems, []);
+});

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { DEFAULT_PROFILE, TOOLS, toolSchemas } from "../../tools/mod.ts";
-import { DEFAULT_LISTING } from "../../tools/early_server.ts";
+import { PROFILES } from "../../tools/profiles/registry.ts";
 import { publishProfile } from "../../tools/publish.ts";
 
 Deno.test("the published tool schemas are the zod schemas' conversion, for every default tool", () => {
@@ -24,7 +24,7 @@ Deno.test("the published tool schemas are the zod schemas' conversion, for every
 
 Deno.test("the default listing is the default profile as published: instructions, every tool, flags", () => {
   assert.deepStrictEqual(
-    DEFAULT_LISTING,
+    PROFILES.default,
     JSON.parse(JSON.stringify(publishProfile(DEFAULT_PROFILE))),
     "deno task schema",
   );

@@ -29,6 +29,7 @@ import {
 import { defineTool, type ToolContext, type ToolProfile } from "../define_tool.ts";
 import { diskFiles } from "./deepwork/files.ts";
 import { connectionPresence } from "./deepwork/presence.ts";
+import { PROFILES, publishedSchemas } from "./registry.ts";
 
 /** What the DeepWork profile is built from. */
 export interface DeepworkProfileOptions extends Omit<JobPorts, "files" | "presence"> {
@@ -258,5 +259,7 @@ export function deepworkProfile(options: DeepworkProfileOptions): ToolProfile {
     serverName: "deepwork",
     instructions: INSTRUCTIONS,
     tools: [...startTools(ports, options.log), ...stepTools(ports, options.log)],
+    // generated from these tools (`deno task schema`), which the early server answers from too
+    published: publishedSchemas(PROFILES.deepwork),
   };
 }
