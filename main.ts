@@ -1,8 +1,8 @@
 /**
- * The `waymark` command: parses arguments and dispatches. `serve` over stdio (the default
- * profile, no viewer) answers its client's handshake and `tools/list` at once and loads the
- * engine and the store meanwhile (`tools/early_server.ts`); every other command loads the
- * commands (`cli/`) first. While serving stdio, stdout carries JSON-RPC only; everything else
+ * The `waymark` command: parses arguments and dispatches. `serve` over stdio (any profile, no
+ * viewer) answers its client's handshake and `tools/list` at once from the profile's published
+ * face (`tools/profiles/registry.ts`) and loads the engine and the store meanwhile
+ * (`tools/early_server.ts`); every other command loads the commands (`cli/`) first. While serving stdio, stdout carries JSON-RPC only; everything else
  * goes to stderr.
  * @module
  */
@@ -12,6 +12,7 @@ import type { WaymarkOptions, WaymarkServerOptions } from "./mod.ts";
 import { VERSION } from "./version.ts";
 import { type Environment, type Flags, parseArgsOptions, parseSettings } from "./store/settings.ts";
 import { earlyServer } from "./tools/early_server.ts";
+import { PROFILES } from "./tools/profiles/registry.ts";
 import { serveMcpStdio } from "./tools/stdio.ts";
 import { loadCli } from "./cli/lazy.ts";
 import type { OpenedServe } from "./cli/mod.ts";
@@ -161,9 +162,7 @@ async function main(argv: string[]): Promise<number> {
   const server = serverOptions(values, env);
   const [command = "serve"] = positionals;
   const plainStdio = values.http === undefined && values.viewer !== true;
-  if (command === "serve" && plainStdio && server.profile === "default") {
-    return await serveEarly(options, server);
-  }
+  if (command === "serve" && plainStdio) return await serveEarly(options, server);
   const { runCommand } = await loadCli();
   const code = await runCommand({ options, values, positionals, server, buildKind: buildKind() });
   if (code !== undefined) return code;
@@ -172,7 +171,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 /**
- * `waymark serve` over stdio with the default profile: each connection's early server (the SDK
+ * `waymark serve` over stdio: each connection's early server (the SDK
  * may make more than one while it settles the protocol revision) answers the handshake and
  * `tools/list` at once; the commands load and open waymark once, when a server first needs it
  * (after `tools/list`, or at the first other request), and compose the rest onto it. When waymark
@@ -180,6 +179,7 @@ async function main(argv: string[]): Promise<number> {
  * and the process exits 1 once the first such answer is written.
  */
 async function serveEarly(options: WaymarkOptions, server: WaymarkServerOptions): Promise<number> {
+  const profile = server.profile ?? "default";
   let opened: Promise<OpenedServe> | undefined;
   const open = () =>
     opened ??= loadCli().then((cli) => cli.openServe({ options, server })).catch((error) => ({
@@ -193,6 +193,7 @@ async function serveEarly(options: WaymarkOptions, server: WaymarkServerOptions)
     let composing: Promise<void> | undefined;
     const early = earlyServer({
       version: VERSION,
+      published: PROFILES[profile],
       enableStartSession: server.enableStartSession,
       onNeeded: () => {
         composing ??= open().then((served) => {
@@ -208,7 +209,7 @@ async function serveEarly(options: WaymarkOptions, server: WaymarkServerOptions)
     });
     return early.server;
   };
-  log("serving MCP over stdio (default profile)");
+  log(`serving MCP over stdio (${profile} profile)`);
   const closed = new Promise<number>((resolve) => {
     serveMcpStdio(connection, { log, onClose: () => resolve(0) });
   });

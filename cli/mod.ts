@@ -135,7 +135,7 @@ export async function serveFailure(failure: GateFailure): Promise<number> {
   });
 }
 
-/** `waymark serve` when it starts with everything loaded: over HTTP, with the viewer, or a profile other than the default. */
+/** `waymark serve` when it starts with everything loaded: over HTTP, or with the viewer. */
 async function serveCommand(input: CommandInput): Promise<number> {
   const { options, values, server } = input;
   if (values.http !== undefined) {

@@ -8,6 +8,7 @@ import { z } from "npm:zod@4.6.7";
 import { durationSchema } from "./maintenance/duration.ts";
 // the vocabulary alone: the command line is parsed before anything else loads
 import { SESSION_STATUS_FILTERS as STATUS_FILTERS } from "../engine/vocabulary.ts";
+import { PROFILE_NAMES } from "../tools/profiles/registry.ts";
 
 const port = (name: string) =>
   z.string().regex(/^\d{1,5}$/, `${name} must be a port number from 0 to 65535`)
@@ -49,7 +50,7 @@ const flag = (name: string) =>
     .transform((v) => /^(1|true|yes)$/i.test(v));
 
 const profile = (name: string) =>
-  z.enum(["default", "deepwork"], { error: `${name} must be default or deepwork` });
+  z.enum(PROFILE_NAMES, { error: `${name} must be ${PROFILE_NAMES.join(" or ")}` });
 
 /** The flags, as `node:util` parseArgs returns them (strings and booleans). */
 export const flagsSchema = z.object({
