@@ -14,8 +14,11 @@ import { type Environment, type Flags, parseArgsOptions, parseSettings } from ".
 import { earlyServer } from "./tools/early_server.ts";
 import { PROFILES } from "./tools/profiles/registry.ts";
 import { serveMcpStdio } from "./tools/stdio.ts";
-import { loadCli } from "./cli/lazy.ts";
+import { load } from "./lazy.ts";
 import type { OpenedServe } from "./cli/mod.ts";
+
+/** The commands (`cli/`), loaded on first use. */
+const loadCli = () => load<typeof import("./cli/mod.ts")>("cli");
 import type { GateFailure as OpenedFailure } from "./tools/message_gate.ts";
 import { printErr, printOut } from "./cli/terminal.ts";
 import { BUILD_KIND } from "./build.ts";

@@ -1,5 +1,5 @@
 /**
- * The commands behind `main.ts`, loaded on demand (`lazy.ts`): everything but answering the
+ * The commands behind `main.ts`, loaded on demand (`../lazy.ts`): everything but answering the
  * start of `waymark serve` over stdio, which `main.ts` does before this module has loaded and
  * then composes the rest onto with {@linkcode composeServe}.
  * @module
@@ -38,9 +38,8 @@ import type { WaymarkServer } from "../tools/waymark_server.ts";
 import type { GateFailure } from "../tools/message_gate.ts";
 import { earlyServer } from "../tools/early_server.ts";
 import { startupFailure } from "./startup_failure.ts";
-import { loadStoreCommands } from "../store/lazy.ts";
 import { processHost, setup } from "./setup/mod.ts";
-import { loadMcpHttp, loadViewer } from "../web/lazy.ts";
+import { load } from "../lazy.ts";
 import type { Deadlines } from "../web/deadlines.ts";
 import { printErr, printOut } from "./terminal.ts";
 
@@ -80,7 +79,9 @@ export async function runCommand(input: CommandInput): Promise<number | undefine
   if (command === "setup") {
     return await setup(processHost(input.buildKind, input.values), input.values);
   }
-  const { STORE_COMMANDS } = await loadStoreCommands();
+  const { STORE_COMMANDS } = await load<typeof import("../store/maintenance/commands.ts")>(
+    "storeCommands",
+  );
   const storeCommand = STORE_COMMANDS[command];
   if (!storeCommand) return undefined;
   return await storeCommand(storeHost(options, input.buildKind), {
@@ -230,7 +231,7 @@ async function startViewer(
   at: { port: number | undefined; deadlines: Partial<Deadlines> },
 ): Promise<{ url: string; close(): Promise<void> } | null> {
   const { port, deadlines } = at;
-  const { serveViewer } = await loadViewer();
+  const { serveViewer } = await load<typeof import("../web/mod.ts")>("viewer");
   try {
     return serveViewer({ db: waymark.store.db, port, log, deadlines });
   } catch (error) {
@@ -277,7 +278,7 @@ async function serveHttp(
   const waymark = await openWaymark(options);
   log(`database ${redactDbUrl(waymark.paths.dbUrl)}`);
   // Loaded on demand: it serves with Deno.serve, and plain stdio serving never needs it.
-  const { serveMcpHttp } = await loadMcpHttp();
+  const { serveMcpHttp } = await load<typeof import("../web/mcp_http.ts")>("mcpHttp");
   const handle = await serveMcpHttp(
     (taskOwner) => waymark.mcpServer({ ...flags.server, taskOwner }),
     {

@@ -20,7 +20,9 @@
  */
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
+import { pathToFileURL } from "node:url";
 import { writeBuildMap } from "./build_kind.ts";
+import { lazyStandIn } from "./bundle.ts";
 
 /** Pinned toolchain for the declarations. */
 const TYPESCRIPT_VERSION = "6.0.3";
@@ -149,8 +151,10 @@ async function cleanDist(): Promise<void> {
 async function bundle(deps: Map<string, string>): Promise<number> {
   const raw = join(CACHE, "bundle");
   await Deno.remove(raw, { recursive: true }).catch(() => {});
-  // BUILD_KIND = "npm"; the store's on-demand modules inlined (their source loader computes URLs)
-  const map = await writeBuildMap("npm", { "store/lazy.ts": "store/lazy_bundle.ts" });
+  // BUILD_KIND = "npm"; the library's on-demand modules inlined (the source loader computes URLs)
+  const standIns = await Deno.makeTempDir({ prefix: "waymark-build-" });
+  const standIn = await lazyStandIn(standIns, { within: "library", web: "npm" });
+  const map = await writeBuildMap("npm", { "lazy.ts": pathToFileURL(standIn).href });
   await run(Deno.execPath(), [
     "bundle",
     "--quiet",
@@ -166,7 +170,10 @@ async function bundle(deps: Map<string, string>): Promise<number> {
     "--outdir",
     raw,
     ...Object.values(ENTRIES).map((entry) => join(ROOT, entry)),
-  ]).finally(() => Deno.remove(map.dir, { recursive: true }));
+  ]).finally(async () => {
+    await Deno.remove(map.dir, { recursive: true });
+    await Deno.remove(standIns, { recursive: true });
+  });
   const header = "// waymark: built by `deno task build:npm`; do not edit.\n";
   let size = 0;
   for await (const file of walkFiles(raw, ".js")) {
