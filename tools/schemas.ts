@@ -3,7 +3,12 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
-import { LIMITS, preferencesPatchSchema } from "../engine/mod.ts";
+import {
+  LIMITS,
+  preferencesPatchSchema,
+  RESUME_DEFAULT_LIMIT,
+  RESUME_MAX_LIMIT,
+} from "../engine/mod.ts";
 
 /**
  * Durable output an agent attaches to an ack or a checkpoint. Its caps are the engine's
@@ -64,7 +69,9 @@ export const resumeInput = z.object({
   query: z.string().max(500).optional().describe(
     "Words from the session's title, goal or notes, or a ses_/run_ id. Omit to list recent runs.",
   ),
-  limit: z.number().int().min(1).max(20).optional().describe("How many candidates (default 5)."),
+  limit: z.number().int().min(1).max(RESUME_MAX_LIMIT).optional().describe(
+    `How many candidates (default ${RESUME_DEFAULT_LIMIT}).`,
+  ),
 }).strict();
 
 /** `start_session` input. */
