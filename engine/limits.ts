@@ -23,6 +23,11 @@ export const LIMITS = {
   artifactCount: 32,
   /** A session's title or a run's goal, in characters: the longest goal any profile accepts. */
   titleChars: 2000,
+  /**
+   * A token argument, in characters: well above the longest token minted (under 60), so
+   * anything longer is refused before it is decoded.
+   */
+  tokenChars: 200,
   /** File paths named in one DeepWork `finished_step`. */
   outputFiles: 1000,
   /**

@@ -26,6 +26,9 @@ const outputInputSchema = z.object({
   ),
 }).strict();
 
+/** A token argument, as the previous response gave it. */
+const token = () => z.string().min(1).max(LIMITS.tokenChars);
+
 const contextSchema = z.record(z.string(), z.unknown()).describe(
   "External facts (ticket id, sizes, flags) that conditions and {{placeholders}} read.",
 );
@@ -48,8 +51,8 @@ export const startInput = z.object({
 
 /** `continue_workflow` input. */
 export const continueInput = z.object({
-  stateToken: z.string().min(1).max(200).describe("From the last response, unchanged."),
-  ackToken: z.string().min(1).max(200).optional().describe(
+  stateToken: token().describe("From the last response, unchanged."),
+  ackToken: token().optional().describe(
     "From the last response: acknowledges the pending step. Omit to rehydrate without writing.",
   ),
   context: contextSchema.optional(),
@@ -59,8 +62,8 @@ export const continueInput = z.object({
 
 /** `checkpoint_workflow` input. */
 export const checkpointInput = z.object({
-  stateToken: z.string().min(1).max(200).describe("From the last response, unchanged."),
-  checkpointToken: z.string().min(1).max(200).describe("From the same response as stateToken."),
+  stateToken: token().describe("From the last response, unchanged."),
+  checkpointToken: token().describe("From the same response as stateToken."),
   output: outputInputSchema,
 }).strict();
 
@@ -84,6 +87,6 @@ export const startSessionInput = z.object({
 
 /** `abort_workflow` input. */
 export const abortInput = z.object({
-  stateToken: z.string().min(1).max(200).describe("Any stateToken of the run to abort."),
+  stateToken: token().describe("Any stateToken of the run to abort."),
   explanation: z.string().min(1).max(8000).describe("Why the run is abandoned."),
 }).strict();
