@@ -45,7 +45,9 @@ export const inspectInput = z.object({
 export const startInput = z.object({
   workflowId: z.string().min(1).describe("Id from list_workflows."),
   context: contextSchema.optional(),
-  goal: z.string().max(500).optional().describe("What this run is for; becomes the session title."),
+  goal: z.string().max(LIMITS.goalChars).optional().describe(
+    "What this run is for; becomes the session title.",
+  ),
   preferences: preferencesPatchSchema.optional(),
 }).strict();
 
@@ -69,7 +71,7 @@ export const checkpointInput = z.object({
 
 /** `resume_session` input. */
 export const resumeInput = z.object({
-  query: z.string().max(500).optional().describe(
+  query: z.string().max(LIMITS.goalChars).optional().describe(
     "Words from the session's title, goal or notes, or a ses_/run_ id. Omit to list recent runs.",
   ),
   limit: z.number().int().min(1).max(RESUME_MAX_LIMIT).optional().describe(
@@ -79,7 +81,7 @@ export const resumeInput = z.object({
 
 /** `start_session` input. */
 export const startSessionInput = z.object({
-  title: z.string().max(500).optional().describe(
+  title: z.string().max(LIMITS.goalChars).optional().describe(
     "What this session is about; resume_session finds it by these words.",
   ),
   preferences: preferencesPatchSchema.optional(),
@@ -88,5 +90,5 @@ export const startSessionInput = z.object({
 /** `abort_workflow` input. */
 export const abortInput = z.object({
   stateToken: token().describe("Any stateToken of the run to abort."),
-  explanation: z.string().min(1).max(8000).describe("Why the run is abandoned."),
+  explanation: z.string().min(1).max(LIMITS.explanationChars).describe("Why the run is abandoned."),
 }).strict();

@@ -48,7 +48,7 @@ const agentId = z.string().min(1).max(200).optional().describe(
 );
 
 const startInput = z.object({
-  goal: z.string().max(2000).describe("What this run is for."),
+  goal: z.string().max(LIMITS.titleChars).describe("What this run is for."),
   job_name: z.string().min(1).max(200),
   workflow_name: z.string().max(200).describe(
     "A workflow of the job (a job with one workflow runs it whatever the name).",
@@ -69,15 +69,14 @@ const finishInput = z.object({
     `What you did (the newer spelling is work_summary); at most ${LIMITS.notesBytes / 1024} KiB.`,
   ),
   work_summary: z.string().optional(),
-  quality_review_override_reason: z.string().min(1).max(8000).optional().describe(
-    "Skips the quality gate; recorded with the run.",
-  ),
+  quality_review_override_reason: z.string().min(1).max(LIMITS.explanationChars).optional()
+    .describe("Skips the quality gate; recorded with the run."),
   session_id: sessionId,
   agent_id: agentId,
 }).strict();
 
 const abortInput = z.object({
-  explanation: z.string().min(1).max(8000),
+  explanation: z.string().min(1).max(LIMITS.explanationChars),
   session_id: sessionId,
   agent_id: agentId,
 }).strict();
