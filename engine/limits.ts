@@ -27,6 +27,8 @@ export const LIMITS = {
   goalChars: 500,
   /** Why a run is abandoned, or why a failed quality review is overridden, in characters. */
   explanationChars: 8000,
+  /** A name or id a DeepWork call passes (job, workflow, step, instance, session, agent). */
+  nameChars: 200,
   /**
    * A token argument, in characters: well above the longest token minted (under 60), so
    * anything longer is refused before it is decoded.
