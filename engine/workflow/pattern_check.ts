@@ -1,10 +1,12 @@
 /**
- * Which `regex` validation rules of a workflow a backtracking engine would take exponential time
- * on (a repeated group that itself repeats, such as `^(a+)+$`), for `workflows validate`.
+ * Which patterns of a workflow's validation rules (a `regex` rule's, a `schema` rule's `pattern`
+ * keywords) a backtracking engine would take exponential time on (a repeated group that itself
+ * repeats, such as `^(a+)+$`), for `workflows validate`.
  * waymark matches in linear time (see `linear_regex.ts`), so these cannot freeze it; the warning
  * is for the author, whose file other tools may run.
  * @module
  */
+import { schemaPatterns } from "../json_schema_check.ts";
 import { nestedRepetition } from "../linear_regex.ts";
 import type { Warning } from "./catalog.ts";
 import type { CompiledNode, CompiledWorkflow } from "./compiled.ts";
@@ -17,10 +19,11 @@ function patterns(criteria: ValidationCriteria | undefined, out: string[]): stri
   else if ("or" in criteria) criteria.or.forEach((c) => patterns(c, out));
   else if ("not" in criteria) patterns(criteria.not, out);
   else if (criteria.type === "regex") out.push(criteria.pattern);
+  else if (criteria.type === "schema") schemaPatterns(criteria.schema, out);
   return out;
 }
 
-/** One warning per step and `regex` rule whose pattern nests unbounded repetition. */
+/** One warning per step and pattern that nests unbounded repetition. */
 export function backtrackingPatterns(compiled: CompiledWorkflow): Warning[] {
   const warnings: Warning[] = [];
   const walk = (nodes: readonly CompiledNode[]) => {

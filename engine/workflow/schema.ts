@@ -8,6 +8,7 @@
 import { z } from "npm:zod@4.6.7";
 import { autonomySchema, riskPolicySchema } from "../preferences.ts";
 import { CAPABILITIES, type Capability, CAPABILITY_NEEDS } from "../vocabulary.ts";
+import { uncheckableSchema } from "../json_schema_check.ts";
 import { linearPattern } from "../linear_regex.ts";
 
 /** A scalar or JSON value that a condition compares a context variable with. */
@@ -130,6 +131,11 @@ function validRegex(rule: { pattern: string; flags?: string }, ctx: z.Refinement
   }
 }
 
+function checkableSchema(rule: { schema: Record<string, unknown> }, ctx: z.RefinementCtx): void {
+  const reason = uncheckableSchema(rule.schema);
+  if (reason !== null) ctx.addIssue({ code: "custom", path: ["schema"], message: reason });
+}
+
 /** One validation rule over a step's notes, by `type`. */
 export const validationRuleSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("contains"), value: z.string(), ...ruleCommon }),
@@ -151,7 +157,7 @@ export const validationRuleSchema = z.discriminatedUnion("type", [
     type: z.literal("schema"),
     schema: z.record(z.string(), z.unknown()).describe("A JSON Schema the notes (as JSON) match."),
     ...ruleCommon,
-  }),
+  }).superRefine(checkableSchema),
 ]);
 
 /** A rule, or an `and`/`or`/`not` composition of criteria. */
