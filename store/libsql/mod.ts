@@ -17,6 +17,7 @@ import { fts5Search } from "./fts.ts";
 import { libsqlMaintenance } from "./maintenance.ts";
 import { createDatabaseFile } from "../private_files.ts";
 import { migrateToLatest, newerSchemaMessage, readSchemaStatus } from "./migrations.ts";
+import { DEFAULT_BUSY_TIMEOUT_MS } from "../open_options.ts";
 
 export type { OpenStoreOptions } from "../sql/store.ts";
 
@@ -114,7 +115,7 @@ export async function openLibsqlStore(
   url: string,
   options: OpenStoreOptions = {},
 ): Promise<SqliteStore> {
-  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+  const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
   const path = localFilePath(url);
   if (path !== undefined) createDatabaseFile(path);
   const pool = path === undefined

@@ -34,7 +34,8 @@ export interface OpenedSqlStore extends SqlStore {
 export interface OpenStoreOptions {
   /**
    * How long a write waits for the database (a lock held by another process; a transaction
-   * refused for another's sake, tried again), in ms.
+   * refused for another's sake, tried again), in ms; default `DEFAULT_BUSY_TIMEOUT_MS`
+   * (`open_options.ts`).
    */
   busyTimeoutMs?: number;
   /** Current time, for event timestamps. */
