@@ -17,7 +17,7 @@ import { fts5Search } from "./fts.ts";
 import { libsqlMaintenance } from "./maintenance.ts";
 import { createDatabaseFile } from "../private_files.ts";
 import { migrateToLatest, newerSchemaMessage, readSchemaStatus } from "./migrations.ts";
-import { DEFAULT_BUSY_TIMEOUT_MS } from "../open_options.ts";
+import { DEFAULT_BUSY_TIMEOUT_MS, DEFAULT_DURABILITY, type Durability } from "../open_options.ts";
 
 export type { OpenStoreOptions } from "../sql/store.ts";
 
@@ -61,8 +61,11 @@ async function withBusyRetry(timeoutMs: number, fn: () => Promise<void>): Promis
   }
 }
 
+/** SQLite's `synchronous` setting for each durability (WAL mode: `NORMAL` syncs at checkpoints). */
+const SYNCHRONOUS: Record<Durability, string> = { normal: "NORMAL", full: "FULL" };
+
 function synchronousPragma(options: OpenStoreOptions): string {
-  return `PRAGMA synchronous = ${options.durability === "full" ? "FULL" : "NORMAL"}`;
+  return `PRAGMA synchronous = ${SYNCHRONOUS[options.durability ?? DEFAULT_DURABILITY]}`;
 }
 
 /**
