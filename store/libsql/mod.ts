@@ -18,6 +18,7 @@ import { libsqlMaintenance } from "./maintenance.ts";
 import { createDatabaseFile } from "../private_files.ts";
 import { migrateToLatest, newerSchemaMessage, readSchemaStatus } from "./migrations.ts";
 import { DEFAULT_BUSY_TIMEOUT_MS, DEFAULT_DURABILITY, type Durability } from "../open_options.ts";
+import { systemClock } from "../system.ts";
 
 export type { OpenStoreOptions } from "../sql/store.ts";
 
@@ -147,7 +148,7 @@ export async function openLibsqlStore(
   }
   const dialect = pool ? new LibsqlDialect({ pool }) : new LibsqlDialect({ client });
   const db = new Kysely<Database>({ dialect });
-  const now = options.now ?? (() => new Date().toISOString());
+  const now = options.now ?? systemClock.now;
   return {
     ...createSqlStore(db, { dialect: libsqlDialect, now, location: url.replace(/^file:/, "") }),
     client,

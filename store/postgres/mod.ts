@@ -20,6 +20,7 @@ import { tsvectorSearch } from "./fts.ts";
 import { postgresMaintenance } from "./maintenance.ts";
 import { migrateToLatest, readSchemaStatus } from "./migrations.ts";
 import { DEFAULT_BUSY_TIMEOUT_MS } from "../open_options.ts";
+import { systemClock } from "../system.ts";
 
 /** Tries of a read (or of a write before its commit) when the connection was lost. */
 const CONNECTION_TRIES = 3;
@@ -69,7 +70,7 @@ export async function openPostgresStore(
     await db.destroy();
     throw error;
   }
-  const now = options.now ?? (() => new Date().toISOString());
+  const now = options.now ?? systemClock.now;
   return {
     ...createSqlStore(db, { dialect, now, location }),
     pool,
