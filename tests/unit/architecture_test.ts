@@ -1,7 +1,7 @@
 /**
- * The dependency direction of SPEC §1: `engine/` imports nothing from the adapters, touches no
- * runtime API (`Deno.`, `node:`), no clock and no randomness; and no module imports itself in
- * a cycle.
+ * The dependency direction: `engine/` imports nothing from the adapters, touches no runtime API
+ * (`Deno.`, `node:`), no clock and no randomness, so it stays deterministic and runs anywhere;
+ * and no module imports itself in a cycle.
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
