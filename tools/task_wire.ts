@@ -1,6 +1,6 @@
 /**
- * Runs as MCP tasks on the wire: the `_meta` every execution result carries (the task, seed
- * 004's progress object and each completed step's result), the task object of the 2025-11-25
+ * Runs as MCP tasks on the wire: the `_meta` every execution result carries (the task, its
+ * `_workflow.progress` object and each completed step's result), the task object of the 2025-11-25
  * design, the `DetailedTask` of the 2026-07-28 extension (`io.modelcontextprotocol/tasks`),
  * both `CreateTaskResult` shapes, and the elicitation form for a step's user-only
  * dependencies. Pure builders over the engine's {@linkcode TaskView}.
