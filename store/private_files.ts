@@ -7,6 +7,7 @@
  */
 import { chmod, lstat, mkdir, stat, writeFile } from "node:fs/promises";
 import { closeSync, constants, openSync } from "node:fs";
+import process from "node:process";
 
 /** The mode of waymark's home. */
 export const PRIVATE_DIR_MODE = 0o700;
@@ -14,7 +15,7 @@ export const PRIVATE_DIR_MODE = 0o700;
 export const PRIVATE_FILE_MODE = 0o600;
 
 /** Whether file modes mean anything here (not on Windows). */
-const MODES_APPLY = Deno.build.os !== "windows";
+const MODES_APPLY = process.platform !== "win32"; // node:process: the npm build runs on Node
 
 /** What is at `path` without following a symbolic link, or `null` when nothing is. */
 async function entryAt(path: string) {

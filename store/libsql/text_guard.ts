@@ -59,9 +59,14 @@ export function decodeRows(rows: unknown[]): unknown[] {
   for (const row of rows as Record<string, unknown>[]) {
     for (const [column, value] of Object.entries(row)) {
       // the binding answers bytes as an ArrayBuffer (a Buffer in some versions)
-      if (!(value instanceof ArrayBuffer || ArrayBuffer.isView(value))) continue;
+      const bytes = value instanceof ArrayBuffer
+        ? new Uint8Array(value)
+        : ArrayBuffer.isView(value)
+        ? new Uint8Array(value.buffer, value.byteOffset, value.byteLength)
+        : null;
+      if (bytes === null) continue;
       try {
-        row[column] = strict.decode(value);
+        row[column] = strict.decode(bytes);
       } catch {
         throw new StorageCorruptionError(
           `The database holds text that is not valid UTF-8 (column ${column} of a row this call read); \`waymark doctor\` names the row and \`waymark doctor --repair\` sets it aside`,
