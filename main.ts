@@ -22,6 +22,7 @@ const loadCli = () => load<typeof import("./cli/mod.ts")>("cli");
 import type { GateFailure as OpenedFailure } from "./tools/message_gate.ts";
 import { printErr, printOut } from "./cli/terminal.ts";
 import { BUILD_KIND } from "./build.ts";
+import { DEFAULT_BUSY_TIMEOUT_MS } from "./store/open_options.ts";
 
 const HELP = `waymark ${VERSION}: a rewind-safe workflow runtime for AI coding agents, over MCP.
 
@@ -55,7 +56,7 @@ Options:
                         on a PostgreSQL server)
   --workspace DIR       project folder whose .waymark/workflows is searched (default: cwd)
   --workflows-dir DIR   an extra workflow folder (repeatable; lowest precedence)
-  --busy-timeout MS     how long to wait for another process's database lock (default 5000)
+  --busy-timeout MS     how long to wait for another process's database lock (default ${DEFAULT_BUSY_TIMEOUT_MS})
   --durability MODE     normal (default: survives a crash of waymark; a power loss may lose the
                         last few commits) or full (every commit synced to disk first)
   --http PORT           (serve) Streamable HTTP on 127.0.0.1:PORT instead of stdio

@@ -40,6 +40,7 @@ import {
   createJobSource,
   createWorkflowSource,
   cryptoRandom,
+  type Durability,
   loadConfig,
   loadOrCreateKeyring,
   type OpenedSqlStore,
@@ -124,7 +125,7 @@ export interface WaymarkOptions {
   /** Busy timeout for database locks, in ms. */
   busyTimeoutMs?: number;
   /** `full` syncs every commit to disk; default `normal` (see the store's `durability`). */
-  durability?: "normal" | "full";
+  durability?: Durability;
   /** Folders of DeepWork job folders, after the workspace's `.deepwork/jobs`. */
   jobDirs?: string[];
 }

@@ -10,7 +10,7 @@
  * - `dist/**.d.ts`: declarations emitted by `tsc` (a pinned `typescript`, installed with npm into
  *   `node_modules/.cache/waymark-build-npm/`) from a copy of `mod.ts`'s local module graph in
  *   which the same specifiers are rewritten, so the declarations import the same bare names.
- * - `dist/package.json`: name `waymark`, the version from `version.ts`, `exports` (`.` and one subpath
+ * - `dist/package.json`: name `waymark`, the version `mod.ts` says (`VERSION`), `exports` (`.` and one subpath
  *   per entry) with `types` and `import`, and the npm packages the bundle imports as exact-version
  *   dependencies.
  *
@@ -23,6 +23,7 @@ import { fileURLToPath as fromFileUrl } from "node:url";
 import { pathToFileURL } from "node:url";
 import { writeBuildMap } from "./build_kind.ts";
 import { lazyStandIn } from "./bundle.ts";
+import { VERSION } from "../version.ts";
 
 /** Pinned toolchain for the declarations. */
 const TYPESCRIPT_VERSION = "6.0.3";
@@ -113,14 +114,6 @@ async function typePackages(deps: Map<string, string>): Promise<void> {
       deps.set(name!, version!);
     }
   }
-}
-
-/** Reads `VERSION` from version.ts (which mod.ts exports). */
-async function moduleVersion(): Promise<string> {
-  const text = await Deno.readTextFile(join(ROOT, "version.ts"));
-  const match = text.match(/export const VERSION = "([^"]+)"/);
-  if (!match) throw new BuildError('version.ts has no `export const VERSION = "..."`');
-  return match[1]!;
 }
 
 /** Removes this build's earlier outputs from dist/ (and nothing else). */
@@ -352,7 +345,7 @@ async function main(): Promise<void> {
   const started = performance.now();
   const deps = new Map<string, string>();
   await cleanDist();
-  const version = await moduleVersion();
+  const version = VERSION;
   const size = await bundle(deps);
   await typePackages(deps);
   await ensureToolchain(deps);

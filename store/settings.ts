@@ -6,6 +6,7 @@
  */
 import { z } from "npm:zod@4.6.7";
 import { durationSchema } from "./maintenance/duration.ts";
+import { DURABILITIES } from "./open_options.ts";
 // the vocabulary alone: the command line is parsed before anything else loads
 import { SESSION_STATUS_FILTERS as STATUS_FILTERS } from "../engine/vocabulary.ts";
 import { PROFILE_NAMES } from "../tools/profiles/registry.ts";
@@ -59,8 +60,9 @@ export const flagsSchema = z.object({
   workspace: text("--workspace").optional(),
   "workflows-dir": z.array(text("--workflows-dir")).optional(),
   "busy-timeout": milliseconds("--busy-timeout", 600_000).optional(),
-  durability: z.enum(["normal", "full"], { error: "--durability must be normal or full" })
-    .optional(),
+  durability: z.enum(DURABILITIES, {
+    error: `--durability must be ${DURABILITIES.join(" or ")}`,
+  }).optional(),
   port: port("--port").optional(),
   viewer: z.boolean().optional(),
   "viewer-port": port("--viewer-port").optional(),

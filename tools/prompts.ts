@@ -1,7 +1,8 @@
 /**
  * Each workflow as a prompt: getting it starts a run and returns its first step, with the
  * run's tokens in `_meta["waymark/run"]` and its task (id, status, progress) beside them. The
- * messages stay a plain prompt (seed 004): a task-aware host reads the task from `_meta`.
+ * messages stay a plain prompt, so every host can show them: a task-aware host reads the task
+ * from `_meta`.
  * @module
  */
 import {

@@ -1,6 +1,6 @@
 /**
  * Runs as MCP tasks on the wire, as every protocol revision carries them: the `_meta` every
- * execution result carries (the task, seed 004's progress object and each completed step's
+ * execution result carries (the task, its `_workflow.progress` object and each completed step's
  * result), the `_meta` of a start answered as a task, and the elicitation form for a step's
  * user-only dependencies. What differs by revision (the task objects, `related-task`) is in
  * `revisions/`. Pure builders over the engine's {@linkcode TaskView}.
