@@ -17,6 +17,8 @@ const EARLY_LEAVES: Readonly<Record<string, string>> = {
   "engine/vocabulary.ts": "the closed sets (--status is checked against the session statuses)",
   "store/maintenance/duration.ts": "durations (--older-than)",
   "store/settings.ts": "the flags' schema",
+  "store/open_options.ts":
+    "the busy timeout and durability defaults the flags show (imports nothing)",
 };
 
 /** One module of `deno info --json`. */
