@@ -1,9 +1,10 @@
 /**
  * The `waymark` command: parses the flags (`cli/flags.ts`) and runs what the command table
- * (`cli/commands.ts`) names, or prints its help (`cli/help.ts`). `serve` over stdio (the default
- * profile, no viewer) answers its client's handshake and `tools/list` at once and loads the
- * engine and the store meanwhile (`tools/early_server.ts`); every other command loads the
- * commands (`cli/mod.ts`) first. While serving stdio, stdout carries JSON-RPC only; everything else
+ * (`cli/commands.ts`) names, or prints its help (`cli/help.ts`). `serve` over stdio (any profile,
+ * no viewer) answers its client's handshake and `tools/list` at once from the profile's published
+ * face (`tools/profiles/registry.ts`) and loads the engine and the store meanwhile
+ * (`tools/early_server.ts`); every other command loads the commands (`cli/mod.ts`) first. While
+ * serving stdio, stdout carries JSON-RPC only; everything else
  * goes to stderr.
  * @module
  */
@@ -15,12 +16,16 @@ import { type Environment, type Flags, parseArgsOptions, parseSettings } from ".
 import { findCommand } from "./cli/commands.ts";
 import { helpFor, overallHelp, usageText } from "./cli/help.ts";
 import { earlyServer } from "./tools/early_server.ts";
+import { PROFILES } from "./tools/profiles/registry.ts";
 import { serveMcpStdio } from "./tools/stdio.ts";
-import { loadCli } from "./cli/lazy.ts";
+import { load } from "./lazy.ts";
 import type { OpenedServe } from "./cli/mod.ts";
 import type { GateFailure as OpenedFailure } from "./tools/message_gate.ts";
 import { printErr, printOut } from "./cli/terminal.ts";
 import { BUILD_KIND } from "./build.ts";
+
+/** The commands (`cli/`), loaded on first use. */
+const loadCli = () => load<typeof import("./cli/mod.ts")>("cli");
 
 /** How this waymark was built (a compiled binary is the bundle, run standalone). */
 const buildKind = (): string => Deno.build.standalone ? "binary" : BUILD_KIND;
@@ -112,9 +117,7 @@ async function main(argv: string[]): Promise<number> {
   const options = waymarkOptions(flags);
   const server = serverOptions(flags, env);
   const plainStdio = flags.http === undefined && flags.viewer !== true;
-  if (found.name === "serve" && plainStdio && server.profile === "default") {
-    return await serveEarly(options, server);
-  }
+  if (found.name === "serve" && plainStdio) return await serveEarly(options, server);
   const cli = await loadCli();
   return await found.command.run(cli, {
     options,
@@ -130,7 +133,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 /**
- * `waymark serve` over stdio with the default profile: each connection's early server (the SDK
+ * `waymark serve` over stdio: each connection's early server (the SDK
  * may make more than one while it settles the protocol revision) answers the handshake and
  * `tools/list` at once; the commands load and open waymark once, when a server first needs it
  * (after `tools/list`, or at the first other request), and compose the rest onto it. When waymark
@@ -138,6 +141,7 @@ async function main(argv: string[]): Promise<number> {
  * and the process exits 1 once the first such answer is written.
  */
 async function serveEarly(options: WaymarkOptions, server: WaymarkServerOptions): Promise<number> {
+  const profile = server.profile ?? "default";
   let opened: Promise<OpenedServe> | undefined;
   const open = () =>
     opened ??= loadCli().then((cli) => cli.openServe({ options, server })).catch((error) => ({
@@ -151,6 +155,7 @@ async function serveEarly(options: WaymarkOptions, server: WaymarkServerOptions)
     let composing: Promise<void> | undefined;
     const early = earlyServer({
       version: VERSION,
+      published: PROFILES[profile],
       enableStartSession: server.enableStartSession,
       onNeeded: () => {
         composing ??= open().then((served) => {
@@ -166,7 +171,7 @@ async function serveEarly(options: WaymarkOptions, server: WaymarkServerOptions)
     });
     return early.server;
   };
-  log("serving MCP over stdio (default profile)");
+  log(`serving MCP over stdio (${profile} profile)`);
   const closed = new Promise<number>((resolve) => {
     serveMcpStdio(connection, { log, onClose: () => resolve(0) });
   });

@@ -40,6 +40,7 @@ import {
   createJobSource,
   createWorkflowSource,
   cryptoRandom,
+  type Durability,
   loadConfig,
   loadOrCreateKeyring,
   type OpenedSqlStore,
@@ -52,7 +53,9 @@ import {
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
 import { VERSION } from "./version.ts";
 import { redactDbUrl } from "./store/db_url.ts";
-import { createMcpServer, deepworkProfile } from "./tools/mod.ts";
+import { createMcpServer } from "./tools/mod.ts";
+import type { ProfileName } from "./tools/profiles/registry.ts";
+import { PROFILE_TOOLS } from "./tools/profiles/tools.ts";
 import { claudeReviewer, commandReviewer } from "./tools/profiles/deepwork/reviewer.ts";
 import type { WaymarkServer } from "./tools/waymark_server.ts";
 import type { TaskOwner } from "./tools/task_owner.ts";
@@ -122,13 +125,12 @@ export interface WaymarkOptions {
   /** Busy timeout for database locks, in ms. */
   busyTimeoutMs?: number;
   /** `full` syncs every commit to disk; default `normal` (see the store's `durability`). */
-  durability?: "normal" | "full";
+  durability?: Durability;
   /** Folders of DeepWork job folders, after the workspace's `.deepwork/jobs`. */
   jobDirs?: string[];
 }
 
-/** The tool profiles a server can serve. */
-export type ProfileName = "default" | "deepwork";
+export type { ProfileName };
 
 /** The DeepWork profile's quality gate. */
 export interface QualityGateOptions {
@@ -278,9 +280,11 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
         enableStartSession: opts.enableStartSession,
         onto: opts.onto,
         taskOwner: opts.taskOwner,
-        ...(opts.profile === "deepwork"
-          ? { profile: deepworkProfile({ jobs, gate: gateOf(opts.qualityGate), log: opts.log }) }
-          : {}),
+        profile: PROFILE_TOOLS[opts.profile ?? "default"]({
+          jobs,
+          gate: () => gateOf(opts.qualityGate),
+          log: opts.log,
+        }),
       }),
     close: () => store.close(),
   };

@@ -9,7 +9,6 @@ import { Buffer } from "node:buffer";
 import process from "node:process";
 import { sessionLabel } from "../engine/mod.ts";
 import { writePrivateFile } from "../store/private_files.ts";
-import { loadMaintenance } from "../store/lazy.ts";
 import type {
   Bundle,
   BundleResult,
@@ -17,7 +16,14 @@ import type {
   SessionSummary,
 } from "../store/maintenance/mod.ts";
 import { selectedSessions } from "./sessions.ts";
-import { type CliHost, type CliInput, type OpenedWaymark, withWaymark, writeJson } from "./host.ts";
+import {
+  type CliHost,
+  type CliInput,
+  loadMaintenance,
+  type OpenedWaymark,
+  withWaymark,
+  writeJson,
+} from "./host.ts";
 
 async function exportOne(host: CliHost, id: string, output: string | undefined): Promise<number> {
   const { bundleDigestLabel, exportSession } = await loadMaintenance();

@@ -7,9 +7,8 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { databaseFile } from "../store/libsql/maintenance.ts";
 import { redactDbUrl } from "../store/db_url.ts";
-import { loadMaintenance } from "../store/lazy.ts";
 import type { DoctorReport } from "../store/maintenance/mod.ts";
-import { type CliHost, type CliInput, writeJson } from "./host.ts";
+import { type CliHost, type CliInput, loadMaintenance, writeJson } from "./host.ts";
 
 function text(report: DoctorReport): string {
   const lines = report.findings.map((f) =>

@@ -9,8 +9,10 @@
 import { z } from "npm:zod@4.6.7";
 import { durationSchema } from "../store/maintenance/duration.ts";
 import { DB_URL_FORMS, isDbUrl } from "../store/db_url.ts";
+import { DEFAULT_BUSY_TIMEOUT_MS, DURABILITIES } from "../store/open_options.ts";
 // the vocabulary alone: the command line is parsed before anything else loads
 import { SESSION_STATUS_FILTERS as STATUS_FILTERS } from "../engine/vocabulary.ts";
+import { PROFILE_NAMES } from "../tools/profiles/registry.ts";
 import { CLIENT_NAMES, SCOPES } from "./setup/clients.ts";
 
 const port = (name: string) =>
@@ -51,8 +53,6 @@ const toggle = () => z.boolean();
 const yesNo = (name: string) =>
   z.string().regex(/^(1|0|true|false|yes|no)$/i, `${name} must be 1/0, true/false or yes/no`)
     .transform((v) => /^(1|true|yes)$/i.test(v));
-
-const PROFILES = ["default", "deepwork"] as const;
 
 /** One flag: how its value is checked, and how the help shows it. */
 interface FlagSpec {
@@ -100,10 +100,11 @@ export const FLAGS = {
     schema: milliseconds(600_000),
     value: "MS",
     common: true,
-    help: "how long to wait for another process's database lock (default 5000)",
+    help:
+      `how long to wait for another process's database lock (default ${DEFAULT_BUSY_TIMEOUT_MS})`,
   },
   durability: {
-    schema: oneOf(["normal", "full"]),
+    schema: oneOf(DURABILITIES),
     value: "MODE",
     common: true,
     help: "normal (default: survives a crash of waymark; a power loss may lose the last few " +
@@ -150,7 +151,7 @@ export const FLAGS = {
     help: "list the start_session tool (or WAYMARK_ENABLE_START_SESSION=1)",
   },
   profile: {
-    schema: oneOf(PROFILES),
+    schema: oneOf(PROFILE_NAMES),
     value: "NAME",
     help: "default, or deepwork: DeepWork's tools over .deepwork/jobs (or WAYMARK_PROFILE)",
   },
@@ -265,7 +266,7 @@ export const environmentSchema = z.object({
   WAYMARK_HOME: text("WAYMARK_HOME").optional(),
   WAYMARK_DB_URL: dbUrl("WAYMARK_DB_URL").optional(),
   WAYMARK_ENABLE_START_SESSION: yesNo("WAYMARK_ENABLE_START_SESSION").optional(),
-  WAYMARK_PROFILE: oneOf(PROFILES)("WAYMARK_PROFILE").optional(),
+  WAYMARK_PROFILE: oneOf(PROFILE_NAMES)("WAYMARK_PROFILE").optional(),
   DEEPWORK_ADDITIONAL_JOBS_FOLDERS: z.string().optional(),
 });
 

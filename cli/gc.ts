@@ -5,9 +5,15 @@
  * @module
  */
 import { loadConfig } from "../store/config_file.ts";
-import { loadMaintenance } from "../store/lazy.ts";
 import type { GcSession } from "../store/maintenance/mod.ts";
-import { type CliHost, type CliInput, formatBytes, withWaymark, writeJson } from "./host.ts";
+import {
+  type CliHost,
+  type CliInput,
+  formatBytes,
+  loadMaintenance,
+  withWaymark,
+  writeJson,
+} from "./host.ts";
 
 function sessionLine(s: GcSession, dryRun: boolean): string {
   return `${dryRun ? "would remove" : "removed"} ${s.sessionId}  last active ${

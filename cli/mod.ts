@@ -1,5 +1,5 @@
 /**
- * The commands, loaded on demand (`lazy.ts`) by the names the command table (`commands.ts`)
+ * The commands, loaded on demand (`../lazy.ts`) by the names the command table (`commands.ts`)
  * runs them by: everything but answering the start of `waymark serve` over stdio, which
  * `main.ts` does before this module has loaded and then composes the rest onto with
  * {@linkcode openServe}.

@@ -1,7 +1,7 @@
 /**
  * `waymark serve` and `waymark view`: MCP over stdio or HTTP, and the read-only viewer. Plain
- * `serve` over stdio with the default profile is answered early by `main.ts`, which opens
- * waymark through {@linkcode openServe} and composes the MCP server onto its early server.
+ * `serve` over stdio is answered early by `main.ts`, which opens waymark through
+ * {@linkcode openServe} and composes the MCP server onto its early server.
  * @module
  */
 import process from "node:process";
@@ -17,7 +17,7 @@ import { redactDbUrl } from "../store/db_url.ts";
 import type { WaymarkServer } from "../tools/waymark_server.ts";
 import type { GateFailure } from "../tools/message_gate.ts";
 import { earlyServer } from "../tools/early_server.ts";
-import { loadMcpHttp, loadViewer } from "../web/lazy.ts";
+import { load } from "../lazy.ts";
 import type { Deadlines } from "../web/deadlines.ts";
 import type { Flags } from "./flags.ts";
 import type { CommandInput } from "./host.ts";
@@ -79,10 +79,7 @@ export async function serveFailure(failure: GateFailure): Promise<number> {
   });
 }
 
-/**
- * `waymark serve` when it starts with everything loaded: over HTTP, with the viewer, or a
- * profile other than the default.
- */
+/** `waymark serve` when it starts with everything loaded: over HTTP, or with the viewer. */
 export async function serve(input: CommandInput): Promise<number> {
   const { options, flags, server } = input;
   if (flags.http !== undefined) {
@@ -144,7 +141,7 @@ async function startViewer(
   at: { port: number | undefined; deadlines: Partial<Deadlines> },
 ): Promise<{ url: string; close(): Promise<void> } | null> {
   const { port, deadlines } = at;
-  const { serveViewer } = await loadViewer();
+  const { serveViewer } = await load<typeof import("../web/mod.ts")>("viewer");
   try {
     return serveViewer({ db: waymark.store.db, port, log, deadlines });
   } catch (error) {
@@ -192,7 +189,7 @@ async function serveHttp(
   const waymark = await openWaymark(options);
   log(`database ${redactDbUrl(waymark.paths.dbUrl)}`);
   // Loaded on demand: it serves with Deno.serve, and plain stdio serving never needs it.
-  const { serveMcpHttp } = await loadMcpHttp();
+  const { serveMcpHttp } = await load<typeof import("../web/mcp_http.ts")>("mcpHttp");
   const handle = await serveMcpHttp(
     (taskOwner) => waymark.mcpServer({ ...flags.server, taskOwner }),
     {

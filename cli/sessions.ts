@@ -6,9 +6,15 @@
  */
 import { resolve } from "node:path";
 import { parseSessionLabel, runLabel, sessionLabel } from "../engine/mod.ts";
-import { loadMaintenance } from "../store/lazy.ts";
 import type { SessionSummary } from "../store/maintenance/mod.ts";
-import { type CliHost, type CliInput, type OpenedWaymark, withWaymark, writeJson } from "./host.ts";
+import {
+  type CliHost,
+  type CliInput,
+  loadMaintenance,
+  type OpenedWaymark,
+  withWaymark,
+  writeJson,
+} from "./host.ts";
 
 /** Sessions read per page while listing. */
 const PAGE = 200;

@@ -9,7 +9,7 @@
 import { canonicalJson } from "./hash.ts";
 import { fail, type Result } from "./result.ts";
 
-/** The caps, one place (documented in the README). */
+/** The caps, one place (documented in docs/limits.md). */
 export const LIMITS = {
   /** `context` passed to one call, as canonical JSON. */
   contextBytes: 256 * 1024,
@@ -23,6 +23,17 @@ export const LIMITS = {
   artifactCount: 32,
   /** A session's title or a run's goal, in characters: the longest goal any profile accepts. */
   titleChars: 2000,
+  /** A goal, session title or search query passed to the default profile, in characters. */
+  goalChars: 500,
+  /** Why a run is abandoned, or why a failed quality review is overridden, in characters. */
+  explanationChars: 8000,
+  /** A name or id a DeepWork call passes (job, workflow, step, instance, session, agent). */
+  nameChars: 200,
+  /**
+   * A token argument, in characters: well above the longest token minted (under 60), so
+   * anything longer is refused before it is decoded.
+   */
+  tokenChars: 200,
   /** File paths named in one DeepWork `finished_step`. */
   outputFiles: 1000,
   /**

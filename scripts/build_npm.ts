@@ -10,7 +10,7 @@
  * - `dist/**.d.ts`: declarations emitted by `tsc` (a pinned `typescript`, installed with npm into
  *   `node_modules/.cache/waymark-build-npm/`) from a copy of `mod.ts`'s local module graph in
  *   which the same specifiers are rewritten, so the declarations import the same bare names.
- * - `dist/package.json`: name `waymark`, the version from `version.ts`, `exports` (`.` and one subpath
+ * - `dist/package.json`: name `waymark`, the version `mod.ts` says (`VERSION`), `exports` (`.` and one subpath
  *   per entry) with `types` and `import`, and the npm packages the bundle imports as exact-version
  *   dependencies.
  *
@@ -20,7 +20,10 @@
  */
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
+import { pathToFileURL } from "node:url";
 import { writeBuildMap } from "./build_kind.ts";
+import { lazyStandIn } from "./bundle.ts";
+import { VERSION } from "../version.ts";
 
 /** Pinned toolchain for the declarations. */
 const TYPESCRIPT_VERSION = "6.0.3";
@@ -113,14 +116,6 @@ async function typePackages(deps: Map<string, string>): Promise<void> {
   }
 }
 
-/** Reads `VERSION` from version.ts (which mod.ts exports). */
-async function moduleVersion(): Promise<string> {
-  const text = await Deno.readTextFile(join(ROOT, "version.ts"));
-  const match = text.match(/export const VERSION = "([^"]+)"/);
-  if (!match) throw new BuildError('version.ts has no `export const VERSION = "..."`');
-  return match[1]!;
-}
-
 /** Removes this build's earlier outputs from dist/ (and nothing else). */
 async function cleanDist(): Promise<void> {
   await Deno.mkdir(DIST, { recursive: true });
@@ -149,8 +144,10 @@ async function cleanDist(): Promise<void> {
 async function bundle(deps: Map<string, string>): Promise<number> {
   const raw = join(CACHE, "bundle");
   await Deno.remove(raw, { recursive: true }).catch(() => {});
-  // BUILD_KIND = "npm"; the store's on-demand modules inlined (their source loader computes URLs)
-  const map = await writeBuildMap("npm", { "store/lazy.ts": "store/lazy_bundle.ts" });
+  // BUILD_KIND = "npm"; the library's on-demand modules inlined (the source loader computes URLs)
+  const standIns = await Deno.makeTempDir({ prefix: "waymark-build-" });
+  const standIn = await lazyStandIn(standIns, { within: "library", web: "npm" });
+  const map = await writeBuildMap("npm", { "lazy.ts": pathToFileURL(standIn).href });
   await run(Deno.execPath(), [
     "bundle",
     "--quiet",
@@ -166,7 +163,10 @@ async function bundle(deps: Map<string, string>): Promise<number> {
     "--outdir",
     raw,
     ...Object.values(ENTRIES).map((entry) => join(ROOT, entry)),
-  ]).finally(() => Deno.remove(map.dir, { recursive: true }));
+  ]).finally(async () => {
+    await Deno.remove(map.dir, { recursive: true });
+    await Deno.remove(standIns, { recursive: true });
+  });
   const header = "// waymark: built by `deno task build:npm`; do not edit.\n";
   let size = 0;
   for await (const file of walkFiles(raw, ".js")) {
@@ -345,7 +345,7 @@ async function main(): Promise<void> {
   const started = performance.now();
   const deps = new Map<string, string>();
   await cleanDist();
-  const version = await moduleVersion();
+  const version = VERSION;
   const size = await bundle(deps);
   await typePackages(deps);
   await ensureToolchain(deps);

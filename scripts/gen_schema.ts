@@ -1,19 +1,27 @@
 /**
  * Writes the published JSON Schemas from the zod schemas: `workflows/workflow.schema.json` (the
- * workflow format) and `tools/profiles/default_listing.json` (the default profile's instructions
- * and its tools as `tools/list` serves them, so a server converts nothing at start-up and answers
- * the handshake before the engine loads). Run with `deno task schema` after changing either;
- * tests fail while a committed file is stale.
+ * workflow format) and, for every profile, `tools/profiles/<name>_listing.json` (its
+ * instructions and its tools as `tools/list` serves them, so a server converts nothing at
+ * start-up and answers the handshake before the engine loads). Run with `deno task schema` after
+ * changing either; tests fail while a committed file is stale.
  * @module
  */
 import { workflowJsonSchema } from "../engine/mod.ts";
-import { DEFAULT_PROFILE } from "../tools/mod.ts";
 import { publishProfile } from "../tools/publish.ts";
+import { PROFILE_NAMES } from "../tools/profiles/registry.ts";
+import { PROFILE_TOOLS, type ProfileInputs } from "../tools/profiles/tools.ts";
 
 const json = (value: unknown) => JSON.stringify(value, null, 2) + "\n";
 const workflow = new URL("../workflows/workflow.schema.json", import.meta.url);
 await Deno.writeTextFile(workflow, json(workflowJsonSchema()));
 console.error(`wrote ${workflow.pathname}`);
-const tools = new URL("../tools/profiles/default_listing.json", import.meta.url);
-await Deno.writeTextFile(tools, json(publishProfile(DEFAULT_PROFILE)));
-console.error(`wrote ${tools.pathname}`);
+// the listing depends on no job or gate: an empty source stands for them
+const inputs: ProfileInputs = {
+  jobs: { load: () => Promise.resolve({ jobs: [], errors: [] }) },
+  gate: () => null,
+};
+for (const name of PROFILE_NAMES) {
+  const file = new URL(`../tools/profiles/${name}_listing.json`, import.meta.url);
+  await Deno.writeTextFile(file, json(publishProfile(PROFILE_TOOLS[name](inputs))));
+  console.error(`wrote ${file.pathname}`);
+}

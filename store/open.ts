@@ -6,7 +6,7 @@
  * @module
  */
 import { openLibsqlStore } from "./libsql/mod.ts";
-import { loadPostgres } from "./lazy.ts";
+import { load } from "../lazy.ts";
 import type { OpenedSqlStore, OpenStoreOptions } from "./sql/store.ts";
 
 /** A dialect's opener. */
@@ -15,7 +15,8 @@ type Opener = (url: string, options: OpenStoreOptions) => Promise<OpenedSqlStore
 const OPENERS: { scheme: RegExp; open: Opener }[] = [
   {
     scheme: /^postgres(ql)?:\/\//i,
-    open: async (url, options) => (await loadPostgres()).openPostgresStore(url, options),
+    open: async (url, options) =>
+      (await load<typeof import("./postgres/mod.ts")>("postgres")).openPostgresStore(url, options),
   },
   { scheme: /^/, open: openLibsqlStore },
 ];

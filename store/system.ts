@@ -1,5 +1,6 @@
 /**
- * The runtime's clock and randomness, handed to the engine through its ports.
+ * The runtime's clock and randomness, handed to the engine through its ports; the store reads
+ * the same clock when it is handed none.
  * @module
  */
 import type { Clock, Random } from "../engine/mod.ts";

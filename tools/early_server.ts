@@ -1,31 +1,22 @@
 /**
  * A stdio server that answers before the engine has loaded. What a client asks first (the
- * handshake, `tools/list`) depends on nothing but the default profile's published face, which
- * `deno task schema` writes to `profiles/default_listing.json`; so `waymark serve` answers it
- * from that file while the engine, the store and the tools load, and holds every other message
+ * handshake, `tools/list`) depends on nothing but the profile's published face, which
+ * `deno task schema` writes to `profiles/<name>_listing.json` (`profiles/registry.ts`); so
+ * `waymark serve` answers it from that file while the engine, the store and the tools load, and holds every other message
  * (`message_gate.ts`) until they are composed onto the same server (`createMcpServer` with
  * `onto`). Loading starts once `tools/list` is answered, or at the first request held.
  * @module
  */
-import type { ListToolsResult, Tool } from "npm:@modelcontextprotocol/server@2.4.0";
-import listing from "./profiles/default_listing.json" with { type: "json" };
-import { speaksLegacyTasks } from "./client.ts";
+import type { ListToolsResult } from "npm:@modelcontextprotocol/server@2.4.0";
+import {
+  isListed,
+  type ListingOptions,
+  PROFILES,
+  type PublishedProfile,
+} from "./profiles/registry.ts";
+import { type Revision, revisionOf } from "./revisions/mod.ts";
 import { type GateFailure, MessageGate } from "./message_gate.ts";
 import { WaymarkServer } from "./waymark_server.ts";
-
-/** One tool as `tools/list` shows it (with `execution`), and the server option that lists it. */
-export type PublishedTool = Tool & { flag?: "startSession" };
-
-/** What a client sees of a profile before any call: its instructions and its tools. */
-export interface PublishedProfile {
-  /** Sent at initialize. */
-  instructions: string;
-  /** Every tool, flagged ones too, in the order clients list them. */
-  tools: PublishedTool[];
-}
-
-/** The default profile's published face, as generated. */
-export const DEFAULT_LISTING = listing as unknown as PublishedProfile;
 
 /** Requests answered before the engine loads (everything else waits at the gate). */
 const EARLY_METHODS: ReadonlySet<string> = new Set([
@@ -36,18 +27,16 @@ const EARLY_METHODS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * `tools/list` of a published profile: the flagged tools only when their option is on, and
- * `execution` only for a connection on the 2025-11-25 revision (as `tool_calls.ts` answers).
+ * `tools/list` of a published profile: the flagged tools only when their option is on, each as
+ * the request's revision lists it (as `tool_calls.ts` answers).
  */
 export function listPublished(
   published: PublishedProfile,
-  options: { enableStartSession?: boolean; legacyTasks: boolean },
+  options: ListingOptions & { revision: Revision },
 ): ListToolsResult {
   const tools = published.tools
-    .filter((t) => !t.flag || (t.flag === "startSession" && options.enableStartSession))
-    .map(({ flag: _flag, execution, ...tool }) =>
-      options.legacyTasks ? { ...tool, execution } : tool
-    );
+    .filter((t) => isListed(t, options))
+    .map(({ flag: _flag, execution, ...tool }) => options.revision.listedTool(tool, execution));
   return { tools };
 }
 
@@ -65,8 +54,8 @@ export interface EarlyServer {
 }
 
 /**
- * A server that answers the handshake and `tools/list` from `published` (default: the default
- * profile's) and holds the rest; `onNeeded` (called more than once; make it idempotent) starts
+ * A server that answers the handshake and `tools/list` from `published` (a profile's face from
+ * the registry; default the default profile's) and holds the rest; `onNeeded` (called more than once; make it idempotent) starts
  * loading what completes it.
  */
 export function earlyServer(
@@ -77,19 +66,18 @@ export function earlyServer(
     published?: PublishedProfile;
   },
 ): EarlyServer {
-  const published = options.published ?? DEFAULT_LISTING;
+  const published = options.published ?? PROFILES.default;
   const gate = new MessageGate(EARLY_METHODS, options.onNeeded);
   const server = new WaymarkServer(
-    { version: options.version, instructions: published.instructions },
+    { name: published.serverName, version: options.version, instructions: published.instructions },
     { gate },
   );
   server.setRequestHandler("tools/list", (_request, ctx) => {
     // the client can show its tools now; load the rest while it decides what to call
     setTimeout(options.onNeeded, 0);
-    const legacyTasks = speaksLegacyTasks(server, ctx);
     return listPublished(published, {
       enableStartSession: options.enableStartSession,
-      legacyTasks,
+      revision: revisionOf(server, ctx),
     });
   });
   return { server, open: () => gate.open(), fail: (reason) => gate.fail(reason) };

@@ -11,6 +11,7 @@
  * @module
  */
 import {
+  type ClientCapabilities,
   inputRequired,
   type InputRequiredResult,
   inputResponse,
@@ -18,9 +19,17 @@ import {
   type ServerContext,
 } from "npm:@modelcontextprotocol/server@2.4.0";
 import { type ContinueInput, pendingQuestions, recordUserInput } from "../engine/mod.ts";
-import { canElicit } from "./client.ts";
 import type { Connection } from "./connection.ts";
+import type { Revision } from "./revisions/mod.ts";
 import { elicitationForm, USER_INPUT_KEY } from "./task_wire.ts";
+
+/** Whether a client with these capabilities can answer a form elicitation. */
+export function canElicit(capabilities: ClientCapabilities | undefined): boolean {
+  const elicitation = capabilities?.elicitation as Record<string, unknown> | undefined;
+  if (!elicitation) return false;
+  // `elicitation: {}` means form support (the capability's older spelling).
+  return Object.keys(elicitation).length === 0 || elicitation.form !== undefined;
+}
 
 /**
  * Before an acknowledgement: the question to ask the user first (an input-required answer),
@@ -28,10 +37,12 @@ import { elicitationForm, USER_INPUT_KEY } from "./task_wire.ts";
  */
 export async function askBeforeAck(
   connection: Connection,
-  at: { server: Server; ctx: ServerContext; input: ContinueInput },
+  at: { server: Server; ctx: ServerContext; revision: Revision; input: ContinueInput },
 ): Promise<InputRequiredResult | null> {
-  const { server, ctx, input } = at;
-  if (input.ackToken === undefined || !canElicit(server, ctx)) return null;
+  const { server, ctx, revision, input } = at;
+  if (input.ackToken === undefined || !canElicit(revision.clientCapabilities(server, ctx))) {
+    return null;
+  }
   const ack = { ...input, ackToken: input.ackToken };
   const answer = inputResponse(ctx.mcpReq.inputResponses, USER_INPUT_KEY);
   if (answer.kind === "elicit") {

@@ -15,7 +15,7 @@ export {
 } from "./define_tool.ts";
 export { DEFAULT_PROFILE, TOOLS } from "./profiles/default.ts";
 export { deepworkProfile, type DeepworkProfileOptions } from "./profiles/deepwork.ts";
-export { toolSchemas } from "./tool_calls.ts";
+export { toolSchemas } from "./publish.ts";
 export { SESSION_URI_PREFIX } from "./resources.ts";
 export { firstFileRoot, gitState, observeWorkspace, RootsCache } from "./workspace.ts";
 export { errorEnvelopeSchema } from "./errors.ts";

@@ -1,7 +1,8 @@
 /**
  * Each workflow as a prompt: getting it starts a run and returns its first step, with the
  * run's tokens in `_meta["waymark/run"]` and its task (id, status, progress) beside them. The
- * messages stay a plain prompt (seed 004): a task-aware host reads the task from `_meta`.
+ * messages stay a plain prompt, so every host can show them: a task-aware host reads the task
+ * from `_meta`.
  * @module
  */
 import {
@@ -19,16 +20,21 @@ import {
   startWorkflow,
 } from "../engine/mod.ts";
 import { screenArguments } from "./argument_guard.ts";
-import { isModern } from "./client.ts";
 import type { Connection } from "./connection.ts";
 import { callMeta } from "./task_wire.ts";
+import { type Revision, revisionOf } from "./revisions/mod.ts";
 
 /** Serves every workflow as a prompt that starts it. */
 export function registerPrompts(server: Server, connection: Connection): void {
   server.setRequestHandler("prompts/list", () => listPrompts(connection.deps));
   server.setRequestHandler("prompts/get", (request, ctx) => {
     const { name, arguments: args = {} } = request.params;
-    return getPrompt(connection, { workflowId: name, args, ctx });
+    return getPrompt(connection, {
+      workflowId: name,
+      args,
+      ctx,
+      revision: revisionOf(server, ctx),
+    });
   });
 }
 
@@ -74,10 +80,16 @@ function contextArgument(text: string | undefined): Record<string, unknown> | un
 
 async function getPrompt(
   connection: Connection,
-  request: { workflowId: string; args: Record<string, string>; ctx: ServerContext },
+  request: {
+    workflowId: string;
+    args: Record<string, string>;
+    ctx: ServerContext;
+    revision: Revision;
+  },
 ): Promise<GetPromptResult> {
-  const { workflowId, args, ctx } = request;
+  const { workflowId, args, ctx, revision } = request;
   const { deps, notifier } = connection;
+
   const context = contextArgument(args.context);
   const refused = screenArguments(workflowId, { goal: args.goal, context });
   if (refused) {
@@ -100,7 +112,7 @@ async function getPrompt(
   const r = result.value;
   const runId = parseRunLabel(r.session.runId);
   if (runId) connection.owner?.adopt(runId);
-  const view = runId ? await connection.tasks.observe(runId, ctx).catch(() => null) : null;
+  const view = runId ? await connection.tasks.observe(runId, revision).catch(() => null) : null;
   return {
     description: `${r.workflow.name}: started (${r.session.sessionId}, ${r.session.runId})`,
     messages: [{
@@ -122,7 +134,7 @@ async function getPrompt(
         checkpointToken: r.checkpointToken,
         pendingStepId: r.pending?.stepId ?? null,
       },
-      ...(view ? callMeta(view, { relatedTask: !isModern(ctx) }) : {}),
+      ...(view ? callMeta(view, revision.relatedTask(view)) : {}),
     },
   };
 }

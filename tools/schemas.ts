@@ -3,7 +3,12 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
-import { LIMITS, preferencesPatchSchema } from "../engine/mod.ts";
+import {
+  LIMITS,
+  preferencesPatchSchema,
+  RESUME_DEFAULT_LIMIT,
+  RESUME_MAX_LIMIT,
+} from "../engine/mod.ts";
 
 /**
  * Durable output an agent attaches to an ack or a checkpoint. Its caps are the engine's
@@ -21,6 +26,9 @@ const outputInputSchema = z.object({
   ),
 }).strict();
 
+/** A token argument, as the previous response gave it. */
+const token = () => z.string().min(1).max(LIMITS.tokenChars);
+
 const contextSchema = z.record(z.string(), z.unknown()).describe(
   "External facts (ticket id, sizes, flags) that conditions and {{placeholders}} read.",
 );
@@ -37,14 +45,16 @@ export const inspectInput = z.object({
 export const startInput = z.object({
   workflowId: z.string().min(1).describe("Id from list_workflows."),
   context: contextSchema.optional(),
-  goal: z.string().max(500).optional().describe("What this run is for; becomes the session title."),
+  goal: z.string().max(LIMITS.goalChars).optional().describe(
+    "What this run is for; becomes the session title.",
+  ),
   preferences: preferencesPatchSchema.optional(),
 }).strict();
 
 /** `continue_workflow` input. */
 export const continueInput = z.object({
-  stateToken: z.string().min(1).max(200).describe("From the last response, unchanged."),
-  ackToken: z.string().min(1).max(200).optional().describe(
+  stateToken: token().describe("From the last response, unchanged."),
+  ackToken: token().optional().describe(
     "From the last response: acknowledges the pending step. Omit to rehydrate without writing.",
   ),
   context: contextSchema.optional(),
@@ -54,22 +64,24 @@ export const continueInput = z.object({
 
 /** `checkpoint_workflow` input. */
 export const checkpointInput = z.object({
-  stateToken: z.string().min(1).max(200).describe("From the last response, unchanged."),
-  checkpointToken: z.string().min(1).max(200).describe("From the same response as stateToken."),
+  stateToken: token().describe("From the last response, unchanged."),
+  checkpointToken: token().describe("From the same response as stateToken."),
   output: outputInputSchema,
 }).strict();
 
 /** `resume_session` input. */
 export const resumeInput = z.object({
-  query: z.string().max(500).optional().describe(
+  query: z.string().max(LIMITS.goalChars).optional().describe(
     "Words from the session's title, goal or notes, or a ses_/run_ id. Omit to list recent runs.",
   ),
-  limit: z.number().int().min(1).max(20).optional().describe("How many candidates (default 5)."),
+  limit: z.number().int().min(1).max(RESUME_MAX_LIMIT).optional().describe(
+    `How many candidates (default ${RESUME_DEFAULT_LIMIT}).`,
+  ),
 }).strict();
 
 /** `start_session` input. */
 export const startSessionInput = z.object({
-  title: z.string().max(500).optional().describe(
+  title: z.string().max(LIMITS.goalChars).optional().describe(
     "What this session is about; resume_session finds it by these words.",
   ),
   preferences: preferencesPatchSchema.optional(),
@@ -77,6 +89,6 @@ export const startSessionInput = z.object({
 
 /** `abort_workflow` input. */
 export const abortInput = z.object({
-  stateToken: z.string().min(1).max(200).describe("Any stateToken of the run to abort."),
-  explanation: z.string().min(1).max(8000).describe("Why the run is abandoned."),
+  stateToken: token().describe("Any stateToken of the run to abort."),
+  explanation: z.string().min(1).max(LIMITS.explanationChars).describe("Why the run is abandoned."),
 }).strict();

@@ -11,6 +11,7 @@ import type { EngineDeps } from "../engine/mod.ts";
 import type { ToolProfile } from "./define_tool.ts";
 import type { Connection } from "./connection.ts";
 import { DEFAULT_PROFILE } from "./profiles/default.ts";
+import { isListed } from "./profiles/registry.ts";
 import { createNotifier } from "./notifications.ts";
 import { registerPrompts } from "./prompts.ts";
 import { registerResources } from "./resources.ts";
@@ -60,9 +61,7 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
     log: options.log,
     rawArguments: (id) => server.rawArguments.take(id),
   };
-  const tools = profile.tools.filter((t) =>
-    !t.flag || (t.flag === "startSession" && options.enableStartSession)
-  );
+  const tools = profile.tools.filter((t) => isListed(t, options));
   registerTools(server, connection, tools, profile.published);
   registerPrompts(server, connection);
   registerResources(server, connection);

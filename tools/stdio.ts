@@ -3,8 +3,8 @@
  * JSON-RPC 2.0 message, is answered here with the error JSON-RPC prescribes (-32700 parse
  * error, -32600 invalid request, or too large) instead of being dropped; every other line goes on
  * to the SDK. The end of stdin reaches the SDK (which then closes the connection and drops what
- * is unanswered) only once every request received has been answered (`answers.ts`), so a client
- * that writes its requests and closes its end still gets every answer.
+ * is unanswered) only once every request received has been answered (`unanswered.ts`), so a
+ * client that writes its requests and closes its end still gets every answer.
  * @module
  */
 import {

@@ -1,13 +1,13 @@
 /**
  * One connection's view of runs as tasks: each read goes to the store (so runs started by other
  * processes are tasks too, and nothing is held per task), and the status this connection last
- * saw of each run is kept, so a 2025-11-25 client is sent `notifications/tasks/status` when a
+ * saw of each run is kept, so a client whose revision has status notifications is told when a
  * call through this connection changes it. A task's view is a function of the stored run, so
  * the last one built for a run is reused while the run's version (tip, status, last change) is
  * the same: a replay or a rehydrate then costs one small read.
  * @module
  */
-import type { Server, ServerContext } from "npm:@modelcontextprotocol/server@2.4.0";
+import type { Server } from "npm:@modelcontextprotocol/server@2.4.0";
 import {
   type AnsweredNode,
   type BranchStep,
@@ -19,8 +19,7 @@ import {
   type TaskView,
   taskView,
 } from "../engine/mod.ts";
-import { speaksLegacyTasks } from "./client.ts";
-import { legacyTask } from "./task_wire.ts";
+import type { Revision } from "./revisions/mod.ts";
 
 /** Runs whose last status a connection keeps, at most (the oldest is forgotten first). */
 const MAX_TRACKED = 1_000;
@@ -31,12 +30,12 @@ const MAX_VIEWS = 32;
 export interface TaskSurface {
   /**
    * A run's task with its progress, or `null` when there is no such run. Its status is noted;
-   * when it differs from the one last noted, a 2025-11-25 client is told. `answered`: the node
-   * the call just created, so its run's tip need not be read back.
+   * when it differs from the one last noted, the client is told as its `revision` tells it.
+   * `answered`: the node the call just created, so its run's tip need not be read back.
    */
-  observe(runId: string, ctx: ServerContext, answered?: AnsweredNode): Promise<TaskView | null>;
-  /** Notes a run's status before a call that may change it (once per run; 2025-11-25 only). */
-  seed(runId: string, ctx: ServerContext): Promise<void>;
+  observe(runId: string, revision: Revision, answered?: AnsweredNode): Promise<TaskView | null>;
+  /** Notes a run's status before a call that may change it (once per run). */
+  seed(runId: string): Promise<void>;
 }
 
 /** What a run's task view depends on that can change. */
@@ -140,20 +139,17 @@ export function createTaskSurface(
     return view;
   };
   return {
-    async observe(runId, ctx, answered) {
+    async observe(runId, revision, answered) {
       const view = await viewOf(runId, answered);
       if (!view) return null;
       const before = note(runId, view.status);
-      if (before !== undefined && before !== view.status && speaksLegacyTasks(server, ctx)) {
-        await server.notification({
-          method: "notifications/tasks/status",
-          params: legacyTask(view) as never,
-        }).catch(() => {});
+      if (before !== undefined && before !== view.status) {
+        await revision.taskStatusChanged(server, view);
       }
       return view;
     },
-    async seed(runId, ctx) {
-      if (seen.has(runId) || !speaksLegacyTasks(server, ctx)) return;
+    async seed(runId) {
+      if (seen.has(runId)) return;
       const listing = await deps.store.getRunListing(runId);
       if (listing) note(runId, (await taskView(deps, listing)).status);
     },

@@ -1,16 +1,14 @@
 /**
- * Runs as MCP tasks on the wire: the `_meta` every execution result carries (the task, seed
- * 004's progress object and each completed step's result), the task object of the 2025-11-25
- * design, the `DetailedTask` of the 2026-07-28 extension (`io.modelcontextprotocol/tasks`),
- * both `CreateTaskResult` shapes, and the elicitation form for a step's user-only
- * dependencies. Pure builders over the engine's {@linkcode TaskView}.
+ * Runs as MCP tasks on the wire, as every protocol revision carries them: the `_meta` every
+ * execution result carries (the task, its `_workflow.progress` object and each completed step's
+ * result), the `_meta` of a start answered as a task, and the elicitation form for a step's
+ * user-only dependencies. What differs by revision (the task objects, `related-task`) is in
+ * `revisions/`. Pure builders over the engine's {@linkcode TaskView}.
  * @module
  */
-import { type CallToolResult, RELATED_TASK_META_KEY } from "npm:@modelcontextprotocol/server@2.4.0";
+import type { CallToolResult } from "npm:@modelcontextprotocol/server@2.4.0";
 import type { TaskView, UserQuestion } from "../engine/mod.ts";
 
-/** The 2026-07-28 tasks extension's id. */
-export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 /** How often a host should poll a task: runs move at an agent's pace. */
 export const TASK_POLL_INTERVAL_MS = 2_000;
 /** The `inputRequests` key of a task's (or a tool call's) question to the user. */
@@ -24,9 +22,9 @@ export const IMMEDIATE_RESPONSE_KEY = "io.modelcontextprotocol/model-immediate-r
  */
 export function taskMeta(
   view: TaskView,
-  options: { relatedTask: boolean },
+  related: Record<string, unknown> = {},
 ): Record<string, unknown> {
-  return metaOf(view, options, view.progress);
+  return metaOf(view, related, view.progress);
 }
 
 /** The most steps the progress of a tool call's answer lists. */
@@ -40,9 +38,9 @@ export const CALL_PLAN_STEPS = 8;
  */
 export function callMeta(
   view: TaskView,
-  options: { relatedTask: boolean },
+  related: Record<string, unknown> = {},
 ): Record<string, unknown> {
-  return metaOf(view, options, view.progress && windowed(view.progress));
+  return metaOf(view, related, view.progress && windowed(view.progress));
 }
 
 type Progress = NonNullable<TaskView["progress"]>;
@@ -68,45 +66,19 @@ function windowed(progress: Progress): Omit<Progress, "note"> {
 
 function metaOf(
   view: TaskView,
-  options: { relatedTask: boolean },
+  related: Record<string, unknown>,
   progress: Omit<Progress, "note"> | null,
 ): Record<string, unknown> {
   const meta: Record<string, unknown> = {
     "_workflow.task": { taskId: view.taskId, status: view.status },
+    ...related,
   };
-  if (options.relatedTask) meta[RELATED_TASK_META_KEY] = { taskId: view.taskId };
   if (progress) meta["_workflow.progress"] = progress;
   const listed = new Set(progress?.steps.map((s) => s.name));
   for (const [stepId, result] of Object.entries(view.results)) {
     if (listed.has(stepId)) meta[`_workflow.result.${stepId}`] = result;
   }
   return meta;
-}
-
-/** The task object of the 2025-11-25 design (`tasks/get`, `tasks/list`, notifications). */
-export function legacyTask(view: TaskView): Record<string, unknown> {
-  return {
-    taskId: view.taskId,
-    status: view.status,
-    statusMessage: view.statusMessage,
-    createdAt: view.createdAt,
-    lastUpdatedAt: view.lastUpdatedAt,
-    ttl: null,
-    pollInterval: TASK_POLL_INTERVAL_MS,
-  };
-}
-
-/** The task fields of the 2026-07-28 extension (`CreateTaskResult` and `DetailedTask`). */
-export function extensionTask(view: TaskView): Record<string, unknown> {
-  return {
-    taskId: view.taskId,
-    status: view.status,
-    statusMessage: view.statusMessage,
-    createdAt: view.createdAt,
-    lastUpdatedAt: view.lastUpdatedAt,
-    ttlMs: null,
-    pollIntervalMs: TASK_POLL_INTERVAL_MS,
-  };
 }
 
 /** The form that asks the user for the questions' answers (credentials are never asked). */
@@ -133,47 +105,19 @@ export function elicitationForm(
   };
 }
 
-/** The embedded input requests of a task waiting on the user (2026-07-28), or `undefined`. */
-export function inputRequestsOf(view: TaskView): Record<string, unknown> | undefined {
-  if (view.status !== "input_required" || !view.questions.some((q) => !q.secret)) return undefined;
-  return {
-    [USER_INPUT_KEY]: { method: "elicitation/create", params: elicitationForm(view.questions) },
-  };
-}
-
-/** A 2026-07-28 `DetailedTask`: the task, and its result, error or input requests. */
-export function detailedTask(
-  view: TaskView,
-  outcome: { result?: CallToolResult; error?: { code: number; message: string; data?: unknown } },
-): Record<string, unknown> {
-  const detailed: Record<string, unknown> = {
-    ...extensionTask(view),
-    _meta: taskMeta(view, { relatedTask: false }),
-  };
-  if (view.status === "completed" && outcome.result) detailed.result = outcome.result;
-  if (view.status === "failed" && outcome.error) detailed.error = outcome.error;
-  const inputRequests = inputRequestsOf(view);
-  if (inputRequests) detailed.inputRequests = inputRequests;
-  return detailed;
-}
-
 /**
- * The `CreateTaskResult` answering a task-augmented start: the task (nested under `task` in the
- * 2025-11-25 design, flat with `resultType: "task"` in the 2026-07-28 extension), with the
- * start's own answer as text a host may hand the model at once, since the run goes on only as
- * the agent acknowledges its steps.
+ * The `_meta` of a `CreateTaskResult` answering a start asked for as a task: the call's, with
+ * the start's own answer as text a host may hand the model at once (the run goes on only as the
+ * agent acknowledges its steps) and as structured content.
  */
-export function createTaskResult(
+export function startMeta(
   view: TaskView,
-  at: { modern: boolean; answer: CallToolResult },
+  at: { related: Record<string, unknown>; answer: CallToolResult },
 ): Record<string, unknown> {
   const text = at.answer.content.find((c) => c.type === "text");
-  const meta = {
-    ...callMeta(view, { relatedTask: !at.modern }),
+  return {
+    ...callMeta(view, at.related),
     ...(text && "text" in text ? { [IMMEDIATE_RESPONSE_KEY]: text.text } : {}),
     "waymark/result": at.answer.structuredContent,
   };
-  return at.modern
-    ? { resultType: "task", ...extensionTask(view), _meta: meta }
-    : { task: legacyTask(view), _meta: meta };
 }

@@ -11,14 +11,14 @@
  *   which waits until the run ends, asking the user through the client (with the task's
  *   `related-task` metadata) when the run waits on them.
  *
- * Every answer is read from the store when asked. The only wait is `tasks/result`'s, which
+ * Each answer takes the shape of its request's protocol revision (`revisions/`). Every answer is
+ * read from the store when asked. The only wait is `tasks/result`'s, which
  * re-reads the store every poll interval while that request is open and ends with it.
  * @module
  */
 import {
   type CallToolResult,
   inputResponse,
-  MissingRequiredClientCapabilityError,
   ProtocolError,
   ProtocolErrorCode,
   RELATED_TASK_META_KEY,
@@ -39,17 +39,10 @@ import {
   tipResponse,
 } from "../engine/mod.ts";
 import type { Connection } from "./connection.ts";
-import { canElicit, declaresTasks, isModern } from "./client.ts";
+import { canElicit } from "./elicit.ts";
 import { errorResult } from "./errors.ts";
-import {
-  detailedTask,
-  elicitationForm,
-  legacyTask,
-  TASK_POLL_INTERVAL_MS,
-  taskMeta,
-  TASKS_EXTENSION,
-  USER_INPUT_KEY,
-} from "./task_wire.ts";
+import { elicitationForm, TASK_POLL_INTERVAL_MS, taskMeta, USER_INPUT_KEY } from "./task_wire.ts";
+import { legacyTask, type Revision, revisionOf, type TaskOutcome } from "./revisions/mod.ts";
 
 /** Tasks per `tasks/list` page. */
 export const TASK_PAGE = 50;
@@ -57,27 +50,18 @@ const CANCELLED = "Cancelled through the MCP client (tasks/cancel).";
 const taskIdParams = z.looseObject({ taskId: z.string() });
 const listParams = z.looseObject({ cursor: z.string().optional() });
 
-/** Refuses a 2026-07-28 request that did not declare the tasks extension (`-32021`). */
-function requireExtension(server: Server, ctx: ServerContext): void {
-  if (!isModern(ctx) || declaresTasks(server, ctx)) return;
-  throw new MissingRequiredClientCapabilityError(
-    { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } } as never,
-    `Declare the ${TASKS_EXTENSION} extension in this request's client capabilities to use tasks.`,
-  );
-}
-
 /**
  * The task `taskId` names, noted by the connection; an unknown one, or one another requestor
  * started (`task_owner.ts`), is `-32602`, alike, so another's task cannot even be confirmed.
  */
 async function taskOf(
   connection: Connection,
-  taskId: string,
-  ctx: ServerContext,
+  at: { taskId: string; revision: Revision },
 ): Promise<{ runId: string; view: TaskView }> {
+  const { taskId, revision } = at;
   const found = runIdOfTask(taskId);
   const runId = found && (connection.owner?.owns(found) ?? true) ? found : null;
-  const view = runId ? await connection.tasks.observe(runId, ctx) : null;
+  const view = runId ? await connection.tasks.observe(runId, revision) : null;
   if (!runId || !view) {
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, `There is no task ${taskId}.`);
   }
@@ -111,8 +95,11 @@ async function finalResult(
   );
 }
 
-/** What a 2026-07-28 `DetailedTask` inlines for a finished task. */
-async function outcomeOf(deps: EngineDeps, task: { runId: string; view: TaskView }) {
+/** What a finished task's result or error is, for a revision that inlines it in `tasks/get`. */
+async function outcomeOf(
+  deps: EngineDeps,
+  task: { runId: string; view: TaskView },
+): Promise<TaskOutcome> {
   const { view } = task;
   if (view.status === "completed") return { result: await finalResult(deps, task) };
   if (view.status !== "failed") return {};
@@ -127,25 +114,19 @@ async function outcomeOf(deps: EngineDeps, task: { runId: string; view: TaskView
 
 function registerGet(server: Server, connection: Connection): void {
   server.setRequestHandler("tasks/get", { params: taskIdParams }, async ({ taskId }, ctx) => {
-    requireExtension(server, ctx);
-    const task = await taskOf(connection, taskId, ctx);
-    const { view } = task;
-    if (isModern(ctx)) return detailedTask(view, await outcomeOf(connection.deps, task));
-    return { ...legacyTask(view), _meta: taskMeta(view, { relatedTask: true }) };
+    const revision = revisionOf(server, ctx);
+    revision.requireTasks(server, ctx);
+    const task = await taskOf(connection, { taskId, revision });
+    return await revision.getTask(task.view, () => outcomeOf(connection.deps, task));
   });
 }
 
 function registerCancel(server: Server, connection: Connection): void {
   server.setRequestHandler("tasks/cancel", { params: taskIdParams }, async ({ taskId }, ctx) => {
-    requireExtension(server, ctx);
-    const { runId, view } = await taskOf(connection, taskId, ctx);
-    if (isTerminal(view.status)) {
-      if (isModern(ctx)) return {};
-      throw new ProtocolError(
-        ProtocolErrorCode.InvalidParams,
-        `Task ${taskId} is already ${view.status}; it cannot be cancelled.`,
-      );
-    }
+    const revision = revisionOf(server, ctx);
+    revision.requireTasks(server, ctx);
+    const { runId, view } = await taskOf(connection, { taskId, revision });
+    if (isTerminal(view.status)) return revision.cancelEnded(view, taskId);
     const done = await abortRun(connection.deps, { runId, explanation: CANCELLED }, {
       onAppend: (sessionId) => void connection.notifier.sessionChanged(sessionId),
     });
@@ -153,8 +134,8 @@ function registerCancel(server: Server, connection: Connection): void {
       await connection.notifier.health(done.error);
       throw new ProtocolError(ProtocolErrorCode.InternalError, done.error.message, done.error);
     }
-    const after = await taskOf(connection, taskId, ctx);
-    return isModern(ctx) ? {} : legacyTask(after.view);
+    const after = await taskOf(connection, { taskId, revision });
+    return revision.cancelled(after.view);
   });
 }
 
@@ -172,13 +153,14 @@ async function recordAnswers(
 
 function registerUpdate(server: Server, connection: Connection): void {
   server.setRequestHandler("tasks/update", { params: taskIdParams }, async ({ taskId }, ctx) => {
-    requireExtension(server, ctx);
-    const { runId, view } = await taskOf(connection, taskId, ctx);
+    const revision = revisionOf(server, ctx);
+    revision.requireTasks(server, ctx);
+    const { runId, view } = await taskOf(connection, { taskId, revision });
     const answer = inputResponse(ctx.mcpReq.inputResponses, USER_INPUT_KEY);
     if (view.status === "input_required" && answer.kind === "elicit" && answer.content) {
       if (answer.action === "accept") {
         if (await recordAnswers(connection, { runId, answers: answer.content })) {
-          await connection.tasks.observe(runId, ctx);
+          await connection.tasks.observe(runId, revision);
         }
       }
     }
@@ -187,6 +169,7 @@ function registerUpdate(server: Server, connection: Connection): void {
 }
 
 function registerList(server: Server, connection: Connection): void {
+  // `tasks/list` is of the 2025-11-25 design only (the 2026-07-28 extension has none)
   server.setRequestHandler("tasks/list", { params: listParams }, async ({ cursor }) => {
     const offset = cursor === undefined ? 0 : Number(cursor);
     if (!Number.isSafeInteger(offset) || offset < 0 || String(offset) !== (cursor ?? "0")) {
@@ -230,8 +213,9 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 async function askThroughTask(
   connection: Connection,
   { runId, view }: { runId: string; view: TaskView },
-  ctx: ServerContext,
+  at: { ctx: ServerContext; revision: Revision },
 ) {
+  const { ctx, revision } = at;
   const answer = await ctx.mcpReq.send({
     method: "elicitation/create",
     params: {
@@ -241,25 +225,28 @@ async function askThroughTask(
   } as never) as { action?: string; content?: Record<string, unknown> };
   if (answer.action !== "accept" || !answer.content) return;
   if (await recordAnswers(connection, { runId, answers: answer.content })) {
-    await connection.tasks.observe(runId, ctx);
+    await connection.tasks.observe(runId, revision);
   }
 }
 
 /** `tasks/result`: waits until the run ends, asking the user once per step it waits on. */
 function registerResult(server: Server, connection: Connection): void {
   server.setRequestHandler("tasks/result", { params: taskIdParams }, async ({ taskId }, ctx) => {
+    const revision = revisionOf(server, ctx);
     let asked: string | null = null;
     for (;;) {
-      const task = await taskOf(connection, taskId, ctx);
+      const task = await taskOf(connection, { taskId, revision });
       const { view } = task;
       if (isTerminal(view.status)) {
         const result = await finalResult(connection.deps, task);
-        return { ...result, _meta: { ...taskMeta(view, { relatedTask: true }) } };
+        return { ...result, _meta: { ...taskMeta(view, revision.relatedTask(view)) } };
       }
       const askable = view.status === "input_required" && view.questions.some((q) => !q.secret);
-      if (askable && asked !== view.tipNodeId && canElicit(server, ctx)) {
+      if (
+        askable && asked !== view.tipNodeId && canElicit(revision.clientCapabilities(server, ctx))
+      ) {
         asked = view.tipNodeId;
-        await askThroughTask(connection, task, ctx);
+        await askThroughTask(connection, task, { ctx, revision });
         continue;
       }
       await pause(TASK_POLL_INTERVAL_MS, ctx.mcpReq.signal);

@@ -17,34 +17,12 @@ import {
 } from "../engine/mod.ts";
 import type { PublishedSchemas, ToolCall, ToolContext, ToolDefinition } from "./define_tool.ts";
 import type { Connection } from "./connection.ts";
-import { isModern, speaksLegacyTasks, wantsTask } from "./client.ts";
 import { askBeforeAck } from "./elicit.ts";
-import { errorEnvelopeSchema, errorResult } from "./errors.ts";
+import { errorResult } from "./errors.ts";
 import { progressSender } from "./notifications.ts";
-import { inputJsonSchema, type ObjectSchema, outputJsonSchema } from "./published_schema.ts";
-import { callMeta, createTaskResult } from "./task_wire.ts";
-
-// Publishing costs milliseconds per tool (zod's JSON Schema conversion), so it happens once per
-// tool definition and process, on the first `tools/list`; bounded by the tools that exist.
-const published = new WeakMap<
-  ToolDefinition,
-  { inputSchema: ObjectSchema; outputSchema: ObjectSchema }
->();
-
-/** The published JSON Schemas of a tool: input, and output as success-or-error-envelope. */
-export function toolSchemas(
-  tool: ToolDefinition,
-): { inputSchema: ObjectSchema; outputSchema: ObjectSchema } {
-  let schemas = published.get(tool);
-  if (!schemas) {
-    schemas = {
-      inputSchema: inputJsonSchema(tool.input),
-      outputSchema: outputJsonSchema(tool.output, errorEnvelopeSchema),
-    };
-    published.set(tool, schemas);
-  }
-  return schemas;
-}
+import { executionOf, listedTool, toolSchemas } from "./publish.ts";
+import { callMeta } from "./task_wire.ts";
+import { type Revision, revisionOf } from "./revisions/mod.ts";
 
 /** Serves `tools/list` (with `published` schemas where given) and `tools/call` for `tools`. */
 export function registerTools(
@@ -53,29 +31,18 @@ export function registerTools(
   tools: readonly ToolDefinition[],
   published: Readonly<Record<string, PublishedSchemas>> = {},
 ): void {
-  const listed = () =>
-    tools.map((tool) => ({
-      name: tool.name,
-      title: tool.title,
-      description: tool.description,
-      ...(published[tool.name] ?? toolSchemas(tool)),
-      annotations: {
-        title: tool.title,
-        readOnlyHint: tool.readOnly,
-        destructiveHint: tool.destructive,
-        idempotentHint: tool.idempotent,
-      },
-    }));
-  // `execution` is 2025-11-25 vocabulary; the 2026-07-28 tool shape has no such field.
-  const withExecution = () =>
-    listed().map((entry, i) => ({
-      ...entry,
-      execution: { taskSupport: tools[i]!.taskSupport ?? "forbidden" },
-    }));
   const byName = new Map(tools.map((t) => [t.name, t]));
-  server.setRequestHandler("tools/list", (_request, ctx) => ({
-    tools: speaksLegacyTasks(server, ctx) ? withExecution() : listed(),
-  }));
+  server.setRequestHandler("tools/list", (_request, ctx) => {
+    const revision = revisionOf(server, ctx);
+    return {
+      tools: tools.map((tool) =>
+        revision.listedTool(
+          listedTool(tool, published[tool.name] ?? toolSchemas(tool)),
+          executionOf(tool),
+        )
+      ),
+    };
+  });
   server.setRequestHandler("tools/call", (request, ctx) => {
     const { name, arguments: args } = request.params;
     const raw = connection.rawArguments?.(ctx.mcpReq.id);
@@ -98,6 +65,7 @@ export function registerTools(
       tool,
       call: call.value,
       ctx,
+      revision: revisionOf(server, ctx),
       params: request.params,
     }) as Promise<CallToolResult>;
   });
@@ -127,32 +95,39 @@ function runOfAnswer(answer: CallToolResult): string | null {
  */
 async function dispatch(
   connection: Connection,
-  at: { server: Server; tool: ToolDefinition; call: ToolCall; ctx: ServerContext; params: unknown },
+  at: {
+    server: Server;
+    tool: ToolDefinition;
+    call: ToolCall;
+    ctx: ServerContext;
+    revision: Revision;
+    params: unknown;
+  },
 ): Promise<CallToolResult | InputRequiredResult | Record<string, unknown>> {
-  const { server, tool, call, ctx } = at;
+  const { server, tool, call, ctx, revision } = at;
   if (tool.elicits) {
     const input = call.input as ContinueInput;
-    const asked = await askBeforeAck(connection, { server, ctx, input });
+    const asked = await askBeforeAck(connection, { server, ctx, revision, input });
     if (asked) return asked;
   }
-  // Only a 2025-11-25 client is told of status changes, so only it needs the status before.
-  const before = speaksLegacyTasks(server, ctx) ? runOfInput(connection, call.input) : null;
-  // The task is extra: a store that fails to tell it never fails the call (the call says why).
-  if (before) await connection.tasks.seed(before, ctx).catch(() => {});
+  await revision.beforeTaskChange(async () => {
+    const before = runOfInput(connection, call.input);
+    // The task is extra: a store that fails to tell it never fails the call (the call says why).
+    if (before) await connection.tasks.seed(before).catch(() => {});
+  });
   const told: { answered?: AnsweredNode } = {};
   const answer = await runCall(connection, { name: tool.name, call, ctx, told });
   const runId = runOfAnswer(answer);
   // a call that made a run's first node started it: its task is this requestor's
   if (runId && told.answered?.node.parentId === null) connection.owner?.adopt(runId);
   const view = runId
-    ? await connection.tasks.observe(runId, ctx, told.answered).catch(() => null)
+    ? await connection.tasks.observe(runId, revision, told.answered).catch(() => null)
     : null;
   if (!view) return answer;
-  const modern = isModern(ctx);
-  if (tool.taskSupport && wantsTask(server, { ctx, params: at.params })) {
-    return createTaskResult(view, { modern, answer });
+  if (tool.taskSupport && revision.wantsTask(server, { ctx, params: at.params })) {
+    return revision.createTaskResult(view, answer);
   }
-  return { ...answer, _meta: { ...answer._meta, ...callMeta(view, { relatedTask: !modern }) } };
+  return { ...answer, _meta: { ...answer._meta, ...callMeta(view, revision.relatedTask(view)) } };
 }
 
 /** What a replay whose payload differs from the recorded one tells the agent, beside the answer. */

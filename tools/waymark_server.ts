@@ -2,7 +2,7 @@
  * The SDK server every waymark connection runs on, with nothing of the engine in it, so a stdio
  * server can answer the handshake while the rest loads (`early_server.ts`): the capabilities in
  * one place, each tool call's arguments kept as they arrived, tasks advertised in the shape of
- * the revision a connection speaks, cancellation limited to waits, and an optional
+ * the revision a connection speaks (`revisions/`), cancellation limited to waits, and an optional
  * {@linkcode MessageGate}.
  * @module
  */
@@ -15,11 +15,8 @@ import {
   type Transport,
 } from "npm:@modelcontextprotocol/server@2.4.0";
 import { RawArguments } from "./raw_arguments.ts";
-import { TASKS_EXTENSION } from "./task_wire.ts";
 import type { MessageGate } from "./message_gate.ts";
-
-/** The 2025-11-25 `tasks` capability: runs listed, cancelled, and started as tasks. */
-const LEGACY_TASKS = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
+import { revisionOf } from "./revisions/mod.ts";
 
 /**
  * Requests that `notifications/cancelled` ends: waits, which record nothing. Any other request
@@ -45,8 +42,8 @@ class TaskAnswer {
 
 /**
  * The SDK server, keeping each tool call's arguments as they arrived (see `raw_arguments.ts`),
- * advertising tasks in the shape of the revision a connection speaks (the 2025-11-25
- * `tasks` capability, or the 2026-07-28 extension), and letting a tool call answer as a task.
+ * advertising tasks in the shape of the revision a connection speaks (`revisions/`), and
+ * letting a tool call answer as a task.
  * With a gate, the messages it holds reach the handlers only when the gate opens.
  */
 export class WaymarkServer extends Server {
@@ -79,12 +76,7 @@ export class WaymarkServer extends Server {
   }
 
   override getCapabilities(): ServerCapabilities {
-    const base = super.getCapabilities();
-    const version = this.getNegotiatedProtocolVersion() ?? "";
-    if (version >= "2026") {
-      return { ...base, extensions: { ...base.extensions, [TASKS_EXTENSION]: {} } };
-    }
-    return version === "2025-11-25" ? { ...base, tasks: LEGACY_TASKS } : base;
+    return revisionOf(this).capabilities(super.getCapabilities());
   }
 
   protected override _wrapHandler(

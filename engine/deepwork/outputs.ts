@@ -1,6 +1,6 @@
 /**
- * Checking what `finished_step` submits against a step's declared outputs (JOBS-REQ-001.5):
- * unknown names, missing required outputs, values of the wrong type, then the files they name.
+ * Checking what `finished_step` submits against a step's declared outputs, as DeepWork
+ * requires before a step may finish: unknown names, missing required outputs, values of the wrong type, then the files they name.
  * The structural checks are pure and shared with the default profile's output contract; the
  * file checks go through the {@linkcode WorkspaceFiles} port.
  * @module

@@ -1,6 +1,6 @@
 /**
  * The DeepWork profile's responses, as zod schemas with the field names its agents read
- * (snake_case, as JOBS-REQ-001 names them). Published as the tools' output schemas; the types
+ * (snake_case, as DeepWork's agents expect them). Published as the tools' output schemas; the types
  * are inferred from them.
  * @module
  */

@@ -26,11 +26,11 @@ import { tokensFor } from "./node_response.ts";
 export interface ResumeInput {
   /** Words, a title, or a `ses_…`/`run_…` id; omit to list recent runs. */
   query?: string;
-  /** How many candidates (default 5, at most 20). */
+  /** How many candidates (default {@linkcode RESUME_DEFAULT_LIMIT}, at most {@linkcode RESUME_MAX_LIMIT}). */
   limit?: number;
 }
 
-/** Default and maximum number of candidates. */
+/** Candidates one call returns when it names no `limit`. */
 export const RESUME_DEFAULT_LIMIT = 5;
 /** Most candidates one call returns. */
 export const RESUME_MAX_LIMIT = 20;

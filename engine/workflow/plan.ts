@@ -1,6 +1,6 @@
 /**
- * A run's progress as a host can show it without reading the conversation (seed 004's
- * `_workflow.progress`): every step of the pinned workflow in document order (loop bodies once),
+ * A run's progress as a host can show it without reading the conversation (the
+ * `_workflow.progress` object a task's `_meta` carries): every step of the pinned workflow in document order (loop bodies once),
  * marked `done`, `skipped`, `current` (or `blocked`) or `pending` for one branch, and what each
  * completed step left (`_workflow.result.<stepId>`). Pure.
  *

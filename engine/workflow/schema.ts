@@ -315,7 +315,9 @@ const stepFields = z.strictObject({
   runCondition: conditionSchema.optional(),
   requireConfirmation: confirmationSchema.optional(),
   outputContract: outputContractSchema.optional(),
-  output: outputContractSchema.optional().describe("Same as `outputContract` (seed form)."),
+  output: outputContractSchema.optional().describe(
+    "Same as `outputContract` (another spelling of it).",
+  ),
   templateCall: z.strictObject({
     templateId: z.string().min(1).max(128),
     args: z.record(z.string(), z.unknown()).optional(),

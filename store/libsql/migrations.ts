@@ -15,6 +15,7 @@ import {
   newerSchemaMessage,
   schemaStatusOf,
 } from "../sql/migrations.ts";
+import { systemClock } from "../system.ts";
 
 export { MIGRATIONS, newerSchemaMessage };
 
@@ -98,7 +99,7 @@ export async function migrateToLatest(client: StoreClient): Promise<void> {
       }
       await tx.execute({
         sql: "INSERT INTO waymark_migrations (name, applied_at) VALUES (?, ?)",
-        args: [name, new Date().toISOString()],
+        args: [name, systemClock.now()],
       });
     }
     await tx.commit();

@@ -17,6 +17,8 @@ import { fts5Search } from "./fts.ts";
 import { libsqlMaintenance } from "./maintenance.ts";
 import { createDatabaseFile } from "../private_files.ts";
 import { migrateToLatest, newerSchemaMessage, readSchemaStatus } from "./migrations.ts";
+import { DEFAULT_BUSY_TIMEOUT_MS, DEFAULT_DURABILITY, type Durability } from "../open_options.ts";
+import { systemClock } from "../system.ts";
 
 export type { OpenStoreOptions } from "../sql/store.ts";
 
@@ -60,8 +62,11 @@ async function withBusyRetry(timeoutMs: number, fn: () => Promise<void>): Promis
   }
 }
 
+/** SQLite's `synchronous` setting for each durability (WAL mode: `NORMAL` syncs at checkpoints). */
+const SYNCHRONOUS: Record<Durability, string> = { normal: "NORMAL", full: "FULL" };
+
 function synchronousPragma(options: OpenStoreOptions): string {
-  return `PRAGMA synchronous = ${options.durability === "full" ? "FULL" : "NORMAL"}`;
+  return `PRAGMA synchronous = ${SYNCHRONOUS[options.durability ?? DEFAULT_DURABILITY]}`;
 }
 
 /**
@@ -114,7 +119,7 @@ export async function openLibsqlStore(
   url: string,
   options: OpenStoreOptions = {},
 ): Promise<SqliteStore> {
-  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+  const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
   const path = localFilePath(url);
   if (path !== undefined) createDatabaseFile(path);
   const pool = path === undefined
@@ -143,7 +148,7 @@ export async function openLibsqlStore(
   }
   const dialect = pool ? new LibsqlDialect({ pool }) : new LibsqlDialect({ client });
   const db = new Kysely<Database>({ dialect });
-  const now = options.now ?? (() => new Date().toISOString());
+  const now = options.now ?? systemClock.now;
   return {
     ...createSqlStore(db, { dialect: libsqlDialect, now, location: url.replace(/^file:/, "") }),
     client,

@@ -24,6 +24,7 @@ import {
   wal,
 } from "./doctor_checks.ts";
 import { sessionRules } from "./session_rules.ts";
+import { systemClock } from "../system.ts";
 
 export type { DoctorFinding, MaintainedStore } from "./doctor_checks.ts";
 
@@ -186,7 +187,7 @@ async function storeChecks(
   out.push(
     ...await attempt("session_rules", async () => {
       const sessions = (await sessionIds(store)).filter((id) => !corrupt.includes(id));
-      return await sessionRules(store.db, { sessions, now: new Date().toISOString() });
+      return await sessionRules(store.db, { sessions, now: systemClock.now() });
     }),
   );
   return out;

@@ -11,6 +11,7 @@ import type { Database } from "../sql/schema.ts";
 import { knownSessionIds, runOrphans } from "../sql/tables.ts";
 import { logProblem, markCorrupt, rebuildSession, type SessionFindings } from "./rebuild.ts";
 import { checkSnapshots } from "./snapshots.ts";
+import { systemClock } from "../system.ts";
 
 /** One thing doctor reports: a check that passed, or a problem with its fix. */
 export interface DoctorFinding {
@@ -89,7 +90,7 @@ export async function textEncoding(
   store: MaintainedStore,
   options: StoreCheckOptions,
 ): Promise<DoctorFinding> {
-  const now = new Date().toISOString();
+  const now = systemClock.now();
   const found = options.repair
     ? await store.db.transaction().execute((tx) =>
       store.maintenance.badText(tx, { repair: true, now })

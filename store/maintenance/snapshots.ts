@@ -9,6 +9,7 @@ import type { Kysely } from "npm:kysely@0.29.9";
 import { hashJson } from "../../engine/mod.ts";
 import { logDigest } from "../sql/log.ts";
 import type { Database } from "../sql/schema.ts";
+import { systemClock } from "../system.ts";
 
 /** A snapshot that is missing or does not match its hash. */
 export interface SnapshotFinding {
@@ -52,7 +53,7 @@ async function restore(db: Kysely<Database>, hash: string): Promise<boolean> {
       workflow_hash: hash,
       workflow_id: workflowId,
       compiled,
-      created_at: new Date().toISOString(),
+      created_at: systemClock.now(),
     }).execute();
   });
   return true;

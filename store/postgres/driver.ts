@@ -33,6 +33,7 @@ import {
   type TransactionSettings,
 } from "npm:kysely@0.29.9";
 import { coalesceWrites, socketOf } from "./wire.ts";
+import type { Durability } from "../open_options.ts";
 
 /** Connections per process: a server answers one call at a time per chat, plus the viewer. */
 export const POOL_SIZE = 4;
@@ -81,7 +82,7 @@ function preparedName(text: string): string | undefined {
 /** A `pg` pool for `url` (any `postgres://` URL `pg` reads, e.g. `?host=/socket/dir`). */
 export function createPool(
   url: string,
-  options: { connectTimeoutMs: number; durability?: "normal" | "full" },
+  options: { connectTimeoutMs: number; durability?: Durability },
 ): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,

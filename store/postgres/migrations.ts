@@ -17,6 +17,7 @@ import {
   schemaStatusOf,
 } from "../sql/migrations.ts";
 import type { Database } from "../sql/schema.ts";
+import { systemClock } from "../system.ts";
 
 /** The advisory lock waymark's migrations take (per database): "waymar" in ASCII. */
 const MIGRATION_LOCK = 0x7761796d6172;
@@ -73,7 +74,7 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
         throw migrationFailed(name, error);
       }
       await tx.insertInto("waymark_migrations" as never).values(
-        { name, applied_at: new Date().toISOString() } as never,
+        { name, applied_at: systemClock.now() } as never,
       ).execute();
     }
   });

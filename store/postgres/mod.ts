@@ -19,6 +19,8 @@ import { isConflict, read, storageError, transact } from "./errors.ts";
 import { tsvectorSearch } from "./fts.ts";
 import { postgresMaintenance } from "./maintenance.ts";
 import { migrateToLatest, readSchemaStatus } from "./migrations.ts";
+import { DEFAULT_BUSY_TIMEOUT_MS } from "../open_options.ts";
+import { systemClock } from "../system.ts";
 
 /** Tries of a read (or of a write before its commit) when the connection was lost. */
 const CONNECTION_TRIES = 3;
@@ -51,7 +53,7 @@ export async function openPostgresStore(
   url: string,
   options: OpenStoreOptions = {},
 ): Promise<PostgresStore> {
-  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+  const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
   const location = redactDbUrl(url);
   const pool = createPool(url, {
     connectTimeoutMs: Math.max(busyTimeoutMs, 2000),
@@ -68,7 +70,7 @@ export async function openPostgresStore(
     await db.destroy();
     throw error;
   }
-  const now = options.now ?? (() => new Date().toISOString());
+  const now = options.now ?? systemClock.now;
   return {
     ...createSqlStore(db, { dialect, now, location }),
     pool,

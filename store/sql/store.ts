@@ -11,6 +11,7 @@ import { withStorageFaults } from "./faults.ts";
 import { createReader } from "./reader.ts";
 import type { Database } from "./schema.ts";
 import { createWrite } from "./writer.ts";
+import type { Durability } from "../open_options.ts";
 
 /** A SQL store: the port plus what adapters (viewer, CLI) need besides. */
 export interface SqlStore extends Store {
@@ -34,7 +35,8 @@ export interface OpenedSqlStore extends SqlStore {
 export interface OpenStoreOptions {
   /**
    * How long a write waits for the database (a lock held by another process; a transaction
-   * refused for another's sake, tried again), in ms.
+   * refused for another's sake, tried again), in ms; default `DEFAULT_BUSY_TIMEOUT_MS`
+   * (`open_options.ts`).
    */
   busyTimeoutMs?: number;
   /** Current time, for event timestamps. */
@@ -45,13 +47,10 @@ export interface OpenStoreOptions {
    */
   migrate?: boolean;
   /**
-   * `normal` (default): in WAL mode SQLite syncs at checkpoints, not at every commit, so an
-   * acknowledged write survives a crash of the process but a power loss or OS crash may lose
-   * the last few commits. `full`: every commit is synced to disk before it is acknowledged.
-   * (A PostgreSQL server syncs as its own configuration says; `full` asks it for synchronous
-   * commits on every connection.)
+   * How durable a commit is ({@linkcode Durability}); default `DEFAULT_DURABILITY`. A
+   * PostgreSQL server otherwise syncs as its own configuration says.
    */
-  durability?: "normal" | "full";
+  durability?: Durability;
 }
 
 const COUNTED = [

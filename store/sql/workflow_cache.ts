@@ -19,6 +19,7 @@ import {
 import type { SqlDialect } from "./dialect.ts";
 import type { Executor } from "./graph_sql.ts";
 import type { Database } from "./schema.ts";
+import { systemClock } from "../system.ts";
 
 /** The cache over a SQL store's database. */
 export function sqlWorkflowCache(
@@ -26,7 +27,7 @@ export function sqlWorkflowCache(
   options: { now?: () => string } = {},
 ): WorkflowCache {
   const { db, dialect } = store;
-  const now = options.now ?? (() => new Date().toISOString());
+  const now = options.now ?? systemClock.now;
   return {
     async files(paths) {
       if (paths.length === 0) return [];

@@ -13,7 +13,7 @@ import { type Stats, stats } from "./common.ts";
 import { plainWorkflow } from "../helpers/workflows.ts";
 import { BenchFailure, callTool, handshake, ROOT, spawnSubject, timed } from "./session.ts";
 
-/** The depth the bytes and the v1 client's deeper rows are measured at, as in the issue. */
+/** The depth the bytes and the v1 client's deeper rows are measured at (docs/performance.md). */
 export const DEPTH = 300;
 /** Advances, replays and rehydrates on a throwaway run before the v1 client's are measured. */
 const WARMUP = 30;

@@ -18,6 +18,7 @@ import { openWaymark, type SqliteStore } from "../../mod.ts";
 import { TOOLS } from "../../tools/mod.ts";
 import { Server, type ServerContext } from "npm:@modelcontextprotocol/server@2.4.0";
 import { createTaskSurface } from "../../tools/task_surface.ts";
+import { revisionOf } from "../../tools/revisions/mod.ts";
 import { callMeta } from "../../tools/task_wire.ts";
 import { type AnsweredNode, parseRunLabel } from "../../engine/mod.ts";
 import type { WorkflowSource } from "../../engine/mod.ts";
@@ -169,9 +170,11 @@ async function main(): Promise<number> {
     };
 
     const tool = (name: string) => TOOLS.find((t) => t.name === name)!;
-    // An unconnected server: the task surface asks it only whether to send legacy notifications.
-    const tasks = createTaskSurface(new Server({ name: "bench", version: "0" }), waymark.deps);
+    // An unconnected server, so the revision is one that sends no status notifications.
+    const server = new Server({ name: "bench", version: "0" });
+    const tasks = createTaskSurface(server, waymark.deps);
     const ctx = { mcpReq: {} } as unknown as ServerContext;
+    const revision = revisionOf(server, ctx);
     const startTool = tool("start_workflow");
     const continueTool = tool("continue_workflow");
     /** What the tools/call handler does, split: parse, run, render + serialise the result. */
@@ -196,8 +199,8 @@ async function main(): Promise<number> {
       const t3 = performance.now();
       const runId = (result.value.value as { session?: { runId?: string } }).session?.runId;
       const run = runId ? parseRunLabel(runId) : null;
-      const view = run ? await tasks.observe(run, ctx, told.answered) : null;
-      if (view) JSON.stringify(callMeta(view, { relatedTask: false }));
+      const view = run ? await tasks.observe(run, revision, told.answered) : null;
+      if (view) JSON.stringify(callMeta(view));
       const t4 = performance.now();
       return {
         value: result.value.value,

@@ -1,7 +1,7 @@
 /**
  * The bench's report: every row in milliseconds and as a multiple of the floor measured in the
  * same run (cold starts against the SDK echo server's cold start, calls against its call), and
- * the issue's targets, each with its value and whether it is met. Medians throughout.
+ * the targets (docs/performance.md), each with its value and whether it is met. Medians throughout.
  * @module
  */
 import { r3, type Stats } from "./common.ts";
@@ -36,9 +36,9 @@ export interface Floor {
   v1Call: number;
 }
 
-/** A target from the issue and how the run did against it. */
+/** A target and how the run did against it. */
 export interface Target {
-  /** The measure, as the issue names it. */
+  /** The measure, as docs/performance.md names it. */
   measure: string;
   /** The measured value. */
   value: number;

@@ -21,7 +21,7 @@ import { r3, type Stats, stats } from "./common.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const MAIN = join(ROOT, "main.ts");
-/** The target from the issue. */
+/** The target: p50 of a `resume_session` call over stdio (docs/performance.md). */
 export const TARGET_RESUME_P50_MS = 20;
 
 /** What one run of the resume benchmark measured. */

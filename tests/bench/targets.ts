@@ -1,9 +1,9 @@
 /**
- * The issues' targets, computed from a run's rows (medians): per-step latency in ms and as a
- * multiple of the floor's call, cold starts as a multiple of the floor's cold start, the first
- * tool call with a 100-file library, `list_workflows` with the bundled library, resident memory
- * after many advances, and what a client
- * pays: the v1 SDK client's cold start and advance over its own floor, and the bytes of
+ * The bench's targets (the table in docs/performance.md), computed from a run's rows
+ * (medians): per-step latency in ms and as a multiple of the floor's call, cold starts as a
+ * multiple of the floor's cold start, the first tool call with a 100-file library,
+ * `list_workflows` with the bundled library, resident memory after many advances, and what a
+ * client pays: the v1 SDK client's cold start and advance over its own floor, and the bytes of
  * `tools/list` and of an advance's answer. A target whose scenario did not run is left out.
  * @module
  */
@@ -192,7 +192,7 @@ function clientTargets(r: Measured): (() => Target)[] {
   ];
 }
 
-/** Every target of the issues' tables whose scenario ran, in their order. */
+/** Every target whose scenario ran, in the table's order. */
 export function benchTargets(r: Measured): Target[] {
   const out: Target[] = [];
   const all = [...longTargets(r), ...startTargets(r), ...listTargets(r.rows), ...clientTargets(r)];

@@ -15,7 +15,7 @@ import { openWaymark } from "../../mod.ts";
 import { createViewerApp } from "../../web/mod.ts";
 import { LONG_ID, longWorkflow, r3, type Stats, stats } from "./common.ts";
 
-/** Target from the issue: p50 server time to render the session page. */
+/** The target (docs/performance.md): p50 server time to render the session page. */
 export const TARGET_VIEWER_MS = 100;
 
 /** Shape of the generated session. */

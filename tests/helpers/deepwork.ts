@@ -56,3 +56,24 @@ export async function writeIn(workspace: string, path: string, text: string): Pr
   await Deno.mkdir(full.slice(0, full.lastIndexOf("/")), { recursive: true });
   await Deno.writeTextFile(full, text);
 }
+
+/** A one-step job whose step names a required file output and an optional list, with a review. */
+export const MEMO_JOB = `name: memo
+summary: Write memos
+workflows:
+  - name: write
+    summary: Write a memo, with its attachments
+    steps: [draft]
+steps:
+  - id: draft
+    name: Draft
+    description: Draft the memo
+    instructions_file: steps/draft.md
+    outputs:
+      memo.md: {type: file, description: The memo, required: true}
+      attachments: {type: files, description: Anything attached, required: false}
+    reviews:
+      - run_each: step
+        quality_criteria:
+          Short: The memo fits on one page.
+`;

@@ -2,7 +2,7 @@
  * Corrupt rows: a recorded response that no longer matches its digest, or a node whose stored
  * JSON is broken, must surface as `STORAGE_CORRUPTION_DETECTED` (never a crash or an
  * `INTERNAL_ERROR`), mark the session corrupt so execution tools refuse it, leave other
- * sessions working, and change nothing else (SPEC §4 errors are data, §6 health).
+ * sessions working, and change nothing else: errors are data, and damage stays where it is.
  * @module
  */
 import assert from "node:assert/strict";
@@ -211,7 +211,7 @@ Deno.test("a recorded response that fails its digest is refused, marks only its 
 });
 
 Deno.test("a replay of an intact attempt in a session marked corrupt is refused too", async () => {
-  // SPEC §6: execution tools refuse a corrupt session; continue_workflow is one, replay or not.
+  // execution tools refuse a corrupt session; continue_workflow is one, replay or not.
   const { home, dbUrl, cleanup } = await tempHome();
   let wm: Waymark | null = null;
   try {

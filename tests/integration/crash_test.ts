@@ -3,7 +3,7 @@
  * back. After every kill the database must be intact (integrity check, no partial call: each
  * call's events and projection rows commit together or not at all), every answer the client
  * actually received must replay byte for byte, and the run must carry on from the last tokens
- * the client holds (SPEC §4 idempotency, §6 one transaction per call).
+ * the client holds: a call is idempotent, and it commits in one transaction or not at all.
  *
  * The kill delays come from a seeded PRNG; the seed is printed, and `WAYMARK_CRASH_SEED=<n>`
  * reproduces a run.

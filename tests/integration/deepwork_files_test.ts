@@ -8,27 +8,7 @@
 import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { err, ok, tempHome, type TestClient } from "../helpers/server.ts";
-import { connectDeepwork, writeIn } from "../helpers/deepwork.ts";
-
-const MEMO = `name: memo
-summary: Write memos
-workflows:
-  - name: write
-    summary: Write a memo, with its attachments
-    steps: [draft]
-steps:
-  - id: draft
-    name: Draft
-    description: Draft the memo
-    instructions_file: steps/draft.md
-    outputs:
-      memo.md: {type: file, description: The memo, required: true}
-      attachments: {type: files, description: Anything attached, required: false}
-    reviews:
-      - run_each: step
-        quality_criteria:
-          Short: The memo fits on one page.
-`;
+import { connectDeepwork, MEMO_JOB, writeIn } from "../helpers/deepwork.ts";
 
 const MiB = 1024 * 1024;
 
@@ -39,7 +19,7 @@ async function withMemo(
   const home = await tempHome();
   const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "waymark-dw-files-" }));
   const outside = await Deno.realPath(await Deno.makeTempDir({ prefix: "waymark-dw-out-" }));
-  await writeIn(ws, ".deepwork/jobs/memo/job.yml", MEMO);
+  await writeIn(ws, ".deepwork/jobs/memo/job.yml", MEMO_JOB);
   await writeIn(ws, ".deepwork/jobs/memo/steps/draft.md", "Draft the memo.\n");
   const c = await connectDeepwork(home.home, ws, { extraArgs });
   try {
@@ -153,7 +133,11 @@ Deno.test("a job changed since the run started: the answers name the file and sa
     assert.match(instr.warnings[0].message, /a new start_workflow picks up the change/);
     assert.match(instr.begin_step.step_instructions, /^Draft the memo\.$/m, "the pinned version");
     await writeIn(ws, ".deepwork/jobs/memo/steps/draft.md", "Draft the memo.\n");
-    await writeIn(ws, ".deepwork/jobs/memo/job.yml", MEMO.replace("The memo,", "The memo itself,"));
+    await writeIn(
+      ws,
+      ".deepwork/jobs/memo/job.yml",
+      MEMO_JOB.replace("The memo,", "The memo itself,"),
+    );
     await writeIn(ws, "memo.md", "# Memo\n");
     const done = ok(await c.call("finished_step", { outputs: { "memo.md": "memo.md" } }));
     assert.equal(done.status, "workflow_complete");

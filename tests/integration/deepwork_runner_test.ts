@@ -7,29 +7,9 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { connectRich, err, ok, tempHome } from "../helpers/server.ts";
-import { writeIn } from "../helpers/deepwork.ts";
+import { MEMO_JOB, writeIn } from "../helpers/deepwork.ts";
 
 const STAND_IN = fileURLToPath(new URL("../fixtures/deepwork/claude_stand_in.ts", import.meta.url));
-
-const MEMO = `name: memo
-summary: Write memos
-workflows:
-  - name: write
-    summary: Write a memo, with its attachments
-    steps: [draft]
-steps:
-  - id: draft
-    name: Draft
-    description: Draft the memo
-    instructions_file: steps/draft.md
-    outputs:
-      memo.md: {type: file, description: The memo, required: true}
-      attachments: {type: files, description: Anything attached, required: false}
-    reviews:
-      - run_each: step
-        quality_criteria:
-          Short: The memo fits on one page.
-`;
 
 Deno.test("serverInfo.name is deepwork; --external-runner claude reviews through the claude CLI's JSON output", async () => {
   const home = await tempHome();
@@ -41,7 +21,7 @@ Deno.test("serverInfo.name is deepwork; --external-runner claude reviews through
     `#!/bin/sh\nexec '${Deno.execPath()}' run -A --quiet '${STAND_IN}' "$@"\n`,
   );
   await Deno.chmod(`${bin}/claude`, 0o755);
-  await writeIn(ws, ".deepwork/jobs/memo/job.yml", MEMO);
+  await writeIn(ws, ".deepwork/jobs/memo/job.yml", MEMO_JOB);
   await writeIn(ws, ".deepwork/jobs/memo/steps/draft.md", "Draft the memo.\n");
   const c = await connectRich(home.home, {
     cwd: ws,

@@ -6,9 +6,10 @@
 import assert from "node:assert/strict";
 import { sql } from "npm:kysely@0.29.9";
 import { openWaymark } from "../../mod.ts";
+import type { Durability } from "../../store/open_options.ts";
 import { tempHome } from "../helpers/server.ts";
 
-async function synchronousLevel(durability?: "normal" | "full"): Promise<number> {
+async function synchronousLevel(durability?: Durability): Promise<number> {
   const { home, cleanup } = await tempHome();
   const wm = await openWaymark({ home, workspace: home, durability });
   try {

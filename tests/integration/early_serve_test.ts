@@ -13,6 +13,7 @@ import { type Message, RawServer, tryParse } from "../helpers/raw_server.ts";
 import { tempHome } from "../helpers/server.ts";
 import { openWaymark } from "../../mod.ts";
 import { BUNDLED_IDS } from "../helpers/library.ts";
+import { PROFILE_NAMES, PROFILES } from "../../tools/profiles/registry.ts";
 
 const INITIALIZE = {
   protocolVersion: "2025-06-18",
@@ -77,6 +78,37 @@ async function whileLoading<T>(
     db.exec("ROLLBACK");
     db.close();
   }
+}
+
+for (const profile of PROFILE_NAMES) {
+  Deno.test(`the ${profile} profile answers the handshake and tools/list before waymark opens`, async () => {
+    const { home, dbFile, cleanup } = await tempHome();
+    const server = new RawServer(home, ["--profile", profile]);
+    const published = PROFILES[profile];
+    try {
+      // the database stays locked while both are answered: nothing waits for it to open
+      const { hello, listed } = await whileLoading(dbFile, {
+        ms: 0,
+        body: async () => ({
+          hello: (await server.request(1, "initialize", INITIALIZE)).result,
+          listed: (await server.request(2, "tools/list", {})).result,
+        }),
+      });
+      assert.equal(hello.serverInfo.name, published.serverName ?? "waymark");
+      assert.equal(hello.instructions, published.instructions);
+      assert.deepEqual(
+        listed.tools.map((t: { name: string }) => t.name),
+        published.tools.filter((t) => !t.flag).map((t) => t.name),
+      );
+      const { code } = await server.close();
+      assert.equal(code, 0);
+    } catch (error) {
+      server.kill();
+      throw error;
+    } finally {
+      await cleanup();
+    }
+  });
 }
 
 Deno.test("stdin closed right after a call sent during start-up: the call is still answered, exit 0", async () => {
@@ -258,9 +290,10 @@ for (const broken of BROKEN_HOMES) {
     await broken.breakIt(home);
     const server = new RawServer(home, broken.args);
     try {
+      // the server answers as its profile's (waymark's own, or DeepWork's) before opening
       assert.equal(
         (await server.request(1, "initialize", INITIALIZE)).result.serverInfo.name,
-        "waymark",
+        broken.args?.includes("deepwork") ? "deepwork" : "waymark",
       );
       await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
       const call = { name: "list_workflows", arguments: {} };

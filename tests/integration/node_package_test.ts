@@ -1,7 +1,8 @@
 /**
- * SPEC §2, Node: `deno task build:npm` builds `dist/`, then Node's own test runner runs
- * `tests/node/` against it (pack, install from the tarball, import by package name, walk a
- * workflow on a real libSQL file, type-check a consumer). Node's output is shown on failure.
+ * The npm package for Node >= 20: `deno task build:npm` builds `dist/`, then Node's own test
+ * runner runs `tests/node/` against it (pack, install from the tarball, import by package name,
+ * walk a workflow on a real libSQL file, type-check a consumer). Node's output is shown on
+ * failure.
  * @module
  */
 import assert from "node:assert/strict";
@@ -27,7 +28,7 @@ async function sh(cmd: string, args: string[]): Promise<{ ok: boolean; output: s
 
 Deno.test("npm build: Node >= 20 imports the built package and runs a workflow on a libSQL file", async () => {
   const node = await sh("node", ["--version"]).catch(() => null);
-  assert.ok(node?.ok, "node is not installed (SPEC §2 needs Node >= 20)");
+  assert.ok(node?.ok, "node is not installed (the npm package is tested on Node >= 20)");
   const major = Number(node.output.trim().replace(/^v/, "").split(".")[0]);
   assert.ok(major >= 20, `Node >= 20 needed, found ${node.output.trim()}`);
 

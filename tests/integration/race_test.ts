@@ -1,8 +1,8 @@
 /**
  * Four server processes on one database race the same `(stateToken, ackToken)`: exactly one
- * advance is recorded and every client gets a byte-identical answer (SPEC §4 "Two processes
- * racing the same ack produce exactly one advance", §6 "coordinate through SQLite
- * transactions"; on PostgreSQL through `SERIALIZABLE` transactions, `postgres_test.ts`).
+ * advance is recorded and every client gets a byte-identical answer. The processes coordinate
+ * through SQLite transactions alone (on PostgreSQL through `SERIALIZABLE` transactions,
+ * `postgres_test.ts`).
  * @module
  */
 import assert from "node:assert/strict";

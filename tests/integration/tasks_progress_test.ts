@@ -165,7 +165,7 @@ Deno.test("the task a call carries is the one read back from the store, call aft
   // What a fresh reader of the store says of the run: no call's own knowledge, nothing kept.
   const readBack = async (r: Any) => {
     const view = await readTask(waymark.deps, parseRunLabel(r.session.runId)!);
-    return callMeta(view!, { relatedTask: false });
+    return callMeta(view!);
   };
   const same = async (step: string, r: Any, meta: Any) => {
     const { [RELATED_TASK_META_KEY]: _related, ...carried } = meta;

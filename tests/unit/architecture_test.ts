@@ -1,11 +1,12 @@
 /**
- * The dependency direction of SPEC §1: `engine/` imports nothing from the adapters, touches no
- * runtime API (`Deno.`, `node:`), no clock and no randomness; and no module imports itself in
- * a cycle.
+ * The dependency direction: `engine/` imports nothing from the adapters, touches no runtime API
+ * (`Deno.`, `node:`), no clock and no randomness, so it stays deterministic and runs anywhere;
+ * and no module imports itself in a cycle.
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { dirname, join, relative, resolve } from "node:path";
+import { importMapPins, pinProblems, repin, sourceFiles } from "../../scripts/pins.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -116,30 +117,51 @@ Deno.test("no circular imports among the project's modules", async () => {
   assert.deepEqual(cycles, []);
 });
 
-Deno.test("each npm package is pinned to one version, and source uses no bare package names", async () => {
-  const files = (await Promise.all(
-    ["engine", "store", "tools", "web", "workflows", "cli", "scripts", "tests"].map((d) =>
-      tsFiles(join(ROOT, d))
-    ),
-  )).flat().concat([join(ROOT, "main.ts"), join(ROOT, "mod.ts")]);
-  const versions = new Map<string, Set<string>>();
+Deno.test("every npm specifier names the version deno.json pins, and source uses no bare package names", async () => {
+  const pins = await importMapPins();
+  const stale: string[] = [];
   const bare: string[] = [];
-  for (const file of files) {
-    for (const spec of imports(await Deno.readTextFile(file))) {
-      const pinned = /^npm:(@?[^@/]+(?:\/[^@/]+)?)@([^/]+)/.exec(spec);
-      if (pinned) {
-        const set = versions.get(pinned[1]!) ?? new Set();
-        set.add(pinned[2]!);
-        versions.set(pinned[1]!, set);
-      } else if (!spec.startsWith(".") && !spec.startsWith("node:") && !file.includes("/tests/")) {
-        bare.push(`${relative(ROOT, file)}: ${spec}`);
-      }
+  for (const file of await sourceFiles()) {
+    const text = await Deno.readTextFile(join(ROOT, file));
+    stale.push(...pinProblems(text, pins).map((problem) => `${file}: ${problem}`));
+    if (file.startsWith("tests/")) continue;
+    for (const spec of imports(text)) {
+      if (!/^(\.|node:|npm:)/.test(spec)) bare.push(`${file}: ${spec}`);
     }
   }
-  const split = [...versions].filter(([, v]) => v.size > 1).map(([p, v]) =>
-    `${p}: ${[...v].join(", ")}`
-  );
-  assert.deepEqual(split, []);
+  assert.deepEqual(stale, [], "deno.json's imports choose the versions: run `deno task pins`");
   assert.deepEqual(bare, [], "source must run from a URL with no import map");
-  assert.ok(versions.has("zod") && versions.has("@libsql/client"));
+  assert.ok(pins.has("zod") && pins.has("@libsql/client"));
+});
+
+Deno.test("the pin check catches a copy that differs from deno.json, and repin fixes it", () => {
+  // spelled in pieces, so that this file's own text holds no pinned specifier
+  const npm = (pin: string) => `npm:${pin}`;
+  const pins = new Map([["zod", "4.6.7"], ["@types/pg", "8.23.1"]]);
+  const text = `import { z } from "${npm("zod@4.5.0")}";\n` +
+    `// @ts-types="${npm("@types/pg@8.23.1")}"\n` +
+    `import x from "${npm("left-pad@1.3.0")}/sub";\n`;
+  const unknown = `${npm("left-pad@1.3.0")} (not in deno.json)`;
+  assert.deepEqual(pinProblems(text, pins), [`${npm("zod@4.5.0")} (deno.json: 4.6.7)`, unknown]);
+  assert.deepEqual(pinProblems(repin(text, pins), pins), [unknown]);
+});
+
+Deno.test("tools/ tells protocol revisions apart only in tools/revisions/", async () => {
+  const files = (await tsFiles(join(ROOT, "tools"))).filter((f) =>
+    !relative(ROOT, f).startsWith("tools/revisions/")
+  );
+  const tells = [
+    [/["'`]20\d\d-\d\d-\d\d["'`]/, "a revision's name"],
+    [/getNegotiatedProtocolVersion\(/, "the negotiated revision"],
+    [/mcpReq\.envelope\b/, "the per-request envelope"],
+  ] as const;
+  const problems: string[] = [];
+  for (const file of files) {
+    const code = (await Deno.readTextFile(file)).replace(/\/\*[\s\S]*?\*\//g, "")
+      .replace(/\/\/.*$/gm, "");
+    for (const [pattern, what] of tells) {
+      if (pattern.test(code)) problems.push(`${relative(ROOT, file)} reads ${what}`);
+    }
+  }
+  assert.deepEqual(problems, []);
 });

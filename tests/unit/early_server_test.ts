@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/client";
 import { InMemoryTransport } from "@modelcontextprotocol/server";
 import { createMcpServer } from "../../tools/mod.ts";
-import { DEFAULT_LISTING, earlyServer } from "../../tools/early_server.ts";
+import { earlyServer } from "../../tools/early_server.ts";
+import { PROFILES } from "../../tools/profiles/registry.ts";
 import { memoryDeps } from "../helpers/memory.ts";
 import { BUNDLED_IDS } from "../helpers/library.ts";
 
@@ -38,12 +39,12 @@ async function connected(options: { enableStartSession?: boolean; protocolVersio
 Deno.test("the early server answers the handshake and tools/list before the engine is there", async () => {
   const { early, client, needed } = await connected({});
   try {
-    assert.equal(client.getInstructions(), DEFAULT_LISTING.instructions);
+    assert.equal(client.getInstructions(), PROFILES.default.instructions);
     assert.equal(needed(), 0, "the handshake needs nothing loaded");
     const listed = await client.listTools();
     assert.deepEqual(
       listed.tools.map((t) => t.name),
-      DEFAULT_LISTING.tools.filter((t) => !t.flag).map((t) => t.name),
+      PROFILES.default.tools.filter((t) => !t.flag).map((t) => t.name),
     );
     await new Promise((resolve) => setTimeout(resolve, 0));
     assert.equal(needed(), 1, "answering tools/list starts the loading");

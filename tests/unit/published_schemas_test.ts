@@ -1,13 +1,13 @@
 /**
- * `tools/list` serves the default tools' JSON Schemas, and the early server (`waymark serve`
- * before the engine loads) the whole default profile, from a file generated from the zod
- * schemas and the tool definitions (`deno task schema`), so a server converts nothing at
- * start-up. The file must say exactly what the conversion says: run `deno task schema` when
+ * `tools/list` serves each profile's JSON Schemas, and the early server (`waymark serve` before
+ * the engine loads) each whole profile, from a file per profile generated from the zod schemas
+ * and the tool definitions (`deno task schema`), so a server converts nothing at start-up. The file must say exactly what the conversion says: run `deno task schema` when
  * this fails.
  */
 import assert from "node:assert/strict";
 import { DEFAULT_PROFILE, TOOLS, toolSchemas } from "../../tools/mod.ts";
-import { DEFAULT_LISTING } from "../../tools/early_server.ts";
+import { PROFILE_NAMES, PROFILES } from "../../tools/profiles/registry.ts";
+import { PROFILE_TOOLS, type ProfileInputs } from "../../tools/profiles/tools.ts";
 import { publishProfile } from "../../tools/publish.ts";
 
 Deno.test("the published tool schemas are the zod schemas' conversion, for every default tool", () => {
@@ -22,13 +22,26 @@ Deno.test("the published tool schemas are the zod schemas' conversion, for every
   }
 });
 
-Deno.test("the default listing is the default profile as published: instructions, every tool, flags", () => {
-  assert.deepStrictEqual(
-    DEFAULT_LISTING,
-    JSON.parse(JSON.stringify(publishProfile(DEFAULT_PROFILE))),
-    "deno task schema",
-  );
-});
+const inputs: ProfileInputs = {
+  jobs: { load: () => Promise.resolve({ jobs: [], errors: [] }) },
+  gate: () => null,
+};
+
+for (const name of PROFILE_NAMES) {
+  Deno.test(`the ${name} listing is the ${name} profile as published: name, instructions, every tool, flags`, () => {
+    const profile = PROFILE_TOOLS[name](inputs);
+    assert.deepStrictEqual(
+      PROFILES[name],
+      JSON.parse(JSON.stringify(publishProfile(profile))),
+      "deno task schema",
+    );
+    // tools/list of the composed server converts nothing either
+    assert.deepStrictEqual(
+      profile.published,
+      Object.fromEntries(profile.tools.map((tool) => [tool.name, toolSchemas(tool)])),
+    );
+  });
+}
 
 /** Every subschema's text in a schema, with how often it appears. */
 function repeats(schema: unknown, seen = new Map<string, number>()): Map<string, number> {

@@ -29,6 +29,7 @@ import {
 import { defineTool, type ToolContext, type ToolProfile } from "../define_tool.ts";
 import { diskFiles } from "./deepwork/files.ts";
 import { connectionPresence } from "./deepwork/presence.ts";
+import { PROFILES, publishedSchemas } from "./registry.ts";
 
 /** What the DeepWork profile is built from. */
 export interface DeepworkProfileOptions extends Omit<JobPorts, "files" | "presence"> {
@@ -40,20 +41,20 @@ export interface DeepworkProfileOptions extends Omit<JobPorts, "files" | "presen
   log?: (line: string) => void;
 }
 
-const sessionId = z.string().min(1).max(200).optional().describe(
+const sessionId = z.string().min(1).max(LIMITS.nameChars).optional().describe(
   "The session_id begin_step returned (one per workflow started); omit it to act on the top of your own workflow stack.",
 );
-const agentId = z.string().min(1).max(200).optional().describe(
+const agentId = z.string().min(1).max(LIMITS.nameChars).optional().describe(
   "A sub-agent's own id: its workflows form their own stack.",
 );
 
 const startInput = z.object({
-  goal: z.string().max(2000).describe("What this run is for."),
-  job_name: z.string().min(1).max(200),
-  workflow_name: z.string().max(200).describe(
+  goal: z.string().max(LIMITS.titleChars).describe("What this run is for."),
+  job_name: z.string().min(1).max(LIMITS.nameChars),
+  workflow_name: z.string().max(LIMITS.nameChars).describe(
     "A workflow of the job (a job with one workflow runs it whatever the name).",
   ),
-  instance_id: z.string().max(200).nullable().optional(),
+  instance_id: z.string().max(LIMITS.nameChars).nullable().optional(),
   inputs: z.record(z.string(), z.unknown()).optional().describe(
     "Values for the workflow's inputs.",
   ),
@@ -69,21 +70,20 @@ const finishInput = z.object({
     `What you did (the newer spelling is work_summary); at most ${LIMITS.notesBytes / 1024} KiB.`,
   ),
   work_summary: z.string().optional(),
-  quality_review_override_reason: z.string().min(1).max(8000).optional().describe(
-    "Skips the quality gate; recorded with the run.",
-  ),
+  quality_review_override_reason: z.string().min(1).max(LIMITS.explanationChars).optional()
+    .describe("Skips the quality gate; recorded with the run."),
   session_id: sessionId,
   agent_id: agentId,
 }).strict();
 
 const abortInput = z.object({
-  explanation: z.string().min(1).max(8000),
+  explanation: z.string().min(1).max(LIMITS.explanationChars),
   session_id: sessionId,
   agent_id: agentId,
 }).strict();
 
 const goToStepInput = z.object({
-  step_id: z.string().min(1).max(200),
+  step_id: z.string().min(1).max(LIMITS.nameChars),
   session_id: sessionId,
   agent_id: agentId,
 }).strict();
@@ -258,5 +258,7 @@ export function deepworkProfile(options: DeepworkProfileOptions): ToolProfile {
     serverName: "deepwork",
     instructions: INSTRUCTIONS,
     tools: [...startTools(ports, options.log), ...stepTools(ports, options.log)],
+    // generated from these tools (`deno task schema`), which the early server answers from too
+    published: publishedSchemas(PROFILES.deepwork),
   };
 }

@@ -26,7 +26,7 @@ import {
   stepResponseSchema,
 } from "../../engine/mod.ts";
 import { defineTool, type ToolDefinition, type ToolProfile } from "../define_tool.ts";
-import listing from "./default_listing.json" with { type: "json" };
+import { PROFILES, publishedSchemas } from "./registry.ts";
 import {
   abortInput,
   checkpointInput,
@@ -175,9 +175,5 @@ export const DEFAULT_PROFILE: ToolProfile = {
   instructions: INSTRUCTIONS,
   tools: TOOLS,
   // generated from these tools (`deno task schema`), which the early server answers from too
-  published: Object.fromEntries(
-    listing.tools.map((
-      t,
-    ) => [t.name, { inputSchema: t.inputSchema, outputSchema: t.outputSchema }]),
-  ) as ToolProfile["published"],
+  published: publishedSchemas(PROFILES.default),
 };
