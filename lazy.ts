@@ -2,8 +2,8 @@
  * The parts of waymark loaded on first use, in one table that the source and the builds both
  * read. `waymark serve` answers its client before the engine and the store have loaded
  * (`tools/early_server.ts`), so nothing the start-up path imports may load them: the commands
- * (`cli/`), and inside them the web adapters and the store's optional modules, load here, on
- * demand. A test walks the start-up path's static imports and fails on any runtime edge into
+ * (`cli/`), and inside them the web adapters, the commands on the store (with the maintenance
+ * operations they call) and the store's optional modules, load here, on demand. A test walks the start-up path's static imports and fails on any runtime edge into
  * `engine/` or `store/` (`tests/unit/early_path_test.ts`).
  *
  * From source, {@linkcode load} imports a module by a computed specifier: Deno prepares every
@@ -20,7 +20,7 @@
 export type Carried = "apart" | "inline";
 
 /** A part's name. */
-export type PartName = "cli" | "web" | "store";
+export type PartName = "cli" | "web" | "commands" | "store";
 
 /** A part loaded on first use. */
 export interface LazyPart {
@@ -34,6 +34,7 @@ export interface LazyPart {
 export const LAZY_PARTS: Readonly<Record<PartName, LazyPart>> = {
   cli: { within: null, carried: "apart" },
   web: { within: "cli", carried: "apart" },
+  commands: { within: "cli", carried: "inline" },
   store: { within: "cli", carried: "inline" },
 };
 
@@ -43,7 +44,7 @@ export const LAZY_MODULES = {
   viewer: { path: "web/mod.ts", part: "web" },
   mcpHttp: { path: "web/mcp_http.ts", part: "web" },
   postgres: { path: "store/postgres/mod.ts", part: "store" },
-  maintenance: { path: "store/maintenance/mod.ts", part: "store" },
+  storeCommands: { path: "cli/store_commands.ts", part: "commands" },
 } as const satisfies Record<string, { path: string; part: PartName }>;
 
 /** A lazily loaded module's name. */

@@ -9,24 +9,21 @@ import { Buffer } from "node:buffer";
 import process from "node:process";
 import { sessionLabel } from "../engine/mod.ts";
 import { writePrivateFile } from "../store/private_files.ts";
-import type {
-  Bundle,
-  BundleResult,
-  ImportedSession,
-  SessionSummary,
+import {
+  type Bundle,
+  bundleDigestLabel,
+  type BundleResult,
+  exportSession,
+  type ImportedSession,
+  refuse,
+  type SessionSummary,
+  verifyBundle,
+  writeBundle,
 } from "../store/maintenance/mod.ts";
 import { selectedSessions } from "./sessions.ts";
-import {
-  type CliHost,
-  type CliInput,
-  loadMaintenance,
-  type OpenedWaymark,
-  withWaymark,
-  writeJson,
-} from "./host.ts";
+import { type CliHost, type CliInput, type OpenedWaymark, withWaymark, writeJson } from "./host.ts";
 
 async function exportOne(host: CliHost, id: string, output: string | undefined): Promise<number> {
-  const { bundleDigestLabel, exportSession } = await loadMaintenance();
   return await withWaymark(host, async (waymark) => {
     const exported = await exportSession(waymark, id);
     if (!exported.ok) {
@@ -63,7 +60,6 @@ async function exportAll(host: CliHost, input: CliInput): Promise<number> {
   const dir = input.flags.output;
   if (!dir || dir === "-") return input.usage();
   await mkdir(dir, { recursive: true });
-  const { exportSession } = await loadMaintenance();
   return await withWaymark(host, async (waymark) => {
     let failed = 0;
     const sessions = await selected(waymark.store.db, input, host.now());
@@ -110,7 +106,6 @@ async function readBundle(file: string): Promise<string> {
 
 /** One file's bundle verified, or its refusal. */
 async function verifyFile(file: string, now: string): Promise<BundleResult<Bundle>> {
-  const { refuse, verifyBundle } = await loadMaintenance();
   let text: string;
   try {
     text = await readBundle(file);
@@ -133,7 +128,6 @@ export async function importCommand(host: CliHost, input: CliInput): Promise<num
     verdicts.push({ file, result: await verifyFile(file, now) });
   }
   if (verdicts.some((v) => v.result.ok)) {
-    const { writeBundle } = await loadMaintenance();
     await withWaymark(host, async (waymark) => {
       for (const v of verdicts) {
         if (v.result.ok) v.result = await writeBundle(waymark, v.result.value as Bundle);

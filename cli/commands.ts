@@ -9,8 +9,14 @@
 import type { FlagName } from "./flags.ts";
 import type { CommandInput } from "./host.ts";
 
-/** The commands loaded on demand (`lazy.ts`). */
+/** The commands loaded on demand (`../lazy.ts`). */
 type Cli = typeof import("./mod.ts");
+
+/** A command on the store: loaded from within the commands on first use. */
+const onStore =
+  (name: keyof typeof import("./store_commands.ts")) =>
+  async (cli: Cli, input: CommandInput): Promise<number> =>
+    (await cli.storeCommands())[name](input);
 
 /** One command: how the help shows it, the flags it takes, and what runs it. */
 export interface Command {
@@ -104,12 +110,12 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
       list: {
         forms: [["", "sessions, newest first"]],
         flags: ["status", ...json],
-        run: (cli, input) => cli.listSessions(input),
+        run: onStore("listSessions"),
       },
       show: {
         forms: [["ID", "one session's runs, tips and latest notes"]],
         flags: json,
-        run: (cli, input) => cli.showSession(input),
+        run: onStore("showSession"),
       },
       export: {
         forms: [
@@ -117,28 +123,28 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
           ["--all -o DIR", "one bundle per session"],
         ],
         flags: ["output", "all", "status", "older-than"],
-        run: (cli, input) => cli.exportSessions(input),
+        run: onStore("exportSessions"),
       },
     },
   },
   import: {
     forms: [["FILE...", "import bundles (verified first; never merges; twice is a no-op)"]],
     flags: json,
-    run: (cli, input) => cli.importBundles(input),
+    run: onStore("importBundles"),
   },
   gc: {
     forms: [["--older-than 30d", "remove idle sessions"]],
     flags: ["older-than", "dry-run", "keep-running", "vacuum", ...json],
-    run: (cli, input) => cli.gc(input),
+    run: onStore("gc"),
   },
   doctor: {
     forms: [["[FILE]", "check the database, keyring and workflows"]],
     flags: ["repair", ...json],
-    run: (cli, input) => cli.doctor(input),
+    run: onStore("doctor"),
   },
   backup: {
     forms: [["FILE", "a consistent copy of the database while servers run"]],
-    run: (cli, input) => cli.backup(input),
+    run: onStore("backup"),
   },
 };
 

@@ -7,8 +7,8 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { databaseFile } from "../store/libsql/maintenance.ts";
 import { redactDbUrl } from "../store/db_url.ts";
-import type { DoctorReport } from "../store/maintenance/mod.ts";
-import { type CliHost, type CliInput, loadMaintenance, writeJson } from "./host.ts";
+import { type DoctorReport, runDoctor } from "../store/maintenance/mod.ts";
+import { type CliHost, type CliInput, writeJson } from "./host.ts";
 
 function text(report: DoctorReport): string {
   const lines = report.findings.map((f) =>
@@ -31,7 +31,6 @@ export async function doctorCommand(host: CliHost, input: CliInput): Promise<num
   const [file] = input.args;
   const dbUrl = file ? `file:${resolve(file)}` : host.paths.dbUrl;
   const path = databaseFile(dbUrl);
-  const { runDoctor } = await loadMaintenance();
   const report = await runDoctor({
     version: host.version,
     buildKind: host.buildKind,

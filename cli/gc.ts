@@ -5,15 +5,8 @@
  * @module
  */
 import { loadConfig } from "../store/config_file.ts";
-import type { GcSession } from "../store/maintenance/mod.ts";
-import {
-  type CliHost,
-  type CliInput,
-  formatBytes,
-  loadMaintenance,
-  withWaymark,
-  writeJson,
-} from "./host.ts";
+import { collectGarbage, type GcSession } from "../store/maintenance/mod.ts";
+import { type CliHost, type CliInput, formatBytes, withWaymark, writeJson } from "./host.ts";
 
 function sessionLine(s: GcSession, dryRun: boolean): string {
   return `${dryRun ? "would remove" : "removed"} ${s.sessionId}  last active ${
@@ -35,7 +28,6 @@ export async function gcCommand(host: CliHost, input: CliInput): Promise<number>
     return 2;
   }
   const dryRun = flags["dry-run"] === true;
-  const { collectGarbage } = await loadMaintenance();
   return await withWaymark(host, async ({ store }) => {
     const report = await collectGarbage(store, {
       olderThanMs,

@@ -5,7 +5,6 @@
  * @module
  */
 import type { EngineDeps, WorkflowSource } from "../engine/mod.ts";
-import { load } from "../lazy.ts";
 import type { WaymarkOptions, WaymarkServerOptions } from "../mod.ts";
 import type { OpenedSqlStore } from "../store/sql/store.ts";
 import type { Flags } from "./flags.ts";
@@ -63,11 +62,6 @@ export type CliInput = Pick<CommandInput, "args" | "flags" | "usage">;
 
 /** A command on the store: its exit code (0 done, 1 refused or problems found, 2 usage). */
 export type StoreCommand = (host: CliHost, input: CliInput) => Promise<number>;
-
-/** The storage operations of the commands on the store, loaded on first use (`../lazy.ts`). */
-export function loadMaintenance(): Promise<typeof import("../store/maintenance/mod.ts")> {
-  return load("maintenance");
-}
 
 /** Bytes as people read them. */
 export function formatBytes(bytes: number): string {

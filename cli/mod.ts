@@ -5,17 +5,12 @@
  * {@linkcode openServe}.
  * @module
  */
-import { openWaymark, resolvePaths, VERSION, type WaymarkOptions } from "../mod.ts";
-import { createWorkflowSource, loadConfig, openStore, rotateKeyring } from "../store/mod.ts";
-import { BUNDLED_WORKFLOWS } from "../workflows/mod.ts";
-import { backupCommand } from "./backup.ts";
-import { exportCommand, importCommand } from "./bundles.ts";
-import { doctorCommand } from "./doctor.ts";
-import { gcCommand } from "./gc.ts";
-import type { CliHost, CommandInput, StoreCommand } from "./host.ts";
-import { listCommand, showCommand } from "./sessions.ts";
+import { resolvePaths } from "../mod.ts";
+import { rotateKeyring } from "../store/mod.ts";
+import { load } from "../lazy.ts";
+import type { CommandInput } from "./host.ts";
 import { processHost, setup as setupClient } from "./setup/mod.ts";
-import { printErr, printOut } from "./terminal.ts";
+import { printOut } from "./terminal.ts";
 
 export { type OpenedServe, openServe, serve, view } from "./serve.ts";
 export { inspectWorkflow, listWorkflows, validateWorkflow, workflowSchema } from "./workflows.ts";
@@ -38,45 +33,10 @@ export async function setup(input: CommandInput): Promise<number> {
   return await setupClient(processHost(input.buildKind, input.flags), input);
 }
 
-/** What the commands on the store get: paths, openers and the output streams. */
-function storeHost(options: WaymarkOptions, buildKind: string): CliHost {
-  return {
-    paths: resolvePaths(options),
-    version: VERSION,
-    buildKind,
-    open: () => openWaymark(options),
-    openDatabase: (url) => openStore(url, { busyTimeoutMs: options.busyTimeoutMs, migrate: false }),
-    workflows: () => ({
-      // as openWaymark composes them: config.json's folders after the flags'
-      load: async () => {
-        const { workflowDirs } = await loadConfig(resolvePaths(options).home);
-        const extra = [...(options.extraWorkflowDirs ?? []), ...workflowDirs];
-        const dirs = resolvePaths({ ...options, extraWorkflowDirs: extra }).workflowDirs;
-        return await createWorkflowSource(BUNDLED_WORKFLOWS, dirs).load();
-      },
-    }),
-    stdout: printOut,
-    stderr: printErr,
-    now: () => new Date(),
-  };
+/**
+ * The commands on the store (`sessions`, `import`, `gc`, `doctor`, `backup`), loaded on first
+ * use (`../lazy.ts`), so that serving loads neither them nor the maintenance operations they call.
+ */
+export function storeCommands(): Promise<typeof import("./store_commands.ts")> {
+  return load("storeCommands");
 }
-
-/** A command on the store, run with the host of this process. */
-function onStore(command: StoreCommand): (input: CommandInput) => Promise<number> {
-  return (input) => command(storeHost(input.options, input.buildKind), input);
-}
-
-/** `waymark sessions list`. */
-export const listSessions: (input: CommandInput) => Promise<number> = onStore(listCommand);
-/** `waymark sessions show ID`. */
-export const showSession: (input: CommandInput) => Promise<number> = onStore(showCommand);
-/** `waymark sessions export ID | --all -o DIR`. */
-export const exportSessions: (input: CommandInput) => Promise<number> = onStore(exportCommand);
-/** `waymark import FILE...`. */
-export const importBundles: (input: CommandInput) => Promise<number> = onStore(importCommand);
-/** `waymark gc`. */
-export const gc: (input: CommandInput) => Promise<number> = onStore(gcCommand);
-/** `waymark doctor [FILE]`. */
-export const doctor: (input: CommandInput) => Promise<number> = onStore(doctorCommand);
-/** `waymark backup FILE`. */
-export const backup: (input: CommandInput) => Promise<number> = onStore(backupCommand);

@@ -6,15 +6,13 @@
  */
 import { resolve } from "node:path";
 import { parseSessionLabel, runLabel, sessionLabel } from "../engine/mod.ts";
-import type { SessionSummary } from "../store/maintenance/mod.ts";
 import {
-  type CliHost,
-  type CliInput,
-  loadMaintenance,
-  type OpenedWaymark,
-  withWaymark,
-  writeJson,
-} from "./host.ts";
+  getSession,
+  getSessionNotes,
+  listSessions,
+  type SessionSummary,
+} from "../store/maintenance/mod.ts";
+import { type CliHost, type CliInput, type OpenedWaymark, withWaymark, writeJson } from "./host.ts";
 
 /** Sessions read per page while listing. */
 const PAGE = 200;
@@ -28,7 +26,6 @@ export async function selectedSessions(
   flags: CliInput["flags"],
   options: { now: Date; onPage?(sessions: SessionSummary[]): void },
 ): Promise<SessionSummary[]> {
-  const { listSessions } = await loadMaintenance();
   const filters = {
     workspace: flags.workspace ? resolve(flags.workspace) : undefined,
     status: flags.status,
@@ -74,7 +71,6 @@ export async function showCommand(host: CliHost, input: CliInput): Promise<numbe
   const [id] = input.args;
   if (!id) return input.usage();
   const sessionId = parseSessionLabel(id);
-  const { getSession, getSessionNotes } = await loadMaintenance();
   return await withWaymark(host, async ({ store }) => {
     const detail = sessionId ? await getSession(store.db, sessionId) : null;
     const port = sessionId ? await store.getSession(sessionId) : null;
