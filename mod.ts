@@ -16,25 +16,19 @@
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import process from "node:process";
+import { jobsAsWorkflows, type JobSource } from "./engine/deepwork/catalog.ts";
+import type { EngineDeps } from "./engine/ports.ts";
+import { applyPreferences, DEFAULT_PREFERENCES } from "./engine/preferences.ts";
+import type { InspectResponse, ListResponse, StepResponse } from "./engine/responses.ts";
+import type { Result } from "./engine/result.ts";
 import {
-  applyPreferences,
   type CheckpointInput,
   checkpointWorkflow,
-  type ContinueInput,
-  continueWorkflow,
-  DEFAULT_PREFERENCES,
-  type EngineDeps,
-  type InspectResponse,
-  inspectWorkflow,
-  jobsAsWorkflows,
-  type JobSource,
-  type ListResponse,
-  listWorkflows,
-  type Result,
-  type StartInput,
-  startWorkflow,
-  type StepResponse,
-} from "./engine/mod.ts";
+} from "./engine/use_cases/checkpoint_workflow.ts";
+import { type ContinueInput, continueWorkflow } from "./engine/use_cases/continue_workflow.ts";
+import { inspectWorkflow } from "./engine/use_cases/inspect_workflow.ts";
+import { listWorkflows } from "./engine/use_cases/list_workflows.ts";
+import { type StartInput, startWorkflow } from "./engine/use_cases/start_workflow.ts";
 import {
   additionalJobFolders,
   createJobSource,
@@ -60,36 +54,28 @@ import { claudeReviewer, commandReviewer } from "./tools/profiles/deepwork/revie
 import type { WaymarkServer } from "./tools/waymark_server.ts";
 import type { TaskOwner } from "./tools/task_owner.ts";
 
+export { jobsAsWorkflows, type JobSource } from "./engine/deepwork/catalog.ts";
+export type { EngineDeps, Store } from "./engine/ports.ts";
+export type { Preferences, PreferencesPatch } from "./engine/preferences.ts";
+export type {
+  InspectResponse,
+  ListResponse,
+  ResumeResponse,
+  StepResponse,
+} from "./engine/responses.ts";
+export type { ErrorCode, Result, Retry, WaymarkError } from "./engine/result.ts";
 export {
-  type CallOptions,
   type CheckpointInput,
   checkpointWorkflow,
-  type ContinueInput,
-  continueWorkflow,
-  type EngineDeps,
-  type ErrorCode,
-  type InspectResponse,
-  inspectWorkflow,
-  jobsAsWorkflows,
-  type JobSource,
-  type ListResponse,
-  listWorkflows,
-  type Preferences,
-  type PreferencesPatch,
-  type Result,
-  type ResumeInput,
-  type ResumeResponse,
-  resumeSession,
-  type Retry,
-  type StartInput,
-  startSession,
-  type StartSessionInput,
-  startWorkflow,
-  type StepOutput,
-  type StepResponse,
-  type Store,
-  type WaymarkError,
-} from "./engine/mod.ts";
+} from "./engine/use_cases/checkpoint_workflow.ts";
+export { type ContinueInput, continueWorkflow } from "./engine/use_cases/continue_workflow.ts";
+export { inspectWorkflow } from "./engine/use_cases/inspect_workflow.ts";
+export { listWorkflows } from "./engine/use_cases/list_workflows.ts";
+export type { StepOutput } from "./engine/use_cases/node_events.ts";
+export type { CallOptions } from "./engine/use_cases/record_attempt.ts";
+export { type ResumeInput, resumeSession } from "./engine/use_cases/resume_session.ts";
+export { startSession, type StartSessionInput } from "./engine/use_cases/start_session.ts";
+export { type StartInput, startWorkflow } from "./engine/use_cases/start_workflow.ts";
 export {
   createMcpServer,
   deepworkProfile,

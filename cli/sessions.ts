@@ -5,7 +5,7 @@
  * @module
  */
 import { resolve } from "node:path";
-import { parseSessionLabel, runLabel, sessionLabel } from "../engine/mod.ts";
+import { parseSessionLabel, runLabel, sessionLabel } from "../engine/ids.ts";
 import {
   getSession,
   getSessionNotes,

@@ -14,7 +14,7 @@ import {
   StorageCorruptionError,
   StorageUnavailableError,
   type WaymarkError,
-} from "../engine/mod.ts";
+} from "../engine/result.ts";
 import { storageError } from "../store/storage_errors.ts";
 import type { GateFailure } from "../tools/message_gate.ts";
 

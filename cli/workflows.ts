@@ -7,20 +7,15 @@
 import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { openWaymark } from "../mod.ts";
-import {
-  backtrackingPatterns,
-  formatLoadError,
-  isRoutineId,
-  loadWorkflowFile,
-  parseSourceFile,
-  parseWorkflowText,
-  renderInspect,
-  renderList,
-  stepCount,
-  unfillablePlaceholders,
-  type WorkflowFile,
-  workflowJsonSchema,
-} from "../engine/mod.ts";
+import { renderInspect, renderList } from "../engine/text.ts";
+import { loadWorkflowFile, parseSourceFile } from "../engine/workflow/catalog.ts";
+import { isRoutineId } from "../engine/workflow/compile.ts";
+import { stepCount } from "../engine/workflow/interpreter.ts";
+import { workflowJsonSchema } from "../engine/workflow/json_schema.ts";
+import { formatLoadError, parseWorkflowText } from "../engine/workflow/parse.ts";
+import { backtrackingPatterns } from "../engine/workflow/pattern_check.ts";
+import { unfillablePlaceholders } from "../engine/workflow/placeholder_check.ts";
+import type { WorkflowFile } from "../engine/workflow/schema.ts";
 import { BUNDLED_WORKFLOWS } from "../workflows/mod.ts";
 import type { CommandInput } from "./host.ts";
 import { printErr, printOut } from "./terminal.ts";

@@ -8,7 +8,7 @@
  *   packages stay external and their pinned `npm:name@version` specifiers become bare imports
  *   (`name`), so Node resolves them from `node_modules` and they dedupe with the user's copies.
  * - `dist/**.d.ts`: declarations emitted by `tsc` (a pinned `typescript`, installed with npm into
- *   `node_modules/.cache/waymark-build-npm/`) from a copy of `mod.ts`'s local module graph in
+ *   `node_modules/.cache/waymark-build-npm/`) from a copy of the entry points' local module graphs in
  *   which the same specifiers are rewritten, so the declarations import the same bare names.
  * - `dist/package.json`: name `waymark`, the version `mod.ts` says (`VERSION`), `exports` (`.` and one subpath
  *   per entry) with `types` and `import`, and the npm packages the bundle imports as exact-version
@@ -184,16 +184,18 @@ async function bundle(deps: Map<string, string>): Promise<number> {
   return size;
 }
 
-/** The local files of mod.ts's module graph (TypeScript and JSON; text imports are ambient). */
+/** The local files of the entry points' module graphs (TypeScript and JSON; text imports are ambient). */
 async function localGraph(): Promise<string[]> {
-  const info = JSON.parse(await run(Deno.execPath(), ["info", "--json", join(ROOT, "mod.ts")]));
-  const files: string[] = [];
-  for (const module of info.modules as { specifier: string; mediaType?: string }[]) {
-    if (!module.specifier.startsWith("file:")) continue;
-    const path = fromFileUrl(module.specifier);
-    if (["TypeScript", "TSX", "Json"].includes(module.mediaType ?? "")) files.push(path);
+  const files = new Set<string>();
+  for (const entry of Object.values(ENTRIES)) {
+    const info = JSON.parse(await run(Deno.execPath(), ["info", "--json", join(ROOT, entry)]));
+    for (const module of info.modules as { specifier: string; mediaType?: string }[]) {
+      if (!module.specifier.startsWith("file:")) continue;
+      if (!["TypeScript", "TSX", "Json"].includes(module.mediaType ?? "")) continue;
+      files.add(fromFileUrl(module.specifier));
+    }
   }
-  return files;
+  return [...files];
 }
 
 /** Installs the pinned toolchain and the bundle's dependencies (for their types), once. */

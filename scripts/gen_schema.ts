@@ -6,7 +6,7 @@
  * changing either; tests fail while a committed file is stale.
  * @module
  */
-import { workflowJsonSchema } from "../engine/mod.ts";
+import { workflowJsonSchema } from "../engine/workflow/json_schema.ts";
 import { publishProfile } from "../tools/publish.ts";
 import { PROFILE_NAMES } from "../tools/profiles/registry.ts";
 import { PROFILE_TOOLS, type ProfileInputs } from "../tools/profiles/tools.ts";

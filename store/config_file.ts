@@ -7,7 +7,8 @@ import { readFile } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
 import { parse, type ParseError, printParseErrorCode } from "npm:jsonc-parser@3.3.1";
 import { z } from "npm:zod@4.6.7";
-import { formatPath, type PreferencesPatch, preferencesPatchSchema } from "../engine/mod.ts";
+import { type PreferencesPatch, preferencesPatchSchema } from "../engine/preferences.ts";
+import { formatPath } from "../engine/workflow/parse.ts";
 import { durationSchema } from "./maintenance/duration.ts";
 
 const configSchema = z.object({

@@ -10,16 +10,15 @@ import { readdirSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import {
-  declaredJobName,
-  instructionFiles,
   type JobLoadError,
   type JobSource,
   type LoadedJob,
   loadJob,
-  parseJobYaml,
   resolveJobs,
-  type SourceKind,
-} from "../engine/mod.ts";
+} from "../engine/deepwork/catalog.ts";
+import { instructionFiles } from "../engine/deepwork/job.ts";
+import { declaredJobName, parseJobYaml } from "../engine/deepwork/parse.ts";
+import type { SourceKind } from "../engine/vocabulary.ts";
 
 /** Where jobs are found besides the workspace. */
 export interface JobSourceOptions {

@@ -18,7 +18,8 @@ import { createHmac, randomBytes } from "node:crypto";
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import { z } from "npm:zod@4.6.7";
-import { formatPath, type Keyring, type SigningKey } from "../engine/mod.ts";
+import type { Keyring, SigningKey } from "../engine/tokens.ts";
+import { formatPath } from "../engine/workflow/parse.ts";
 
 /** The fewest bytes a secret may decode to (what waymark generates: 32 random bytes). */
 const MIN_SECRET_BYTES = 32;

@@ -20,12 +20,10 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
-import {
-  COMPILED_FORMAT,
-  type LoadResult,
-  type WorkflowLoadError,
-  type WorkflowSummary,
-} from "../engine/mod.ts";
+import type { WorkflowSummary } from "../engine/responses.ts";
+import type { LoadResult } from "../engine/workflow/catalog.ts";
+import { COMPILED_FORMAT } from "../engine/workflow/compiled.ts";
+import type { WorkflowLoadError } from "../engine/workflow/parse.ts";
 
 /** How many index rows, and how many outcomes, the cache keeps at most. */
 export const WORKFLOW_CACHE_ROWS = 2000;

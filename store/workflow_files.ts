@@ -17,21 +17,21 @@
  *   listings compile nothing.
  * @module
  */
+import { compareText } from "../engine/collate.ts";
+import type { WorkflowSource } from "../engine/ports.ts";
+import type { WorkflowSummary } from "../engine/responses.ts";
+import { summarize } from "../engine/use_cases/list_workflows.ts";
+import { SOURCE_KINDS } from "../engine/vocabulary.ts";
 import {
-  compareText,
-  isRoutineId,
   type LoadedSet,
   type LoadedWorkflow,
   onlyBundledMayDefine,
   parseSourceFile,
   resolveCatalog,
-  SOURCE_KINDS,
   type SourceFile,
-  summarize,
-  type WorkflowLoadError,
-  type WorkflowSource,
-  type WorkflowSummary,
-} from "../engine/mod.ts";
+} from "../engine/workflow/catalog.ts";
+import { isRoutineId } from "../engine/workflow/compile.ts";
+import type { WorkflowLoadError } from "../engine/workflow/parse.ts";
 import { type IndexedFile, sha256, type WorkflowCache } from "./workflow_cache.ts";
 import { keyOf, WorkflowMemo } from "./workflow_memo.ts";
 import {

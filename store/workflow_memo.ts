@@ -7,15 +7,15 @@
  * learnt that the cache lacks is written at the call's end.
  * @module
  */
+import { summarize } from "../engine/use_cases/list_workflows.ts";
 import {
   compileParsed,
-  isRoutineId,
   LazyRoutines,
   type LoadResult,
   routinesAmong,
-  summarize,
-  type WorkflowFile,
-} from "../engine/mod.ts";
+} from "../engine/workflow/catalog.ts";
+import { isRoutineId } from "../engine/workflow/compile.ts";
+import type { WorkflowFile } from "../engine/workflow/schema.ts";
 import {
   compilerIdentity,
   type IndexedFile,

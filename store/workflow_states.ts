@@ -6,14 +6,14 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import type { SourceKind } from "../engine/vocabulary.ts";
 import {
   declaredId,
   type ParsedSource,
   parseSourceFile,
   type SourceFile,
-  type SourceKind,
-  type WorkflowLoadError,
-} from "../engine/mod.ts";
+} from "../engine/workflow/catalog.ts";
+import type { WorkflowLoadError } from "../engine/workflow/parse.ts";
 import { type IndexedFile, RECENT_EDIT_MS, sha256 } from "./workflow_cache.ts";
 
 /** A directory of workflow files and its source kind. */

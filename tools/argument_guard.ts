@@ -10,7 +10,8 @@
  * since a schema's copy would drop a `__proto__` key.
  * @module
  */
-import { LIMITS, type WaymarkError } from "../engine/mod.ts";
+import { LIMITS } from "../engine/limits.ts";
+import type { WaymarkError } from "../engine/result.ts";
 
 /** Paths whose values are free-form JSON: any key is data there. */
 const FREE_FORM: readonly (readonly string[])[] = [["context"], ["output", "artifacts"]];

@@ -8,7 +8,8 @@
  * second (one interval plus two small reads).
  * @module
  */
-import { parseSessionLabel, type StoreReader } from "../engine/mod.ts";
+import { parseSessionLabel } from "../engine/ids.ts";
+import type { StoreReader } from "../engine/ports.ts";
 
 /** How often the change counter is read while anything is subscribed. */
 export const CHANGE_POLL_MS = 1_000;

@@ -4,7 +4,9 @@
  * @module
  */
 import type { ServerContext } from "npm:@modelcontextprotocol/server@2.4.0";
-import type { EngineDeps, WaymarkError, WorkspaceObservation } from "../engine/mod.ts";
+import type { EngineDeps } from "../engine/ports.ts";
+import type { WaymarkError } from "../engine/result.ts";
+import type { WorkspaceObservation } from "../engine/workspace.ts";
 import type { TaskSurface } from "./task_surface.ts";
 import type { TaskOwner } from "./task_owner.ts";
 

@@ -6,7 +6,9 @@
  * @module
  */
 import type { z } from "npm:zod@4.6.7";
-import type { CallOptions, EngineDeps, Result } from "../engine/mod.ts";
+import type { EngineDeps } from "../engine/ports.ts";
+import type { Result } from "../engine/result.ts";
+import type { CallOptions } from "../engine/use_cases/record_attempt.ts";
 import { invalidArguments } from "./errors.ts";
 import { keepFreeForm, screenArguments } from "./argument_guard.ts";
 

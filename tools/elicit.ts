@@ -18,7 +18,8 @@ import {
   type Server,
   type ServerContext,
 } from "npm:@modelcontextprotocol/server@2.4.0";
-import { type ContinueInput, pendingQuestions, recordUserInput } from "../engine/mod.ts";
+import type { ContinueInput } from "../engine/use_cases/continue_workflow.ts";
+import { pendingQuestions, recordUserInput } from "../engine/use_cases/user_input.ts";
 import type { Connection } from "./connection.ts";
 import type { Revision } from "./revisions/mod.ts";
 import { elicitationForm, USER_INPUT_KEY } from "./task_wire.ts";

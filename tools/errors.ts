@@ -4,7 +4,9 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
-import { formatPath, renderError, type WaymarkError, waymarkErrorSchema } from "../engine/mod.ts";
+import { type WaymarkError, waymarkErrorSchema } from "../engine/result.ts";
+import { renderError } from "../engine/text.ts";
+import { formatPath } from "../engine/workflow/parse.ts";
 
 /** Schema of the error envelope, published inside every tool's output schema. */
 export const errorEnvelopeSchema = z.object({ error: waymarkErrorSchema });

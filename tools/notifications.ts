@@ -6,7 +6,9 @@
  * @module
  */
 import type { Server, ServerContext } from "npm:@modelcontextprotocol/server@2.4.0";
-import type { StepProgress, StoreReader, WaymarkError } from "../engine/mod.ts";
+import type { StoreReader } from "../engine/ports.ts";
+import type { StepProgress } from "../engine/responses.ts";
+import type { WaymarkError } from "../engine/result.ts";
 import { ForeignChanges } from "./change_watch.ts";
 import type { Notifier } from "./connection.ts";
 import { SESSION_URI_PREFIX, sessionUri } from "./resources.ts";

@@ -13,12 +13,10 @@ import {
   type Server,
   type ServerContext,
 } from "npm:@modelcontextprotocol/server@2.4.0";
-import {
-  type EngineDeps,
-  parseRunLabel,
-  renderStepResponse,
-  startWorkflow,
-} from "../engine/mod.ts";
+import { parseRunLabel } from "../engine/ids.ts";
+import type { EngineDeps } from "../engine/ports.ts";
+import { renderStepResponse } from "../engine/text.ts";
+import { startWorkflow } from "../engine/use_cases/start_workflow.ts";
 import { screenArguments } from "./argument_guard.ts";
 import type { Connection } from "./connection.ts";
 import { callMeta } from "./task_wire.ts";

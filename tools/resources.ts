@@ -11,7 +11,7 @@ import {
   ResourceNotFoundError,
   type Server,
 } from "npm:@modelcontextprotocol/server@2.4.0";
-import type { EngineDeps } from "../engine/mod.ts";
+import type { EngineDeps } from "../engine/ports.ts";
 import {
   parseSessionLabel,
   runLabel,

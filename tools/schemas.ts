@@ -3,12 +3,9 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
-import {
-  LIMITS,
-  preferencesPatchSchema,
-  RESUME_DEFAULT_LIMIT,
-  RESUME_MAX_LIMIT,
-} from "../engine/mod.ts";
+import { LIMITS } from "../engine/limits.ts";
+import { preferencesPatchSchema } from "../engine/preferences.ts";
+import { RESUME_DEFAULT_LIMIT, RESUME_MAX_LIMIT } from "../engine/use_cases/resume_session.ts";
 
 /**
  * Durable output an agent attaches to an ack or a checkpoint. Its caps are the engine's

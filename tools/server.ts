@@ -7,7 +7,7 @@
  */
 import type { Server } from "npm:@modelcontextprotocol/server@2.4.0";
 import process from "node:process";
-import type { EngineDeps } from "../engine/mod.ts";
+import type { EngineDeps } from "../engine/ports.ts";
 import type { ToolProfile } from "./define_tool.ts";
 import type { Connection } from "./connection.ts";
 import { DEFAULT_PROFILE } from "./profiles/default.ts";

@@ -8,17 +8,10 @@
  * @module
  */
 import type { Server } from "npm:@modelcontextprotocol/server@2.4.0";
-import {
-  type AnsweredNode,
-  type BranchStep,
-  type EngineDeps,
-  type NodeRecord,
-  PLAN_BRANCH_WINDOW,
-  type RunListing,
-  type TaskStatus,
-  type TaskView,
-  taskView,
-} from "../engine/mod.ts";
+import type { BranchStep, EngineDeps, NodeRecord, RunListing } from "../engine/ports.ts";
+import type { AnsweredNode } from "../engine/use_cases/record_attempt.ts";
+import { PLAN_BRANCH_WINDOW, type TaskView, taskView } from "../engine/use_cases/tasks.ts";
+import type { TaskStatus } from "../engine/vocabulary.ts";
 import type { Revision } from "./revisions/mod.ts";
 
 /** Runs whose last status a connection keeps, at most (the oldest is forgotten first). */

@@ -7,7 +7,8 @@
  * @module
  */
 import type { CallToolResult } from "npm:@modelcontextprotocol/server@2.4.0";
-import type { TaskView, UserQuestion } from "../engine/mod.ts";
+import type { UserQuestion } from "../engine/use_cases/task_status.ts";
+import type { TaskView } from "../engine/use_cases/tasks.ts";
 
 /** How often a host should poll a task: runs move at an agent's pace. */
 export const TASK_POLL_INTERVAL_MS = 2_000;

@@ -26,18 +26,12 @@ import {
   type ServerContext,
 } from "npm:@modelcontextprotocol/server@2.4.0";
 import { z } from "npm:zod@4.6.7";
-import {
-  abortRun,
-  type EngineDeps,
-  isTerminal,
-  listTasks,
-  recordUserInput,
-  renderStepResponse,
-  runIdOfTask,
-  type TaskView,
-  taskView,
-  tipResponse,
-} from "../engine/mod.ts";
+import type { EngineDeps } from "../engine/ports.ts";
+import { renderStepResponse } from "../engine/text.ts";
+import { abortRun } from "../engine/use_cases/abort_run.ts";
+import { isTerminal, runIdOfTask } from "../engine/use_cases/task_status.ts";
+import { listTasks, type TaskView, taskView, tipResponse } from "../engine/use_cases/tasks.ts";
+import { recordUserInput } from "../engine/use_cases/user_input.ts";
 import type { Connection } from "./connection.ts";
 import { canElicit } from "./elicit.ts";
 import { errorResult } from "./errors.ts";

@@ -9,12 +9,10 @@ import type {
   Server,
   ServerContext,
 } from "npm:@modelcontextprotocol/server@2.4.0";
-import {
-  type AnsweredNode,
-  type ContinueInput,
-  parseRunLabel,
-  verifyToken,
-} from "../engine/mod.ts";
+import { parseRunLabel } from "../engine/ids.ts";
+import { verifyToken } from "../engine/tokens.ts";
+import type { ContinueInput } from "../engine/use_cases/continue_workflow.ts";
+import type { AnsweredNode } from "../engine/use_cases/record_attempt.ts";
 import type { PublishedSchemas, ToolCall, ToolContext, ToolDefinition } from "./define_tool.ts";
 import type { Connection } from "./connection.ts";
 import { askBeforeAck } from "./elicit.ts";

@@ -11,7 +11,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Server, ServerContext } from "npm:@modelcontextprotocol/server@2.4.0";
-import type { WorkspaceObservation } from "../engine/mod.ts";
+import type { WorkspaceObservation } from "../engine/workspace.ts";
 
 /** A client root as `roots/list` returns it. */
 export interface Root {

@@ -5,13 +5,8 @@
  * JSON API are both built from these values.
  * @module
  */
-import {
-  allSteps,
-  type CompiledStep,
-  type CompiledWorkflow,
-  pendingStep,
-  type RunState,
-} from "../engine/mod.ts";
+import type { CompiledStep, CompiledWorkflow } from "../engine/workflow/compiled.ts";
+import { allSteps, pendingStep, type RunState } from "../engine/workflow/interpreter.ts";
 import { parseRunLabel, parseSessionLabel, runLabel, sessionLabel } from "../engine/ids.ts";
 import { type Layout, layoutRun } from "./layout.ts";
 import {

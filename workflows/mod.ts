@@ -4,7 +4,7 @@
  * must also be listed below: only what is imported is embedded.
  * @module
  */
-import type { SourceFile } from "../engine/mod.ts";
+import type { SourceFile } from "../engine/workflow/catalog.ts";
 import addTests from "./wr.add_tests.jsonc" with { type: "text" };
 import bugInvestigation from "./wr.bug_investigation.jsonc" with { type: "text" };
 import codeReview from "./wr.code_review.jsonc" with { type: "text" };

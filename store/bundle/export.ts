@@ -5,13 +5,9 @@
  * @module
  */
 import type { Kysely } from "npm:kysely@0.29.9";
-import {
-  hashJson,
-  parseSessionLabel,
-  readTokenClaims,
-  sessionLabel,
-  tokenPattern,
-} from "../../engine/mod.ts";
+import { hashJson } from "../../engine/hash.ts";
+import { parseSessionLabel, sessionLabel } from "../../engine/ids.ts";
+import { readTokenClaims, tokenPattern } from "../../engine/tokens.ts";
 import { decodeLogRow, sessionLog } from "../sql/log.ts";
 import type { Database } from "../sql/schema.ts";
 import {

@@ -8,13 +8,10 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
-import {
-  type BundleErrorCode,
-  canonicalJson,
-  ID_HEX,
-  type Retry,
-  type TokenKind,
-} from "../../engine/mod.ts";
+import { canonicalJson } from "../../engine/hash.ts";
+import { ID_HEX } from "../../engine/ids.ts";
+import type { Retry } from "../../engine/result.ts";
+import type { BundleErrorCode, TokenKind } from "../../engine/vocabulary.ts";
 import { digest } from "../sql/rows.ts";
 
 /** What every bundle says it is. */

@@ -10,13 +10,10 @@
  * @module
  */
 import type { Insertable, Kysely } from "npm:kysely@0.29.9";
-import {
-  type Clock,
-  type DomainEvent,
-  type Keyring,
-  type Random,
-  sessionLabel,
-} from "../../engine/mod.ts";
+import type { DomainEvent } from "../../engine/events.ts";
+import { sessionLabel } from "../../engine/ids.ts";
+import type { Clock, Random } from "../../engine/ports.ts";
+import type { Keyring } from "../../engine/tokens.ts";
 import type { FullTextSearch, SqlDialect } from "../sql/dialect.ts";
 import type { Executor } from "../sql/graph_sql.ts";
 import { logDigest, type LoggedEvent, projectLogged } from "../sql/log.ts";

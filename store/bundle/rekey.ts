@@ -8,13 +8,10 @@
  * however many ids the bundle carries.
  * @module
  */
-import {
-  type Keyring,
-  mintToken,
-  type Random,
-  randomHex,
-  type TokenKind,
-} from "../../engine/mod.ts";
+import { randomHex } from "../../engine/ids.ts";
+import type { Random } from "../../engine/ports.ts";
+import { type Keyring, mintToken } from "../../engine/tokens.ts";
+import type { TokenKind } from "../../engine/vocabulary.ts";
 import { placeholderPattern } from "./format.ts";
 
 /** A 16-hex id, not inside a longer hex run. */

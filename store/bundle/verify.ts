@@ -8,15 +8,12 @@
  * so a hostile depth is refused with the limit before anything recursive reads it.
  * @module
  */
-import {
-  type CompiledWorkflow,
-  formatPath,
-  hashJson,
-  ID_HEX,
-  nestingProblem,
-  sessionRuleViolation,
-  tokenPattern,
-} from "../../engine/mod.ts";
+import { hashJson } from "../../engine/hash.ts";
+import { ID_HEX } from "../../engine/ids.ts";
+import { nestingProblem, sessionRuleViolation } from "../../engine/session_rules.ts";
+import { tokenPattern } from "../../engine/tokens.ts";
+import type { CompiledWorkflow } from "../../engine/workflow/compiled.ts";
+import { formatPath } from "../../engine/workflow/parse.ts";
 import {
   type Bundle,
   type BundleResult,

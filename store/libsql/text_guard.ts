@@ -9,7 +9,7 @@
  * @module
  */
 import type Database from "npm:libsql@0.5.29";
-import { StorageCorruptionError } from "../../engine/mod.ts";
+import { StorageCorruptionError } from "../../engine/result.ts";
 
 type NativeDb = InstanceType<typeof Database>;
 type NativeStatement = ReturnType<NativeDb["prepare"]>;

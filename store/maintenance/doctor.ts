@@ -6,7 +6,9 @@
  * without migrating, so a check never changes the schema.
  * @module
  */
-import { DOCTOR_CHECKS, formatLoadError, type WorkflowSource } from "../../engine/mod.ts";
+import type { WorkflowSource } from "../../engine/ports.ts";
+import { DOCTOR_CHECKS } from "../../engine/vocabulary.ts";
+import { formatLoadError } from "../../engine/workflow/parse.ts";
 import { inspectKeyring } from "../keyring.ts";
 import { looseModes } from "../private_files.ts";
 import {

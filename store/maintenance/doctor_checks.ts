@@ -5,7 +5,8 @@
  * @module
  */
 import type { Kysely } from "npm:kysely@0.29.9";
-import { type DoctorCheck, sessionLabel } from "../../engine/mod.ts";
+import { sessionLabel } from "../../engine/ids.ts";
+import type { DoctorCheck } from "../../engine/vocabulary.ts";
 import type { MaintenanceDialect, SqlDialect } from "../sql/dialect.ts";
 import type { Database } from "../sql/schema.ts";
 import { knownSessionIds, runOrphans } from "../sql/tables.ts";

@@ -5,12 +5,9 @@
  * @module
  */
 import type { Kysely } from "npm:kysely@0.29.9";
-import {
-  type CompiledWorkflow,
-  type RuleEvent,
-  sessionLabel,
-  sessionRuleViolation,
-} from "../../engine/mod.ts";
+import { sessionLabel } from "../../engine/ids.ts";
+import { type RuleEvent, sessionRuleViolation } from "../../engine/session_rules.ts";
+import type { CompiledWorkflow } from "../../engine/workflow/compiled.ts";
 import { decodeLogRow, sessionLog } from "../sql/log.ts";
 import type { Database } from "../sql/schema.ts";
 import { type DoctorFinding, finding, listSessions } from "./doctor_checks.ts";

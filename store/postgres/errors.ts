@@ -13,7 +13,7 @@ import {
   StorageCorruptionError,
   type StorageFault,
   StorageUnavailableError,
-} from "../../engine/mod.ts";
+} from "../../engine/result.ts";
 import type { Executor } from "../sql/graph_sql.ts";
 import type { Database } from "../sql/schema.ts";
 import { BeforeCommit } from "./driver.ts";

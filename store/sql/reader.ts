@@ -4,20 +4,21 @@
  * @module
  */
 import { sql } from "npm:kysely@0.29.9";
+import type {
+  AncestorNotes,
+  AttemptRecord,
+  NodeRecord,
+  RunRecord,
+  StoreReader,
+} from "../../engine/ports.ts";
+import { InvariantViolationError, StorageCorruptionError } from "../../engine/result.ts";
 import {
-  type AncestorNotes,
   type AttemptKind,
-  type AttemptRecord,
-  type CompiledWorkflow,
-  InvariantViolationError,
   isMember,
   type NodeKind,
-  type NodeRecord,
   RUN_STATUSES,
-  type RunRecord,
-  StorageCorruptionError,
-  type StoreReader,
-} from "../../engine/mod.ts";
+} from "../../engine/vocabulary.ts";
+import type { CompiledWorkflow } from "../../engine/workflow/compiled.ts";
 import type { ReadScope } from "./dialect.ts";
 import {
   ancestorsCte,

@@ -7,25 +7,21 @@
  */
 import { z } from "npm:zod@4.6.7";
 import { createHash } from "node:crypto";
+import { canonicalJson } from "../../engine/hash.ts";
+import { runLabel } from "../../engine/ids.ts";
+import type { AttemptRecord, NodeRecord } from "../../engine/ports.ts";
+import { autonomySchema, riskPolicySchema } from "../../engine/preferences.ts";
+import { InvariantViolationError, StorageCorruptionError } from "../../engine/result.ts";
 import {
   ATTEMPT_OUTCOMES,
-  type AttemptRecord,
-  autonomySchema,
-  canonicalJson,
-  type CompiledWorkflow,
   EDGE_KINDS,
-  InvariantViolationError,
   isMember,
   NODE_KINDS,
-  type NodeRecord,
-  normalizeCompiled,
-  riskPolicySchema,
-  runLabel,
-  type RunState,
   SESSION_KINDS,
   type SessionKind,
-  StorageCorruptionError,
-} from "../../engine/mod.ts";
+} from "../../engine/vocabulary.ts";
+import { type CompiledWorkflow, normalizeCompiled } from "../../engine/workflow/compiled.ts";
+import type { RunState } from "../../engine/workflow/interpreter.ts";
 
 /** SHA-256 hex, synchronously: digests are computed on every append and replay. */
 export function digest(text: string): string {

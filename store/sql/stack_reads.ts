@@ -4,16 +4,15 @@
  * @module
  */
 import { sql } from "npm:kysely@0.29.9";
-import {
-  type BranchOutput,
-  isMember,
-  type NodeEvent,
-  RUN_STATUSES,
-  type StackFrame,
-  type StackSummary,
-  type StackView,
-  StorageCorruptionError,
-} from "../../engine/mod.ts";
+import type {
+  BranchOutput,
+  NodeEvent,
+  StackFrame,
+  StackSummary,
+  StackView,
+} from "../../engine/ports.ts";
+import { StorageCorruptionError } from "../../engine/result.ts";
+import { isMember, RUN_STATUSES } from "../../engine/vocabulary.ts";
 import { ancestorsCte, type Executor } from "./graph_sql.ts";
 import { prepare, type Prepared } from "./prepared.ts";
 import { artifactsColumn, decodeJsonOr } from "./rows.ts";

@@ -4,7 +4,9 @@
  * @module
  */
 import type { Insertable, Kysely } from "npm:kysely@0.29.9";
-import { type DomainEvent, sessionLabel, type Store, type StoreWriter } from "../../engine/mod.ts";
+import type { DomainEvent } from "../../engine/events.ts";
+import { sessionLabel } from "../../engine/ids.ts";
+import type { Store, StoreWriter } from "../../engine/ports.ts";
 import { contextId, loggedEvents } from "./context_refs.ts";
 import type { SqlDialect } from "./dialect.ts";
 import type { Executor } from "./graph_sql.ts";

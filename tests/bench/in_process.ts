@@ -20,8 +20,9 @@ import { Server, type ServerContext } from "npm:@modelcontextprotocol/server@2.4
 import { createTaskSurface } from "../../tools/task_surface.ts";
 import { revisionOf } from "../../tools/revisions/mod.ts";
 import { callMeta } from "../../tools/task_wire.ts";
-import { type AnsweredNode, parseRunLabel } from "../../engine/mod.ts";
-import type { WorkflowSource } from "../../engine/mod.ts";
+import { parseRunLabel } from "../../engine/ids.ts";
+import type { AnsweredNode } from "../../engine/use_cases/record_attempt.ts";
+import type { WorkflowSource } from "../../engine/ports.ts";
 import { LONG_ID, longWorkflow, r3, stats } from "./common.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));

@@ -15,7 +15,8 @@ import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { openWaymark } from "../../mod.ts";
-import { continueWorkflow, startWorkflow } from "../../engine/mod.ts";
+import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
+import { startWorkflow } from "../../engine/use_cases/start_workflow.ts";
 import { StdioRpc } from "./stdio_rpc.ts";
 import { r3, type Stats, stats } from "./common.ts";
 

@@ -7,15 +7,15 @@
 import { join, relative } from "node:path";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import type { EngineDeps } from "../../engine/ports.ts";
 import {
-  type EngineDeps,
   type LoadedSet,
   loadWorkflowFiles,
   resolveCatalog,
   type SourceFile,
-  type WorkflowLoadError,
-} from "../../engine/mod.ts";
-import type { LoadedWorkflow } from "../../engine/mod.ts";
+} from "../../engine/workflow/catalog.ts";
+import type { WorkflowLoadError } from "../../engine/workflow/parse.ts";
+import type { LoadedWorkflow } from "../../engine/workflow/catalog.ts";
 import { openWaymark, type Waymark } from "../../mod.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));

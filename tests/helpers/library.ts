@@ -2,7 +2,9 @@
  * The bundled library as tests expect to see it listed.
  * @module
  */
-import { compareText, declaredId, isRoutineId } from "../../engine/mod.ts";
+import { compareText } from "../../engine/collate.ts";
+import { declaredId } from "../../engine/workflow/catalog.ts";
+import { isRoutineId } from "../../engine/workflow/compile.ts";
 import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";
 
 const ids = BUNDLED_WORKFLOWS.map((f) => declaredId(f.text)!);

@@ -4,12 +4,9 @@
  * of a database file.
  * @module
  */
-import {
-  applyPreferences,
-  DEFAULT_PREFERENCES,
-  type EngineDeps,
-  tokenPattern,
-} from "../../engine/mod.ts";
+import type { EngineDeps } from "../../engine/ports.ts";
+import { applyPreferences, DEFAULT_PREFERENCES } from "../../engine/preferences.ts";
+import { tokenPattern } from "../../engine/tokens.ts";
 import {
   createWorkflowSource,
   cryptoRandom,

@@ -5,7 +5,8 @@
  * @module
  */
 import { createHmac } from "node:crypto";
-import type { EngineDeps, Keyring } from "../../engine/mod.ts";
+import type { EngineDeps } from "../../engine/ports.ts";
+import type { Keyring } from "../../engine/tokens.ts";
 import {
   createWorkflowSource,
   cryptoRandom,

@@ -5,19 +5,18 @@
  * make chosen conditions true.
  * @module
  */
-import {
-  type CompiledLoop,
-  type CompiledNode,
-  type CompiledStep,
-  type CompiledWorkflow,
-  type Condition,
-  continueWorkflow,
-  type EngineDeps,
-  readState,
-  startWorkflow,
-  type StepResponse,
-  type ValidationCriteria,
-} from "../../engine/mod.ts";
+import type { EngineDeps } from "../../engine/ports.ts";
+import type { StepResponse } from "../../engine/responses.ts";
+import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
+import { startWorkflow } from "../../engine/use_cases/start_workflow.ts";
+import type {
+  CompiledLoop,
+  CompiledNode,
+  CompiledStep,
+  CompiledWorkflow,
+} from "../../engine/workflow/compiled.ts";
+import { readState } from "../../engine/workflow/interpreter.ts";
+import type { Condition, ValidationCriteria } from "../../engine/workflow/schema.ts";
 
 /** Sets `a.b.c` in a context object. */
 export function setVar(context: Record<string, unknown>, path: string, value: unknown): void {

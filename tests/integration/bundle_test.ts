@@ -8,7 +8,8 @@
 import assert from "node:assert/strict";
 import { type Bundle, exportSession, importBundle, verifyBundle } from "../../store/bundle/mod.ts";
 import { bundleText, canonicalDigest, eventDigest, seal } from "../../store/bundle/format.ts";
-import { continueWorkflow, resumeSession } from "../../engine/mod.ts";
+import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
+import { resumeSession } from "../../engine/use_cases/resume_session.ts";
 import { openWaymark, type Waymark } from "../../mod.ts";
 import { dumpAll, holdsToken, withoutTokens } from "../helpers/maintenance.ts";
 import { dbUrlOf, tempHome } from "../helpers/server.ts";

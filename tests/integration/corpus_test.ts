@@ -5,19 +5,18 @@
  * hold as WorkRail enforces them: notes are required, and every assessment follow-up blocks.
  */
 import assert from "node:assert/strict";
-import {
-  type CompiledNode,
-  type CompiledStep,
-  type CompiledWorkflow,
-  type Condition,
-  continueWorkflow,
-  type EngineDeps,
-  evaluateCondition,
-  loadWorkflowFile,
-  loadWorkflowFiles,
-  renderStepResponse,
-  type StepResponse,
-} from "../../engine/mod.ts";
+import type { EngineDeps } from "../../engine/ports.ts";
+import type { StepResponse } from "../../engine/responses.ts";
+import { renderStepResponse } from "../../engine/text.ts";
+import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
+import { loadWorkflowFile, loadWorkflowFiles } from "../../engine/workflow/catalog.ts";
+import type {
+  CompiledNode,
+  CompiledStep,
+  CompiledWorkflow,
+} from "../../engine/workflow/compiled.ts";
+import { evaluateCondition } from "../../engine/workflow/conditions.ts";
+import type { Condition } from "../../engine/workflow/schema.ts";
 import {
   CORPUS_DIR,
   corpusFiles,

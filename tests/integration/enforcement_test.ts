@@ -6,15 +6,12 @@
  * preference recommendations.
  */
 import assert from "node:assert/strict";
-import {
-  continueWorkflow,
-  type EngineDeps,
-  loadWorkflowFiles,
-  renderStepResponse,
-  resolveCatalog,
-  startWorkflow,
-  type StepResponse,
-} from "../../engine/mod.ts";
+import type { EngineDeps } from "../../engine/ports.ts";
+import type { StepResponse } from "../../engine/responses.ts";
+import { renderStepResponse } from "../../engine/text.ts";
+import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
+import { startWorkflow } from "../../engine/use_cases/start_workflow.ts";
+import { loadWorkflowFiles, resolveCatalog } from "../../engine/workflow/catalog.ts";
 import type { Autonomy } from "../../engine/vocabulary.ts";
 import { openWaymark, type Waymark } from "../../mod.ts";
 import { freshPostgresUrl, testingOnPostgres } from "../helpers/postgres.ts";

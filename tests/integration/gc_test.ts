@@ -7,12 +7,10 @@
  * @module
  */
 import assert from "node:assert/strict";
-import {
-  continueWorkflow,
-  resumeSession,
-  startWorkflow,
-  type StepResponse,
-} from "../../engine/mod.ts";
+import type { StepResponse } from "../../engine/responses.ts";
+import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
+import { resumeSession } from "../../engine/use_cases/resume_session.ts";
+import { startWorkflow } from "../../engine/use_cases/start_workflow.ts";
 import { exportSession, importBundle } from "../../store/bundle/mod.ts";
 import {
   type ClockedWaymark,

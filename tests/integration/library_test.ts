@@ -8,12 +8,9 @@
  */
 import assert from "node:assert/strict";
 import { basename, join } from "node:path";
-import {
-  type CompiledNode,
-  type Condition,
-  type LoadedWorkflow,
-  loadWorkflowFiles,
-} from "../../engine/mod.ts";
+import { type LoadedWorkflow, loadWorkflowFiles } from "../../engine/workflow/catalog.ts";
+import type { CompiledNode } from "../../engine/workflow/compiled.ts";
+import type { Condition } from "../../engine/workflow/schema.ts";
 import { conditionVars } from "../../engine/workflow/conditions.ts";
 import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";
 import { connect, MAIN, ok, ROOT, tempHome, type TestClient } from "../helpers/server.ts";

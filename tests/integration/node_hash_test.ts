@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadWorkflowFiles, type SourceFile } from "../../engine/mod.ts";
+import { loadWorkflowFiles, type SourceFile } from "../../engine/workflow/catalog.ts";
 import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";
 import { CORPUS_DIR, corpusSources } from "../helpers/corpus.ts";
 

@@ -13,7 +13,9 @@
 import assert from "node:assert/strict";
 import pg from "pg";
 import { sql } from "npm:kysely@0.29.9";
-import { continueWorkflow, resumeSession, type Store } from "../../engine/mod.ts";
+import type { Store } from "../../engine/ports.ts";
+import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
+import { resumeSession } from "../../engine/use_cases/resume_session.ts";
 import { openStore } from "../../store/mod.ts";
 import { MIGRATIONS } from "../../store/sql/migrations.ts";
 import { runCli } from "../helpers/maintenance.ts";

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { sql } from "kysely";
-import { resumeSession } from "../../engine/mod.ts";
+import { resumeSession } from "../../engine/use_cases/resume_session.ts";
 import { openStore, type SqliteStore } from "../../store/mod.ts";
 import { BACKLOG_LIMIT } from "../../store/libsql/fts_backlog.ts";
 import { deleteSession } from "../../store/sql/tables.ts";

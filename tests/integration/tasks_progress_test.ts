@@ -9,7 +9,8 @@
 import assert from "node:assert/strict";
 import { openWaymark } from "../../mod.ts";
 import { RELATED_TASK_META_KEY } from "npm:@modelcontextprotocol/server@2.4.0";
-import { parseRunLabel, parseSessionLabel, readTask } from "../../engine/mod.ts";
+import { parseRunLabel, parseSessionLabel } from "../../engine/ids.ts";
+import { readTask } from "../../engine/use_cases/tasks.ts";
 import { CALL_PLAN_STEPS, callMeta } from "../../tools/task_wire.ts";
 import { plainWorkflow } from "../helpers/workflows.ts";
 import { createViewerApp } from "../../web/mod.ts";

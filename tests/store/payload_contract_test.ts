@@ -5,12 +5,10 @@
  * @module
  */
 import assert from "node:assert/strict";
-import {
-  checkpointWorkflow,
-  continueWorkflow,
-  type EngineDeps,
-  type StepResponse,
-} from "../../engine/mod.ts";
+import type { EngineDeps } from "../../engine/ports.ts";
+import type { StepResponse } from "../../engine/responses.ts";
+import { checkpointWorkflow } from "../../engine/use_cases/checkpoint_workflow.ts";
+import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
 import { parseRunLabel } from "../../engine/ids.ts";
 import { ack, checkpoint, engineDeps, start, type Subject, SUBJECTS, value } from "./subjects.ts";
 

@@ -6,15 +6,13 @@
  * Jobs come from the job files written for the tests, through the real job-folder adapter.
  */
 import assert from "node:assert/strict";
-import {
-  abortJobWorkflow,
-  abortRun,
-  type EngineDeps,
-  finishStep,
-  type JobPorts,
-  parseRunLabel,
-  startJobWorkflow,
-} from "../../engine/mod.ts";
+import { abortJobWorkflow } from "../../engine/deepwork/abort.ts";
+import { finishStep } from "../../engine/deepwork/finish.ts";
+import type { JobPorts } from "../../engine/deepwork/ports.ts";
+import { startJobWorkflow } from "../../engine/deepwork/start.ts";
+import { parseRunLabel } from "../../engine/ids.ts";
+import type { EngineDeps } from "../../engine/ports.ts";
+import { abortRun } from "../../engine/use_cases/abort_run.ts";
 import { deriveNodeId } from "../../engine/ids.ts";
 import { createJobSource } from "../../store/mod.ts";
 import { diskFiles } from "../../tools/profiles/deepwork/files.ts";

@@ -9,15 +9,13 @@
  * @module
  */
 import assert from "node:assert/strict";
-import {
-  type CompiledWorkflow,
-  continueWorkflow,
-  type EngineDeps,
-  hashJson,
-  InvariantViolationError,
-  resumeSession,
-  type StepResponse,
-} from "../../engine/mod.ts";
+import { hashJson } from "../../engine/hash.ts";
+import type { EngineDeps } from "../../engine/ports.ts";
+import type { StepResponse } from "../../engine/responses.ts";
+import { InvariantViolationError } from "../../engine/result.ts";
+import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
+import { resumeSession } from "../../engine/use_cases/resume_session.ts";
+import type { CompiledWorkflow } from "../../engine/workflow/compiled.ts";
 import { parseRunLabel, parseSessionLabel } from "../../engine/ids.ts";
 import {
   ack,

@@ -7,18 +7,17 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
+import type { EngineDeps, Store } from "../../engine/ports.ts";
+import type { StepResponse } from "../../engine/responses.ts";
+import type { Result } from "../../engine/result.ts";
+import { checkpointWorkflow } from "../../engine/use_cases/checkpoint_workflow.ts";
+import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
+import { startWorkflow } from "../../engine/use_cases/start_workflow.ts";
 import {
-  checkpointWorkflow,
-  continueWorkflow,
-  type EngineDeps,
   type LoadedSet,
   loadWorkflowFiles,
   resolveCatalog,
-  type Result,
-  startWorkflow,
-  type StepResponse,
-  type Store,
-} from "../../engine/mod.ts";
+} from "../../engine/workflow/catalog.ts";
 import { cryptoRandom, openStore, systemClock } from "../../store/mod.ts";
 import { testKeyring } from "../helpers/memory.ts";
 import { freshPostgresUrl, postgresBin } from "../helpers/postgres.ts";

@@ -5,17 +5,14 @@
  * acknowledgement reads) behave the same.
  */
 import assert from "node:assert/strict";
-import {
-  continueWorkflow,
-  type EngineDeps,
-  loadWorkflowFiles,
-  parseRunLabel,
-  readTask,
-  recordUserInput,
-  resolveCatalog,
-  startSession,
-  type StepResponse,
-} from "../../engine/mod.ts";
+import { parseRunLabel } from "../../engine/ids.ts";
+import type { EngineDeps } from "../../engine/ports.ts";
+import type { StepResponse } from "../../engine/responses.ts";
+import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
+import { startSession } from "../../engine/use_cases/start_session.ts";
+import { readTask } from "../../engine/use_cases/tasks.ts";
+import { recordUserInput } from "../../engine/use_cases/user_input.ts";
+import { loadWorkflowFiles, resolveCatalog } from "../../engine/workflow/catalog.ts";
 import { ack, engineDeps, rehydrate, start, SUBJECTS, value } from "./subjects.ts";
 
 const ASK = {

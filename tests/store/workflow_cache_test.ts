@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL as toFileUrl } from "node:url";
-import { summarize, type WorkflowSource } from "../../engine/mod.ts";
+import type { WorkflowSource } from "../../engine/ports.ts";
+import { summarize } from "../../engine/use_cases/list_workflows.ts";
 import {
   createWorkflowSource,
   type OpenedSqlStore,

@@ -11,7 +11,9 @@ import {
   stepProgress,
 } from "../../engine/use_cases/advance.ts";
 import { childNode } from "../../engine/use_cases/node_events.ts";
-import { DEFAULT_PREFERENCES, type NodeRecord, type StepResponse } from "../../engine/mod.ts";
+import type { NodeRecord } from "../../engine/ports.ts";
+import { DEFAULT_PREFERENCES } from "../../engine/preferences.ts";
+import type { StepResponse } from "../../engine/responses.ts";
 import { SESSION_NOTES_WORKFLOW } from "../../engine/use_cases/session_notes.ts";
 import type { CompiledWorkflow } from "../../engine/workflow/compiled.ts";
 

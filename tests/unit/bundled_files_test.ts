@@ -7,11 +7,11 @@ import assert from "node:assert/strict";
 import {
   compileParsed,
   parseSourceFile,
-  parseWorkflowText,
   readBundledFile,
   routinesAmong,
-  type WorkflowFile,
-} from "../../engine/mod.ts";
+} from "../../engine/workflow/catalog.ts";
+import { parseWorkflowText } from "../../engine/workflow/parse.ts";
+import type { WorkflowFile } from "../../engine/workflow/schema.ts";
 import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";
 
 Deno.test("every bundled file validates, and validation leaves its compiled form and hash alone", async () => {

@@ -3,13 +3,10 @@
  * instruction file's text is inside the hash), and the output checks shared by both profiles.
  */
 import assert from "node:assert/strict";
-import {
-  instructionFiles,
-  loadJob,
-  OUTPUT_SYNTAX,
-  outputsProblem,
-  parseJobYaml,
-} from "../../engine/mod.ts";
+import { loadJob } from "../../engine/deepwork/catalog.ts";
+import { instructionFiles, OUTPUT_SYNTAX } from "../../engine/deepwork/job.ts";
+import { outputsProblem } from "../../engine/deepwork/outputs.ts";
+import { parseJobYaml } from "../../engine/deepwork/parse.ts";
 
 const LIST = `
 name: demo

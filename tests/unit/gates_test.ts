@@ -6,17 +6,17 @@
  * runCondition.
  */
 import assert from "node:assert/strict";
+import type { EngineDeps } from "../../engine/ports.ts";
+import type { StepResponse } from "../../engine/responses.ts";
+import { renderStepResponse } from "../../engine/text.ts";
+import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
+import { startWorkflow } from "../../engine/use_cases/start_workflow.ts";
+import type { Autonomy } from "../../engine/vocabulary.ts";
 import {
-  type Autonomy,
-  continueWorkflow,
-  type EngineDeps,
   loadWorkflowFile,
   loadWorkflowFiles,
-  renderStepResponse,
   resolveCatalog,
-  startWorkflow,
-  type StepResponse,
-} from "../../engine/mod.ts";
+} from "../../engine/workflow/catalog.ts";
 import { memoryDeps } from "../helpers/memory.ts";
 
 const READINESS = {

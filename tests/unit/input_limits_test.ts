@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { checkContext, checkOutput, jsonDepth, LIMITS } from "../../engine/mod.ts";
+import { checkContext, checkOutput, jsonDepth, LIMITS } from "../../engine/limits.ts";
 import { screenArguments } from "../../tools/argument_guard.ts";
 
 function nested(depth: number): unknown {

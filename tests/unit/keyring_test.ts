@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { stat } from "node:fs/promises";
-import { mintToken, verifyToken } from "../../engine/mod.ts";
+import { mintToken, verifyToken } from "../../engine/tokens.ts";
 import { loadOrCreateKeyring, rotateKeyring } from "../../store/mod.ts";
 
 const sample = new TextEncoder().encode("sample");

@@ -6,7 +6,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { loadWorkflowFiles } from "../../engine/mod.ts";
+import { loadWorkflowFiles } from "../../engine/workflow/catalog.ts";
 import { workflowNameOf } from "../../store/sql/viewer/session.ts";
 import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";
 

@@ -4,21 +4,18 @@
  * steps behind a false condition are skipped, the step waiting on the user is blocked).
  */
 import assert from "node:assert/strict";
+import { DEFAULT_PREFERENCES } from "../../engine/preferences.ts";
+import { taskStatus, userQuestions } from "../../engine/use_cases/task_status.ts";
+import { loadWorkflowFiles } from "../../engine/workflow/catalog.ts";
+import type { CompiledWorkflow } from "../../engine/workflow/compiled.ts";
 import {
   advanceState,
-  type CompiledWorkflow,
-  type Completion,
   currentStep,
-  DEFAULT_PREFERENCES,
   initialState,
-  loadWorkflowFiles,
-  planProgress,
   readState,
   type RunState,
-  stepResults,
-  taskStatus,
-  userQuestions,
-} from "../../engine/mod.ts";
+} from "../../engine/workflow/interpreter.ts";
+import { type Completion, planProgress, stepResults } from "../../engine/workflow/plan.ts";
 
 async function compile(steps: unknown[]): Promise<CompiledWorkflow> {
   const text = JSON.stringify({ id: "user.t", name: "T", description: "d", version: "1", steps });

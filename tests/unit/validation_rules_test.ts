@@ -4,12 +4,10 @@
  * assessments are refused at load time with the path and the fix.
  */
 import assert from "node:assert/strict";
-import {
-  evaluateCondition,
-  failedValidation,
-  parseWorkflowText,
-  type ValidationCriteria,
-} from "../../engine/mod.ts";
+import { failedValidation } from "../../engine/enforce.ts";
+import { evaluateCondition } from "../../engine/workflow/conditions.ts";
+import { parseWorkflowText } from "../../engine/workflow/parse.ts";
+import type { ValidationCriteria } from "../../engine/workflow/schema.ts";
 import { jsonSchemaProblems } from "../../engine/json_schema_check.ts";
 
 const schemaRule = (schema: Record<string, unknown>): ValidationCriteria => ({

@@ -3,17 +3,11 @@
  * the committed JSON Schema.
  */
 import assert from "node:assert/strict";
-import {
-  compileWorkflow,
-  initialState,
-  loadWorkflowFile,
-  parseSourceFile,
-  parseWorkflowText,
-  pendingStep,
-  routinesAmong,
-  stateAfterAck,
-  workflowJsonSchema,
-} from "../../engine/mod.ts";
+import { loadWorkflowFile, parseSourceFile, routinesAmong } from "../../engine/workflow/catalog.ts";
+import { compileWorkflow } from "../../engine/workflow/compile.ts";
+import { initialState, pendingStep, stateAfterAck } from "../../engine/workflow/interpreter.ts";
+import { workflowJsonSchema } from "../../engine/workflow/json_schema.ts";
+import { parseWorkflowText } from "../../engine/workflow/parse.ts";
 import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";
 
 const minimal = (id: string, extra = "") =>

@@ -6,19 +6,23 @@
  */
 import assert from "node:assert/strict";
 import {
-  advanceState,
-  type CompiledStep,
-  type CompiledWorkflow,
-  initialState,
   loadWorkflowFile,
   loadWorkflowFiles,
+  type SourceFile,
+} from "../../engine/workflow/catalog.ts";
+import {
+  type CompiledStep,
+  type CompiledWorkflow,
   normalizeCompiled,
-  parseWorkflowText,
+} from "../../engine/workflow/compiled.ts";
+import {
+  advanceState,
+  initialState,
   pendingStep,
   type RunState,
-  type SourceFile,
   stateAfterAck,
-} from "../../engine/mod.ts";
+} from "../../engine/workflow/interpreter.ts";
+import { parseWorkflowText } from "../../engine/workflow/parse.ts";
 
 function wf(steps: unknown[], extra: Record<string, unknown> = {}): string {
   return JSON.stringify({

@@ -6,26 +6,25 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
+import { abortJobWorkflow } from "../../engine/deepwork/abort.ts";
+import { findStack } from "../../engine/deepwork/find_stack.ts";
+import { finishStep } from "../../engine/deepwork/finish.ts";
+import { goToStep } from "../../engine/deepwork/go_to_step.ts";
+import type { JobPorts } from "../../engine/deepwork/ports.ts";
 import {
-  abortJobWorkflow,
   abortResponseSchema,
-  type EngineDeps,
-  findStack,
   finishedResponseSchema,
-  finishStep,
-  getWorkflows,
   getWorkflowsResponseSchema,
-  goToStep,
   goToStepResponseSchema,
-  type JobPorts,
-  LIMITS,
-  type Result,
-  stackEntries,
   type StackEntry,
-  startJobWorkflow,
   startResponseSchema,
-  type WorkspaceObservation,
-} from "../../engine/mod.ts";
+} from "../../engine/deepwork/responses.ts";
+import { stackEntries } from "../../engine/deepwork/stack.ts";
+import { getWorkflows, startJobWorkflow } from "../../engine/deepwork/start.ts";
+import { LIMITS } from "../../engine/limits.ts";
+import type { EngineDeps } from "../../engine/ports.ts";
+import type { Result } from "../../engine/result.ts";
+import type { WorkspaceObservation } from "../../engine/workspace.ts";
 import { defineTool, type ToolContext, type ToolProfile } from "../define_tool.ts";
 import { diskFiles } from "./deepwork/files.ts";
 import { connectionPresence } from "./deepwork/presence.ts";

@@ -5,26 +5,22 @@
  * @module
  */
 import {
-  abortWorkflow,
   checkpointStepResponseSchema,
-  checkpointWorkflow,
-  continueWorkflow,
   inspectResponseSchema,
-  inspectWorkflow,
   listResponseSchema,
-  listWorkflows,
-  renderInspect,
-  renderList,
-  renderResume,
-  renderStepResponse,
   resumeResponseSchema,
-  resumeSession,
-  runAbortResponseSchema,
-  startSession,
   startStepResponseSchema,
-  startWorkflow,
   stepResponseSchema,
-} from "../../engine/mod.ts";
+} from "../../engine/responses.ts";
+import { renderInspect, renderList, renderResume, renderStepResponse } from "../../engine/text.ts";
+import { abortWorkflow, runAbortResponseSchema } from "../../engine/use_cases/abort_run.ts";
+import { checkpointWorkflow } from "../../engine/use_cases/checkpoint_workflow.ts";
+import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
+import { inspectWorkflow } from "../../engine/use_cases/inspect_workflow.ts";
+import { listWorkflows } from "../../engine/use_cases/list_workflows.ts";
+import { resumeSession } from "../../engine/use_cases/resume_session.ts";
+import { startSession } from "../../engine/use_cases/start_session.ts";
+import { startWorkflow } from "../../engine/use_cases/start_workflow.ts";
 import { defineTool, type ToolDefinition, type ToolProfile } from "../define_tool.ts";
 import { PROFILES, publishedSchemas } from "./registry.ts";
 import {

@@ -3,7 +3,8 @@
  * (`registry.ts`): a profile added there is a type error here until it has its tools.
  * @module
  */
-import type { JobPorts, JobSource } from "../../engine/mod.ts";
+import type { JobSource } from "../../engine/deepwork/catalog.ts";
+import type { JobPorts } from "../../engine/deepwork/ports.ts";
 import type { ToolProfile } from "../define_tool.ts";
 import { DEFAULT_PROFILE } from "./default.ts";
 import { deepworkProfile } from "./deepwork.ts";

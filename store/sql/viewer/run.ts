@@ -5,7 +5,8 @@
  * @module
  */
 import { sql } from "npm:kysely@0.29.9";
-import { type CompiledWorkflow, StorageCorruptionError } from "../../../engine/mod.ts";
+import { StorageCorruptionError } from "../../../engine/result.ts";
+import type { CompiledWorkflow } from "../../../engine/workflow/compiled.ts";
 import { ancestorsCte, NODE_CONTEXT, nodesWithOutputs, nodesWithParent } from "../graph_sql.ts";
 import { readSnapshot } from "../reader.ts";
 import {

@@ -11,7 +11,8 @@ import {
   sql,
   type SqlBool,
 } from "npm:kysely@0.29.9";
-import { SESSION_PREFIX, SESSION_STATUS_FILTERS, stripLabel } from "../../../engine/mod.ts";
+import { SESSION_PREFIX, stripLabel } from "../../../engine/ids.ts";
+import { SESSION_STATUS_FILTERS } from "../../../engine/vocabulary.ts";
 import type { Database, SessionsTable } from "../schema.ts";
 
 /** The typed database the viewer reads. */

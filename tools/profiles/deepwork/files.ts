@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto";
 import { lstat, mkdir, open, realpath, stat } from "node:fs/promises";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
-import type { FileRefusal, WorkspaceFiles } from "../../../engine/mod.ts";
+import type { FileRefusal, WorkspaceFiles } from "../../../engine/deepwork/ports.ts";
 
 function inside(root: string, path: string): boolean {
   const rel = relative(root, path);

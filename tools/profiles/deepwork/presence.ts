@@ -8,7 +8,7 @@
  */
 import { hostname } from "node:os";
 import process from "node:process";
-import type { AgentPresence } from "../../../engine/mod.ts";
+import type { AgentPresence } from "../../../engine/deepwork/ports.ts";
 
 const KEY = /^(\d+)@(.*)#([0-9a-f]+)$/;
 

@@ -7,7 +7,7 @@
  */
 import { spawn } from "node:child_process";
 import process from "node:process";
-import type { ReviewRun, ReviewRunner } from "../../../engine/mod.ts";
+import type { ReviewRun, ReviewRunner } from "../../../engine/deepwork/ports.ts";
 
 /** Most bytes of stdout or stderr kept. */
 const OUTPUT_LIMIT = 1024 * 1024;
