@@ -16,7 +16,7 @@
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import process from "node:process";
-import { jobsAsWorkflows, type JobSource } from "./engine/deepwork/catalog.ts";
+import { jobsAsWorkflows, type JobSource } from "./engine/deepwork/job_catalog.ts";
 import type { EngineDeps } from "./engine/ports.ts";
 import { applyPreferences, DEFAULT_PREFERENCES } from "./engine/preferences.ts";
 import type { InspectResponse, ListResponse, StepResponse } from "./engine/responses.ts";
@@ -29,9 +29,8 @@ import { type ContinueInput, continueWorkflow } from "./engine/use_cases/continu
 import { inspectWorkflow } from "./engine/use_cases/inspect_workflow.ts";
 import { listWorkflows } from "./engine/use_cases/list_workflows.ts";
 import { type StartInput, startWorkflow } from "./engine/use_cases/start_workflow.ts";
+import { additionalJobFolders, createJobSource } from "./tools/profiles/deepwork/job_folders.ts";
 import {
-  additionalJobFolders,
-  createJobSource,
   createWorkflowSource,
   cryptoRandom,
   type Durability,
@@ -54,7 +53,7 @@ import { claudeReviewer, commandReviewer } from "./tools/profiles/deepwork/revie
 import type { WaymarkServer } from "./tools/waymark_server.ts";
 import type { TaskOwner } from "./tools/task_owner.ts";
 
-export { jobsAsWorkflows, type JobSource } from "./engine/deepwork/catalog.ts";
+export { jobsAsWorkflows, type JobSource } from "./engine/deepwork/job_catalog.ts";
 export type { EngineDeps, Store } from "./engine/ports.ts";
 export type { Preferences, PreferencesPatch } from "./engine/preferences.ts";
 export type {

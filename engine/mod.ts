@@ -8,7 +8,7 @@
  * @module
  */
 export { abortJobWorkflow } from "./deepwork/abort.ts";
-export { jobsAsWorkflows, type JobSource } from "./deepwork/catalog.ts";
+export { jobsAsWorkflows, type JobSource } from "./deepwork/job_catalog.ts";
 export { findStack } from "./deepwork/find_stack.ts";
 export { finishStep } from "./deepwork/finish.ts";
 export { goToStep } from "./deepwork/go_to_step.ts";
@@ -27,7 +27,7 @@ export {
   goToStepResponseSchema,
   type StackEntry,
   startResponseSchema,
-} from "./deepwork/responses.ts";
+} from "./deepwork/job_responses.ts";
 export { stackEntries } from "./deepwork/stack.ts";
 export { getWorkflows, startJobWorkflow } from "./deepwork/start.ts";
 export { parseRunLabel, parseSessionLabel, runLabel, sessionLabel } from "./ids.ts";
@@ -101,7 +101,7 @@ export {
   type TaskView,
   taskView,
   tipResponse,
-} from "./use_cases/tasks.ts";
+} from "./use_cases/task_views.ts";
 export { pendingQuestions, recordUserInput } from "./use_cases/user_input.ts";
 export { type TaskStatus } from "./vocabulary.ts";
 export {

@@ -15,10 +15,9 @@ export {
   type ExtraWorkflows,
   type SourceDir,
   type WorkflowSourceOptions,
-} from "./workflow_files.ts";
-export { WORKFLOW_CACHE_ROWS, type WorkflowCache } from "./workflow_cache.ts";
+} from "./workflow_files/mod.ts";
+export { WORKFLOW_CACHE_ROWS, type WorkflowCache } from "./workflow_files/cache.ts";
 export { sqlWorkflowCache } from "./sql/workflow_cache.ts";
-export { additionalJobFolders, createJobSource, type JobSourceOptions } from "./deepwork_jobs.ts";
 export { cryptoRandom, systemClock } from "./system.ts";
 export { loadConfig, type WaymarkConfig } from "./config_file.ts";
 export { prepareHome } from "./private_files.ts";

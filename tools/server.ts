@@ -16,7 +16,7 @@ import { createNotifier } from "./notifications.ts";
 import { registerPrompts } from "./prompts.ts";
 import { registerResources } from "./resources.ts";
 import { createTaskSurface } from "./task_surface.ts";
-import { registerTasks } from "./tasks.ts";
+import { registerTasks } from "./task_handlers.ts";
 import { registerTools } from "./tool_calls.ts";
 import { WaymarkServer } from "./waymark_server.ts";
 import type { TaskOwner } from "./task_owner.ts";

@@ -10,7 +10,7 @@
 import type { Server } from "npm:@modelcontextprotocol/server@2.4.0";
 import type { BranchStep, EngineDeps, NodeRecord, RunListing } from "../engine/ports.ts";
 import type { AnsweredNode } from "../engine/use_cases/record_attempt.ts";
-import { PLAN_BRANCH_WINDOW, type TaskView, taskView } from "../engine/use_cases/tasks.ts";
+import { PLAN_BRANCH_WINDOW, type TaskView, taskView } from "../engine/use_cases/task_views.ts";
 import type { TaskStatus } from "../engine/vocabulary.ts";
 import type { Revision } from "./revisions/mod.ts";
 

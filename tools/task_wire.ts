@@ -8,7 +8,7 @@
  */
 import type { CallToolResult } from "npm:@modelcontextprotocol/server@2.4.0";
 import type { UserQuestion } from "../engine/use_cases/task_status.ts";
-import type { TaskView } from "../engine/use_cases/tasks.ts";
+import type { TaskView } from "../engine/use_cases/task_views.ts";
 
 /** How often a host should poll a task: runs move at an agent's pace. */
 export const TASK_POLL_INTERVAL_MS = 2_000;

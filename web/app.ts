@@ -6,7 +6,7 @@
  * @module
  */
 import { Hono } from "npm:hono@4.13.19";
-import { hardening, loopbackOnly, readOnly } from "./guard.ts";
+import { hardening, loopbackOnly, readOnly } from "./request_guard.ts";
 import type { ViewerDb } from "./queries.ts";
 import { apiRoutes } from "./routes/api.ts";
 import { assetRoutes } from "./routes/assets.ts";

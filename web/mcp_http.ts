@@ -13,7 +13,7 @@
  */
 import { type Context, Hono } from "npm:hono@4.13.19";
 import { MAX_MESSAGE_BYTES } from "../tools/line_splitter.ts";
-import { allowedHostsFor, hardening, loopbackOnly } from "./guard.ts";
+import { allowedHostsFor, hardening, loopbackOnly } from "./request_guard.ts";
 import { readJsonBody } from "./request_body.ts";
 import { createTaskOwner, type TaskOwner } from "../tools/task_owner.ts";
 import { type Deadlines, serveWithDeadlines } from "./deadlines.ts";

@@ -11,7 +11,7 @@
  * @module
  */
 export { createViewerApp, type Viewer, type ViewerOptions } from "./app.ts";
-export { allowedHostsFor, CSP } from "./guard.ts";
+export { allowedHostsFor, CSP } from "./request_guard.ts";
 export {
   DEFAULT_VIEWER_PORT,
   serveViewer,

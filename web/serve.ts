@@ -4,7 +4,7 @@
  * @module
  */
 import { createViewerApp } from "./app.ts";
-import { allowedHostsFor } from "./guard.ts";
+import { allowedHostsFor } from "./request_guard.ts";
 import { type Deadlines, serveWithDeadlines } from "./deadlines.ts";
 import type { ViewerDb } from "./queries.ts";
 

@@ -8,9 +8,9 @@ import type { EngineDeps } from "../ports.ts";
 import type { AgentPresence } from "./ports.ts";
 import { ok, type Result } from "../result.ts";
 import { abortRun } from "../use_cases/abort_run.ts";
-import { guard } from "../use_cases/guard.ts";
+import { guard } from "../use_cases/error_guard.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
-import type { JobAbortResponse } from "./responses.ts";
+import type { JobAbortResponse } from "./job_responses.ts";
 import { findStack, stackCaller } from "./find_stack.ts";
 import { noActiveWorkflow, stackEntries, workflowLabel } from "./stack.ts";
 

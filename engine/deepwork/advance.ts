@@ -14,7 +14,7 @@ import { advanceState, currentStep } from "../workflow/interpreter.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
 import { JOB_OUTPUTS_CONTRACT } from "./compile.ts";
 import type { Submission } from "./gate.ts";
-import type { FinishedResponse } from "./responses.ts";
+import type { FinishedResponse } from "./job_responses.ts";
 import type { FoundStack } from "./find_stack.ts";
 import { beginStep, stackEntries, workflowLabel } from "./stack.ts";
 

@@ -5,7 +5,7 @@
  * @module
  */
 import type { CompiledNode, CompiledWorkflow } from "../workflow/compiled.ts";
-import type { LoadedJobs } from "./catalog.ts";
+import type { LoadedJobs } from "./job_catalog.ts";
 import type { StackFrame } from "../ports.ts";
 import { workflowLabel } from "./stack.ts";
 

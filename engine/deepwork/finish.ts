@@ -11,7 +11,7 @@ import { canonicalJson, sha256Hex } from "../hash.ts";
 import type { StackFrame, StoreReader } from "../ports.ts";
 import { checkNotes, checkRecordedValue } from "../limits.ts";
 import { fail, ok, type Result, StorageCorruptionError } from "../result.ts";
-import { guard } from "../use_cases/guard.ts";
+import { guard } from "../use_cases/error_guard.ts";
 import { currentStep } from "../workflow/interpreter.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
 import { advanceJobRun } from "./advance.ts";
@@ -25,7 +25,7 @@ import {
   tooManyFiles,
 } from "./outputs.ts";
 import type { JobDeps } from "./ports.ts";
-import type { FinishedResponse } from "./responses.ts";
+import type { FinishedResponse } from "./job_responses.ts";
 import { findStack, type FoundStack, stackCaller } from "./find_stack.ts";
 import { loadFrame, noActiveWorkflow, stackEntries, type TopRun } from "./stack.ts";
 

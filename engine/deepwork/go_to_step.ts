@@ -6,11 +6,11 @@
  */
 import type { EngineDeps, NodeRecord, StoreReader } from "../ports.ts";
 import { fail, ok, type Result } from "../result.ts";
-import { guard } from "../use_cases/guard.ts";
+import { guard } from "../use_cases/error_guard.ts";
 import { childNode, nodeCreated } from "../use_cases/node_events.ts";
 import { allSteps } from "../workflow/interpreter.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
-import type { GoToStepResponse } from "./responses.ts";
+import type { GoToStepResponse } from "./job_responses.ts";
 import { findStack, stackCaller } from "./find_stack.ts";
 import { jobDrift } from "./drift.ts";
 import type { JobPorts } from "./ports.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import type { EngineDeps } from "../ports.ts";
-import type { JobSource } from "./catalog.ts";
+import type { JobSource } from "./job_catalog.ts";
 
 /** Facts about a file an agent submitted, recorded so a replay never reads it again. */
 export interface FileFacts {

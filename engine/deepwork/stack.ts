@@ -11,7 +11,7 @@ import { fail, type Result, StorageCorruptionError } from "../result.ts";
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import { currentStep, pendingStep } from "../workflow/interpreter.ts";
 import { OUTPUT_SYNTAX } from "./job.ts";
-import type { BeginStep, StackEntry } from "./responses.ts";
+import type { BeginStep, StackEntry } from "./job_responses.ts";
 
 /** The top run of a stack, loaded. */
 export interface TopRun {

@@ -11,14 +11,14 @@ import type { EngineDeps, NodeRecord, StackFrame } from "../ports.ts";
 import { applyPreferences, DEFAULT_PREFERENCES } from "../preferences.ts";
 import { checkContext } from "../limits.ts";
 import { fail, ok, type Result } from "../result.ts";
-import { guard } from "../use_cases/guard.ts";
+import { guard } from "../use_cases/error_guard.ts";
 import { nodeCreated } from "../use_cases/node_events.ts";
 import { currentStep, initialState } from "../workflow/interpreter.ts";
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
-import type { LoadedJob, LoadedJobs, LoadedJobWorkflow } from "./catalog.ts";
+import type { LoadedJob, LoadedJobs, LoadedJobWorkflow } from "./job_catalog.ts";
 import type { JobDeps, JobPorts } from "./ports.ts";
-import type { GetWorkflowsResponse, JobStartResponse } from "./responses.ts";
+import type { GetWorkflowsResponse, JobStartResponse } from "./job_responses.ts";
 import { findStack, stackCaller } from "./find_stack.ts";
 import { beginStep, noActiveWorkflow, stackEntries } from "./stack.ts";
 

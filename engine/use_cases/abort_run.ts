@@ -10,7 +10,7 @@ import { z } from "npm:zod@4.6.7";
 import { deriveNodeId, runLabel, sessionLabel } from "../ids.ts";
 import type { EngineDeps } from "../ports.ts";
 import { fail, ok, type Result, StorageCorruptionError } from "../result.ts";
-import { guard } from "./guard.ts";
+import { guard } from "./error_guard.ts";
 import { verifyPair } from "./run_context.ts";
 
 /** What an abort did. */

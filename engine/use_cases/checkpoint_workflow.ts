@@ -8,7 +8,7 @@ import type { EngineDeps, StoreWriter } from "../ports.ts";
 import { fail, type Result } from "../result.ts";
 import type { StepResponse } from "../responses.ts";
 import { checkpointChain } from "./branches.ts";
-import { guard } from "./guard.ts";
+import { guard } from "./error_guard.ts";
 import {
   childNode,
   nodeCreated,

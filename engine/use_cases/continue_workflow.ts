@@ -23,7 +23,7 @@ import {
 } from "./advance.ts";
 import { checkpointChain, forkSummary } from "./branches.ts";
 import { driftWarnings } from "./drift.ts";
-import { guard } from "./guard.ts";
+import { guard } from "./error_guard.ts";
 import { childNode } from "./node_events.ts";
 import { responseFor, tokensFor } from "./node_response.ts";
 import { buildRecap } from "./recap.ts";

@@ -6,7 +6,7 @@ import type { EngineDeps, WorkflowSource } from "../ports.ts";
 import { fail, ok, type Result } from "../result.ts";
 import type { InspectResponse } from "../responses.ts";
 import type { LoadedSet, LoadedWorkflow } from "../workflow/catalog.ts";
-import { guard } from "./guard.ts";
+import { guard } from "./error_guard.ts";
 import { summarize } from "./list_workflows.ts";
 import { allSteps } from "../workflow/interpreter.ts";
 

@@ -7,7 +7,7 @@ import type { EngineDeps } from "../ports.ts";
 import { ok, type Result } from "../result.ts";
 import type { ListResponse, WorkflowSummary } from "../responses.ts";
 import type { LoadedWorkflow } from "../workflow/catalog.ts";
-import { guard } from "./guard.ts";
+import { guard } from "./error_guard.ts";
 import { stepCount } from "../workflow/interpreter.ts";
 
 /** The summary of a loaded workflow (what `list_workflows` shows of it). */

@@ -19,7 +19,7 @@ import {
   sessionLabel,
   stripLabel,
 } from "../ids.ts";
-import { guard } from "./guard.ts";
+import { guard } from "./error_guard.ts";
 import { tokensFor } from "./node_response.ts";
 
 /** Input of {@linkcode resumeSession}. */

@@ -11,7 +11,7 @@ import type { PreferencesPatch } from "../preferences.ts";
 import { ok, type Result } from "../result.ts";
 import type { StepResponse } from "../responses.ts";
 import { beginRun, type StartOptions } from "./start_workflow.ts";
-import { guard } from "./guard.ts";
+import { guard } from "./error_guard.ts";
 import { SESSION_NOTES_WORKFLOW } from "./session_notes.ts";
 
 /** Input of {@linkcode startSession}. */

@@ -21,7 +21,7 @@ import type { WorkspaceObservation } from "../workspace.ts";
 import type { SessionKind } from "../vocabulary.ts";
 import { lookupWorkflow } from "./inspect_workflow.ts";
 import { deriveNodeId, randomHex } from "../ids.ts";
-import { guard } from "./guard.ts";
+import { guard } from "./error_guard.ts";
 import type { CallOptions } from "./record_attempt.ts";
 import { nodeCreated } from "./node_events.ts";
 import { responseFor } from "./node_response.ts";

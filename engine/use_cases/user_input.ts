@@ -16,7 +16,7 @@ import { fail, ok, type Result, StorageCorruptionError } from "../result.ts";
 import { isComplete } from "../workflow/interpreter.ts";
 import { type Acknowledgement, assessAck } from "./advance.ts";
 import { checkpointChain } from "./branches.ts";
-import { guard } from "./guard.ts";
+import { guard } from "./error_guard.ts";
 import { childNode, nodeCreated, outputRecorded } from "./node_events.ts";
 import { responseFor } from "./node_response.ts";
 import { loadNode, verifyPair } from "./run_context.ts";

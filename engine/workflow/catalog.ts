@@ -7,7 +7,7 @@
 import { compileWorkflow, isRoutineId } from "./compile.ts";
 import { type CompiledWorkflow, workflowHash } from "./compiled.ts";
 import type { WorkflowFile } from "./schema.ts";
-import { checkWorkflowId, namespaceOf, suggestedRename } from "./ids.ts";
+import { checkWorkflowId, namespaceOf, suggestedRename } from "./workflow_ids.ts";
 import { parseWorkflowText, type WorkflowLoadError } from "./parse.ts";
 import { parse as parseJsonc } from "npm:jsonc-parser@3.3.1";
 import { compareText } from "../collate.ts";

@@ -6,7 +6,7 @@
 import type { WorkflowIssue } from "./parse.ts";
 import type { WorkflowFile, WorkflowStep } from "./schema.ts";
 import type { CompiledNode } from "./compiled.ts";
-import { checkWorkflowId } from "./ids.ts";
+import { checkWorkflowId } from "./workflow_ids.ts";
 
 function collectIds(nodes: readonly CompiledNode[], out: string[]): string[] {
   for (const n of nodes) {

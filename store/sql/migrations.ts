@@ -265,7 +265,7 @@ const searchBacklog: Migration = {
 };
 
 /**
- * The workflow-file cache (`store/workflow_cache.ts`), which is not session data: `workflow_files`
+ * The workflow-file cache (`store/workflow_files/cache.ts`), which is not session data: `workflow_files`
  * maps a file (path and source; looked up by path) at a version (its stat, or a bundled file's digest) to the id it
  * declares and the digest of its text; `workflow_outcomes` keeps, by that digest, what loading
  * the file gave (compiled workflow or load error), its summary as listed, and the routines it

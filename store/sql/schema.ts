@@ -234,7 +234,7 @@ export interface Database {
   search_outputs: SearchTable;
   /** Bundles imported (`waymark import`). */
   bundle_imports: BundleImportsTable;
-  /** The workflow-file cache (`store/workflow_cache.ts`). */
+  /** The workflow-file cache (`store/workflow_files/cache.ts`). */
   workflow_files: WorkflowFilesTable;
   /** The workflow-file cache's outcomes. */
   workflow_outcomes: WorkflowOutcomesTable;

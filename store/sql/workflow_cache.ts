@@ -15,7 +15,7 @@ import {
   unseal,
   WORKFLOW_CACHE_ROWS,
   type WorkflowCache,
-} from "../workflow_cache.ts";
+} from "../workflow_files/cache.ts";
 import type { SqlDialect } from "./dialect.ts";
 import type { Executor } from "./graph_sql.ts";
 import type { Database } from "./schema.ts";

@@ -14,7 +14,7 @@ import { parseRunLabel } from "../../engine/ids.ts";
 import type { EngineDeps } from "../../engine/ports.ts";
 import { abortRun } from "../../engine/use_cases/abort_run.ts";
 import { deriveNodeId } from "../../engine/ids.ts";
-import { createJobSource } from "../../store/mod.ts";
+import { createJobSource } from "../../tools/profiles/deepwork/job_folders.ts";
 import { diskFiles } from "../../tools/profiles/deepwork/files.ts";
 import { jobWorkspace, writeIn } from "../helpers/deepwork.ts";
 import { engineDeps, SUBJECTS, value } from "./subjects.ts";

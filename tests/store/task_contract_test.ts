@@ -10,7 +10,7 @@ import type { EngineDeps } from "../../engine/ports.ts";
 import type { StepResponse } from "../../engine/responses.ts";
 import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
 import { startSession } from "../../engine/use_cases/start_session.ts";
-import { readTask } from "../../engine/use_cases/tasks.ts";
+import { readTask } from "../../engine/use_cases/task_views.ts";
 import { recordUserInput } from "../../engine/use_cases/user_input.ts";
 import { loadWorkflowFiles, resolveCatalog } from "../../engine/workflow/catalog.ts";
 import { ack, engineDeps, rehydrate, start, SUBJECTS, value } from "./subjects.ts";

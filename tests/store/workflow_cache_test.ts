@@ -18,7 +18,7 @@ import {
   WORKFLOW_CACHE_ROWS,
   type WorkflowCache,
 } from "../../store/mod.ts";
-import { compilerIdentity, seal, unseal } from "../../store/workflow_cache.ts";
+import { compilerIdentity, seal, unseal } from "../../store/workflow_files/cache.ts";
 import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";
 import { freshPostgresUrl, postgresBin } from "../helpers/postgres.ts";
 import { CORPUS_DIR, corpusFiles } from "../helpers/corpus.ts";
@@ -290,13 +290,14 @@ Deno.test({
 Deno.test("in a checkout, an edit of the compiler's sources changes the compiler's identity", async () => {
   const root = await Deno.makeTempDir({ prefix: "waymark-identity-" });
   try {
-    const tree = ["store/workflow_cache.ts", "engine/ids.ts", "engine/workflow/compile.ts"];
+    const tree = ["store/workflow_files/cache.ts", "engine/ids.ts", "engine/workflow/compile.ts"];
     tree.push("engine/use_cases/list_workflows.ts", "engine/use_cases/advance.ts");
     for (const rel of tree) {
       await Deno.mkdir(join(root, rel, ".."), { recursive: true });
       await Deno.writeTextFile(join(root, rel), "// source");
     }
-    const identity = () => compilerIdentity(toFileUrl(join(root, "store/workflow_cache.ts")).href);
+    const identity = () =>
+      compilerIdentity(toFileUrl(join(root, "store/workflow_files/cache.ts")).href);
     const before = identity();
     assert.match(before, /^[0-9a-f]{64}$/);
     assert.equal(identity(), before);

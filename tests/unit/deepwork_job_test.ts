@@ -3,7 +3,7 @@
  * instruction file's text is inside the hash), and the output checks shared by both profiles.
  */
 import assert from "node:assert/strict";
-import { loadJob } from "../../engine/deepwork/catalog.ts";
+import { loadJob } from "../../engine/deepwork/job_catalog.ts";
 import { instructionFiles, OUTPUT_SYNTAX } from "../../engine/deepwork/job.ts";
 import { outputsProblem } from "../../engine/deepwork/outputs.ts";
 import { parseJobYaml } from "../../engine/deepwork/parse.ts";

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { createMcpHttpApp } from "../../web/mcp_http.ts";
-import { allowedHost, allowedHostsFor, allowedOrigin } from "../../web/guard.ts";
+import { allowedHost, allowedHostsFor, allowedOrigin } from "../../web/request_guard.ts";
 import { openWaymark } from "../../mod.ts";
 import { createViewerApp } from "../../web/app.ts";
 import type { Hono } from "npm:hono@4.13.19";

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { TOOLS, toolSchemas } from "../../tools/mod.ts";
 import { deepworkProfile } from "../../tools/profiles/deepwork.ts";
-import { createJobSource } from "../../store/mod.ts";
+import { createJobSource } from "../../tools/profiles/deepwork/job_folders.ts";
 
 const DEEPWORK = deepworkProfile({ jobs: createJobSource({ dirs: [] }), gate: null }).tools;
 

@@ -18,7 +18,7 @@ import {
   goToStepResponseSchema,
   type StackEntry,
   startResponseSchema,
-} from "../../engine/deepwork/responses.ts";
+} from "../../engine/deepwork/job_responses.ts";
 import { stackEntries } from "../../engine/deepwork/stack.ts";
 import { getWorkflows, startJobWorkflow } from "../../engine/deepwork/start.ts";
 import { LIMITS } from "../../engine/limits.ts";

@@ -3,7 +3,7 @@
  * (`registry.ts`): a profile added there is a type error here until it has its tools.
  * @module
  */
-import type { JobSource } from "../../engine/deepwork/catalog.ts";
+import type { JobSource } from "../../engine/deepwork/job_catalog.ts";
 import type { JobPorts } from "../../engine/deepwork/ports.ts";
 import type { ToolProfile } from "../define_tool.ts";
 import { DEFAULT_PROFILE } from "./default.ts";

@@ -11,7 +11,7 @@ import {
   ProtocolErrorCode,
   RELATED_TASK_META_KEY,
 } from "npm:@modelcontextprotocol/server@2.4.0";
-import type { TaskView } from "../../engine/use_cases/tasks.ts";
+import type { TaskView } from "../../engine/use_cases/task_views.ts";
 import { startMeta, TASK_POLL_INTERVAL_MS, taskMeta } from "../task_wire.ts";
 import type { Revision } from "./revision.ts";
 

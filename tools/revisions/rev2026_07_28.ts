@@ -13,7 +13,7 @@ import {
   MissingRequiredClientCapabilityError,
   type ServerContext,
 } from "npm:@modelcontextprotocol/server@2.4.0";
-import type { TaskView } from "../../engine/use_cases/tasks.ts";
+import type { TaskView } from "../../engine/use_cases/task_views.ts";
 import {
   elicitationForm,
   startMeta,

@@ -13,7 +13,7 @@ import type {
   ServerContext,
   Tool,
 } from "npm:@modelcontextprotocol/server@2.4.0";
-import type { TaskView } from "../../engine/use_cases/tasks.ts";
+import type { TaskView } from "../../engine/use_cases/task_views.ts";
 
 /** What a 2026-07-28 `DetailedTask` inlines for a finished task: its result or its error. */
 export interface TaskOutcome {

@@ -15,10 +15,10 @@ import {
   type LoadedJob,
   loadJob,
   resolveJobs,
-} from "../engine/deepwork/catalog.ts";
-import { instructionFiles } from "../engine/deepwork/job.ts";
-import { declaredJobName, parseJobYaml } from "../engine/deepwork/parse.ts";
-import type { SourceKind } from "../engine/vocabulary.ts";
+} from "../../../engine/deepwork/job_catalog.ts";
+import { instructionFiles } from "../../../engine/deepwork/job.ts";
+import { declaredJobName, parseJobYaml } from "../../../engine/deepwork/parse.ts";
+import type { SourceKind } from "../../../engine/vocabulary.ts";
 
 /** Where jobs are found besides the workspace. */
 export interface JobSourceOptions {

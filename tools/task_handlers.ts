@@ -30,7 +30,7 @@ import type { EngineDeps } from "../engine/ports.ts";
 import { renderStepResponse } from "../engine/text.ts";
 import { abortRun } from "../engine/use_cases/abort_run.ts";
 import { isTerminal, runIdOfTask } from "../engine/use_cases/task_status.ts";
-import { listTasks, type TaskView, taskView, tipResponse } from "../engine/use_cases/tasks.ts";
+import { listTasks, type TaskView, taskView, tipResponse } from "../engine/use_cases/task_views.ts";
 import { recordUserInput } from "../engine/use_cases/user_input.ts";
 import type { Connection } from "./connection.ts";
 import { canElicit } from "./elicit.ts";

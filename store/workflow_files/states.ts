@@ -6,15 +6,15 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { SourceKind } from "../engine/vocabulary.ts";
+import type { SourceKind } from "../../engine/vocabulary.ts";
 import {
   declaredId,
   type ParsedSource,
   parseSourceFile,
   type SourceFile,
-} from "../engine/workflow/catalog.ts";
-import type { WorkflowLoadError } from "../engine/workflow/parse.ts";
-import { type IndexedFile, RECENT_EDIT_MS, sha256 } from "./workflow_cache.ts";
+} from "../../engine/workflow/catalog.ts";
+import type { WorkflowLoadError } from "../../engine/workflow/parse.ts";
+import { type IndexedFile, RECENT_EDIT_MS, sha256 } from "./cache.ts";
 
 /** A directory of workflow files and its source kind. */
 export interface SourceDir {

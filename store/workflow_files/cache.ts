@@ -20,10 +20,10 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
-import type { WorkflowSummary } from "../engine/responses.ts";
-import type { LoadResult } from "../engine/workflow/catalog.ts";
-import { COMPILED_FORMAT } from "../engine/workflow/compiled.ts";
-import type { WorkflowLoadError } from "../engine/workflow/parse.ts";
+import type { WorkflowSummary } from "../../engine/responses.ts";
+import type { LoadResult } from "../../engine/workflow/catalog.ts";
+import { COMPILED_FORMAT } from "../../engine/workflow/compiled.ts";
+import type { WorkflowLoadError } from "../../engine/workflow/parse.ts";
 
 /** How many index rows, and how many outcomes, the cache keeps at most. */
 export const WORKFLOW_CACHE_ROWS = 2000;
@@ -120,7 +120,7 @@ export function compilerIdentity(moduleUrl: string = import.meta.url): string {
   parts.push(statLine(process.execPath));
   if (!moduleUrl.startsWith("file:")) return sha256(...parts);
   parts.push(statLine(fileURLToPath(moduleUrl)));
-  for (const folder of ["../engine/", "../engine/workflow/"]) {
+  for (const folder of ["../../engine/", "../../engine/workflow/"]) {
     let dir: string;
     let names: string[];
     try {
@@ -131,7 +131,9 @@ export function compilerIdentity(moduleUrl: string = import.meta.url): string {
     }
     for (const name of names) parts.push(statLine(join(dir, name)));
   }
-  parts.push(statLine(fileURLToPath(new URL("../engine/use_cases/list_workflows.ts", moduleUrl))));
+  parts.push(
+    statLine(fileURLToPath(new URL("../../engine/use_cases/list_workflows.ts", moduleUrl))),
+  );
   return sha256(...parts);
 }
 

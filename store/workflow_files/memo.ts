@@ -7,15 +7,15 @@
  * learnt that the cache lacks is written at the call's end.
  * @module
  */
-import { summarize } from "../engine/use_cases/list_workflows.ts";
+import { summarize } from "../../engine/use_cases/list_workflows.ts";
 import {
   compileParsed,
   LazyRoutines,
   type LoadResult,
   routinesAmong,
-} from "../engine/workflow/catalog.ts";
-import { isRoutineId } from "../engine/workflow/compile.ts";
-import type { WorkflowFile } from "../engine/workflow/schema.ts";
+} from "../../engine/workflow/catalog.ts";
+import { isRoutineId } from "../../engine/workflow/compile.ts";
+import type { WorkflowFile } from "../../engine/workflow/schema.ts";
 import {
   compilerIdentity,
   type IndexedFile,
@@ -24,8 +24,8 @@ import {
   type Stored,
   type StoredOutcome,
   type WorkflowCache,
-} from "./workflow_cache.ts";
-import { type FileState, indexRow, Lru, parseState } from "./workflow_states.ts";
+} from "./cache.ts";
+import { type FileState, indexRow, Lru, parseState } from "./states.ts";
 
 /** How many outcomes memory keeps (the source's last full set is kept besides). */
 export const COMPILED_CACHE_ENTRIES = 128;

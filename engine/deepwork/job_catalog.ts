@@ -6,7 +6,7 @@
  */
 import { type CompiledWorkflow, workflowHash } from "../workflow/compiled.ts";
 import type { LoadedWorkflow } from "../workflow/catalog.ts";
-import { checkWorkflowId } from "../workflow/ids.ts";
+import { checkWorkflowId } from "../workflow/workflow_ids.ts";
 import type { WorkflowLoadError } from "../workflow/parse.ts";
 import type { SourceKind } from "../vocabulary.ts";
 import { compileJobWorkflow } from "./compile.ts";

@@ -17,11 +17,11 @@
  *   listings compile nothing.
  * @module
  */
-import { compareText } from "../engine/collate.ts";
-import type { WorkflowSource } from "../engine/ports.ts";
-import type { WorkflowSummary } from "../engine/responses.ts";
-import { summarize } from "../engine/use_cases/list_workflows.ts";
-import { SOURCE_KINDS } from "../engine/vocabulary.ts";
+import { compareText } from "../../engine/collate.ts";
+import type { WorkflowSource } from "../../engine/ports.ts";
+import type { WorkflowSummary } from "../../engine/responses.ts";
+import { summarize } from "../../engine/use_cases/list_workflows.ts";
+import { SOURCE_KINDS } from "../../engine/vocabulary.ts";
 import {
   type LoadedSet,
   type LoadedWorkflow,
@@ -29,11 +29,11 @@ import {
   parseSourceFile,
   resolveCatalog,
   type SourceFile,
-} from "../engine/workflow/catalog.ts";
-import { isRoutineId } from "../engine/workflow/compile.ts";
-import type { WorkflowLoadError } from "../engine/workflow/parse.ts";
-import { type IndexedFile, sha256, type WorkflowCache } from "./workflow_cache.ts";
-import { keyOf, WorkflowMemo } from "./workflow_memo.ts";
+} from "../../engine/workflow/catalog.ts";
+import { isRoutineId } from "../../engine/workflow/compile.ts";
+import type { WorkflowLoadError } from "../../engine/workflow/parse.ts";
+import { type IndexedFile, sha256, type WorkflowCache } from "./cache.ts";
+import { keyOf, WorkflowMemo } from "./memo.ts";
 import {
   type FileState,
   fileVersion,
@@ -44,10 +44,10 @@ import {
   readState,
   type SourceDir,
   textState,
-} from "./workflow_states.ts";
+} from "./states.ts";
 
-export type { SourceDir } from "./workflow_states.ts";
-export { COMPILED_CACHE_ENTRIES } from "./workflow_memo.ts";
+export type { SourceDir } from "./states.ts";
+export { COMPILED_CACHE_ENTRIES } from "./memo.ts";
 
 /** How many lookups by id are remembered for an unchanged listing. */
 const FOUND_IDS = 256;
