@@ -4,6 +4,16 @@
  * dependencies, required context and, on a capability probe, the observed capability. Problems
  * become blockers (guided, full_auto_stop_on_user_deps) or critical gaps (full_auto_never_stop);
  * the same closed-set reasons drive both. Pure.
+ *
+ * This module is where the acknowledgement rules are read from; each rule's parts live in:
+ *
+ * - `workflow/gates.ts`: a step's gates as compiled (optional notes, assessments and their
+ *   follow-ups, required context keys), checked when the workflow loads;
+ * - `contracts.ts`: the output contract packs and their artifact schemas;
+ * - `assessments.ts`: assessments and follow-ups checked on what the ack brings;
+ * - `linear_regex.ts`, `json_schema_check.ts`: validation rules' patterns and schemas;
+ * - `use_cases/advance.ts`: what a checked ack makes of the node (blocked or advanced, gaps);
+ * - `use_cases/record_attempt.ts`: the one write path (tokens, replay, drift, the transaction).
  * @module
  */
 import type { z } from "npm:zod@4.6.7";
