@@ -7,7 +7,7 @@
  */
 import { openWaymark } from "../mod.ts";
 import { type Bundle, exportSession, importBundle } from "../store/bundle/mod.ts";
-import { bundleText, eventDigest, seal } from "../store/bundle/format.ts";
+import { bundleText, eventDigest, seal } from "../store/bundle/bundle_format.ts";
 
 const CHECKPOINTER = `
 const [home, stop, mod] = Deno.args;

@@ -21,5 +21,5 @@ export { sqlWorkflowCache } from "./sql/workflow_cache.ts";
 export { cryptoRandom, systemClock } from "./system.ts";
 export { loadConfig, type WaymarkConfig } from "./config_file.ts";
 export { prepareHome } from "./private_files.ts";
-export type { Database } from "./sql/schema.ts";
+export type { Database } from "./sql/database.ts";
 export { migrateToLatest, MIGRATIONS } from "./libsql/migrations.ts";

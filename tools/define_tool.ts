@@ -9,7 +9,7 @@ import type { z } from "npm:zod@4.6.7";
 import type { EngineDeps } from "../engine/ports.ts";
 import type { Result } from "../engine/result.ts";
 import type { CallOptions } from "../engine/use_cases/record_attempt.ts";
-import { invalidArguments } from "./errors.ts";
+import { invalidArguments } from "./error_envelope.ts";
 import { keepFreeForm, screenArguments } from "./argument_guard.ts";
 
 /** What a tool call knows besides its arguments: the engine's call options. */

@@ -18,5 +18,5 @@ export { deepworkProfile, type DeepworkProfileOptions } from "./profiles/deepwor
 export { toolSchemas } from "./publish.ts";
 export { SESSION_URI_PREFIX } from "./resources.ts";
 export { firstFileRoot, gitState, observeWorkspace, RootsCache } from "./workspace.ts";
-export { errorEnvelopeSchema } from "./errors.ts";
+export { errorEnvelopeSchema } from "./error_envelope.ts";
 export { serveMcpStdio } from "./stdio.ts";

@@ -9,7 +9,7 @@
 import type { Tool } from "npm:@modelcontextprotocol/server@2.4.0";
 import type { PublishedSchemas, ToolDefinition, ToolProfile } from "./define_tool.ts";
 import type { PublishedProfile } from "./profiles/registry.ts";
-import { errorEnvelopeSchema } from "./errors.ts";
+import { errorEnvelopeSchema } from "./error_envelope.ts";
 import { inputJsonSchema, outputJsonSchema } from "./published_schema.ts";
 
 // Publishing costs milliseconds per tool (zod's JSON Schema conversion), so it happens once per

@@ -34,7 +34,7 @@ import { listTasks, type TaskView, taskView, tipResponse } from "../engine/use_c
 import { recordUserInput } from "../engine/use_cases/user_input.ts";
 import type { Connection } from "./connection.ts";
 import { canElicit } from "./elicit.ts";
-import { errorResult } from "./errors.ts";
+import { errorResult } from "./error_envelope.ts";
 import { elicitationForm, TASK_POLL_INTERVAL_MS, taskMeta, USER_INPUT_KEY } from "./task_wire.ts";
 import { legacyTask, type Revision, revisionOf, type TaskOutcome } from "./revisions/mod.ts";
 

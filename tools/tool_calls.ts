@@ -16,7 +16,7 @@ import type { AnsweredNode } from "../engine/use_cases/record_attempt.ts";
 import type { PublishedSchemas, ToolCall, ToolContext, ToolDefinition } from "./define_tool.ts";
 import type { Connection } from "./connection.ts";
 import { askBeforeAck } from "./elicit.ts";
-import { errorResult } from "./errors.ts";
+import { errorResult } from "./error_envelope.ts";
 import { progressSender } from "./notifications.ts";
 import { executionOf, listedTool, toolSchemas } from "./publish.ts";
 import { callMeta } from "./task_wire.ts";

@@ -9,7 +9,7 @@ import { hashJson } from "../../engine/hash.ts";
 import { parseSessionLabel, sessionLabel } from "../../engine/ids.ts";
 import { readTokenClaims, tokenPattern } from "../../engine/tokens.ts";
 import { decodeLogRow, sessionLog } from "../sql/log.ts";
-import type { Database } from "../sql/schema.ts";
+import type { Database } from "../sql/database.ts";
 import {
   type Bundle,
   type BundleEvent,
@@ -20,7 +20,7 @@ import {
   refuse,
   seal,
   tokenPlaceholder,
-} from "./format.ts";
+} from "./bundle_format.ts";
 
 /** A session written as a bundle. */
 export interface ExportedBundle {

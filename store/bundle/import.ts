@@ -17,9 +17,9 @@ import type { Keyring } from "../../engine/tokens.ts";
 import type { FullTextSearch, SqlDialect } from "../sql/dialect.ts";
 import type { Executor } from "../sql/graph_sql.ts";
 import { logDigest, type LoggedEvent, projectLogged } from "../sql/log.ts";
-import type { Database } from "../sql/schema.ts";
+import type { Database } from "../sql/database.ts";
 import { deleteSession } from "../sql/tables.ts";
-import { type Bundle, bundleDigestLabel, type BundleResult, refuse } from "./format.ts";
+import { type Bundle, bundleDigestLabel, type BundleResult, refuse } from "./bundle_format.ts";
 import { freshIds, mintPlaceholders, nodeKey, rekeyText } from "./rekey.ts";
 import { verifyBundle } from "./verify.ts";
 

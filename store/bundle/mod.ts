@@ -9,7 +9,7 @@ export {
   BUNDLE_SCHEMA_VERSION,
   type BundleError,
   type BundleResult,
-} from "./format.ts";
+} from "./bundle_format.ts";
 export { type ExportedBundle, exportSession, type ExportSource } from "./export.ts";
 export { importBundle, type ImportedSession, type ImportTarget, writeBundle } from "./import.ts";
 export { verifyBundle, type VerifyOptions } from "./verify.ts";

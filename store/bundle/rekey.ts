@@ -12,7 +12,7 @@ import { randomHex } from "../../engine/ids.ts";
 import type { Random } from "../../engine/ports.ts";
 import { type Keyring, mintToken } from "../../engine/tokens.ts";
 import type { TokenKind } from "../../engine/vocabulary.ts";
-import { placeholderPattern } from "./format.ts";
+import { placeholderPattern } from "./bundle_format.ts";
 
 /** A 16-hex id, not inside a longer hex run. */
 const ID_IN_TEXT = /(?<![0-9a-f])[0-9a-f]{16}(?![0-9a-f])/g;

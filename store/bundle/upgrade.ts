@@ -5,7 +5,12 @@
  * empty; version 2 adds the entry for 1.
  * @module
  */
-import { BUNDLE_FORMAT, BUNDLE_SCHEMA_VERSION, type BundleResult, refuse } from "./format.ts";
+import {
+  BUNDLE_FORMAT,
+  BUNDLE_SCHEMA_VERSION,
+  type BundleResult,
+  refuse,
+} from "./bundle_format.ts";
 
 /** One step of the upgrade path, from version `n` (its key) to `n + 1`. */
 export interface BundleUpgrade {

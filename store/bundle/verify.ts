@@ -22,7 +22,7 @@ import {
   eventDigest,
   refuse,
   wholeDigest,
-} from "./format.ts";
+} from "./bundle_format.ts";
 import { pinnedHashes } from "./export.ts";
 import { upgradeBundle, type UpgradeOptions } from "./upgrade.ts";
 

@@ -9,7 +9,7 @@ import { LibsqlDialect } from "./kysely_driver.ts";
 import { nativeClient, NativePool, type StoreClient } from "./native_pool.ts";
 import { Kysely } from "npm:kysely@0.29.9";
 import type { SqlDialect } from "../sql/dialect.ts";
-import type { Database } from "../sql/schema.ts";
+import type { Database } from "../sql/database.ts";
 import { createSqlStore, type OpenedSqlStore, type OpenStoreOptions } from "../sql/store.ts";
 import { StorageBusyError } from "../../engine/result.ts";
 import { isBusy, storageError } from "../storage_errors.ts";

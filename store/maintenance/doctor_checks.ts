@@ -8,7 +8,7 @@ import type { Kysely } from "npm:kysely@0.29.9";
 import { sessionLabel } from "../../engine/ids.ts";
 import type { DoctorCheck } from "../../engine/vocabulary.ts";
 import type { MaintenanceDialect, SqlDialect } from "../sql/dialect.ts";
-import type { Database } from "../sql/schema.ts";
+import type { Database } from "../sql/database.ts";
 import { knownSessionIds, runOrphans } from "../sql/tables.ts";
 import { logProblem, markCorrupt, rebuildSession, type SessionFindings } from "./rebuild.ts";
 import { checkSnapshots } from "./snapshots.ts";

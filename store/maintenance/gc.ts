@@ -10,7 +10,7 @@ import { type Expression, type Kysely, sql, type SqlBool } from "npm:kysely@0.29
 import { sessionLabel } from "../../engine/ids.ts";
 import type { SqlDialect } from "../sql/dialect.ts";
 import type { Executor } from "../sql/graph_sql.ts";
-import type { Database } from "../sql/schema.ts";
+import type { Database } from "../sql/database.ts";
 import { deleteSession } from "../sql/tables.ts";
 
 /** What to remove. */

@@ -15,6 +15,11 @@ export {
   type SessionSummary,
 } from "../sql/viewer/mod.ts";
 export { exportSession } from "../bundle/export.ts";
-export { type Bundle, bundleDigestLabel, type BundleResult, refuse } from "../bundle/format.ts";
+export {
+  type Bundle,
+  bundleDigestLabel,
+  type BundleResult,
+  refuse,
+} from "../bundle/bundle_format.ts";
 export { type ImportedSession, writeBundle } from "../bundle/import.ts";
 export { verifyBundle } from "../bundle/verify.ts";

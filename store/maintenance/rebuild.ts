@@ -16,7 +16,7 @@ import {
   projectLogged,
   sessionLog,
 } from "../sql/log.ts";
-import type { Database } from "../sql/schema.ts";
+import type { Database } from "../sql/database.ts";
 import { deleteProjections, dumpDifferences, dumpProjections } from "../sql/tables.ts";
 
 /** What checking (or rebuilding) one session found. */

@@ -9,7 +9,7 @@ import { sessionLabel } from "../../engine/ids.ts";
 import { type RuleEvent, sessionRuleViolation } from "../../engine/session_rules.ts";
 import type { CompiledWorkflow } from "../../engine/workflow/compiled.ts";
 import { decodeLogRow, sessionLog } from "../sql/log.ts";
-import type { Database } from "../sql/schema.ts";
+import type { Database } from "../sql/database.ts";
 import { type DoctorFinding, finding, listSessions } from "./doctor_checks.ts";
 
 /** The compiled snapshots a session's runs pin, by hash (unreadable ones left out). */

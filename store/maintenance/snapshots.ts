@@ -8,7 +8,7 @@
 import type { Kysely } from "npm:kysely@0.29.9";
 import { hashJson } from "../../engine/hash.ts";
 import { logDigest } from "../sql/log.ts";
-import type { Database } from "../sql/schema.ts";
+import type { Database } from "../sql/database.ts";
 import { systemClock } from "../system.ts";
 
 /** A snapshot that is missing or does not match its hash. */

@@ -10,7 +10,7 @@ import { openLibsqlStore } from "../libsql/mod.ts";
 import type { FullTextSearch } from "../sql/dialect.ts";
 import type { Executor } from "../sql/graph_sql.ts";
 import { artifactsColumn, decodeJsonOr } from "../sql/rows.ts";
-import type { Database } from "../sql/schema.ts";
+import type { Database } from "../sql/database.ts";
 import { searchText } from "../sql/search.ts";
 import { TABLE_ROLES } from "../sql/tables.ts";
 

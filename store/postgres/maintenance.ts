@@ -10,7 +10,7 @@ import { type Kysely, sql } from "npm:kysely@0.29.9";
 import type pg from "npm:pg@8.23.1";
 import type { MaintenanceDialect, ServerInfo } from "../sql/dialect.ts";
 import type { Executor } from "../sql/graph_sql.ts";
-import type { Database } from "../sql/schema.ts";
+import type { Database } from "../sql/database.ts";
 import { backupToLibsql, reindex } from "./backup.ts";
 import { tsvectorSearch } from "./fts.ts";
 import { migrateToLatest, postgresMigrationDialect, readSchemaStatus } from "./migrations.ts";

@@ -16,7 +16,7 @@ import {
   newerSchemaMessage,
   schemaStatusOf,
 } from "../sql/migrations.ts";
-import type { Database } from "../sql/schema.ts";
+import type { Database } from "../sql/database.ts";
 import { systemClock } from "../system.ts";
 
 /** The advisory lock waymark's migrations take (per database): "waymar" in ASCII. */

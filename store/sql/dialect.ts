@@ -10,7 +10,7 @@ import type { Kysely } from "npm:kysely@0.29.9";
 import type { SearchQuery } from "../../engine/ports.ts";
 import type { SearchLayer } from "../../engine/vocabulary.ts";
 import type { Executor } from "./graph_sql.ts";
-import type { Database } from "./schema.ts";
+import type { Database } from "./database.ts";
 
 /** The search layers answered by full-text matching. */
 export type TextLayer = Exclude<SearchLayer, "id" | "recent">;

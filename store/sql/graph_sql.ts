@@ -6,7 +6,7 @@
 import { type AliasedRawBuilder, type Kysely, type RawBuilder, sql } from "npm:kysely@0.29.9";
 import type { NodeKind } from "../../engine/vocabulary.ts";
 import { prepare } from "./prepared.ts";
-import type { Database } from "./schema.ts";
+import type { Database } from "./database.ts";
 
 /** A connection or a transaction: reads run on either. */
 export type Executor = Kysely<Database>;

@@ -12,7 +12,7 @@
  * @module
  */
 import type { CompiledQuery, DialectAdapter, Kysely, QueryResult } from "npm:kysely@0.29.9";
-import type { Database } from "./schema.ts";
+import type { Database } from "./database.ts";
 
 /** A connection or a transaction (as `graph_sql.ts` names it; not imported, which would cycle). */
 type Executor = Kysely<Database>;

@@ -9,7 +9,7 @@ import type { FullTextSearch } from "./dialect.ts";
 import { type Executor, isTipCandidate } from "./graph_sql.ts";
 import { prepare } from "./prepared.ts";
 import { digest } from "./rows.ts";
-import type { Database } from "./schema.ts";
+import type { Database } from "./database.ts";
 import { searchText } from "./search.ts";
 
 /** Where an event lands: its transaction, its log sequence and time, the dialect's index. */

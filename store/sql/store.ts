@@ -10,7 +10,7 @@ import type { CompiledWorkflow } from "../../engine/workflow/compiled.ts";
 import type { MaintenanceDialect, SqlDialect } from "./dialect.ts";
 import { withStorageFaults } from "./faults.ts";
 import { createReader } from "./reader.ts";
-import type { Database } from "./schema.ts";
+import type { Database } from "./database.ts";
 import { createWrite } from "./writer.ts";
 import type { Durability } from "../open_options.ts";
 

@@ -7,7 +7,7 @@
 import { sql } from "npm:kysely@0.29.9";
 import type { FullTextSearch } from "./dialect.ts";
 import type { Executor } from "./graph_sql.ts";
-import type { Database } from "./schema.ts";
+import type { Database } from "./database.ts";
 
 /**
  * A table's role: `log` is the truth; `session` and `run` are projections reached by their

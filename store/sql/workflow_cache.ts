@@ -18,7 +18,7 @@ import {
 } from "../workflow_files/cache.ts";
 import type { SqlDialect } from "./dialect.ts";
 import type { Executor } from "./graph_sql.ts";
-import type { Database } from "./schema.ts";
+import type { Database } from "./database.ts";
 import { systemClock } from "../system.ts";
 
 /** The cache over a SQL store's database. */

@@ -14,7 +14,7 @@ import { prepare, prepareRows } from "./prepared.ts";
 import { project } from "./projections.ts";
 import { createReader, type ReaderShared } from "./reader.ts";
 import { digest } from "./rows.ts";
-import type { Database } from "./schema.ts";
+import type { Database } from "./database.ts";
 
 /** What the writer needs besides the database: the dialect and the clock. */
 export interface WriterOptions {

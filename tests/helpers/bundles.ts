@@ -4,8 +4,8 @@
  * @module
  */
 import type { Bundle } from "../../store/bundle/mod.ts";
-import type { BundleEvent } from "../../store/bundle/format.ts";
-import { bundleText, eventDigest, seal } from "../../store/bundle/format.ts";
+import type { BundleEvent } from "../../store/bundle/bundle_format.ts";
+import { bundleText, eventDigest, seal } from "../../store/bundle/bundle_format.ts";
 
 /** The bundle parsed, changed by `edit`, then every digest, count and time sealed again. */
 export function forged(text: string, edit: (b: Bundle) => void): string {

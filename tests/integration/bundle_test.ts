@@ -7,7 +7,12 @@
  */
 import assert from "node:assert/strict";
 import { type Bundle, exportSession, importBundle, verifyBundle } from "../../store/bundle/mod.ts";
-import { bundleText, canonicalDigest, eventDigest, seal } from "../../store/bundle/format.ts";
+import {
+  bundleText,
+  canonicalDigest,
+  eventDigest,
+  seal,
+} from "../../store/bundle/bundle_format.ts";
 import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
 import { resumeSession } from "../../engine/use_cases/resume_session.ts";
 import { openWaymark, type Waymark } from "../../mod.ts";

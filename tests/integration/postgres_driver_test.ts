@@ -10,7 +10,7 @@ import net from "node:net";
 import pg from "pg";
 import { Kysely, sql } from "npm:kysely@0.29.9";
 import { createPool, sendAhead, WaymarkPostgresDialect } from "../../store/postgres/driver.ts";
-import { isConnectionLost, transact } from "../../store/postgres/errors.ts";
+import { isConnectionLost, transact } from "../../store/postgres/pg_faults.ts";
 import { coalesceWrites, socketOf } from "../../store/postgres/wire.ts";
 import { freshPostgresUrl, postgresBin } from "../helpers/postgres.ts";
 

@@ -9,7 +9,7 @@ import type { FC } from "npm:hono@4.13.19/jsx";
 import { runLabel } from "../../engine/ids.ts";
 import { paths, type RunGraph, type SessionView } from "../model.ts";
 import { BranchSteps } from "../parts/branch_steps.tsx";
-import { fmtTime, plural } from "../parts/format.ts";
+import { fmtTime, plural } from "../parts/display_text.ts";
 import { Graph, Legend } from "../parts/graph.tsx";
 import { NodeDetail } from "../parts/node_detail.tsx";
 import { RunsSidebar } from "../parts/runs_sidebar.tsx";

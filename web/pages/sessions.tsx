@@ -14,7 +14,7 @@ import {
   type SessionSummary,
   STATUS_FILTERS,
 } from "../queries.ts";
-import { fmtAge, fmtTime, plural } from "../parts/format.ts";
+import { fmtAge, fmtTime, plural } from "../parts/display_text.ts";
 import { type Html, Layout } from "../parts/shell.tsx";
 
 const AGE_LABELS: Record<string, string> = {

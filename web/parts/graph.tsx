@@ -6,7 +6,7 @@
 import type { FC } from "npm:hono@4.13.19/jsx";
 import { raw } from "npm:hono@4.13.19/html";
 import { type GraphNode, paths, type RunGraph } from "../model.ts";
-import { colorClass, esc, firstLine, fmtClock } from "./format.ts";
+import { colorClass, esc, firstLine, fmtClock } from "./display_text.ts";
 import type { Html } from "./shell.tsx";
 
 /** Rows of the graph, in px (the stylesheet's `--row`). */

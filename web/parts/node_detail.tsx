@@ -7,7 +7,7 @@
  */
 import type { FC } from "npm:hono@4.13.19/jsx";
 import { type NodeView, paths } from "../model.ts";
-import { fmtTime, json } from "./format.ts";
+import { fmtTime, json } from "./display_text.ts";
 import { Artifacts, Markdown } from "./notes.tsx";
 import { NodeEvents } from "./node_events.tsx";
 import type { Html } from "./shell.tsx";

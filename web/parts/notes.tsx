@@ -7,7 +7,7 @@
 import type { FC } from "npm:hono@4.13.19/jsx";
 import { raw } from "npm:hono@4.13.19/html";
 import { renderMarkdownBounded } from "../markdown.ts";
-import { json } from "./format.ts";
+import { json } from "./display_text.ts";
 import type { Html } from "./shell.tsx";
 
 /** Agent-written Markdown, sanitised and bounded. */

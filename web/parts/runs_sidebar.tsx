@@ -7,7 +7,7 @@
 import type { FC } from "npm:hono@4.13.19/jsx";
 import { sessionLabel } from "../../engine/ids.ts";
 import { paths, type SessionView } from "../model.ts";
-import { colorClass, fmtTime, plural } from "./format.ts";
+import { colorClass, fmtTime, plural } from "./display_text.ts";
 import type { Html } from "./shell.tsx";
 
 type Run = SessionView["detail"]["runs"][number];

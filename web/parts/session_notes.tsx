@@ -6,7 +6,7 @@
 import type { FC } from "npm:hono@4.13.19/jsx";
 import { paths } from "../model.ts";
 import type { SessionNote } from "../queries.ts";
-import { fmtTime } from "./format.ts";
+import { fmtTime } from "./display_text.ts";
 import { Markdown } from "./notes.tsx";
 import type { Html } from "./shell.tsx";
 

@@ -6,7 +6,7 @@
 import type { FC } from "npm:hono@4.13.19/jsx";
 import { raw } from "npm:hono@4.13.19/html";
 import { paths, type TimelineView } from "../model.ts";
-import { colorClass, esc, fmtTime } from "./format.ts";
+import { colorClass, esc, fmtTime } from "./display_text.ts";
 import type { Html } from "./shell.tsx";
 
 /** Props of {@linkcode Timeline}. */

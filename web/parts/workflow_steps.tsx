@@ -7,7 +7,7 @@
 import type { FC } from "npm:hono@4.13.19/jsx";
 import type { Pinned } from "../model.ts";
 import type { RunSummary } from "../queries.ts";
-import { shortHash } from "./format.ts";
+import { shortHash } from "./display_text.ts";
 import { Markdown } from "./notes.tsx";
 import type { Html } from "./shell.tsx";
 

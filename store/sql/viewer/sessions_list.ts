@@ -13,7 +13,7 @@ import {
 } from "npm:kysely@0.29.9";
 import { SESSION_PREFIX, stripLabel } from "../../../engine/ids.ts";
 import { SESSION_STATUS_FILTERS } from "../../../engine/vocabulary.ts";
-import type { Database, SessionsTable } from "../schema.ts";
+import type { Database, SessionsTable } from "../database.ts";
 
 /** The typed database the viewer reads. */
 export type ViewerDb = Kysely<Database>;

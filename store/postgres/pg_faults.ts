@@ -15,7 +15,7 @@ import {
   StorageUnavailableError,
 } from "../../engine/result.ts";
 import type { Executor } from "../sql/graph_sql.ts";
-import type { Database } from "../sql/schema.ts";
+import type { Database } from "../sql/database.ts";
 import { BeforeCommit } from "./driver.ts";
 
 /** SQLSTATEs of a transaction refused for another's sake: trying again may succeed. */
