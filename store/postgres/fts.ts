@@ -13,7 +13,7 @@ import type { SearchQuery } from "../../engine/ports.ts";
 import type { FullTextSearch, TextLayer, TextMatch } from "../sql/dialect.ts";
 import type { Executor } from "../sql/graph_sql.ts";
 import { guardedSearch } from "../sql/search_index.ts";
-import { foldedTokens, matchText } from "./text_match.ts";
+import { foldedTokens, matchSnippet } from "./text_match.ts";
 
 /** The highest position a `tsvector` keeps (later tokens share it). */
 const MAX_POSITION = 16383;
@@ -138,7 +138,7 @@ export const tsvectorSearch: FullTextSearch = guardedSearch({
     for (const r of rows.rows) {
       if (seen.has(r.run_id)) continue;
       seen.add(r.run_id);
-      const snippet = matchText(r.text, query.terms)?.snippet ?? null;
+      const snippet = matchSnippet(r.text, query.terms);
       found.push({ runId: r.run_id, relevance: -Number(r.rank), snippet });
       if (found.length >= query.limit) break;
     }
