@@ -86,6 +86,17 @@ export class RawServer {
     return await this.answer(id);
   }
 
+  /** The handshake: `initialize` as request 1 (protocol 2025-06-18), then `initialized`. */
+  async handshake(clientName: string): Promise<Message> {
+    const init = await this.request(1, "initialize", {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: clientName, version: "1.0.0" },
+    });
+    await this.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    return init;
+  }
+
   /** Closes stdin and waits for the process to exit; returns its exit code and stderr. */
   async close(): Promise<{ code: number; stderr: string }> {
     await this.#stdin.close().catch(() => {});

@@ -51,12 +51,7 @@ Deno.test("hostile input over MCP: NUL, __proto__ and the caps refuse up front; 
   const events = async () =>
     Number((await db.execute("SELECT count(*) AS n FROM events")).rows[0]!.n);
   try {
-    await server.request(1, "initialize", {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "hostile-test", version: "1.0.0" },
-    });
-    await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    await server.handshake("hostile-test");
 
     const nulGoal = refused(
       await call(server, "start_workflow", '{"workflowId":"wr.code_review","goal":"a\\u0000b"}'),

@@ -62,12 +62,7 @@ Deno.test("a catastrophic regex rule blocks the step without stalling the server
   await writeRegexWorkflow(dir);
   const server = new RawServer(home, ["--workflows-dir", dir]);
   try {
-    await server.request(1, "initialize", {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "regex-test", version: "1.0.0" },
-    });
-    await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    await server.handshake("regex-test");
     await call(server, 2, "start_workflow", { workflowId: "project.regex_gate" });
     const started = (await server.answer(2)).result.structuredContent;
     assert.ok(started.ackToken, JSON.stringify(started));
@@ -126,22 +121,13 @@ Deno.test("workflows validate warns about a pattern that backtracking engines ta
   }
 });
 
-async function initialized(server: RawServer): Promise<void> {
-  await server.request(1, "initialize", {
-    protocolVersion: "2025-06-18",
-    capabilities: {},
-    clientInfo: { name: "regex-test", version: "1.0.0" },
-  });
-  await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-}
-
 Deno.test("a catastrophic `pattern` in a schema rule blocks the step without stalling the server", async () => {
   const { home, cleanup } = await tempHome();
   const dir = join(home, "flows");
   await writeRegexWorkflow(dir, SCHEMA_RULE);
   const server = new RawServer(home, ["--workflows-dir", dir]);
   try {
-    await initialized(server);
+    await server.handshake("regex-test");
     await call(server, 2, "start_workflow", { workflowId: "project.regex_gate" });
     const started = (await server.answer(2)).result.structuredContent;
     assert.ok(started.ackToken, JSON.stringify(started));

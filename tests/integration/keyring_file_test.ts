@@ -101,15 +101,6 @@ Deno.test("a FIFO at keys.json is refused at once by serve, doctor and sessions,
   }
 });
 
-async function session(server: RawServer): Promise<void> {
-  await server.request(1, "initialize", {
-    protocolVersion: "2025-06-18",
-    capabilities: {},
-    clientInfo: { name: "rotate-test", version: "1.0.0" },
-  });
-  await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-}
-
 async function tool(server: RawServer, id: number, name: string, args: Message): Promise<Message> {
   await server.send({
     jsonrpc: "2.0",
@@ -124,7 +115,7 @@ Deno.test("a running server picks up keys rotate: its later tokens survive the n
   const { home, cleanup } = await tempHome();
   let server = new RawServer(home);
   try {
-    await session(server);
+    await server.handshake("rotate-test");
     const started = (await tool(server, 2, "start_workflow", { workflowId: "wr.code_review" }))
       .structuredContent;
     const rotate = async () => {
@@ -145,7 +136,7 @@ Deno.test("a running server picks up keys rotate: its later tokens survive the n
     await rotate();
     await server.close();
     server = new RawServer(home);
-    await session(server);
+    await server.handshake("rotate-test");
     const resumed = await tool(server, 4, "continue_workflow", {
       stateToken: after.stateToken,
       ackToken: after.ackToken,

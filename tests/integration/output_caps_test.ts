@@ -41,12 +41,7 @@ Deno.test("notes over the cap and one artifact too many are refused by the engin
   const events = async () =>
     Number((await db.execute("SELECT count(*) AS n FROM events")).rows[0]!.n);
   try {
-    await server.request(1, "initialize", {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "caps-test", version: "1.0.0" },
-    });
-    await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    await server.handshake("caps-test");
     const started = (await call(server, "start_workflow", { workflowId: "wr.code_review" }))
       .structuredContent;
     const before = await events();

@@ -128,12 +128,7 @@ Deno.test("raw JSON-RPC: a message over the size cap gets an error with its id a
   const home = await tempHome();
   const server = new RawServer(home.home);
   try {
-    await server.request(1, "initialize", {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "raw-test", version: "1.0.0" },
-    });
-    await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    await server.handshake("raw-test");
 
     // 10.5 MB in one valid line, the id last (as the SDKs serialise it).
     const query = "x".repeat(10.5 * 1024 * 1024);
