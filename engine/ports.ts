@@ -235,7 +235,7 @@ export interface StackView {
 /** The events recorded at a node that nesting and reviews add (reviews, gaps, an abort). */
 export type NodeEvent =
   | Extract<StackEvent, { kind: "review_recorded" | "run_aborted" }>
-  | Extract<DomainEvent, { kind: "gap_recorded" }>;
+  | Extract<DomainEvent, { kind: "gap_recorded" | "delegations_settled" | "delegations_collected" }>;
 
 /** The output recorded on arrival at a node of a branch. */
 export interface BranchOutput {
@@ -294,10 +294,52 @@ export interface RunListing {
   tipNodeId: string | null;
 }
 
+/** A delegated child run, as its parent sees it. */
+export interface DelegatedRun {
+  /** The child run (hex). */
+  runId: string;
+  /** Its session (the parent's). */
+  sessionId: string;
+  /** Its delegation's position in the parallel step, from 0. */
+  index: number;
+  /** The parallel step's id. */
+  stepId: string;
+  /** The child's workflow. */
+  workflowId: string;
+  /** The delegation's goal. */
+  goal: string | null;
+  /** `complete` once some branch of it reached the end; `aborted` after `abort_workflow`. */
+  status: RunStatus;
+  /** The child's newest node (its preferred tip). */
+  tipNodeId: string | null;
+  /** Its newest complete node, once it has one. */
+  finalNodeId: string | null;
+  /** The explanation of its abort, when it was aborted. */
+  abortExplanation: string | null;
+}
+
+/** Where a delegated child run hangs: its parent run, node and parallel step. */
+export interface DelegationLink {
+  /** The child run. */
+  runId: string;
+  /** The parent run. */
+  parentRunId: string;
+  /** The parent node whose pending step opened it. */
+  parentNodeId: string;
+  /** The parallel step's id. */
+  stepId: string;
+  /** The delegation's position, from 0. */
+  index: number;
+}
+
 /** Read access to the store. */
 export interface StoreReader {
   /** A run, or `null`. */
   getRun(runId: string): Promise<RunRecord | null>;
+  /** The child runs a parallel step opened at a node, in delegation order. */
+  getDelegations(runId: string, nodeId: string): Promise<DelegatedRun[]>;
+  /** The parent of a delegated child run, or `null`. */
+  getDelegationLink(runId: string): Promise<DelegationLink | null>;
   /** A node, or `null`. */
   getNode(runId: string, nodeId: string): Promise<NodeRecord | null>;
   /** A recorded attempt, or `null`. */

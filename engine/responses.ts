@@ -9,6 +9,7 @@ import {
   CAPABILITIES,
   CAPABILITY_NEEDS,
   CAPABILITY_STATUSES,
+  DELEGATION_STATUSES,
   GAP_SEVERITIES,
   ID_STATUSES,
   NODE_KINDS,
@@ -74,6 +75,7 @@ export const blockerPointerSchema = z.discriminatedUnion("kind", [
 export const BLOCKER_CODES = [
   "ASSESSMENT_FOLLOWUP_REQUIRED",
   "CONTEXT_BUDGET_EXCEEDED",
+  "DELEGATIONS_OPEN",
   "INVALID_REQUIRED_OUTPUT",
   "INVARIANT_VIOLATION",
   "MISSING_CONTEXT_KEY",
@@ -151,6 +153,35 @@ export const tipSchema = z.object({
   isComplete: z.boolean(),
 });
 
+/** One child run of a parallel step, as the parent agent sees it. */
+export const delegationViewSchema = z.object({
+  index: z.number().int().describe("The delegation's position in the step, from 0."),
+  workflowId: z.string(),
+  goal: z.string().nullable(),
+  runId: z.string(),
+  status: z.enum(DELEGATION_STATUSES).describe(
+    "`open` until the child completes or is aborted (abort_workflow with an explanation).",
+  ),
+  delegationToken: z.string().describe(
+    "Hand it to a subagent: start_workflow with only this token drives the child run.",
+  ),
+  instruction: z.string().describe("A ready-made task text for a subagent."),
+  modelTier: z.string().optional().describe("The model tier the workflow recommends."),
+  tip: tipSchema.optional().describe(
+    "When blocked: the open child's current tokens, to drive it yourself (serial fallback).",
+  ),
+});
+
+/** What a child run's answer says about the parallel step that opened it. */
+export const delegatedFromSchema = z.object({
+  parentRunId: z.string(),
+  parentStepId: z.string(),
+  index: z.number().int(),
+  settled: z.boolean().optional().describe(
+    "On the call that ended the last open child: the parent's step can now be acknowledged.",
+  ),
+});
+
 /** What every execution tool answers about the node it leaves the run at. */
 const nodeResponseSchema = z.object({
   kind: z.enum(["ok", "blocked"]).describe(
@@ -176,6 +207,12 @@ const nodeResponseSchema = z.object({
       observed: z.enum(CAPABILITY_STATUSES),
     }),
   ).optional().describe("The workflow's optional capabilities and what this branch observed."),
+  delegations: z.array(delegationViewSchema).optional().describe(
+    "When the pending step is a parallel step: its child runs. Acknowledge the step once none is open.",
+  ),
+  delegatedFrom: delegatedFromSchema.optional().describe(
+    "When this run is a child of a parallel step (on start with a delegationToken, and on its end).",
+  ),
 });
 
 const metaGuidanceSchema = z.array(z.string()).optional().describe(

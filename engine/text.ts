@@ -17,6 +17,7 @@ export function renderStepResponse(r: StepResponse): string {
   const lines: string[] = [];
   outcomeLines(lines, r);
   pendingLines(lines, r);
+  delegationLines(lines, r);
   recapLines(lines, r);
   footerLines(lines, r);
   return lines.join("\n");
@@ -83,6 +84,34 @@ function pendingLines(lines: string[], r: StepResponse): void {
   if (r.metaGuidance?.length) {
     lines.push("## Guidance for the whole workflow", ...r.metaGuidance.map((g) => `- ${g}`), "");
   }
+}
+
+/** A parallel step's child runs (each with its task text), and a child's parent. */
+function delegationLines(lines: string[], r: StepResponse): void {
+  if (r.delegatedFrom) {
+    const f = r.delegatedFrom;
+    lines.push(
+      `This run is delegation ${f.index} of step \`${f.parentStepId}\` of run ${f.parentRunId}.${
+        f.settled ? " It was the last child to end: the parent's step can now be acknowledged." : ""
+      }`,
+      "",
+    );
+  }
+  if (!r.delegations?.length) return;
+  lines.push("## Child runs (hand each to a subagent, or drive it yourself)");
+  for (const d of r.delegations) {
+    lines.push(
+      `- [${d.status}] ${d.index}: \`${d.workflowId}\` ${d.runId}${d.goal ? `: ${d.goal}` : ""}${
+        d.modelTier ? ` (model tier ${d.modelTier})` : ""
+      }`,
+    );
+    if (d.status === "open") lines.push(`  Task: ${d.instruction}`);
+    if (d.tip) {
+      lines.push(`  To drive it yourself: stateToken ${d.tip.stateToken}`);
+      if (d.tip.ackToken) lines.push(`  ackToken ${d.tip.ackToken}`);
+    }
+  }
+  lines.push("");
 }
 
 /** The recaps, and the tip's tokens when this node already has later progress. */

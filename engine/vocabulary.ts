@@ -59,6 +59,11 @@ export const RUN_STATUSES = ["running", "complete", "aborted"] as const;
 /** A run's status. */
 export type RunStatus = typeof RUN_STATUSES[number];
 
+/** Where a delegated child run stands, as its parent sees it. */
+export const DELEGATION_STATUSES = ["open", "complete", "aborted"] as const;
+/** A delegated child run's status. */
+export type DelegationStatus = typeof DELEGATION_STATUSES[number];
+
 /** The outcomes of an acknowledgement. */
 export const ADVANCE_OUTCOMES = ["advanced", "blocked"] as const;
 /** An acknowledgement's outcome. */
@@ -95,11 +100,11 @@ export const SEARCH_LAYERS = ["id", "title", "tip_notes", "deep", "recent"] as c
 export type SearchLayer = typeof SEARCH_LAYERS[number];
 
 /** The kinds of signed token. */
-export const TOKEN_KINDS = ["state", "ack", "checkpoint"] as const;
+export const TOKEN_KINDS = ["state", "ack", "checkpoint", "delegation"] as const;
 /** A token kind. */
 export type TokenKind = typeof TOKEN_KINDS[number];
 /** The kinds of attempt: those of the tokens that name one. */
-export type AttemptKind = Exclude<TokenKind, "state">;
+export type AttemptKind = Extract<TokenKind, "ack" | "checkpoint">;
 
 /** Every kind of domain event (`events.ts` checks this list against its union both ways). */
 export const EVENT_KINDS = [
@@ -121,6 +126,9 @@ export const EVENT_KINDS = [
   "run_aborted",
   "review_recorded",
   "stack_claimed",
+  "run_delegated",
+  "delegations_settled",
+  "delegations_collected",
 ] as const;
 
 /** Why a session bundle could not be written or read (`waymark sessions export` / `import`). */

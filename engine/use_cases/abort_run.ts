@@ -10,6 +10,7 @@ import { z } from "npm:zod@4.6.7";
 import { deriveNodeId, runLabel, sessionLabel } from "../ids.ts";
 import type { EngineDeps } from "../ports.ts";
 import { fail, ok, type Result, StorageCorruptionError } from "../result.ts";
+import { ended } from "./arrive.ts";
 import { guard } from "./error_guard.ts";
 import { verifyPair } from "./run_context.ts";
 
@@ -73,7 +74,7 @@ export function abortRun(
         nodeId: node.nodeId,
         stepId: node.pendingStepId,
         explanation: input.explanation,
-      }]);
+      }, ...await ended(tx, { created: run })]);
       return ok(outcome);
     });
     if (result.ok && !result.value.alreadyAborted) {

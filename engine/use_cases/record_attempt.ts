@@ -89,6 +89,8 @@ export interface AttemptSpec {
   payload: AttemptPayload;
   /** A refusal decided from the loaded node before anything is written, or `null`. */
   refuse?: (attempt: Attempt) => Result<never> | null;
+  /** Reads what `decide` needs from outside the store (workflows), before the transaction. */
+  prepare?: (attempt: Attempt) => Promise<void>;
   /** Decides inside the write transaction (children and tips read through `tx`). */
   decide: (tx: StoreWriter, attempt: Attempt) => Promise<Recorded>;
 }
@@ -151,6 +153,7 @@ export async function recordAttempt(
   const refused = spec.refuse?.({ ...loaded.value, attemptId, warnings: [] });
   if (refused) return refused;
   const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
+  await spec.prepare?.({ ...loaded.value, attemptId, warnings });
   let committed: Recorded | null = null;
   let result: Result<StepResponse>;
   try {

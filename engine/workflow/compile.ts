@@ -23,6 +23,7 @@ import {
   contractSection,
   DELEGATION_PREAMBLE,
   delegationLine,
+  SYNTHESIS_PROMPT,
   dependencySection,
   functionSection,
   guidanceSection,
@@ -130,17 +131,27 @@ function standardStep(ctx: Ctx, step: WorkflowStep, path: string, role?: string)
   return Object.assign(compiled, gates.fields);
 }
 
-function parallelStep(ctx: Ctx, step: WorkflowStep, path: string, role?: string): CompiledStep {
+function parallelStep(ctx: Ctx, step: WorkflowStep, path: string, role?: string): CompiledStep[] {
   const delegations = step.parallelDelegations ?? [];
   const always = delegations.filter((d) => d.runCondition === undefined);
   const base = [DELEGATION_PREAMBLE, ...always.map(delegationLine)].join("\n");
-  const compiled = standardStep(ctx, { ...step, prompt: base }, path, role);
+  const compiled = standardStep(ctx, { ...step, prompt: base, notesOptional: true }, path, role);
   const conditional = delegations.filter((d) => d.runCondition !== undefined).map((d) => ({
     when: d.runCondition as Condition,
     text: delegationLine(d),
   }));
   if (conditional.length) compiled.fragments = [...(compiled.fragments ?? []), ...conditional];
-  return compiled;
+  compiled.delegations = delegations.map(({ workflowId, ...rest }) => ({ workflowId, ...rest }));
+  const synthesis = standardStep(ctx, {
+    id: `${step.id}-synthesis`,
+    title: `${step.title}: synthesis`,
+    prompt: step.synthesis?.prompt ?? SYNTHESIS_PROMPT,
+    ...(step.synthesis?.outputContract ? { outputContract: step.synthesis.outputContract } : {}),
+    ...(step.runCondition !== undefined ? { runCondition: step.runCondition } : {}),
+    requireConfirmation: false,
+  }, `${path}.synthesis`, role);
+  synthesis.synthesisOf = step.id;
+  return [compiled, synthesis];
 }
 
 function probeStep(
@@ -306,7 +317,7 @@ function compileSequence(
     if (step.type === "loop") {
       const loop = compileLoop(ctx, step, at, role, bodies);
       if (loop) out.push(loop);
-    } else if (step.type === "parallel") out.push(parallelStep(ctx, step, at, role));
+    } else if (step.type === "parallel") out.push(...parallelStep(ctx, step, at, role));
     else if (step.templateCall) out.push(...expandTemplate(ctx, step, at, role));
     else out.push(standardStep(ctx, step, at, role));
   });

@@ -75,6 +75,28 @@ export interface CompiledStep {
   consequences?: CompiledConsequence[];
   /** Context paths that must be set when the step is acknowledged. */
   requiredContext?: string[];
+  /** Set on a parallel step: one child run is opened per delegation whose condition holds. */
+  delegations?: CompiledDelegation[];
+  /** Set on the step injected after a parallel step: that step's id (its children's results come here). */
+  synthesisOf?: string;
+}
+
+/** One delegation of a parallel step, as runs open it. */
+export interface CompiledDelegation {
+  /** The child run's workflow (a routine or any workflow). */
+  workflowId: string;
+  /** The child run's goal. */
+  goal?: string;
+  /** Open the child only when this holds for the parent's context. */
+  runCondition?: Condition;
+  /** Parent context key → child context key. */
+  contextMapping?: Record<string, string>;
+  /** Values set in the child's context (over mapped ones). */
+  args?: Record<string, unknown>;
+  /** The model tier the author recommends for the subagent. */
+  modelTier?: string;
+  /** Tools the author suggests the subagent use (a hint, not enforced). */
+  allowedTools?: string[];
 }
 
 /** What a DeepWork job step declares, as runs check it. */

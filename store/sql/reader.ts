@@ -3,6 +3,7 @@
  * `rows.ts`. The same reader runs on the connection and inside a write transaction.
  * @module
  */
+import { getDelegationLink, getDelegations } from "./delegation_reads.ts";
 import { sql } from "npm:kysely@0.29.9";
 import type {
   AncestorNotes,
@@ -274,6 +275,8 @@ export function createReader(scope: ReadScope, shared: ReaderShared): StoreReade
     listStacks: (workspace, at) => listStacks(ex, { workspace, ...at }),
     getStackFrame: (runId) => getStackFrame(ex, runId),
     getNodeEvents: (runId, nodeId) => getNodeEvents(ex, { runId, nodeId }),
+    getDelegations: (runId, nodeId) => getDelegations(ex, { runId, nodeId }),
+    getDelegationLink: (runId) => getDelegationLink(ex, runId),
     getBranchOutputs: (runId, nodeId, limit) => getBranchOutputs(ex, { runId, nodeId, limit }),
     getBranchSteps: (runId, nodeId, limit) => getBranchSteps(ex, { runId, nodeId, limit }),
     getRunListing: (runId) => getRunListing(ex, runId),

@@ -1,0 +1,281 @@
+/**
+ * Durable delegation over MCP: a parallel step opens one child run per delegation that applies;
+ * three subagents in three server processes drive them at once; the parent step is blocked
+ * while any is open; the last child to end settles the parent exactly once; the synthesis step
+ * sees all three; every call replays byte for byte.
+ * @module
+ */
+import assert from "node:assert/strict";
+import { openTestDb } from "../helpers/db.ts";
+import {
+  CHILD_ID,
+  driveChild,
+  PARENT_ID,
+  writeDelegationWorkflows,
+} from "../helpers/delegation.ts";
+import { connect, err, ok, tempHome, type TestClient } from "../helpers/server.ts";
+
+function hex(label: string): string {
+  return label.replace(/^[a-z]+_/, "");
+}
+
+async function setup() {
+  const { home, dbUrl, cleanup } = await tempHome();
+  const workspace = await Deno.makeTempDir({ prefix: "waymark-deleg-ws-" });
+  await writeDelegationWorkflows(workspace);
+  const options = { extraArgs: ["--workspace", workspace] };
+  const clients: TestClient[] = [];
+  const open = async () => {
+    const c = await connect(home, options);
+    clients.push(c);
+    return c;
+  };
+  return {
+    home,
+    dbUrl,
+    open,
+    async close() {
+      await Promise.all(clients.map((c) => c.close()));
+      await cleanup();
+      await Deno.remove(workspace, { recursive: true });
+    },
+  };
+}
+
+/** Starts the parent and acknowledges `prepare`: the answer opens the children. */
+// deno-lint-ignore no-explicit-any
+async function reachParallel(parent: TestClient): Promise<Record<string, any>> {
+  const started = ok(await parent.call("start_workflow", { workflowId: PARENT_ID }));
+  return ok(
+    await parent.call("continue_workflow", {
+      stateToken: started.stateToken,
+      ackToken: started.ackToken,
+      context: { area: "billing", hasUi: false },
+      output: { notesMarkdown: "Area: billing." },
+    }),
+  );
+}
+
+Deno.test("three subagents drive three child runs at once; the parent waits, then synthesizes all three", async () => {
+  const t = await setup();
+  try {
+    const parent = await t.open();
+    const atParallel = await reachParallel(parent);
+    assert.equal(atParallel.pending.stepId, "reviews");
+    const children = atParallel.delegations;
+    assert.equal(children.length, 3, "the UI delegation's condition does not hold");
+    assert.deepEqual(children.map((c: { goal: string }) => c.goal), [
+      "Review the api",
+      "Review the storage",
+      "Review the docs",
+    ]);
+    for (const c of children) {
+      assert.equal(c.status, "open");
+      assert.equal(c.workflowId, CHILD_ID);
+      assert.match(c.delegationToken, /^dlg1_/);
+      assert.ok(c.instruction.includes(c.delegationToken));
+    }
+    // Early acknowledgement: blocked, naming the open children with their tips.
+    const early = ok(
+      await parent.call("continue_workflow", {
+        stateToken: atParallel.stateToken,
+        ackToken: atParallel.ackToken,
+      }),
+    );
+    assert.equal(early.kind, "blocked");
+    assert.equal(early.blockers[0].code, "DELEGATIONS_OPEN");
+    assert.equal(early.delegations.filter((c: { tip?: unknown }) => c.tip).length, 3);
+
+    // Three subagents, three processes, at once.
+    const subagents = await Promise.all([t.open(), t.open(), t.open()]);
+    const runs = await Promise.all(children.map((c: { delegationToken: string }, i: number) =>
+      driveChild(subagents[i]!, c.delegationToken, (step) => `child ${i} ${step}: all good`)
+    ));
+    for (const [i, answers] of runs.entries()) {
+      assert.equal(answers[0]!.pending.stepId, "read");
+      assert.match(answers[0]!.pending.prompt, new RegExp(`Read ${["api", "storage", "docs"][i]}`));
+      assert.match(answers[0]!.pending.prompt, /billing/, "the parent's context is mapped in");
+      assert.equal(answers[0]!.delegatedFrom.parentStepId, "reviews");
+      assert.equal(answers.at(-1)!.delegatedFrom.index, i);
+    }
+    const settledBy = runs.filter((a) => a.at(-1)!.delegatedFrom.settled === true);
+    assert.equal(settledBy.length, 1, "exactly one child settles the parent");
+    const db = await openTestDb(t.dbUrl);
+    try {
+      assert.equal(
+        await db.number("SELECT count(*) FROM node_events WHERE kind = 'delegations_settled'"),
+        1,
+      );
+    } finally {
+      await db.close();
+    }
+
+    // The parent goes on (with the blocked answer's fresh ack token) to the synthesis step.
+    const synthesis = ok(
+      await parent.call("continue_workflow", {
+        stateToken: early.stateToken,
+        ackToken: early.ackToken,
+      }),
+    );
+    assert.equal(synthesis.kind, "ok");
+    assert.equal(synthesis.pending.stepId, "reviews-synthesis");
+    for (let i = 0; i < 3; i++) {
+      assert.ok(synthesis.pending.prompt.includes(`child ${i} report: all good`));
+    }
+    assert.match(synthesis.pending.prompt, /Merge the three reviews/);
+    // A rehydrate shows the same text; a replay returns the same bytes.
+    const again = ok(await parent.call("continue_workflow", { stateToken: synthesis.stateToken }));
+    assert.equal(again.pending.prompt, synthesis.pending.prompt);
+    const replay = ok(
+      await parent.call("continue_workflow", {
+        stateToken: early.stateToken,
+        ackToken: early.ackToken,
+      }),
+    );
+    assert.equal(JSON.stringify(replay), JSON.stringify(synthesis));
+    // Every child call replays the same answer.
+    for (const answers of runs) {
+      for (let k = 1; k < answers.length; k++) {
+        const before = answers[k - 1]!;
+        const replayed = ok(
+          await subagents[0]!.call("continue_workflow", {
+            stateToken: before.stateToken,
+            ackToken: before.ackToken,
+            output: { notesMarkdown: "different notes" },
+          }),
+        );
+        assert.equal(JSON.stringify(replayed), JSON.stringify(answers[k]));
+      }
+    }
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("one agent can do every child itself (serial fallback), and an abandoned child ends with its reason", async () => {
+  const t = await setup();
+  try {
+    const agent = await t.open();
+    const atParallel = await reachParallel(agent);
+    const [first, second, third] = atParallel.delegations;
+    await driveChild(agent, first.delegationToken, (s) => `first ${s}`);
+    // The second is driven through the tip tokens of a blocked answer, as a host without subagents would.
+    const blocked = ok(
+      await agent.call("continue_workflow", {
+        stateToken: atParallel.stateToken,
+        ackToken: atParallel.ackToken,
+      }),
+    );
+    assert.equal(blocked.kind, "blocked");
+    assert.deepEqual(
+      blocked.delegations.map((c: { status: string }) => c.status),
+      ["complete", "open", "open"],
+    );
+    const tip = blocked.delegations[1].tip;
+    let at = ok(await agent.call("continue_workflow", { stateToken: tip.stateToken }));
+    while (!at.isComplete) {
+      at = ok(
+        await agent.call("continue_workflow", {
+          stateToken: at.stateToken,
+          ackToken: at.ackToken,
+          output: { notesMarkdown: `second ${at.pending.stepId}` },
+        }),
+      );
+    }
+    assert.equal(at.delegatedFrom.settled, false);
+    // The third is abandoned with a reason: that settles the parent.
+    const thirdRun = ok(await agent.call("start_workflow", { delegationToken: third.delegationToken }));
+    const aborted = ok(
+      await agent.call("abort_workflow", {
+        stateToken: thirdRun.stateToken,
+        explanation: "The docs are out of scope for this change.",
+      }),
+    );
+    assert.equal(aborted.status, "aborted");
+    const synthesis = ok(
+      await agent.call("continue_workflow", {
+        stateToken: blocked.stateToken,
+        ackToken: blocked.ackToken,
+      }),
+    );
+    assert.equal(synthesis.pending.stepId, "reviews-synthesis");
+    assert.match(synthesis.pending.prompt, /first report/);
+    assert.match(synthesis.pending.prompt, /second report/);
+    assert.match(synthesis.pending.prompt, /Aborted: The docs are out of scope/);
+    assert.equal(second.status, "open");
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("a fork inside one child leaves its siblings and the parent as they were", async () => {
+  const t = await setup();
+  try {
+    const agent = await t.open();
+    const atParallel = await reachParallel(agent);
+    const [a, b] = atParallel.delegations;
+    const aRun = await driveChild(agent, a.delegationToken, (s) => `a ${s}`);
+    const bRun = await driveChild(agent, b.delegationToken, (s) => `b ${s}`);
+    const db = await openTestDb(t.dbUrl);
+    try {
+      const before = await db.number(
+        "SELECT count(*) FROM nodes WHERE run_id IN (?, ?)",
+        [hex(atParallel.session.runId), hex(bRun[0]!.session.runId)],
+      );
+      // The same tokens replay; a fresh ack token at child a's first step forks a only.
+      const replay = ok(
+        await agent.call("continue_workflow", {
+          stateToken: aRun[0]!.stateToken,
+          ackToken: aRun[0]!.ackToken,
+        }),
+      );
+      assert.equal(JSON.stringify(replay), JSON.stringify(aRun[1]));
+      const fresh = ok(await agent.call("continue_workflow", { stateToken: aRun[0]!.stateToken }));
+      const forked = ok(
+        await agent.call("continue_workflow", {
+          stateToken: fresh.stateToken,
+          ackToken: fresh.ackToken,
+          output: { notesMarkdown: "a read again, differently" },
+        }),
+      );
+      assert.ok(forked.forked, "the child's advance started a new branch");
+      assert.equal(forked.session.runId, aRun[0]!.session.runId);
+      const after = await db.number(
+        "SELECT count(*) FROM nodes WHERE run_id IN (?, ?)",
+        [hex(atParallel.session.runId), hex(bRun[0]!.session.runId)],
+      );
+      assert.equal(after, before, "the parent and the sibling gained no node");
+    } finally {
+      await db.close();
+    }
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("a delegation token is refused when mangled, swapped or given with other arguments", async () => {
+  const t = await setup();
+  try {
+    const agent = await t.open();
+    const atParallel = await reachParallel(agent);
+    const token: string = atParallel.delegations[0].delegationToken;
+    const mangled = token.slice(0, -2) + (token.at(-2) === "A" ? "B" : "A") + token.at(-1);
+    assert.equal(
+      err(await agent.call("start_workflow", { delegationToken: mangled })).code,
+      "TOKEN_INVALID",
+    );
+    assert.equal(
+      err(await agent.call("start_workflow", { delegationToken: atParallel.stateToken })).code,
+      "TOKEN_INVALID",
+    );
+    assert.equal(
+      err(
+        await agent.call("start_workflow", { delegationToken: token, workflowId: CHILD_ID }),
+      ).code,
+      "INVALID_ARGUMENTS",
+    );
+    assert.equal(err(await agent.call("start_workflow", {})).code, "INVALID_ARGUMENTS");
+  } finally {
+    await t.close();
+  }
+});
