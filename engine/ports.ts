@@ -235,7 +235,10 @@ export interface StackView {
 /** The events recorded at a node that nesting and reviews add (reviews, gaps, an abort). */
 export type NodeEvent =
   | Extract<StackEvent, { kind: "review_recorded" | "run_aborted" }>
-  | Extract<DomainEvent, { kind: "gap_recorded" | "delegations_settled" | "delegations_collected" }>;
+  | Extract<
+    DomainEvent,
+    { kind: "gap_recorded" | "delegations_settled" | "delegations_collected" }
+  >;
 
 /** The output recorded on arrival at a node of a branch. */
 export interface BranchOutput {

@@ -225,6 +225,9 @@ const checkpointNodeSchema = z.object({ nodeId: z.string() }).optional().describ
 /** The response of `start_workflow` (and `start_session`): a run's first node. */
 export const startStepResponseSchema = nodeResponseSchema.extend({
   metaGuidance: metaGuidanceSchema,
+  recap: recapSchema.optional().describe(
+    "On taking up a child run with a delegationToken: the notes it has so far.",
+  ),
 });
 
 /** The response of `checkpoint_workflow`: the checkpoint node, the step still pending. */

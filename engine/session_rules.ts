@@ -341,7 +341,9 @@ class Rules {
 
   delegated(run: RunFacts, p: Payload, n: number): string | null {
     const parent = this.runs.get(String(p.parentRunId));
-    if (!parent || parent === run) return "delegates its run from a run this session has not started";
+    if (!parent || parent === run) {
+      return "delegates its run from a run this session has not started";
+    }
     parent.named.push({ n, nodeId: String(p.parentNodeId), what: "its parent node" });
     return once(run, "delegated", "delegates its run a second time");
   }

@@ -28,7 +28,12 @@ export function delegationInstruction(token: string, goal: string | null): strin
 export async function delegationViews(
   deps: Deps,
   children: readonly DelegatedRun[],
-  at: { step: CompiledStep; tips?: Pick<StoreReader, "getNode"> & { compiled(runId: string): Promise<CompiledWorkflow | null> } },
+  at: {
+    step: CompiledStep;
+    tips?: Pick<StoreReader, "getNode"> & {
+      compiled(runId: string): Promise<CompiledWorkflow | null>;
+    };
+  },
 ): Promise<View[]> {
   const views: View[] = [];
   for (const c of children) {

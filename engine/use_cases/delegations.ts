@@ -266,7 +266,13 @@ export async function collectDigest(
     const base = { runId: c.runId, index: c.index, workflowId: c.workflowId, goal: c.goal };
     if (c.status === "aborted" || c.finalNodeId === null) {
       const notes = cut(c.abortExplanation ?? "");
-      out.push({ ...base, status: "aborted", notesMarkdown: notes.text, artifacts: [], truncated: notes.cut });
+      out.push({
+        ...base,
+        status: "aborted",
+        notesMarkdown: notes.text,
+        artifacts: [],
+        truncated: notes.cut,
+      });
       continue;
     }
     const final = await reader.getNode(c.runId, c.finalNodeId);

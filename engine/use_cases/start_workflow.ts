@@ -62,9 +62,13 @@ export function startWorkflow(
   return guard(async () => {
     if (input.delegationToken !== undefined) return await startDelegated(deps, input);
     if (input.workflowId === undefined) {
-      return fail("INVALID_ARGUMENTS", "start_workflow needs `workflowId` (or a `delegationToken`).", {
-        details: { field: "workflowId" },
-      });
+      return fail(
+        "INVALID_ARGUMENTS",
+        "start_workflow needs `workflowId` (or a `delegationToken`).",
+        {
+          details: { field: "workflowId" },
+        },
+      );
     }
     const checked = checkContext(input.context);
     if (!checked.ok) return checked;
@@ -151,7 +155,10 @@ export async function beginRun(
       response: answer,
       delegates,
     });
-    await tx.append([...runEvents(run, { root, pinned, workspace: options.workspace }), ...arrived]);
+    await tx.append([
+      ...runEvents(run, { root, pinned, workspace: options.workspace }),
+      ...arrived,
+    ]);
     return answer;
   });
   options.onAppend?.(response.session.sessionId);

@@ -23,13 +23,13 @@ import {
   contractSection,
   DELEGATION_PREAMBLE,
   delegationLine,
-  SYNTHESIS_PROMPT,
   dependencySection,
   functionSection,
   guidanceSection,
   knownIds,
   routineHeader,
   substituteArgs,
+  SYNTHESIS_PROMPT,
 } from "./prompt_sections.ts";
 import { headerIssues, loopBodies, treeIssues } from "./workflow_checks.ts";
 import {
@@ -142,14 +142,19 @@ function parallelStep(ctx: Ctx, step: WorkflowStep, path: string, role?: string)
   }));
   if (conditional.length) compiled.fragments = [...(compiled.fragments ?? []), ...conditional];
   compiled.delegations = delegations.map(({ workflowId, ...rest }) => ({ workflowId, ...rest }));
-  const synthesis = standardStep(ctx, {
-    id: `${step.id}-synthesis`,
-    title: `${step.title}: synthesis`,
-    prompt: step.synthesis?.prompt ?? SYNTHESIS_PROMPT,
-    ...(step.synthesis?.outputContract ? { outputContract: step.synthesis.outputContract } : {}),
-    ...(step.runCondition !== undefined ? { runCondition: step.runCondition } : {}),
-    requireConfirmation: false,
-  }, `${path}.synthesis`, role);
+  const synthesis = standardStep(
+    ctx,
+    {
+      id: `${step.id}-synthesis`,
+      title: `${step.title}: synthesis`,
+      prompt: step.synthesis?.prompt ?? SYNTHESIS_PROMPT,
+      ...(step.synthesis?.outputContract ? { outputContract: step.synthesis.outputContract } : {}),
+      ...(step.runCondition !== undefined ? { runCondition: step.runCondition } : {}),
+      requireConfirmation: false,
+    },
+    `${path}.synthesis`,
+    role,
+  );
   synthesis.synthesisOf = step.id;
   return [compiled, synthesis];
 }

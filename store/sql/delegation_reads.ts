@@ -88,4 +88,3 @@ export async function getDelegationLink(
     index: Number(row.idx),
   };
 }
-

@@ -88,9 +88,11 @@ Deno.test("three subagents drive three child runs at once; the parent waits, the
 
     // Three subagents, three processes, at once.
     const subagents = await Promise.all([t.open(), t.open(), t.open()]);
-    const runs = await Promise.all(children.map((c: { delegationToken: string }, i: number) =>
-      driveChild(subagents[i]!, c.delegationToken, (step) => `child ${i} ${step}: all good`)
-    ));
+    const runs = await Promise.all(
+      children.map((c: { delegationToken: string }, i: number) =>
+        driveChild(subagents[i]!, c.delegationToken, (step) => `child ${i} ${step}: all good`)
+      ),
+    );
     for (const [i, answers] of runs.entries()) {
       assert.equal(answers[0]!.pending.stepId, "read");
       assert.match(answers[0]!.pending.prompt, new RegExp(`Read ${["api", "storage", "docs"][i]}`));
@@ -184,7 +186,9 @@ Deno.test("one agent can do every child itself (serial fallback), and an abandon
     }
     assert.equal(at.delegatedFrom.settled, false);
     // The third is abandoned with a reason: that settles the parent.
-    const thirdRun = ok(await agent.call("start_workflow", { delegationToken: third.delegationToken }));
+    const thirdRun = ok(
+      await agent.call("start_workflow", { delegationToken: third.delegationToken }),
+    );
     const aborted = ok(
       await agent.call("abort_workflow", {
         stateToken: thirdRun.stateToken,
