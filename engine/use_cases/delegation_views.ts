@@ -11,7 +11,7 @@ import type { Blocker, StepResponse } from "../responses.ts";
 import { mintToken } from "../tokens.ts";
 import type { CompiledStep, CompiledWorkflow } from "../workflow/compiled.ts";
 import { currentStep, isComplete } from "../workflow/interpreter.ts";
-import { delegationHome, hasEnded, rootNodeId } from "./delegations.ts";
+import { delegationHome, delegationStatusOf, hasEnded, rootNodeId } from "./delegations.ts";
 import { tokensFor } from "./node_response.ts";
 
 type View = NonNullable<StepResponse["delegations"]>[number];
@@ -47,7 +47,7 @@ export async function delegationViews(
       workflowId: c.workflowId,
       goal: c.goal,
       runId: runLabel(c.runId),
-      status: c.status === "running" ? "open" : c.status,
+      status: delegationStatusOf(c.status),
       delegationToken,
       instruction: delegationInstruction(delegationToken, c.goal),
     };

@@ -24,6 +24,7 @@ import { evaluateCondition } from "../workflow/conditions.ts";
 import { currentStep, effectiveContext, initialState } from "../workflow/interpreter.ts";
 import { lookupWorkflow } from "./inspect_workflow.ts";
 import { nodeCreated } from "./node_events.ts";
+import type { DelegationStatus, RunStatus } from "../vocabulary.ts";
 
 /** The workflows a run's delegations may open, by id (`null`: none has that id), loaded before a write. */
 export type Delegates = ReadonlyMap<string, LoadedWorkflow | null>;
@@ -230,6 +231,11 @@ export async function delegationHome(
 /** Whether a child has ended: complete, or aborted with a reason. */
 export function hasEnded(child: Pick<DelegatedRun, "status">): boolean {
   return child.status !== "running";
+}
+
+/** A child run's status as its parent sees it: `open` until it completes or is aborted. */
+export function delegationStatusOf(status: RunStatus): DelegationStatus {
+  return status === "running" ? "open" : status;
 }
 
 /**

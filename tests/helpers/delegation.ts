@@ -81,3 +81,35 @@ export async function driveChild(
   }
   return answers;
 }
+
+/** A temporary workspace holding the delegation workflows; `cleanup` removes it. */
+export async function delegationWorkspace(): Promise<
+  { workspace: string; args: string[]; cleanup(): Promise<void> }
+> {
+  const workspace = await Deno.makeTempDir({ prefix: "waymark-deleg-ws-" });
+  await writeDelegationWorkflows(workspace);
+  return {
+    workspace,
+    args: ["--workspace", workspace],
+    cleanup: () => Deno.remove(workspace, { recursive: true }).catch(() => {}),
+  };
+}
+
+/** Starts the parent (with `goal`) and acknowledges `prepare`: the answer lists the children. */
+export async function reachParallel(
+  client: TestClient,
+  goal?: string,
+  // deno-lint-ignore no-explicit-any
+): Promise<Record<string, any>> {
+  const started = ok(
+    await client.call("start_workflow", { workflowId: PARENT_ID, ...(goal ? { goal } : {}) }),
+  );
+  return ok(
+    await client.call("continue_workflow", {
+      stateToken: started.stateToken,
+      ackToken: started.ackToken,
+      context: { area: "billing", hasUi: false },
+      output: { notesMarkdown: "Area: billing." },
+    }),
+  );
+}

@@ -2,10 +2,13 @@
 /**
  * What was recorded at a node besides its notes: quality reviews (self, external, json_schema)
  * with their verdicts and criteria, gaps (a skipped quality review's override reason among
- * them), and an abort with its explanation. Agent and reviewer text is escaped by JSX.
+ * them), an abort with its explanation, and delegation: which child run settled a parallel
+ * step, and the children's results a synthesis step was handed. Agent and reviewer text is
+ * escaped by JSX.
  * @module
  */
 import type { FC } from "npm:hono@4.13.19/jsx";
+import { runLabel } from "../../engine/ids.ts";
 import type { Html } from "./shell.tsx";
 
 type Event = Record<string, unknown>;
@@ -60,17 +63,54 @@ const Abort: FC<{ e: Event }> = ({ e }) => (
   </li>
 );
 
-/** The reviews, gaps and abort recorded at a node, oldest first (shown when there are some). */
-export const NodeEvents: FC<{ events: Event[] }> = ({ events }: { events: Event[] }): Html => {
+/** Links a run of the session. */
+type RunHref = (runId: string) => string;
+
+const Settled: FC<{ e: Event; runHref: RunHref }> = ({ e, runHref }) => (
+  <li class="settled">
+    <span class="badge complete">settled</span>{" "}
+    {`Every child run of step ${text(e.stepId)} has ended: settled by `}
+    <a class="mono" href={runHref(text(e.by))}>{runLabel(text(e.by))}</a>
+  </li>
+);
+
+const Collected: FC<{ e: Event; runHref: RunHref }> = ({ e, runHref }) => {
+  const children = Array.isArray(e.children) ? (e.children as Event[]) : [];
+  return (
+    <li class="collected">
+      <strong>{`Results handed to the synthesis step (${children.length})`}</strong>
+      <ul class="kids">
+        {children.map((c) => (
+          <li data-run={runLabel(text(c.runId))}>
+            <span class={`badge ${text(c.status)}`}>{text(c.status)}</span>{" "}
+            <a href={runHref(text(c.runId))}>{c.goal ? text(c.goal) : text(c.workflowId)}</a>
+            <span class="muted small">{` ${text(c.workflowId)}`}</span>
+            {c.truncated ? <span class="muted small">{" (cut to its budget)"}</span> : null}
+          </li>
+        ))}
+      </ul>
+    </li>
+  );
+};
+
+/** Props of {@linkcode NodeEvents}: the events, and how to link a run they name. */
+export type NodeEventsProps = { events: Event[]; runHref: RunHref };
+
+/** What was recorded at a node besides its notes, oldest first (shown when there is some). */
+export const NodeEvents: FC<NodeEventsProps> = ({ events, runHref }: NodeEventsProps): Html => {
   return (
     <section class="section" id="reviews">
-      <h3>Reviews, overrides and aborts ({events.length})</h3>
+      <h3>Reviews, overrides, aborts and delegation ({events.length})</h3>
       <ul class="events">
         {events.map((e, i) =>
           e.kind === "review_recorded"
             ? <Review key={i} e={e} />
             : e.kind === "run_aborted"
             ? <Abort key={i} e={e} />
+            : e.kind === "delegations_settled"
+            ? <Settled key={i} e={e} runHref={runHref} />
+            : e.kind === "delegations_collected"
+            ? <Collected key={i} e={e} runHref={runHref} />
             : <Gap key={i} e={e} />
         )}
       </ul>
