@@ -85,7 +85,7 @@ const Collected: FC<{ e: Event; runHref: RunHref }> = ({ e, runHref }) => {
             <span class={`badge ${text(c.status)}`}>{text(c.status)}</span>{" "}
             <a href={runHref(text(c.runId))}>{c.goal ? text(c.goal) : text(c.workflowId)}</a>
             <span class="muted small">{` ${text(c.workflowId)}`}</span>
-            {c.truncated ? <span class="muted small">{" (cut to its budget)"}</span> : null}
+            {c.truncated ? <span class="muted small">(cut to its budget)</span> : null}
           </li>
         ))}
       </ul>
