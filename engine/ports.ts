@@ -315,6 +315,11 @@ export interface DelegatedRun {
   status: RunStatus;
   /** The child's newest node (its preferred tip). */
   tipNodeId: string | null;
+  /**
+   * Its root node, which its delegation token names. Read, never derived from the run id: an
+   * imported run keeps its node ids under a new run id.
+   */
+  rootNodeId: string;
   /** Its newest complete node, once it has one. */
   finalNodeId: string | null;
   /** The explanation of its abort, when it was aborted. */

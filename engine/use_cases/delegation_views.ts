@@ -11,7 +11,7 @@ import type { Blocker, StepResponse } from "../responses.ts";
 import { mintToken } from "../tokens.ts";
 import type { CompiledStep, CompiledWorkflow } from "../workflow/compiled.ts";
 import { currentStep, isComplete } from "../workflow/interpreter.ts";
-import { delegationHome, delegationStatusOf, hasEnded, rootNodeId } from "./delegations.ts";
+import { delegationHome, delegationStatusOf, hasEnded } from "./delegations.ts";
 import { tokensFor } from "./node_response.ts";
 
 type View = NonNullable<StepResponse["delegations"]>[number];
@@ -40,7 +40,7 @@ export async function delegationViews(
     const delegationToken = mintToken(deps.keyring, {
       kind: "delegation",
       runId: c.runId,
-      nodeId: await rootNodeId(c.runId),
+      nodeId: c.rootNodeId,
     });
     const view: View = {
       index: c.index,

@@ -140,6 +140,7 @@ export async function openChildren(
       goal: d.goal ?? null,
       status: "running",
       tipNodeId: root.nodeId,
+      rootNodeId: root.nodeId,
       finalNodeId: null,
       abortExplanation: null,
     });

@@ -23,6 +23,9 @@ const children = prepare((db, p: { runId: string; nodeId: string }) =>
       "r.last_node_id",
       (eb) =>
         eb.selectFrom("nodes as n").select("n.node_id").whereRef("n.run_id", "=", "d.run_id")
+          .where("n.parent_id", "is", null).limit(1).as("root_node_id"),
+      (eb) =>
+        eb.selectFrom("nodes as n").select("n.node_id").whereRef("n.run_id", "=", "d.run_id")
           .where("n.is_complete", "=", 1).orderBy("n.created_seq", "desc").limit(1)
           .as("final_node_id"),
       (eb) =>
@@ -44,6 +47,9 @@ export async function getDelegations(
     if (!isMember(RUN_STATUSES, r.status)) {
       throw new StorageCorruptionError(`Run ${r.run_id} has an unknown status`, r.session_id);
     }
+    if (!r.root_node_id) {
+      throw new StorageCorruptionError(`Run ${r.run_id} has no root node`, r.session_id);
+    }
     return {
       runId: r.run_id,
       sessionId: r.session_id,
@@ -53,6 +59,7 @@ export async function getDelegations(
       goal: r.goal,
       status: r.status,
       tipNodeId: r.last_node_id,
+      rootNodeId: r.root_node_id,
       finalNodeId: r.final_node_id ?? null,
       abortExplanation: abortExplanation(r.abort_payload ?? null, r.session_id),
     };
