@@ -130,6 +130,8 @@ export interface RunHit extends WorkspaceObservation {
   relevance: number;
   /** A short excerpt of the matched text, or of the run's latest notes. */
   snippet: string | null;
+  /** For a child run a parallel step opened: its parent run and step, else `null`. */
+  delegatedFrom: Pick<DelegationLink, "parentRunId" | "stepId" | "index"> | null;
 }
 
 /** One run of a session, for the session resource. */

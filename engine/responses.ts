@@ -388,6 +388,9 @@ export const resumeCandidateSchema = z.object({
     checkpointToken: z.string(),
   }).describe("The run's tip (its newest node) with fresh tokens."),
   corrupt: z.boolean().describe("The session failed an integrity check: read-only."),
+  delegatedFrom: delegatedFromSchema.omit({ settled: true }).optional().describe(
+    "When the run is a child a parallel step opened: its parent run and step. Resume the parent to see every child.",
+  ),
 });
 
 /** The response of `resume_session`. */
