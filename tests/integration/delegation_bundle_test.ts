@@ -5,7 +5,7 @@
  * at the same node; the delegation tokens inside recorded answers come back minted afresh for
  * the new runs; a rehydrate of the imported parent lists fresh tokens, a subagent takes up the
  * open child with one, its end settles the parent, and the synthesis step sees all three; the
- * original session is untouched. `waymark doctor` passes on the database, finds a lost
+ * copy can be aborted at its tip; the original session is untouched. `waymark doctor` passes on the database, finds a lost
  * `run_delegations` row, and `--repair` rebuilds it from the log.
  * @module
  */
@@ -146,6 +146,14 @@ Deno.test({
       assert.match(synthesis.pending.prompt, /first report: fine/);
       assert.match(synthesis.pending.prompt, /second report: fine on the copy/);
       assert.match(synthesis.pending.prompt, /Aborted: Docs are out of scope/);
+      // The copy can be abandoned like any run (at its tip, found under its new id).
+      const abandoned = ok(
+        await agent.call("abort_workflow", {
+          stateToken: synthesis.stateToken,
+          explanation: "The copy was only a rehearsal.",
+        }),
+      );
+      assert.equal(abandoned.abortedStepId, "reviews-synthesis");
       // The original is untouched: its second child is still open.
       assert.equal(
         (await db.rows("SELECT status FROM runs WHERE run_id = ?", [hex(second!.runId)]))[0]!
