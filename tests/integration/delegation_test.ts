@@ -283,3 +283,49 @@ Deno.test("a delegation token is refused when mangled, swapped or given with oth
     await t.close();
   }
 });
+
+Deno.test("children ending at the same moment in three processes settle their parent exactly once", async () => {
+  const t = await setup();
+  try {
+    const agent = await t.open();
+    const subagents = await Promise.all([t.open(), t.open(), t.open()]);
+    const rounds = 4;
+    for (let round = 0; round < rounds; round++) {
+      const atParallel = await reachParallel(agent);
+      // Each child to its last step, then the three last acknowledgements at once.
+      const lasts = [];
+      for (const child of atParallel.delegations) {
+        const first = ok(
+          await agent.call("start_workflow", { delegationToken: child.delegationToken }),
+        );
+        lasts.push(ok(
+          await agent.call("continue_workflow", {
+            stateToken: first.stateToken,
+            ackToken: first.ackToken,
+            output: { notesMarkdown: "read" },
+          }),
+        ));
+      }
+      const ends = await Promise.all(lasts.map((at, i) =>
+        subagents[i]!.call("continue_workflow", {
+          stateToken: at.stateToken,
+          ackToken: at.ackToken,
+          output: { notesMarkdown: `report ${i}` },
+        })
+      ));
+      const settled = ends.map((e) => ok(e).delegatedFrom.settled);
+      assert.equal(settled.filter(Boolean).length, 1, `round ${round}: ${settled}`);
+    }
+    const db = await openTestDb(t.dbUrl);
+    try {
+      assert.equal(
+        await db.number("SELECT count(*) FROM node_events WHERE kind = 'delegations_settled'"),
+        rounds,
+      );
+    } finally {
+      await db.close();
+    }
+  } finally {
+    await t.close();
+  }
+});
