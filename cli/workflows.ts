@@ -16,16 +16,22 @@ import { formatLoadError, parseWorkflowText } from "../engine/workflow/parse.ts"
 import { backtrackingPatterns } from "../engine/workflow/pattern_check.ts";
 import { unfillablePlaceholders } from "../engine/workflow/placeholder_check.ts";
 import type { WorkflowFile } from "../engine/workflow/schema.ts";
+import type { Warning } from "../engine/workflow/catalog.ts";
+import type { CompiledNode, CompiledWorkflow } from "../engine/workflow/compiled.ts";
 import { BUNDLED_WORKFLOWS } from "../workflows/mod.ts";
 import type { CommandInput } from "./host.ts";
 import { printErr, printOut } from "./terminal.ts";
 
 /**
  * Routines a file being validated may call: the bundled ones, and those in its own folder and in
- * a `routines/` folder beside it (files that fail to load are simply not offered).
+ * a `routines/` folder beside it (files that fail to load are simply not offered); and the ids
+ * of every workflow there, which its parallel steps may delegate to.
  */
-async function nearbyRoutines(file: string): Promise<Map<string, WorkflowFile>> {
+async function nearbyRoutines(
+  file: string,
+): Promise<{ routines: Map<string, WorkflowFile>; ids: Set<string> }> {
   const routines = new Map<string, WorkflowFile>();
+  const ids = new Set<string>();
   const candidates = [...BUNDLED_WORKFLOWS];
   for (const dir of [dirname(file), join(dirname(file), "routines")]) {
     let names: string[] = [];
@@ -42,11 +48,29 @@ async function nearbyRoutines(file: string): Promise<Map<string, WorkflowFile>> 
   }
   for (const candidate of candidates) {
     const parsed = parseSourceFile(candidate);
+    if (parsed.ok) ids.add(parsed.file.id);
     if (parsed.ok && isRoutineId(parsed.file.id) && !routines.has(parsed.file.id)) {
       routines.set(parsed.file.id, parsed.file);
     }
   }
-  return routines;
+  return { routines, ids };
+}
+
+/** A warning for each delegation to a workflow neither bundled nor beside the file. */
+function unknownDelegates(compiled: CompiledWorkflow, known: Set<string>): Warning[] {
+  const wanted = new Set<string>();
+  const walk = (nodes: readonly CompiledNode[]) => {
+    for (const n of nodes) {
+      if (n.kind === "loop") walk(n.body);
+      else for (const d of n.delegations ?? []) wanted.add(d.workflowId);
+    }
+  };
+  walk(compiled.steps);
+  return [...wanted].filter((id) => !known.has(id)).map((id) => ({
+    code: "DELEGATION_UNAVAILABLE",
+    message:
+      `a parallel step delegates to \`${id}\`, which neither the bundled library nor this folder (or its routines/) provides; put it in a workflow directory, or no child run is opened for it and the agent does that part itself`,
+  }));
 }
 
 /**
@@ -58,9 +82,10 @@ async function validateFile(file: string): Promise<number> {
   const text = await readFile(file, "utf8");
   const shipped = BUNDLED_WORKFLOWS.some((b) => b.text === text);
   const checked = shipped ? parseWorkflowText(text, file) : null;
+  const nearby = await nearbyRoutines(file);
   const loaded = checked && !checked.ok ? checked : await loadWorkflowFile(
     { source: shipped ? "bundled" : "extra", file, text },
-    { routines: await nearbyRoutines(file) },
+    { routines: nearby.routines },
   );
   if (!loaded.ok) {
     printErr(`${formatLoadError(loaded.error)}\n`);
@@ -73,6 +98,7 @@ async function validateFile(file: string): Promise<number> {
   const checks = [
     ...unfillablePlaceholders(workflow.compiled),
     ...backtrackingPatterns(workflow.compiled),
+    ...unknownDelegates(workflow.compiled, nearby.ids),
   ];
   for (const w of [...workflow.warnings, ...checks]) {
     printOut(`warning [${w.code}]: ${w.message}\n`);

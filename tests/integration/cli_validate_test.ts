@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { MAIN } from "../helpers/server.ts";
+import { writeDelegationWorkflows } from "../helpers/delegation.ts";
 
 async function validate(file: string): Promise<{ code: number; out: string; err: string }> {
   const ran = await new Deno.Command(Deno.execPath(), {
@@ -112,5 +113,23 @@ Deno.test("workflows validate reports placeholders that no loop variable or name
     assert.match(warnings[1]!, /step `a` uses \{\{currentItem\}\}/);
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("workflows validate names a parallel step's delegation that nothing beside the file provides", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waymark-validate-" });
+  try {
+    await writeDelegationWorkflows(dir);
+    const folder = join(dir, ".waymark", "workflows");
+    const parent = join(folder, "fanout.json");
+    const found = await validate(parent);
+    assert.equal(found.code, 0, found.err);
+    assert.doesNotMatch(found.out, /DELEGATION_UNAVAILABLE/);
+    await Deno.remove(join(folder, "review_part.json"));
+    const missing = await validate(parent);
+    assert.equal(missing.code, 0, missing.err);
+    assert.match(missing.out, /warning \[DELEGATION_UNAVAILABLE\]: .*`project\.review_part`/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

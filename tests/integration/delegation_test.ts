@@ -33,6 +33,7 @@ async function setup() {
   return {
     home,
     dbUrl,
+    workspace,
     open,
     async close() {
       await Promise.all(clients.map((c) => c.close()));
@@ -325,6 +326,30 @@ Deno.test("children ending at the same moment in three processes settle their pa
     } finally {
       await db.close();
     }
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("a delegation whose workflow no directory provides opens no child, warns, and leaves the work to the agent", async () => {
+  const t = await setup();
+  try {
+    const agent = await t.open();
+    await Deno.remove(`${t.workspace}/.waymark/workflows/review_part.json`);
+    const atParallel = await reachParallel(agent);
+    assert.equal(atParallel.pending.stepId, "reviews");
+    assert.equal(atParallel.delegations, undefined);
+    assert.ok(
+      atParallel.warnings.some((w: { code: string }) => w.code === "DELEGATION_UNAVAILABLE"),
+    );
+    const synthesis = ok(
+      await agent.call("continue_workflow", {
+        stateToken: atParallel.stateToken,
+        ackToken: atParallel.ackToken,
+      }),
+    );
+    assert.equal(synthesis.kind, "ok", "nothing to wait for");
+    assert.match(synthesis.pending.prompt, /No child run was opened/);
   } finally {
     await t.close();
   }
