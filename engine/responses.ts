@@ -4,6 +4,7 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
+import { evidenceSchema } from "./evidence.ts";
 import { preferencesSchema } from "./preferences.ts";
 import {
   CAPABILITIES,
@@ -83,6 +84,7 @@ export const BLOCKER_CODES = [
   "REQUIRED_CAPABILITY_UNKNOWN",
   "STORAGE_CORRUPTION_DETECTED",
   "USER_ONLY_DEPENDENCY",
+  "VERIFICATION_FAILED",
 ] as const;
 
 /** Why an acknowledgement did not advance. */
@@ -229,6 +231,9 @@ export const stepResponseSchema = nodeResponseSchema.extend({
     "When blocked: the recorded attempt.",
   ),
   gaps: z.array(gapSchema).optional().describe("Gaps recorded by this acknowledgement."),
+  verification: evidenceSchema.optional().describe(
+    "The step's verification command as the server ran it on this acknowledgement (or why it did not run); also recorded on the node.",
+  ),
 });
 
 /** The response of every execution tool. */

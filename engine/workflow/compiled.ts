@@ -7,6 +7,7 @@ import { hashJson } from "../hash.ts";
 import type { Capability, CapabilityNeed, WorkflowKind } from "../vocabulary.ts";
 import type { Condition, LoopConfig, UserDependency, ValidationCriteria } from "./schema.ts";
 import type { JobInputSpec, JobOutputSpec, JobReviewSpec } from "../deepwork/job.ts";
+import type { CompiledVerify } from "./verify_block.ts";
 
 /** Version of the compiled form; part of the hash so a format change never aliases. */
 export const COMPILED_FORMAT = 2;
@@ -75,6 +76,8 @@ export interface CompiledStep {
   consequences?: CompiledConsequence[];
   /** Context paths that must be set when the step is acknowledged. */
   requiredContext?: string[];
+  /** The command the server runs when the step is acknowledged, if the user allows it. */
+  verify?: CompiledVerify;
 }
 
 /** What a DeepWork job step declares, as runs check it. */
