@@ -12,6 +12,7 @@ import type { Keyring } from "./tokens.ts";
 import type { RunState } from "./workflow/interpreter.ts";
 import type { Preferences } from "./preferences.ts";
 import type { WorkspaceObservation } from "./workspace.ts";
+import type { VerificationPolicy, VerificationRequest, VerificationRun } from "./verification.ts";
 import type {
   AttemptKind,
   AttemptOutcome,
@@ -235,7 +236,7 @@ export interface StackView {
 /** The events recorded at a node that nesting and reviews add (reviews, gaps, an abort). */
 export type NodeEvent =
   | Extract<StackEvent, { kind: "review_recorded" | "run_aborted" }>
-  | Extract<DomainEvent, { kind: "gap_recorded" }>;
+  | Extract<DomainEvent, { kind: "gap_recorded" | "evidence_recorded" }>;
 
 /** The output recorded on arrival at a node of a branch. */
 export interface BranchOutput {
@@ -393,6 +394,17 @@ export interface WorkflowSource {
   summaries?(): Promise<{ workflows: WorkflowSummary[]; errors: WorkflowLoadError[] }>;
 }
 
+/**
+ * Runs a step's verification command in the caller's workspace, without a shell, under the
+ * user's policy (which the engine applies first: only allowed commands reach `run`).
+ */
+export interface VerificationRunner {
+  /** The user's policy (from their config). */
+  readonly policy: VerificationPolicy;
+  /** Runs one command; never throws (a failure to start is `error`). */
+  run(request: VerificationRequest): Promise<VerificationRun>;
+}
+
 /** Everything a use-case may touch. */
 export interface EngineDeps {
   /** The store. */
@@ -407,4 +419,6 @@ export interface EngineDeps {
   random: Random;
   /** Global default preferences, copied into each new session (built-in defaults when absent). */
   defaultPreferences?: Preferences;
+  /** Runs verification commands; absent, they never run (`VERIFICATION_UNAVAILABLE`). */
+  verifier?: VerificationRunner;
 }

@@ -27,6 +27,7 @@ import {
   REVIEW_VERDICTS,
   REVIEWERS,
   SESSION_KINDS,
+  VERIFICATION_VERDICTS,
 } from "./vocabulary.ts";
 import type { CompiledWorkflow } from "./workflow/compiled.ts";
 import { positionProblem, stepIds } from "./workflow/positions.ts";
@@ -150,6 +151,13 @@ const PAYLOADS: Record<typeof EVENT_KINDS[number], z.ZodType> = {
     reviewer: z.enum(REVIEWERS),
     verdict: z.enum(REVIEW_VERDICTS),
     attempt: z.number().int().min(1),
+  }),
+  evidence_recorded: z.looseObject({
+    ...atNode,
+    attemptId: z.string().min(1),
+    verdict: z.enum(VERIFICATION_VERDICTS),
+    command: z.array(z.string()).min(1),
+    exitCode: z.number().int().nullable(),
   }),
 };
 

@@ -29,6 +29,7 @@ import { responseFor, tokensFor } from "./node_response.ts";
 import { buildRecap } from "./recap.ts";
 import { type Attempt, type CallOptions, recordAttempt, type Recorded } from "./record_attempt.ts";
 import { loadNode, verifyPair } from "./run_context.ts";
+import { type Verified, verifyAttempt, withEvidence } from "./verify_attempt.ts";
 
 /** Input of {@linkcode continueWorkflow}. */
 export interface ContinueInput extends Acknowledgement {
@@ -50,12 +51,16 @@ export function continueWorkflow(
     if (!checked.ok) return Promise.resolve(checked);
     const sized = checkOutput(input.output);
     if (!sized.ok) return Promise.resolve(sized);
+    let verified: Verified | null = null;
     return recordAttempt(deps, {
       stateToken: input.stateToken,
       token: input.ackToken,
       kind: "ack",
       payload: { context: input.context, output: input.output, preferences: input.preferences },
       refuse: refuseComplete,
+      prepare: async (attempt) => {
+        verified = await verifyAttempt(deps, attempt, options);
+      },
       decide: async (tx, attempt) => {
         // An acknowledgement attaches after the node's last checkpoint and reads its context
         // (answers the user gave through the client live there; see `user_input.ts`).
@@ -63,11 +68,13 @@ export function continueWorkflow(
         const assessment = assessAck({ ...attempt.node, context: chain.end.context }, {
           compiled: attempt.compiled,
           ack: input,
-          warnings: attempt.warnings,
+          warnings: [...attempt.warnings, ...(verified?.warnings ?? [])],
+          problems: verified?.problems,
         });
-        return assessment.blocks
-          ? recordBlocked(deps, { attempt, assessment })
-          : recordAdvanced(deps, tx, { attempt, assessment, options, chain });
+        const recorded = assessment.blocks
+          ? await recordBlocked(deps, { attempt, assessment })
+          : await recordAdvanced(deps, tx, { attempt, assessment, options, chain });
+        return withEvidence(recorded, { verified, attempt });
       },
     }, options);
   });

@@ -322,7 +322,9 @@ const runAborted = prepare((db, p: { runId: string; at: string }) =>
 
 async function nodeEvent(
   s: ProjectionScope,
-  event: EventOf<"run_aborted" | "review_recorded" | "gap_recorded" | "assessment_recorded">,
+  event: EventOf<
+    "run_aborted" | "review_recorded" | "gap_recorded" | "assessment_recorded" | "evidence_recorded"
+  >,
 ) {
   await insertNodeEvent.execute(s.tx, {
     seq: s.seq,
@@ -387,6 +389,7 @@ export async function project(scope: ProjectionScope, event: LoggedEvent): Promi
     case "review_recorded":
     case "gap_recorded":
     case "assessment_recorded":
+    case "evidence_recorded":
       return await nodeEvent(scope, event);
     case "preference_changed":
     case "capability_observed":
