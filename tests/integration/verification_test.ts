@@ -1,0 +1,80 @@
+/**
+ * Verification the agent cannot fake, through a real MCP client over stdio on a real libSQL
+ * file: in a git workspace whose user allowlisted the commands, a step's check fails and blocks
+ * (its output tail as the reason, the evidence on the blocked attempt), passes after a file
+ * changes, and a replay of either acknowledgement answers the recorded verdict without running
+ * the command again (a counter file says how often it ran). A command not allowed falls back
+ * to prose with a warning and does not block; a command that sleeps past its timeout is killed
+ * and blocks; a caller with no workspace (a library call) gets VERIFICATION_UNAVAILABLE.
+ */
+import assert from "node:assert/strict";
+import { parseRunLabel } from "../../engine/ids.ts";
+import { exportSession, importBundle, openWaymark } from "../../mod.ts";
+import { connect, tempHome } from "../helpers/server.ts";
+import { driveVerified, runs, verifiedWorkspace } from "../helpers/verification.ts";
+
+Deno.test("an allowlisted check blocks until it passes, a replay reruns nothing, a disallowed one falls back to prose, a slow one is killed", async () => {
+  const ws = await verifiedWorkspace();
+  const client = await connect(ws.home, { cwd: ws.workspace });
+  try {
+    await driveVerified(client, ws);
+  } finally {
+    await client.close();
+    await ws.cleanup();
+  }
+});
+
+Deno.test("with no workspace known the command does not run: VERIFICATION_UNAVAILABLE, and the step advances", async () => {
+  const ws = await verifiedWorkspace();
+  const waymark = await openWaymark({ home: ws.home, workspace: ws.workspace });
+  try {
+    const started = await waymark.start({ workflowId: "project.verified" });
+    assert.ok(started.ok);
+    const acked = await waymark.continue({
+      stateToken: started.value.stateToken,
+      ackToken: started.value.ackToken,
+      output: { notesMarkdown: "Ran it myself: it passed." },
+    });
+    assert.ok(acked.ok);
+    assert.equal(acked.value.kind, "ok");
+    const notice = acked.value.warnings.find((w) => w.code === "VERIFICATION_UNAVAILABLE");
+    assert.match(notice?.message ?? "", /no workspace folder is known.*run it yourself/);
+    assert.equal(acked.value.verification?.verdict, "unavailable");
+    assert.equal(await runs(ws.workspace), 0);
+  } finally {
+    await waymark.close();
+    await ws.cleanup();
+  }
+});
+
+Deno.test("a session bundle carries the evidence: exported and imported, each node keeps its verdict", async () => {
+  const ws = await verifiedWorkspace();
+  const other = await tempHome();
+  try {
+    const client = await connect(ws.home, { cwd: ws.workspace });
+    const drove = await driveVerified(client, ws).finally(() => client.close());
+    const source = await openWaymark({ home: ws.home });
+    const exported = await exportSession(source, drove.sessionId).finally(() => source.close());
+    assert.ok(exported.ok, JSON.stringify(exported));
+    const target = await openWaymark({ home: other.home, dbUrl: other.dbUrl });
+    try {
+      const imported = await importBundle(target, exported.value.text);
+      assert.ok(imported.ok, JSON.stringify(imported));
+      const runId = parseRunLabel(drove.runId)!;
+      const verdicts = async (nodeId: string) =>
+        (await target.store.getNodeEvents(runId, nodeId))
+          .filter((e) => e.kind === "evidence_recorded")
+          .map((e) => e.kind === "evidence_recorded" && [e.verdict, e.exitCode, e.gitHead]);
+      assert.deepEqual(await verdicts(drove.failedNodeId), [["failed", 3, ws.head]]);
+      assert.deepEqual(await verdicts(drove.passedNodeId), [["passed", 0, ws.head]]);
+      assert.deepEqual(await verdicts(drove.skippedNodeId), [["not_allowed", null, null]]);
+      const again = await exportSession(target, imported.value.sessionId);
+      assert.ok(again.ok && again.value.text === exported.value.text, "the round trip is exact");
+    } finally {
+      await target.close();
+    }
+  } finally {
+    await other.cleanup();
+    await ws.cleanup();
+  }
+});
