@@ -12,6 +12,7 @@ import type { Keyring } from "./tokens.ts";
 import type { RunState } from "./workflow/interpreter.ts";
 import type { Preferences } from "./preferences.ts";
 import type { WorkspaceObservation } from "./workspace.ts";
+import type { Evidence } from "./evidence.ts";
 import type { VerificationPolicy, VerificationRequest, VerificationRun } from "./verification.ts";
 import type {
   AttemptKind,
@@ -67,11 +68,13 @@ export interface NodeRecord extends NodeFacts {
   stepCount?: number;
 }
 
-/** What a recap needs of a node: its kind and the notes recorded on arrival there. */
-export type AncestorNotes = Pick<
-  NodeRecord,
-  "nodeId" | "nodeKind" | "notesMarkdown" | "notesStepId"
->;
+/**
+ * What a recap needs of a node: its kind, the notes recorded on arrival there, and the
+ * verification evidence recorded there, when some was.
+ */
+export type AncestorNotes =
+  & Pick<NodeRecord, "nodeId" | "nodeKind" | "notesMarkdown" | "notesStepId">
+  & { evidence?: Evidence };
 
 /** A recorded attempt (an ack or a checkpoint) with its exact response. */
 export interface AttemptRecord {

@@ -116,6 +116,13 @@ export const recapEntrySchema = z.object({
   kind: z.enum(NODE_KINDS).exclude(["blocked_attempt"]),
   stepId: z.string().nullable(),
   notesMarkdown: z.string(),
+  verification: evidenceSchema.pick({
+    verdict: true,
+    commandLine: true,
+    exitCode: true,
+    gitHead: true,
+    gitDirty: true,
+  }).optional().describe("What the step's verification command came to, when it has one."),
 });
 
 /** Notes recorded so far along this branch, most recent first, cut to a byte budget. */

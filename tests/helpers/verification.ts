@@ -215,6 +215,20 @@ export async function driveVerified(
   assert.equal(quick.kind, "ok");
   assert.equal(quick.pending.stepId, "done");
   assert.equal(quick.verification.verdict, "passed");
+
+  // a recap says what each step's verification came to
+  const rehydrated = await client.call("continue_workflow", { stateToken: quick.stateToken });
+  const recap = ok(rehydrated).recap.entries.map((e: Json) => [e.stepId, e.verification]);
+  assert.deepEqual(recap.map(([step, v]: Json[]) => [step, v?.verdict]), [
+    ["slow", "passed"],
+    ["lint", "not_allowed"],
+    ["build", "passed"],
+  ]);
+  assert.equal(recap[2][1].gitHead, head);
+  assert.match(
+    rehydrated.content[0]!.text,
+    /\[build\] Fixed the status\.\n  Verification: `deno run [^`]*check\.ts` passed at [0-9a-f]{12} \(dirty\)/,
+  );
   return {
     sessionId: started.session.sessionId,
     runId: started.session.runId,
