@@ -78,3 +78,29 @@ Deno.test("a session bundle carries the evidence: exported and imported, each no
     await ws.cleanup();
   }
 });
+
+Deno.test("the config's verification section is checked at open: absolute folders, valid patterns", async () => {
+  const { home, cleanup } = await tempHome();
+  try {
+    for (
+      const [workspaces, expected] of [
+        [{ "relative/dir": { allow: ["npm test"] } }, /"relative\/dir" is not an absolute folder/],
+        [
+          { "/abs": { allow: ["npm * test"] } },
+          /allow\[0\] \("npm \* test"\): `\*` may only be the last word/,
+        ],
+        [{ "/abs": { allow: ["make && make test"] } }, /is shell syntax/],
+        [{ "/abs": { allow: [], shell: true } }, /shell/],
+        [{ "/abs": { allow: [], env: ["NOT-A-NAME"] } }, /not an environment variable name/],
+      ] as const
+    ) {
+      await Deno.writeTextFile(
+        `${home}/config.json`,
+        JSON.stringify({ verification: { workspaces } }),
+      );
+      await assert.rejects(() => openWaymark({ home }), expected);
+    }
+  } finally {
+    await cleanup();
+  }
+});
