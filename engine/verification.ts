@@ -307,6 +307,12 @@ export function tailBytes(text: string, bytes: number): string {
 /** Bytes of output a blocker's message carries (its message holds at most 512). */
 const MESSAGE_TAIL_BYTES = 320;
 
+/** A command line cut to its first 120 characters, so a long one leaves room for the output. */
+function shortLine(line: string): string {
+  const chars = [...line];
+  return chars.length <= 120 ? line : `${chars.slice(0, 119).join("")}…`;
+}
+
 /** Why a run that did not pass blocks the step: its verdict, then the end of its output. */
 export function failureBlocker(stepId: string, evidence: Evidence): Blocker {
   const how = evidence.verdict === "timed_out"
@@ -320,7 +326,7 @@ export function failureBlocker(stepId: string, evidence: Evidence): Blocker {
   return {
     code: "VERIFICATION_FAILED",
     pointer: { kind: "workflow_step", stepId },
-    message: `\`${evidence.commandLine}\` ${how}${tail}`,
+    message: `\`${shortLine(evidence.commandLine)}\` ${how}${tail}`,
     suggestedFix: evidence.verdict === "error"
       ? "The command could not start in this workspace: tell the user (their config allows it, so its program or folder is missing), then acknowledge again with the new ackToken."
       : `Fix what the output shows and run \`${evidence.commandLine}\` yourself until it passes; then acknowledge again with the new ackToken (waymark runs it again). The full output tails are in \`verification\` and on the blocked attempt's node.`,

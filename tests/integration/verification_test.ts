@@ -10,7 +10,8 @@
 import assert from "node:assert/strict";
 import { parseRunLabel } from "../../engine/ids.ts";
 import { exportSession, importBundle, openWaymark } from "../../mod.ts";
-import { connect, tempHome } from "../helpers/server.ts";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { connect, MAIN, ok, tempHome } from "../helpers/server.ts";
 import { driveVerified, runs, verifiedWorkspace } from "../helpers/verification.ts";
 
 Deno.test("an allowlisted check blocks until it passes, a replay reruns nothing, a disallowed one falls back to prose, a slow one is killed", async () => {
@@ -102,5 +103,89 @@ Deno.test("the config's verification section is checked at open: absolute folder
     }
   } finally {
     await cleanup();
+  }
+});
+
+/** `serve --http 0` in `cwd`; the port it announces on stderr. */
+async function startHttp(
+  home: string,
+  cwd: string,
+): Promise<{ port: number; stop(): Promise<void> }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", MAIN, "serve", "--http", "0", "--home", home],
+    cwd,
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  let port = 0;
+  while (!port) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`server exited: ${seen}`);
+    seen += value;
+    port = Number(seen.match(/http:\/\/127\.0\.0\.1:(\d+)\/mcp/)?.[1] ?? 0);
+  }
+  const drain = (async () => {
+    while (!(await reader.read()).done) { /* drain */ }
+  })();
+  return {
+    port,
+    async stop() {
+      child.kill("SIGTERM");
+      await child.status;
+      await drain.catch(() => {});
+    },
+  };
+}
+
+Deno.test("over HTTP a command runs only in a folder the client named as a root, never in the server's own", async () => {
+  const ws = await verifiedWorkspace();
+  const server = await startHttp(ws.home, ws.workspace);
+  const url = new URL(`http://127.0.0.1:${server.port}/mcp`);
+  const first = async (client: Client) => {
+    await client.connect(new StreamableHTTPClientTransport(url));
+    const started = ok(
+      await client.callTool({
+        name: "start_workflow",
+        arguments: { workflowId: "project.verified" },
+      }) as never,
+    );
+    return ok(
+      await client.callTool({
+        name: "continue_workflow",
+        arguments: {
+          stateToken: started.stateToken,
+          ackToken: started.ackToken,
+          output: { notesMarkdown: "Built." },
+        },
+      }) as never,
+    );
+  };
+  const rootless = new Client({ name: "rootless", version: "1.0.0" });
+  const rooted = new Client(
+    { name: "rooted", version: "1.0.0" },
+    { capabilities: { roots: { listChanged: true } } },
+  );
+  rooted.setRequestHandler("roots/list", () => ({
+    roots: [{ uri: new URL(`file://${ws.workspace}/`).href }],
+  }));
+  try {
+    const without = await first(rootless);
+    assert.equal(without.kind, "ok", "the server's working directory is no client's workspace");
+    assert.equal(without.verification.verdict, "unavailable");
+    assert.ok(
+      without.warnings.some((w: { code: string }) => w.code === "VERIFICATION_UNAVAILABLE"),
+    );
+    assert.equal(await runs(ws.workspace), 0);
+    const withRoot = await first(rooted);
+    assert.equal(withRoot.kind, "blocked");
+    assert.equal(withRoot.verification.verdict, "failed");
+    assert.equal(await runs(ws.workspace), 1);
+  } finally {
+    await rootless.close();
+    await rooted.close();
+    await server.stop();
+    await ws.cleanup();
   }
 });
