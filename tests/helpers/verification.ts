@@ -178,6 +178,17 @@ export async function driveVerified(
   const again = await ack(client, started, "Built it.");
   assert.deepEqual(again, failed);
   assert.equal(await runs(workspace), 1, "a replay never reruns the command");
+  const text = (await client.call("continue_workflow", {
+    stateToken: started.stateToken,
+    ackToken: started.ackToken,
+    output: { notesMarkdown: "Built it." },
+  })).content[0]!.text;
+  assert.match(text, /BLOCKED[\s\S]*\[VERIFICATION_FAILED\]/);
+  assert.match(
+    text,
+    /Verification: waymark ran `deno run [^`]*check\.ts`: failed \(exit 3, [\d.]+ s, HEAD [0-9a-f]{12}\)\./,
+  );
+  assert.equal(await runs(workspace), 1);
 
   // fixed: the new ack token runs it again, and it passes
   await Deno.writeTextFile(join(workspace, "status.txt"), "ok\n");
