@@ -6,11 +6,14 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { openWaymark } from "../mod.ts";
+import { openWaymark, resolvePaths, type WaymarkOptions } from "../mod.ts";
+import { loadConfig } from "../store/config_file.ts";
+import { planVerification } from "../engine/verification.ts";
+import { describeCommand } from "../engine/workflow/verify_block.ts";
 import { renderInspect, renderList } from "../engine/text.ts";
 import { loadWorkflowFile, parseSourceFile } from "../engine/workflow/catalog.ts";
 import { isRoutineId } from "../engine/workflow/compile.ts";
-import { stepCount } from "../engine/workflow/interpreter.ts";
+import { allSteps, stepCount } from "../engine/workflow/interpreter.ts";
 import { workflowJsonSchema } from "../engine/workflow/json_schema.ts";
 import { formatLoadError, parseWorkflowText } from "../engine/workflow/parse.ts";
 import { backtrackingPatterns } from "../engine/workflow/pattern_check.ts";
@@ -78,7 +81,7 @@ function unknownDelegates(compiled: CompiledWorkflow, known: Set<string>): Warni
  * report its warnings. A file with the text of one waymark ships is that bundled file (so it may
  * use the reserved `wr.` namespace), validated all the same.
  */
-async function validateFile(file: string): Promise<number> {
+async function validateFile(file: string, options: WaymarkOptions): Promise<number> {
   const text = await readFile(file, "utf8");
   const shipped = BUNDLED_WORKFLOWS.some((b) => b.text === text);
   const checked = shipped ? parseWorkflowText(text, file) : null;
@@ -103,13 +106,38 @@ async function validateFile(file: string): Promise<number> {
   for (const w of [...workflow.warnings, ...checks]) {
     printOut(`warning [${w.code}]: ${w.message}\n`);
   }
+  printOut(await commandLines(workflow.compiled, options));
   return 0;
+}
+
+/**
+ * The verification commands a workflow wants, one line each, with whether the user's config
+ * lets waymark run them in this folder (the workspace `waymark serve` would see here).
+ */
+async function commandLines(compiled: CompiledWorkflow, options: WaymarkOptions): Promise<string> {
+  const wanted = allSteps(compiled).filter((s) => s.verify);
+  if (wanted.length === 0) return "";
+  const paths = resolvePaths(options);
+  const policy = await loadConfig(paths.home).then((c) => c.verification, () => null);
+  const lines = wanted.map((s) => {
+    const plan = planVerification(s.verify!, {
+      policy: policy ?? { workspaces: [] },
+      workspace: paths.workspace,
+    });
+    const verdict = plan.kind === "run"
+      ? `allowed in ${paths.workspace}`
+      : `not allowed in ${paths.workspace}`;
+    return `- ${s.id}: ${describeCommand(s.verify!)}: ${verdict}\n`;
+  });
+  return `commands (${wanted.length}): run by waymark on acknowledgement where the user's ${
+    join(paths.home, "config.json")
+  } allows them (docs/verification.md); otherwise the agent runs them\n${lines.join("")}`;
 }
 
 /** `waymark workflows validate FILE`. */
 export async function validateWorkflow(input: CommandInput): Promise<number> {
   const [file] = input.args;
-  return file ? await validateFile(file) : input.usage();
+  return file ? await validateFile(file, input.options) : input.usage();
 }
 
 /** `waymark workflows schema`. */

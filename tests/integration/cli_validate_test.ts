@@ -133,3 +133,72 @@ Deno.test("workflows validate names a parallel step's delegation that nothing be
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("workflows validate lists the verification commands a workflow wants, and whether the user's config allows each here", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "waymark-validate-" }));
+  try {
+    await Deno.mkdir(join(dir, "home"));
+    await Deno.writeTextFile(
+      join(dir, "home", "config.json"),
+      JSON.stringify({ verification: { workspaces: { [dir]: { allow: ["deno test *"] } } } }),
+    );
+    await Deno.writeTextFile(
+      join(dir, "wf.json"),
+      JSON.stringify({
+        id: "team.verified",
+        name: "Verified",
+        description: "d",
+        version: "1",
+        steps: [
+          { id: "t", title: "T", prompt: "t", verify: { run: ["deno", "test", "-A"], cwd: "pkg" } },
+          { id: "l", title: "L", prompt: "l", verification: { command: "npm run 'lint all'" } },
+          { id: "p", title: "P", prompt: "p" },
+        ],
+      }),
+    );
+    const ran = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", MAIN, "workflows", "validate", "wf.json", "--home", "home"],
+      cwd: dir,
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    }).output();
+    const out = new TextDecoder().decode(ran.stdout);
+    assert.equal(ran.code, 0, new TextDecoder().decode(ran.stderr));
+    assert.match(
+      out,
+      /commands \(2\): run by waymark on acknowledgement where the user's .*config\.json allows them/,
+    );
+    assert.match(out, new RegExp(`- t: \`deno test -A\` \\(in \`pkg\`\\): allowed in ${dir}\n`));
+    assert.match(out, new RegExp(`- l: \`npm run 'lint all'\`: not allowed in ${dir}\n`));
+    await Deno.writeTextFile(
+      join(dir, "bad.json"),
+      JSON.stringify({
+        id: "team.bad",
+        name: "Bad",
+        description: "d",
+        version: "1",
+        steps: [{
+          id: "t",
+          title: "T",
+          prompt: "t",
+          verification: { command: "npm test | tee x" },
+        }],
+      }),
+    );
+    const bad = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", MAIN, "workflows", "validate", "bad.json"],
+      cwd: dir,
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    }).output();
+    assert.equal(bad.code, 1);
+    assert.match(
+      new TextDecoder().decode(bad.stderr),
+      /verification\.command.*`\|` is shell syntax \(a pipe\)/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -2,7 +2,8 @@
 /**
  * What was recorded at a node besides its notes: quality reviews (self, external, json_schema)
  * with their verdicts and criteria, gaps (a skipped quality review's override reason among
- * them), and an abort with its explanation. Agent and reviewer text is escaped by JSX.
+ * them), an abort with its explanation, and the evidence of a verification command the server
+ * ran (or why it did not). Agent, reviewer and command output is escaped by JSX.
  * @module
  */
 import type { FC } from "npm:hono@4.13.19/jsx";
@@ -60,17 +61,61 @@ const Abort: FC<{ e: Event }> = ({ e }) => (
   </li>
 );
 
-/** The reviews, gaps and abort recorded at a node, oldest first (shown when there are some). */
+const VERDICT_BADGES: Record<string, string> = {
+  passed: "complete",
+  not_allowed: "checkpoint",
+  unavailable: "checkpoint",
+};
+
+const seconds = (ms: unknown) => typeof ms === "number" ? `${(ms / 1000).toFixed(1)} s` : "";
+
+/** A verification command's evidence: verdict, command, exit, git state, output tails. */
+const Evidence: FC<{ e: Event }> = ({ e }) => {
+  const verdict = text(e.verdict);
+  const ran = e.durationMs !== null && e.durationMs !== undefined;
+  const head = typeof e.gitHead === "string" ? e.gitHead.slice(0, 12) : null;
+  const facts = [
+    e.exitCode !== null && e.exitCode !== undefined ? `exit ${text(e.exitCode)}` : "",
+    e.timedOut ? `killed after ${text(e.timeoutSeconds)} s` : "",
+    ran ? seconds(e.durationMs) : "",
+    head ? `HEAD ${head}${e.gitDirty ? " (dirty)" : ""}` : ran ? "not a git repository" : "",
+  ].filter(Boolean).join(" · ");
+  return (
+    <li class="evidence" data-verdict={verdict}>
+      <span class={`badge ${VERDICT_BADGES[verdict] ?? "blocked"}`}>{verdict}</span>{" "}
+      <strong>Verification</strong> <code class="mono">{text(e.commandLine)}</code>
+      {e.cwd ? <span class="muted">{` in ${text(e.cwd)}`}</span> : null}
+      {facts ? <p class="muted small">{facts}</p> : null}
+      {e.reason ? <p class="feedback">{text(e.reason)}</p> : null}
+      {[["stdout", e.stdoutTail], ["stderr", e.stderrTail]].map(([name, tail]) =>
+        tail
+          ? (
+            <details open={verdict !== "passed"}>
+              <summary>
+                {`${name}${e.truncated ? " (end only: the start was cut)" : ""}`}
+              </summary>
+              <pre class="json">{text(tail)}</pre>
+            </details>
+          )
+          : null
+      )}
+    </li>
+  );
+};
+
+/** The reviews, gaps, aborts and evidence recorded at a node, oldest first (when there are some). */
 export const NodeEvents: FC<{ events: Event[] }> = ({ events }: { events: Event[] }): Html => {
   return (
     <section class="section" id="reviews">
-      <h3>Reviews, overrides and aborts ({events.length})</h3>
+      <h3>Evidence, reviews, overrides and aborts ({events.length})</h3>
       <ul class="events">
         {events.map((e, i) =>
           e.kind === "review_recorded"
             ? <Review key={i} e={e} />
             : e.kind === "run_aborted"
             ? <Abort key={i} e={e} />
+            : e.kind === "evidence_recorded"
+            ? <Evidence key={i} e={e} />
             : <Gap key={i} e={e} />
         )}
       </ul>
