@@ -234,6 +234,10 @@ const checkpointNodeSchema = z.object({ nodeId: z.string() }).optional().describ
 /** The response of `start_workflow` (and `start_session`): a run's first node. */
 export const startStepResponseSchema = nodeResponseSchema.extend({
   metaGuidance: metaGuidanceSchema,
+});
+
+/** The response of `start_workflow`: a run's first node, or a child run taken up where it stands. */
+export const startWorkflowResponseSchema = startStepResponseSchema.extend({
   recap: recapSchema.optional().describe(
     "On taking up a child run with a delegationToken: the notes it has so far.",
   ),
