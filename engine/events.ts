@@ -7,6 +7,7 @@ import type { CompiledWorkflow } from "./workflow/compiled.ts";
 import type { RunState } from "./workflow/interpreter.ts";
 import type { Preferences } from "./preferences.ts";
 import type { WorkspaceObservation } from "./workspace.ts";
+import type { Evidence } from "./evidence.ts";
 import type {
   AdvanceOutcome,
   Capability,
@@ -176,6 +177,18 @@ export type DomainEvent =
     /** SHA-256 of the call's payload (see `payloadDigest`), to tell a replay that differs. */
     payloadDigest?: string;
   }
+  | ({
+    /** A step's verification command as the server ran it (or why it did not) on an ack. */
+    kind: "evidence_recorded";
+    sessionId: string;
+    runId: string;
+    /** The node the acknowledgement created (the new step, or the blocked attempt). */
+    nodeId: string;
+    /** The step acknowledged. */
+    stepId: string | null;
+    /** The attempt id of the ack token. */
+    attemptId: string;
+  } & Evidence)
   | StackEvent
   | DelegationEvent;
 

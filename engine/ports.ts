@@ -12,6 +12,8 @@ import type { Keyring } from "./tokens.ts";
 import type { RunState } from "./workflow/interpreter.ts";
 import type { Preferences } from "./preferences.ts";
 import type { WorkspaceObservation } from "./workspace.ts";
+import type { Evidence } from "./evidence.ts";
+import type { VerificationPolicy, VerificationRequest, VerificationRun } from "./verification.ts";
 import type {
   AttemptKind,
   AttemptOutcome,
@@ -66,11 +68,13 @@ export interface NodeRecord extends NodeFacts {
   stepCount?: number;
 }
 
-/** What a recap needs of a node: its kind and the notes recorded on arrival there. */
-export type AncestorNotes = Pick<
-  NodeRecord,
-  "nodeId" | "nodeKind" | "notesMarkdown" | "notesStepId"
->;
+/**
+ * What a recap needs of a node: its kind, the notes recorded on arrival there, and the
+ * verification evidence recorded there, when some was.
+ */
+export type AncestorNotes =
+  & Pick<NodeRecord, "nodeId" | "nodeKind" | "notesMarkdown" | "notesStepId">
+  & { evidence?: Evidence };
 
 /** A recorded attempt (an ack or a checkpoint) with its exact response. */
 export interface AttemptRecord {
@@ -239,7 +243,7 @@ export type NodeEvent =
   | Extract<StackEvent, { kind: "review_recorded" | "run_aborted" }>
   | Extract<
     DomainEvent,
-    { kind: "gap_recorded" | "delegations_settled" | "delegations_collected" }
+    { kind: "gap_recorded" | "delegations_settled" | "delegations_collected" | "evidence_recorded" }
   >;
 
 /** The output recorded on arrival at a node of a branch. */
@@ -445,6 +449,17 @@ export interface WorkflowSource {
   summaries?(): Promise<{ workflows: WorkflowSummary[]; errors: WorkflowLoadError[] }>;
 }
 
+/**
+ * Runs a step's verification command in the caller's workspace, without a shell, under the
+ * user's policy (which the engine applies first: only allowed commands reach `run`).
+ */
+export interface VerificationRunner {
+  /** The user's policy (from their config). */
+  readonly policy: VerificationPolicy;
+  /** Runs one command; never throws (a failure to start is `error`). */
+  run(request: VerificationRequest): Promise<VerificationRun>;
+}
+
 /** Everything a use-case may touch. */
 export interface EngineDeps {
   /** The store. */
@@ -459,4 +474,6 @@ export interface EngineDeps {
   random: Random;
   /** Global default preferences, copied into each new session (built-in defaults when absent). */
   defaultPreferences?: Preferences;
+  /** Runs verification commands; absent, they never run (`VERIFICATION_UNAVAILABLE`). */
+  verifier?: VerificationRunner;
 }

@@ -4,6 +4,7 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
+import { evidenceSchema } from "./evidence.ts";
 import { preferencesSchema } from "./preferences.ts";
 import {
   CAPABILITIES,
@@ -85,6 +86,7 @@ export const BLOCKER_CODES = [
   "REQUIRED_CAPABILITY_UNKNOWN",
   "STORAGE_CORRUPTION_DETECTED",
   "USER_ONLY_DEPENDENCY",
+  "VERIFICATION_FAILED",
 ] as const;
 
 /** Why an acknowledgement did not advance. */
@@ -116,6 +118,13 @@ export const recapEntrySchema = z.object({
   kind: z.enum(NODE_KINDS).exclude(["blocked_attempt"]),
   stepId: z.string().nullable(),
   notesMarkdown: z.string(),
+  verification: evidenceSchema.pick({
+    verdict: true,
+    commandLine: true,
+    exitCode: true,
+    gitHead: true,
+    gitDirty: true,
+  }).optional().describe("What the step's verification command came to, when it has one."),
 });
 
 /** Notes recorded so far along this branch, most recent first, cut to a byte budget. */
@@ -225,6 +234,10 @@ const checkpointNodeSchema = z.object({ nodeId: z.string() }).optional().describ
 /** The response of `start_workflow` (and `start_session`): a run's first node. */
 export const startStepResponseSchema = nodeResponseSchema.extend({
   metaGuidance: metaGuidanceSchema,
+});
+
+/** The response of `start_workflow`: a run's first node, or a child run taken up where it stands. */
+export const startWorkflowResponseSchema = startStepResponseSchema.extend({
   recap: recapSchema.optional().describe(
     "On taking up a child run with a delegationToken: the notes it has so far.",
   ),
@@ -269,6 +282,9 @@ export const stepResponseSchema = nodeResponseSchema.extend({
     "When blocked: the recorded attempt.",
   ),
   gaps: z.array(gapSchema).optional().describe("Gaps recorded by this acknowledgement."),
+  verification: evidenceSchema.optional().describe(
+    "The step's verification command as the server ran it on this acknowledgement (or why it did not run); also recorded on the node.",
+  ),
 });
 
 /** The response of every execution tool. */

@@ -27,6 +27,7 @@ import {
   REVIEW_VERDICTS,
   REVIEWERS,
   SESSION_KINDS,
+  VERIFICATION_VERDICTS,
 } from "./vocabulary.ts";
 import type { CompiledWorkflow } from "./workflow/compiled.ts";
 import { positionProblem, stepIds } from "./workflow/positions.ts";
@@ -162,6 +163,13 @@ const PAYLOADS: Record<typeof EVENT_KINDS[number], z.ZodType> = {
   delegations_collected: z.looseObject({
     ...atNode,
     children: z.array(z.looseObject({ runId: hex16 })).max(LIMITS.delegations),
+  }),
+  evidence_recorded: z.looseObject({
+    ...atNode,
+    attemptId: z.string().min(1),
+    verdict: z.enum(VERIFICATION_VERDICTS),
+    command: z.array(z.string()).min(1),
+    exitCode: z.number().int().nullable(),
   }),
 };
 

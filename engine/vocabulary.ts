@@ -129,6 +129,7 @@ export const EVENT_KINDS = [
   "run_delegated",
   "delegations_settled",
   "delegations_collected",
+  "evidence_recorded",
 ] as const;
 
 /** Why a session bundle could not be written or read (`waymark sessions export` / `import`). */
@@ -181,6 +182,30 @@ export type Reviewer = typeof REVIEWERS[number];
 export const REVIEW_VERDICTS = ["requested", "passed", "failed", "error"] as const;
 /** A review verdict. */
 export type ReviewVerdict = typeof REVIEW_VERDICTS[number];
+
+/**
+ * What a step's verification command came to (`engine/verification.ts`): it ran and passed,
+ * failed (non-zero exit), ran out of time, could not be started; or it did not run because the
+ * user's config does not allow it there, or the host cannot run commands.
+ */
+export const VERIFICATION_VERDICTS = [
+  "passed",
+  "failed",
+  "timed_out",
+  "error",
+  "not_allowed",
+  "unavailable",
+] as const;
+/** A verification verdict. */
+export type VerificationVerdict = typeof VERIFICATION_VERDICTS[number];
+
+/** The warnings of a verification command that did not run (the step falls back to prose). */
+export const VERIFICATION_NOTICES = [
+  "VERIFICATION_NOT_ALLOWED",
+  "VERIFICATION_UNAVAILABLE",
+] as const;
+/** A verification notice code. */
+export type VerificationNotice = typeof VERIFICATION_NOTICES[number];
 
 /** Whether `value` belongs to the closed set `list`; narrows it to the set's type. */
 export function isMember<T extends string>(list: readonly T[], value: unknown): value is T {

@@ -32,6 +32,7 @@ import { type Delegates, delegationHome, hasEnded, loadDelegates } from "./deleg
 import { describeDelegation, openBlocker } from "./delegation_views.ts";
 import { type Attempt, type CallOptions, recordAttempt, type Recorded } from "./record_attempt.ts";
 import { loadNode, verifyPair } from "./run_context.ts";
+import { type Verified, verifyAttempt, withEvidence } from "./verify_attempt.ts";
 
 /** Input of {@linkcode continueWorkflow}. */
 export interface ContinueInput extends Acknowledgement {
@@ -54,6 +55,7 @@ export function continueWorkflow(
     const sized = checkOutput(input.output);
     if (!sized.ok) return Promise.resolve(sized);
     let delegates: Delegates = new Map();
+    let verified: Verified | null = null;
     return recordAttempt(deps, {
       stateToken: input.stateToken,
       token: input.ackToken,
@@ -62,6 +64,7 @@ export function continueWorkflow(
       refuse: refuseComplete,
       prepare: async (attempt) => {
         delegates = await loadDelegates(deps, attempt.compiled);
+        verified = await verifyAttempt(deps, attempt, options);
       },
       decide: async (tx, attempt) => {
         // An acknowledgement attaches after the node's last checkpoint and reads its context
@@ -70,12 +73,14 @@ export function continueWorkflow(
         const assessed = assessAck({ ...attempt.node, context: chain.end.context }, {
           compiled: attempt.compiled,
           ack: input,
-          warnings: attempt.warnings,
+          warnings: [...attempt.warnings, ...(verified?.warnings ?? [])],
+          problems: verified?.problems,
         });
         const { assessment, open } = await gateOnChildren(tx, { attempt, assessment: assessed });
-        return assessment.blocks
-          ? recordBlocked(deps, tx, { attempt, assessment, open })
-          : recordAdvanced(deps, tx, { attempt, assessment, options, chain, delegates });
+        const recorded = assessment.blocks
+          ? await recordBlocked(deps, tx, { attempt, assessment, open })
+          : await recordAdvanced(deps, tx, { attempt, assessment, options, chain, delegates });
+        return withEvidence(recorded, { verified, attempt });
       },
     }, options);
   });

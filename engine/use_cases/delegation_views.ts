@@ -17,6 +17,14 @@ import { tokensFor } from "./node_response.ts";
 type View = NonNullable<StepResponse["delegations"]>[number];
 type Deps = Pick<EngineDeps, "keyring" | "random">;
 
+/** Reads a child run's tip node and its pinned workflow (for the tip's tokens). */
+export interface TipReader {
+  /** A node of a run. */
+  getNode(runId: string, nodeId: string): Promise<NodeRecord | null>;
+  /** The workflow a run is pinned to. */
+  compiled(runId: string): Promise<CompiledWorkflow | null>;
+}
+
 /** The task text a host hands a subagent for one child run. */
 export function delegationInstruction(token: string, goal: string | null): string {
   return `Call the waymark tool start_workflow with {"delegationToken":"${token}"}, then do each pending step and acknowledge it with continue_workflow (stateToken and ackToken exactly as returned, a recap in output.notesMarkdown) until isComplete is true.${
@@ -64,7 +72,7 @@ export async function delegationViews(
 
 async function tipOf(
   deps: Deps,
-  reader: NonNullable<Parameters<typeof delegationViews>[2]["tips"]>,
+  reader: TipReader,
   child: DelegatedRun,
 ): Promise<View["tip"] | null> {
   const node = await reader.getNode(child.runId, child.tipNodeId!);
@@ -146,7 +154,9 @@ export async function describeDelegation(
 }
 
 /** A reader of nodes and of a run's pinned workflow, for the tips of child runs. */
-export function snapshotReader(reader: Pick<StoreReader, "getNode" | "getRun" | "getSnapshot">) {
+function snapshotReader(
+  reader: Pick<StoreReader, "getNode" | "getRun" | "getSnapshot">,
+): TipReader {
   return {
     getNode: (runId: string, nodeId: string) => reader.getNode(runId, nodeId),
     compiled: async (runId: string) => {

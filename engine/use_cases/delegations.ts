@@ -39,6 +39,15 @@ function delegationsIn(nodes: readonly CompiledNode[], out: Set<string>): Set<st
   return out;
 }
 
+const IDS = new WeakMap<CompiledWorkflow, Set<string>>();
+
+/** The workflow ids a compiled workflow's parallel steps delegate to (walked once per object). */
+function delegatedIds(compiled: CompiledWorkflow): Set<string> {
+  let ids = IDS.get(compiled);
+  if (!ids) IDS.set(compiled, ids = delegationsIn(compiled.steps, new Set()));
+  return ids;
+}
+
 /**
  * Looks up every workflow a run of `compiled` may delegate to, and theirs in turn (to the
  * nesting limit). A workflow without parallel steps costs nothing.
@@ -47,7 +56,7 @@ export async function loadDelegates(
   deps: Pick<EngineDeps, "workflows">,
   compiled: CompiledWorkflow,
 ): Promise<Delegates> {
-  let wanted = delegationsIn(compiled.steps, new Set());
+  let wanted = delegatedIds(compiled);
   if (wanted.size === 0) return NONE;
   const out = new Map<string, LoadedWorkflow | null>();
   for (let depth = 0; depth < LIMITS.delegationDepth && wanted.size > 0; depth++) {
@@ -56,7 +65,7 @@ export async function loadDelegates(
       if (out.has(id)) continue;
       const found = await lookupWorkflow(deps.workflows, id);
       out.set(id, found.ok ? found.value : null);
-      if (found.ok) delegationsIn(found.value.compiled.steps, next);
+      if (found.ok) { for (const more of delegatedIds(found.value.compiled)) next.add(more); }
     }
     wanted = next;
   }
@@ -76,7 +85,10 @@ function childContext(
 }
 
 /** The id of a delegation's child run, derived so racing writers agree on it. */
-export function childRunId(parent: Pick<NodeRecord, "runId" | "nodeId">, index: number) {
+export function childRunId(
+  parent: Pick<NodeRecord, "runId" | "nodeId">,
+  index: number,
+): Promise<string> {
   return deriveNodeId(["delegation", parent.runId, parent.nodeId, String(index)]);
 }
 

@@ -32,6 +32,7 @@ import {
   SYNTHESIS_PROMPT,
 } from "./prompt_sections.ts";
 import { headerIssues, loopBodies, treeIssues } from "./workflow_checks.ts";
+import { compileVerify, verifySection } from "./verify_block.ts";
 import {
   CAPABILITY_PROBE_TEMPLATE,
   FEATURES,
@@ -108,13 +109,16 @@ function standardStep(ctx: Ctx, step: WorkflowStep, path: string, role?: string)
   const contract = contractOf(ctx, step.outputContract ?? step.output, `${path}.outputContract`);
   const gates = compileGates(ctx.file, step, path);
   ctx.issues.push(...gates.issues);
+  const verify = compileVerify(step, path);
+  ctx.issues.push(...verify.issues);
   const compiled: CompiledStep = {
     kind: "step",
     id: step.id,
     title: step.title,
     promptTemplate: base + guidanceSection(step.guidance) +
       functionSection(ctx.file, step.functionReferences) + gates.assessmentText +
-      dependencySection(step.userDependencies) + gates.contextText + contractSection(contract),
+      dependencySection(step.userDependencies) + gates.contextText + contractSection(contract) +
+      verifySection(verify.verify),
     requireConfirmation: confirmation(step.requireConfirmation),
   };
   const effectiveRole = step.agentRole ?? role;
@@ -128,6 +132,7 @@ function standardStep(ctx: Ctx, step: WorkflowStep, path: string, role?: string)
   if (contract) compiled.outputContract = contract;
   if (step.validationCriteria !== undefined) compiled.validation = step.validationCriteria;
   if (step.userDependencies?.length) compiled.userDependencies = step.userDependencies;
+  if (verify.verify) compiled.verify = verify.verify;
   return Object.assign(compiled, gates.fields);
 }
 

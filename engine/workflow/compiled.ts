@@ -7,6 +7,7 @@ import { hashJson } from "../hash.ts";
 import type { Capability, CapabilityNeed, WorkflowKind } from "../vocabulary.ts";
 import type { Condition, LoopConfig, UserDependency, ValidationCriteria } from "./schema.ts";
 import type { JobInputSpec, JobOutputSpec, JobReviewSpec } from "../deepwork/job.ts";
+import type { CompiledVerify } from "./verify_block.ts";
 
 /** Version of the compiled form; part of the hash so a format change never aliases. */
 export const COMPILED_FORMAT = 2;
@@ -79,6 +80,8 @@ export interface CompiledStep {
   delegations?: CompiledDelegation[];
   /** Set on the step injected after a parallel step: that step's id (its children's results come here). */
   synthesisOf?: string;
+  /** The command the server runs when the step is acknowledged, if the user allows it. */
+  verify?: CompiledVerify;
 }
 
 /** One delegation of a parallel step, as runs open it. */

@@ -11,6 +11,7 @@ import { CAPABILITIES, type Capability, CAPABILITY_NEEDS } from "../vocabulary.t
 import { uncheckableSchema } from "../json_schema_check.ts";
 import { linearPattern } from "../linear_regex.ts";
 import { LIMITS } from "../limits.ts";
+import { verificationConfigSchema, verifyBlockSchema } from "./verify_block.ts";
 
 /** A scalar or JSON value that a condition compares a context variable with. */
 const jsonValue = z.unknown();
@@ -358,7 +359,10 @@ const stepFields = z.strictObject({
   hasValidation: metadata,
   modelTier: metadata,
   audit: metadata,
-  verification: metadata,
+  verification: verificationConfigSchema.optional().describe(
+    "WorkRail's verification command (`verificationConfig`); same as `verify` with a command line.",
+  ),
+  verify: verifyBlockSchema.optional(),
   expectedOutput: metadata,
 });
 
@@ -370,6 +374,8 @@ const NOT_ON_LOOPS = [
   "assessmentRefs",
   "assessmentConsequences",
   "requiredContext",
+  "verify",
+  "verification",
 ] as const;
 
 function stepRules(s: z.infer<typeof stepFields>, ctx: z.RefinementCtx): void {
@@ -390,6 +396,9 @@ function stepRules(s: z.infer<typeof stepFields>, ctx: z.RefinementCtx): void {
   }
   if (s.type === "parallel") {
     if (!has("parallelDelegations")) issue("a parallel step needs `parallelDelegations`");
+    if (has("verify") || has("verification")) {
+      issue("a parallel step has no verification command: put it on the step that follows");
+    }
     return;
   }
   const sources = (["prompt", "promptBlocks", "templateCall"] as const).filter(has);

@@ -353,6 +353,7 @@ async function nodeEvent(
     | "assessment_recorded"
     | "delegations_settled"
     | "delegations_collected"
+    | "evidence_recorded"
   >,
 ) {
   await insertNodeEvent.execute(s.tx, {
@@ -422,6 +423,7 @@ export async function project(scope: ProjectionScope, event: LoggedEvent): Promi
     case "assessment_recorded":
     case "delegations_settled":
     case "delegations_collected":
+    case "evidence_recorded":
       return await nodeEvent(scope, event);
     case "preference_changed":
     case "capability_observed":

@@ -32,9 +32,11 @@ import {
 import { prepare } from "./prepared.ts";
 import {
   decodeAttempt,
+  decodeJsonOr,
   decodeNode,
   decodePinnedSnapshot,
   decodeSnapshot,
+  evidenceColumn,
   type NodeRow,
 } from "./rows.ts";
 import { getSession, listSessions } from "./sessions.ts";
@@ -145,10 +147,13 @@ const ancestorNotes = prepare((_db, p: { runId: string; nodeId: string; limit: n
     node_kind: NodeKind;
     notes_markdown: string | null;
     step_id: string | null;
+    evidence: string | null;
   }>`
     ${ancestorsCte(p.runId, p.nodeId, p.limit)}
-    SELECT up.node_id, up.node_kind, o.notes_markdown, o.step_id
+    SELECT up.node_id, up.node_kind, o.notes_markdown, o.step_id, e.payload AS evidence
     FROM up LEFT JOIN outputs o ON o.run_id = ${p.runId} AND o.node_id = up.node_id
+    LEFT JOIN node_events e ON e.run_id = ${p.runId} AND e.node_id = up.node_id
+      AND e.kind = 'evidence_recorded'
     ORDER BY up.hop`
 );
 
@@ -194,12 +199,17 @@ async function getAncestorNotes(
   limit: number,
 ): Promise<AncestorNotes[]> {
   const result = await ancestorNotes.execute(ex, { ...at, limit });
-  return result.rows.map((r) => ({
-    nodeId: r.node_id,
-    nodeKind: r.node_kind,
-    notesMarkdown: r.notes_markdown,
-    notesStepId: r.step_id,
-  }));
+  return result.rows.map((r) => {
+    const notes: AncestorNotes = {
+      nodeId: r.node_id,
+      nodeKind: r.node_kind,
+      notesMarkdown: r.notes_markdown,
+      notesStepId: r.step_id,
+    };
+    // an acknowledgement records at most one piece of evidence on the node it creates
+    const evidence = r.evidence === null ? null : decodeJsonOr(evidenceColumn, r.evidence, null);
+    return evidence ? { ...notes, evidence } : notes;
+  });
 }
 
 /** A pinned snapshot by hash, normalised to the current compiled format, or `null`. */

@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.1";
-import { IGNORE_BROWSER, launchChromium } from "../helpers/chromium.ts";
+import { HAS_CHROMIUM, IN_CI, launch } from "../helpers/browser.ts";
 import { CHILD_ID, delegationWorkspace, driveChild, reachParallel } from "../helpers/delegation.ts";
 import { connect, ok, tempHome } from "../helpers/server.ts";
 import { spawnView } from "../helpers/viewer_fixture.ts";
@@ -34,7 +34,7 @@ async function listed(page: Page): Promise<{ run: string; status: string; text: 
 Deno.test({
   name:
     "viewer in chromium: child runs under the parallel step, links both ways, settlement and synthesis",
-  ignore: IGNORE_BROWSER,
+  ignore: !HAS_CHROMIUM && !IN_CI,
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
@@ -42,7 +42,7 @@ Deno.test({
     const ws = await delegationWorkspace();
     const agent = await connect(home, { extraArgs: ws.args });
     let view: Awaited<ReturnType<typeof spawnView>> | null = null;
-    let browser: Awaited<ReturnType<typeof launchChromium>> | null = null;
+    let browser: Awaited<ReturnType<typeof launch>> | null = null;
     try {
       const atParallel = await reachParallel(agent, "Review the billing change");
       const [first, second, third] = atParallel.delegations as Any[];
@@ -61,7 +61,7 @@ Deno.test({
       );
 
       view = await spawnView(home);
-      browser = await launchChromium();
+      browser = await launch();
       const base = view.url.replace(/\/$/, "");
       const sid = atParallel.session.sessionId as string;
       const parentRun = atParallel.session.runId as string;

@@ -11,8 +11,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "npm:playwright-core@1.65.1";
 import { exportSession, importBundle, openWaymark } from "../../mod.ts";
-import { IGNORE_BROWSER, launchChromium } from "../helpers/chromium.ts";
 import { connect, ROOT, tempHome } from "../helpers/server.ts";
+import { HAS_CHROMIUM, IN_CI, launch } from "../helpers/browser.ts";
 import {
   advance,
   overMcp,
@@ -45,20 +45,20 @@ async function shoot(
 Deno.test({
   name:
     "viewer in chromium: forks, node notes, live updates, hostile notes inert, guards, screenshots",
-  ignore: IGNORE_BROWSER,
+  ignore: !HAS_CHROMIUM && !IN_CI,
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
     const { home, cleanup } = await tempHome();
     const client = await connect(home);
     let view: Awaited<ReturnType<typeof spawnView>> | null = null;
-    let browser: Awaited<ReturnType<typeof launchChromium>> | null = null;
+    let browser: Awaited<ReturnType<typeof launch>> | null = null;
     try {
       const driver = overMcp(client);
       const review = await seedForkedReview(driver);
       const hostile = await seedHostile(driver);
       view = await spawnView(home);
-      browser = await launchChromium();
+      browser = await launch();
       await Deno.mkdir(SHOTS, { recursive: true });
       const { context } = browser;
       const base = view.url.replace(/\/$/, "");

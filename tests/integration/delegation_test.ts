@@ -33,6 +33,7 @@ async function setup() {
   return {
     home,
     dbUrl,
+    workspace,
     open,
     async close() {
       await Promise.all(clients.map((c) => c.close()));
@@ -279,6 +280,182 @@ Deno.test("a delegation token is refused when mangled, swapped or given with oth
       "INVALID_ARGUMENTS",
     );
     assert.equal(err(await agent.call("start_workflow", {})).code, "INVALID_ARGUMENTS");
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("children ending at the same moment in three processes settle their parent exactly once", async () => {
+  const t = await setup();
+  try {
+    const agent = await t.open();
+    const subagents = await Promise.all([t.open(), t.open(), t.open()]);
+    const rounds = 4;
+    for (let round = 0; round < rounds; round++) {
+      const atParallel = await reachParallel(agent);
+      // Each child to its last step, then the three last acknowledgements at once.
+      const lasts = [];
+      for (const child of atParallel.delegations) {
+        const first = ok(
+          await agent.call("start_workflow", { delegationToken: child.delegationToken }),
+        );
+        lasts.push(ok(
+          await agent.call("continue_workflow", {
+            stateToken: first.stateToken,
+            ackToken: first.ackToken,
+            output: { notesMarkdown: "read" },
+          }),
+        ));
+      }
+      const ends = await Promise.all(lasts.map((at, i) =>
+        subagents[i]!.call("continue_workflow", {
+          stateToken: at.stateToken,
+          ackToken: at.ackToken,
+          output: { notesMarkdown: `report ${i}` },
+        })
+      ));
+      const settled = ends.map((e) => ok(e).delegatedFrom.settled);
+      assert.equal(settled.filter(Boolean).length, 1, `round ${round}: ${settled}`);
+    }
+    const db = await openTestDb(t.dbUrl);
+    try {
+      assert.equal(
+        await db.number("SELECT count(*) FROM node_events WHERE kind = 'delegations_settled'"),
+        rounds,
+      );
+    } finally {
+      await db.close();
+    }
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("a delegation whose workflow no directory provides opens no child, warns, and leaves the work to the agent", async () => {
+  const t = await setup();
+  try {
+    const agent = await t.open();
+    await Deno.remove(`${t.workspace}/.waymark/workflows/review_part.json`);
+    const atParallel = await reachParallel(agent);
+    assert.equal(atParallel.pending.stepId, "reviews");
+    assert.equal(atParallel.delegations, undefined);
+    assert.ok(
+      atParallel.warnings.some((w: { code: string }) => w.code === "DELEGATION_UNAVAILABLE"),
+    );
+    const synthesis = ok(
+      await agent.call("continue_workflow", {
+        stateToken: atParallel.stateToken,
+        ackToken: atParallel.ackToken,
+      }),
+    );
+    assert.equal(synthesis.kind, "ok", "nothing to wait for");
+    assert.match(synthesis.pending.prompt, /No child run was opened/);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("taking up a child and rehydrating it write nothing; the answer that opened the children replays byte for byte", async () => {
+  const t = await setup();
+  try {
+    const agent = await t.open();
+    const started = ok(await agent.call("start_workflow", { workflowId: PARENT_ID }));
+    const ack = {
+      stateToken: started.stateToken,
+      ackToken: started.ackToken,
+      context: { area: "billing", hasUi: true },
+      output: { notesMarkdown: "Area: billing, with a UI." },
+    };
+    const atParallel = ok(await agent.call("continue_workflow", ack));
+    assert.equal(atParallel.delegations.length, 4, "the UI delegation's condition holds now");
+    assert.equal(
+      JSON.stringify(ok(await agent.call("continue_workflow", ack))),
+      JSON.stringify(atParallel),
+    );
+    const db = await openTestDb(t.dbUrl);
+    try {
+      const before = await db.snapshot();
+      const taken = ok(
+        await agent.call("start_workflow", {
+          delegationToken: atParallel.delegations[3].delegationToken,
+        }),
+      );
+      assert.match(taken.pending.prompt, /Read ui/);
+      ok(await agent.call("continue_workflow", { stateToken: taken.stateToken }));
+      ok(await agent.call("continue_workflow", { stateToken: atParallel.stateToken }));
+      const after = await db.snapshot();
+      assert.deepEqual(after.counts, before.counts);
+      assert.equal(after.dump, before.dump, "nothing was written");
+    } finally {
+      await db.close();
+    }
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("a child whose first step is a parallel step opens its own children at once", async () => {
+  const t = await setup();
+  try {
+    const dir = `${t.workspace}/.waymark/workflows`;
+    const wf = (id: string, steps: unknown[]) =>
+      JSON.stringify({ id, name: id, description: "d", version: "1", steps });
+    await Deno.writeTextFile(
+      `${dir}/middle.json`,
+      wf("project.middle", [{
+        id: "inner",
+        type: "parallel",
+        title: "Inner fan-out",
+        parallelDelegations: [{ workflowId: "project.review_part", args: { part: "core" } }],
+      }]),
+    );
+    await Deno.writeTextFile(
+      `${dir}/outer.json`,
+      wf("project.outer", [{
+        id: "outer",
+        type: "parallel",
+        title: "Outer fan-out",
+        parallelDelegations: [{ workflowId: "project.middle", goal: "Middle" }],
+      }]),
+    );
+    const agent = await t.open();
+    const outer = ok(await agent.call("start_workflow", { workflowId: "project.outer" }));
+    assert.equal(outer.delegations.length, 1);
+    const middle = ok(
+      await agent.call("start_workflow", { delegationToken: outer.delegations[0].delegationToken }),
+    );
+    assert.equal(middle.pending.stepId, "inner");
+    assert.equal(middle.delegations.length, 1, "the middle run's own child was opened with it");
+    const grandchild = await driveChild(
+      agent,
+      middle.delegations[0].delegationToken,
+      (s) => `core ${s}`,
+    );
+    assert.equal(grandchild.at(-1)!.delegatedFrom.settled, true);
+    let at = ok(
+      await agent.call("continue_workflow", {
+        stateToken: middle.stateToken,
+        ackToken: middle.ackToken,
+      }),
+    );
+    assert.equal(at.pending.stepId, "inner-synthesis");
+    assert.match(at.pending.prompt, /core report/);
+    at = ok(
+      await agent.call("continue_workflow", {
+        stateToken: at.stateToken,
+        ackToken: at.ackToken,
+        output: { notesMarkdown: "Middle merged the core review." },
+      }),
+    );
+    assert.equal(at.isComplete, true);
+    assert.equal(at.delegatedFrom.settled, true, "the middle run's end settles the outer step");
+    const done = ok(
+      await agent.call("continue_workflow", {
+        stateToken: outer.stateToken,
+        ackToken: outer.ackToken,
+      }),
+    );
+    assert.match(done.pending.prompt, /Middle merged the core review/);
   } finally {
     await t.close();
   }

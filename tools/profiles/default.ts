@@ -10,6 +10,7 @@ import {
   listResponseSchema,
   resumeResponseSchema,
   startStepResponseSchema,
+  startWorkflowResponseSchema,
   stepResponseSchema,
 } from "../../engine/responses.ts";
 import { renderInspect, renderList, renderResume, renderStepResponse } from "../../engine/text.ts";
@@ -70,7 +71,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     description:
       "Start a run of `workflowId` (optional `context`, `goal`, `preferences`), or take up a child run with only a `delegationToken` (from a parallel step's `delegations`). Returns the `pending` step and three opaque tokens: `stateToken`, `ackToken`, `checkpointToken`. Do the step, then call continue_workflow with the `stateToken` and `ackToken` exactly as returned.",
     input: startInput,
-    output: startStepResponseSchema,
+    output: startWorkflowResponseSchema,
     readOnly: false,
     idempotent: false,
     destructive: false,

@@ -1,33 +1,29 @@
 /**
- * Debian's chromium, driven by playwright-core (never a downloaded browser), for the browser
- * tests. Without it a browser test is ignored outside CI, with one line saying how to install
- * it; in CI (`CI=true`) a missing browser fails the test.
+ * Headless Chromium for the viewer tests: playwright-core driving Debian's chromium, never a
+ * downloaded browser. Without it a browser test is ignored outside CI (one line says how to
+ * install it); in CI (`CI=true`) a missing browser fails.
  * @module
  */
 import { type BrowserContext, chromium } from "npm:playwright-core@1.65.1";
 
-/** Where Debian installs chromium. */
-export const CHROMIUM = "/usr/bin/chromium";
+const CHROMIUM = "/usr/bin/chromium";
 const INSTALL_HINT = "apt-get install chromium";
-const IN_CI = /^(true|1)$/i.test(Deno.env.get("CI") ?? "");
-const HAS_CHROMIUM = (() => {
+/** Whether this runs in CI, where a missing browser is a failure. */
+export const IN_CI: boolean = /^(true|1)$/i.test(Deno.env.get("CI") ?? "");
+/** Whether Debian's chromium is installed. */
+export const HAS_CHROMIUM: boolean = (() => {
   try {
     return Deno.statSync(CHROMIUM).isFile;
   } catch {
     return false;
   }
 })();
-
-/** Whether browser tests are skipped here (no chromium, not CI); says so on stderr once. */
-export const IGNORE_BROWSER = !HAS_CHROMIUM && !IN_CI;
-if (IGNORE_BROWSER) {
+if (!HAS_CHROMIUM && !IN_CI) {
   console.error(`skipping the browser tests: no ${CHROMIUM}; install it with \`${INSTALL_HINT}\``);
 }
 
-/** A headless chromium with a throwaway profile; `close` removes the profile. */
-export async function launchChromium(): Promise<
-  { context: BrowserContext; close(): Promise<void> }
-> {
+/** Launches headless chromium with a throwaway profile. */
+export async function launch(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
   try {
     await Deno.stat(CHROMIUM);
   } catch {
