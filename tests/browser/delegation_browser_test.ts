@@ -4,19 +4,22 @@
  * reason); its page lists them under that step with their status, goal and workflow, each
  * linked to its run, and a child's page links back to the parent run and step. When the last
  * child ends, the page updates live to say which child settled the step, the parallel step's
- * node shows the settlement, and the synthesis node shows the results it was handed.
+ * node shows the settlement, and the synthesis node shows the results it was handed. A
+ * screenshot of the parent's page goes to test-artifacts/screenshots/.
  * @module
  */
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import type { Page } from "npm:playwright-core@1.65.1";
 import { HAS_CHROMIUM, IN_CI, launch } from "../helpers/browser.ts";
 import { CHILD_ID, delegationWorkspace, driveChild, reachParallel } from "../helpers/delegation.ts";
-import { connect, ok, tempHome } from "../helpers/server.ts";
+import { connect, ok, ROOT, tempHome } from "../helpers/server.ts";
 import { spawnView } from "../helpers/viewer_fixture.ts";
 
 // deno-lint-ignore no-explicit-any
 type Any = Record<string, any>;
 
+const SHOTS = join(ROOT, "test-artifacts", "screenshots");
 const ABANDONED = "The docs are out of scope for this change.";
 
 /** The children listed under the parallel step `reviews`, as the page shows them. */
@@ -87,7 +90,11 @@ Deno.test({
       assert.match(await group.locator(".settled").innerText(), /^2 of 3 ended$/);
       assert.match(await page.locator(`#n-${home_} .badge.delegated`).innerText(), /3 child runs/);
       // The sidebar marks the children as delegated, under their parent.
-      assert.equal(await page.locator(".runs li.delegated").count(), 3);
+      assert.deepEqual(
+        await page.locator(".runs li.delegated .rt").allInnerTexts(),
+        ["Review the api", "Review the storage", "Review the docs"],
+        "in delegation order",
+      );
       assert.match(
         await page.locator(".runs li.delegated").first().innerText(),
         /child of Review the billing change · step reviews/,
@@ -169,6 +176,10 @@ Deno.test({
         "the synthesis prompt is shown as the agent received it",
       );
       assert.ok(prompt.includes(`Aborted: ${ABANDONED}`));
+      await page.setViewportSize({ width: 1440, height: 1400 });
+      await page.goto(`${parentUrl}/nodes/${home_}`);
+      await Deno.mkdir(SHOTS, { recursive: true });
+      await page.screenshot({ path: join(SHOTS, "delegation-laptop-light.png"), fullPage: true });
       assert.deepEqual(errors, [], "no script errors");
       await page.close();
     } finally {

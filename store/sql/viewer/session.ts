@@ -123,7 +123,9 @@ export async function getSession(db: ViewerDb, sessionId: string): Promise<Sessi
             ))
           ).as("branch_count"),
     ])
-    .where("r.session_id", "=", sessionId).orderBy("r.created_at").orderBy("r.run_id")
+    // children opened in one write share a time: they follow their delegation order
+    .where("r.session_id", "=", sessionId).orderBy("r.created_at")
+    .orderBy(sql`coalesce(d.idx, -1)`).orderBy("r.run_id")
     .limit(MAX_RUNS + 1).execute();
   const list = runs.slice(0, MAX_RUNS).map((r): RunSummary => ({
     runId: r.run_id,
