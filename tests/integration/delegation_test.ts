@@ -9,9 +9,10 @@ import assert from "node:assert/strict";
 import { openTestDb } from "../helpers/db.ts";
 import {
   CHILD_ID,
+  delegationWorkspace,
   driveChild,
   PARENT_ID,
-  writeDelegationWorkflows,
+  reachParallel,
 } from "../helpers/delegation.ts";
 import { connect, err, ok, tempHome, type TestClient } from "../helpers/server.ts";
 
@@ -21,40 +22,24 @@ function hex(label: string): string {
 
 async function setup() {
   const { home, dbUrl, cleanup } = await tempHome();
-  const workspace = await Deno.makeTempDir({ prefix: "waymark-deleg-ws-" });
-  await writeDelegationWorkflows(workspace);
-  const options = { extraArgs: ["--workspace", workspace] };
+  const ws = await delegationWorkspace();
   const clients: TestClient[] = [];
   const open = async () => {
-    const c = await connect(home, options);
+    const c = await connect(home, { extraArgs: ws.args });
     clients.push(c);
     return c;
   };
   return {
     home,
     dbUrl,
-    workspace,
+    workspace: ws.workspace,
     open,
     async close() {
       await Promise.all(clients.map((c) => c.close()));
       await cleanup();
-      await Deno.remove(workspace, { recursive: true });
+      await ws.cleanup();
     },
   };
-}
-
-/** Starts the parent and acknowledges `prepare`: the answer opens the children. */
-// deno-lint-ignore no-explicit-any
-async function reachParallel(parent: TestClient): Promise<Record<string, any>> {
-  const started = ok(await parent.call("start_workflow", { workflowId: PARENT_ID }));
-  return ok(
-    await parent.call("continue_workflow", {
-      stateToken: started.stateToken,
-      ackToken: started.ackToken,
-      context: { area: "billing", hasUi: false },
-      output: { notesMarkdown: "Area: billing." },
-    }),
-  );
 }
 
 Deno.test("three subagents drive three child runs at once; the parent waits, then synthesizes all three", async () => {
