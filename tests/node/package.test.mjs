@@ -208,8 +208,8 @@ if (started.ok) {
   const code: string = started.error.code;
   console.log(code);
 }
-// @ts-expect-error workflowId is required (fails if the declarations resolved to \`any\`)
-await w.start({});
+// @ts-expect-error workflowId is a string (fails if the declarations resolved to \`any\`)
+await w.start({ workflowId: 42 });
 await w.close();
 export {};
 `,
