@@ -125,7 +125,7 @@ Deno.test({
         for (let i = 0; i < 2; i++) {
           const refused = err(await client.call("resume_session", {}));
           assert.equal(refused.code, "STORAGE_CORRUPTION_DETECTED", refused.message);
-          assert.match(refused.message, /not valid UTF-8.*waymark doctor/);
+          assert.match(refused.message, /not valid UTF-8 \(column \w+ of a row.*waymark doctor/);
         }
         // the same process answers the next call
         ok(await client.call("list_workflows", {}));
@@ -160,6 +160,46 @@ Deno.test({
         const back = ok(await client.call("resume_session", {}));
         assert.equal(back.candidates[0].title, "A\uFFFDB", JSON.stringify(back));
         assert.equal(back.candidates[0].corrupt, true);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await cleanup();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "a blob where text belongs reads as its text when that is UTF-8, and is STORAGE_CORRUPTION_DETECTED naming its column when not",
+  ignore: testingOnPostgres(),
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const { home, dbFile, cleanup } = await tempHome();
+    try {
+      let client = await connect(home);
+      try {
+        await seed(client);
+      } finally {
+        await client.close();
+      }
+      // JSON holds no bytes: these rows take the guard's value-by-value path
+      await sqlOn(dbFile, "UPDATE sessions SET title = CAST('Wombat ✓' AS BLOB)");
+      client = await connect(home);
+      try {
+        const read = ok(await client.call("resume_session", {}));
+        assert.equal(read.candidates[0].title, "Wombat ✓", JSON.stringify(read));
+      } finally {
+        await client.close();
+      }
+      await sqlOn(dbFile, "UPDATE sessions SET title = x'41ff42'");
+      client = await connect(home);
+      try {
+        const refused = err(await client.call("resume_session", {}));
+        assert.equal(refused.code, "STORAGE_CORRUPTION_DETECTED", refused.message);
+        assert.match(refused.message, /not valid UTF-8 \(column title of a row/);
+        ok(await client.call("list_workflows", {}));
       } finally {
         await client.close();
       }
