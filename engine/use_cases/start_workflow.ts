@@ -131,7 +131,7 @@ export async function beginRun(
   const response = responseFor(deps, root, compiled, { workflowHash: hash, warnings });
   if (compiled.metaGuidance.length > 0) response.metaGuidance = compiled.metaGuidance;
   await deps.store.write(async (tx) => {
-    const pinned = Boolean(await tx.getSnapshot(hash));
+    const pinned = await tx.hasSnapshot(hash);
     await tx.append(runEvents(run, { root, pinned, workspace: options.workspace }));
   });
   options.onAppend?.(response.session.sessionId);
