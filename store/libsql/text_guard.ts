@@ -9,10 +9,12 @@
  * conversion of each column does; checking each value in SQL (a `GLOB` per column) had cost
  * an advance about 0.1 ms and a rehydrate 0.2 ms.
  *
- * JSON holds no bytes: a row with a blob (waymark stores none, so only damage puts one there)
- * fails the wrapped statement, which is then run with every text or blob value cast to bytes
- * and decoded one by one, as text. JSON renders a real number to 15 digits; the store reads no
- * real values (its columns are text and integers).
+ * A statement is read again with every text or blob value cast to bytes and decoded one by
+ * one, as text, when one of its rows is large (over 8 KB: escaping it into JSON and parsing it
+ * back would cost more than its bytes), or not UTF-8 (so the error names the column), or holds
+ * a blob (JSON holds no bytes; waymark stores none, so only damage puts one there). JSON
+ * renders a real number to 15 digits; the store reads no real values (its columns are text and
+ * integers).
  * @module
  */
 import type Database from "npm:libsql@0.5.29";
@@ -23,6 +25,9 @@ type NativeStatement = ReturnType<NativeDb["prepare"]>;
 
 /** A text value with a byte outside ASCII (`\x01`-`\x7f`), in SQL (the characters are literal). */
 export const NON_ASCII = "GLOB '*[^\x01-\x7f]*'";
+
+/** Bytes of a row's values above which it is read value by value rather than as JSON. */
+const JSON_ROW_LIMIT = 8_192;
 
 const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
@@ -50,10 +55,14 @@ export function prepareGuarded(db: NativeDb, sql: string): GuardedStatement {
   const names = (stmt.columns() as { name: string }[]).map((c) => c.name);
   if (new Set(names).size !== names.length) return plain;
   const from = `FROM (${sql}\n)`;
+  // a large row (a compiled workflow) is read value by value: escaped into JSON and parsed
+  // back, 200 KB cost four times what decoding its bytes does
+  const size = names.map((n) => `ifnull(octet_length(${quoted(n)}), 0)`).join(" + ");
   const wrapped = db.prepare(
-    `SELECT CAST(json_array(${names.map(quoted).join(", ")}) AS BLOB) ${from}`,
-  )
-    .raw(true);
+    `SELECT CASE WHEN ${size} > ${JSON_ROW_LIMIT} THEN NULL ELSE CAST(json_array(${
+      names.map(quoted).join(", ")
+    }) AS BLOB) END ${from}`,
+  ).raw(true);
   let bytewise: NativeStatement | undefined;
   const byValue = () =>
     bytewise ??= db.prepare(
@@ -78,8 +87,8 @@ export function prepareGuarded(db: NativeDb, sql: string): GuardedStatement {
       }
       const out: Record<string, unknown>[] = [];
       for (const [bytes] of rows) {
-        const text = utf8(bytes);
-        // read again value by value, to name the column that is not UTF-8
+        // a large row, or one that is not UTF-8 (read again to name its column): value by value
+        const text = bytes === null ? null : utf8(bytes);
         if (text === null) return decodeValues(byValue().all(params) as Record<string, unknown>[]);
         out.push(rowOf(names, JSON.parse(text)));
       }

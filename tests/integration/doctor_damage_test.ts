@@ -171,7 +171,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "a blob where text belongs reads as its text when that is UTF-8, and is STORAGE_CORRUPTION_DETECTED naming its column when not",
+    "a blob where text belongs reads as its text when that is UTF-8, and a blob or a large value that is not is STORAGE_CORRUPTION_DETECTED naming its column",
   ignore: testingOnPostgres(),
   sanitizeResources: false,
   sanitizeOps: false,
@@ -193,15 +193,23 @@ Deno.test({
       } finally {
         await client.close();
       }
-      await sqlOn(dbFile, "UPDATE sessions SET title = x'41ff42'");
-      client = await connect(home);
-      try {
-        const refused = err(await client.call("resume_session", {}));
-        assert.equal(refused.code, "STORAGE_CORRUPTION_DETECTED", refused.message);
-        assert.match(refused.message, /not valid UTF-8 \(column title of a row/);
-        ok(await client.call("list_workflows", {}));
-      } finally {
-        await client.close();
+      // a blob that is not UTF-8, and a row too large to read as JSON with a bad byte at its end
+      for (
+        const bad of [
+          "x'41ff42'",
+          "CAST(CAST(printf('%.9000c', 'a') AS BLOB) || x'ff' AS TEXT)",
+        ]
+      ) {
+        await sqlOn(dbFile, `UPDATE sessions SET title = ${bad}`);
+        client = await connect(home);
+        try {
+          const refused = err(await client.call("resume_session", {}));
+          assert.equal(refused.code, "STORAGE_CORRUPTION_DETECTED", refused.message);
+          assert.match(refused.message, /not valid UTF-8 \(column title of a row/);
+          ok(await client.call("list_workflows", {}));
+        } finally {
+          await client.close();
+        }
       }
     } finally {
       await cleanup();
