@@ -50,6 +50,7 @@ import { createMcpServer } from "./tools/mod.ts";
 import type { ProfileName } from "./tools/profiles/registry.ts";
 import { PROFILE_TOOLS } from "./tools/profiles/tools.ts";
 import { claudeReviewer, commandReviewer } from "./tools/profiles/deepwork/reviewer.ts";
+import { commandVerifier } from "./tools/verify_runner.ts";
 import type { WaymarkServer } from "./tools/waymark_server.ts";
 import type { TaskOwner } from "./tools/task_owner.ts";
 
@@ -145,6 +146,11 @@ export interface WaymarkServerOptions {
   onto?: WaymarkServer;
   /** Scope `tasks/*` to the runs started through this requestor (HTTP; `tools/task_owner.ts`). */
   taskOwner?: TaskOwner;
+  /**
+   * Run verification commands only in a folder the client named as a root (HTTP: the server's
+   * own working directory is no client's workspace).
+   */
+  commandsNeedRoots?: boolean;
 }
 
 /** Resolved locations. */
@@ -247,6 +253,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
     clock: systemClock,
     random: cryptoRandom,
     defaultPreferences: applyPreferences(DEFAULT_PREFERENCES, config.preferences),
+    verifier: commandVerifier(config.verification),
   };
   return {
     paths,
@@ -265,6 +272,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
         enableStartSession: opts.enableStartSession,
         onto: opts.onto,
         taskOwner: opts.taskOwner,
+        commandsNeedRoots: opts.commandsNeedRoots,
         profile: PROFILE_TOOLS[opts.profile ?? "default"]({
           jobs,
           gate: () => gateOf(opts.qualityGate),

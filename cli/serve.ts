@@ -191,7 +191,7 @@ async function serveHttp(
   // Loaded on demand: it serves with Deno.serve, and plain stdio serving never needs it.
   const { serveMcpHttp } = await load<typeof import("../web/mcp_http.ts")>("mcpHttp");
   const handle = await serveMcpHttp(
-    (taskOwner) => waymark.mcpServer({ ...flags.server, taskOwner }),
+    (taskOwner) => waymark.mcpServer({ ...flags.server, taskOwner, commandsNeedRoots: true }),
     {
       port: flags.port,
       log,

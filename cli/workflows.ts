@@ -6,26 +6,35 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { openWaymark } from "../mod.ts";
+import { openWaymark, resolvePaths, type WaymarkOptions } from "../mod.ts";
+import { loadConfig } from "../store/config_file.ts";
+import { planVerification } from "../engine/verification.ts";
+import { describeCommand } from "../engine/workflow/verify_block.ts";
 import { renderInspect, renderList } from "../engine/text.ts";
 import { loadWorkflowFile, parseSourceFile } from "../engine/workflow/catalog.ts";
 import { isRoutineId } from "../engine/workflow/compile.ts";
-import { stepCount } from "../engine/workflow/interpreter.ts";
+import { allSteps, stepCount } from "../engine/workflow/interpreter.ts";
 import { workflowJsonSchema } from "../engine/workflow/json_schema.ts";
 import { formatLoadError, parseWorkflowText } from "../engine/workflow/parse.ts";
 import { backtrackingPatterns } from "../engine/workflow/pattern_check.ts";
 import { unfillablePlaceholders } from "../engine/workflow/placeholder_check.ts";
 import type { WorkflowFile } from "../engine/workflow/schema.ts";
+import type { Warning } from "../engine/workflow/catalog.ts";
+import type { CompiledNode, CompiledWorkflow } from "../engine/workflow/compiled.ts";
 import { BUNDLED_WORKFLOWS } from "../workflows/mod.ts";
 import type { CommandInput } from "./host.ts";
 import { printErr, printOut } from "./terminal.ts";
 
 /**
  * Routines a file being validated may call: the bundled ones, and those in its own folder and in
- * a `routines/` folder beside it (files that fail to load are simply not offered).
+ * a `routines/` folder beside it (files that fail to load are simply not offered); and the ids
+ * of every workflow there, which its parallel steps may delegate to.
  */
-async function nearbyRoutines(file: string): Promise<Map<string, WorkflowFile>> {
+async function nearbyRoutines(
+  file: string,
+): Promise<{ routines: Map<string, WorkflowFile>; ids: Set<string> }> {
   const routines = new Map<string, WorkflowFile>();
+  const ids = new Set<string>();
   const candidates = [...BUNDLED_WORKFLOWS];
   for (const dir of [dirname(file), join(dirname(file), "routines")]) {
     let names: string[] = [];
@@ -42,11 +51,29 @@ async function nearbyRoutines(file: string): Promise<Map<string, WorkflowFile>> 
   }
   for (const candidate of candidates) {
     const parsed = parseSourceFile(candidate);
+    if (parsed.ok) ids.add(parsed.file.id);
     if (parsed.ok && isRoutineId(parsed.file.id) && !routines.has(parsed.file.id)) {
       routines.set(parsed.file.id, parsed.file);
     }
   }
-  return routines;
+  return { routines, ids };
+}
+
+/** A warning for each delegation to a workflow neither bundled nor beside the file. */
+function unknownDelegates(compiled: CompiledWorkflow, known: Set<string>): Warning[] {
+  const wanted = new Set<string>();
+  const walk = (nodes: readonly CompiledNode[]) => {
+    for (const n of nodes) {
+      if (n.kind === "loop") walk(n.body);
+      else for (const d of n.delegations ?? []) wanted.add(d.workflowId);
+    }
+  };
+  walk(compiled.steps);
+  return [...wanted].filter((id) => !known.has(id)).map((id) => ({
+    code: "DELEGATION_UNAVAILABLE",
+    message:
+      `a parallel step delegates to \`${id}\`, which neither the bundled library nor this folder (or its routines/) provides; put it in a workflow directory, or no child run is opened for it and the agent does that part itself`,
+  }));
 }
 
 /**
@@ -54,13 +81,14 @@ async function nearbyRoutines(file: string): Promise<Map<string, WorkflowFile>> 
  * report its warnings. A file with the text of one waymark ships is that bundled file (so it may
  * use the reserved `wr.` namespace), validated all the same.
  */
-async function validateFile(file: string): Promise<number> {
+async function validateFile(file: string, options: WaymarkOptions): Promise<number> {
   const text = await readFile(file, "utf8");
   const shipped = BUNDLED_WORKFLOWS.some((b) => b.text === text);
   const checked = shipped ? parseWorkflowText(text, file) : null;
+  const nearby = await nearbyRoutines(file);
   const loaded = checked && !checked.ok ? checked : await loadWorkflowFile(
     { source: shipped ? "bundled" : "extra", file, text },
-    { routines: await nearbyRoutines(file) },
+    { routines: nearby.routines },
   );
   if (!loaded.ok) {
     printErr(`${formatLoadError(loaded.error)}\n`);
@@ -73,17 +101,43 @@ async function validateFile(file: string): Promise<number> {
   const checks = [
     ...unfillablePlaceholders(workflow.compiled),
     ...backtrackingPatterns(workflow.compiled),
+    ...unknownDelegates(workflow.compiled, nearby.ids),
   ];
   for (const w of [...workflow.warnings, ...checks]) {
     printOut(`warning [${w.code}]: ${w.message}\n`);
   }
+  printOut(await commandLines(workflow.compiled, options));
   return 0;
+}
+
+/**
+ * The verification commands a workflow wants, one line each, with whether the user's config
+ * lets waymark run them in this folder (the workspace `waymark serve` would see here).
+ */
+async function commandLines(compiled: CompiledWorkflow, options: WaymarkOptions): Promise<string> {
+  const wanted = allSteps(compiled).filter((s) => s.verify);
+  if (wanted.length === 0) return "";
+  const paths = resolvePaths(options);
+  const policy = await loadConfig(paths.home).then((c) => c.verification, () => null);
+  const lines = wanted.map((s) => {
+    const plan = planVerification(s.verify!, {
+      policy: policy ?? { workspaces: [] },
+      workspace: paths.workspace,
+    });
+    const verdict = plan.kind === "run"
+      ? `allowed in ${paths.workspace}`
+      : `not allowed in ${paths.workspace}`;
+    return `- ${s.id}: ${describeCommand(s.verify!)}: ${verdict}\n`;
+  });
+  return `commands (${wanted.length}): run by waymark on acknowledgement where the user's ${
+    join(paths.home, "config.json")
+  } allows them (docs/verification.md); otherwise the agent runs them\n${lines.join("")}`;
 }
 
 /** `waymark workflows validate FILE`. */
 export async function validateWorkflow(input: CommandInput): Promise<number> {
   const [file] = input.args;
-  return file ? await validateFile(file) : input.usage();
+  return file ? await validateFile(file, input.options) : input.usage();
 }
 
 /** `waymark workflows schema`. */

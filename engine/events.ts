@@ -7,10 +7,12 @@ import type { CompiledWorkflow } from "./workflow/compiled.ts";
 import type { RunState } from "./workflow/interpreter.ts";
 import type { Preferences } from "./preferences.ts";
 import type { WorkspaceObservation } from "./workspace.ts";
+import type { Evidence } from "./evidence.ts";
 import type {
   AdvanceOutcome,
   Capability,
   CapabilityStatus,
+  DelegationStatus,
   EdgeKind,
   EVENT_KINDS,
   GapSeverity,
@@ -175,7 +177,81 @@ export type DomainEvent =
     /** SHA-256 of the call's payload (see `payloadDigest`), to tell a replay that differs. */
     payloadDigest?: string;
   }
-  | StackEvent;
+  | ({
+    /** A step's verification command as the server ran it (or why it did not) on an ack. */
+    kind: "evidence_recorded";
+    sessionId: string;
+    runId: string;
+    /** The node the acknowledgement created (the new step, or the blocked attempt). */
+    nodeId: string;
+    /** The step acknowledged. */
+    stepId: string | null;
+    /** The attempt id of the ack token. */
+    attemptId: string;
+  } & Evidence)
+  | StackEvent
+  | DelegationEvent;
+
+/** What a settled child run left for its parent's synthesis step, bounded. */
+export interface DelegationDigest {
+  /** The child run (hex). */
+  runId: string;
+  /** Its delegation's position in the parallel step, from 0. */
+  index: number;
+  /** The child's workflow. */
+  workflowId: string;
+  /** The delegation's goal, or `null`. */
+  goal: string | null;
+  /** How it ended. */
+  status: Exclude<DelegationStatus, "open">;
+  /** The notes of its last acknowledged step (or the abort's explanation), cut to a budget. */
+  notesMarkdown: string | null;
+  /** The artifacts of its last acknowledged step, or `[]` when they did not fit the budget. */
+  artifacts: Artifact[];
+  /** Whether notes or artifacts were cut. */
+  truncated: boolean;
+}
+
+/**
+ * Events of delegation: a parallel step's child runs (one per delegation that applies, in the
+ * parent's session), the moment the last of them ended, and what the synthesis step was given.
+ */
+export type DelegationEvent =
+  | {
+    /** A child run opened for one delegation; its `run_started` comes just before. */
+    kind: "run_delegated";
+    sessionId: string;
+    /** The child run. */
+    runId: string;
+    /** The parent run and the node whose pending step is the parallel step. */
+    parentRunId: string;
+    parentNodeId: string;
+    /** The parallel step's id. */
+    stepId: string;
+    /** The delegation's position in the step's `parallelDelegations`, from 0. */
+    index: number;
+  }
+  | {
+    /** Every child of a parent node has ended (recorded once, by the call that ended the last). */
+    kind: "delegations_settled";
+    sessionId: string;
+    /** The parent run and node. */
+    runId: string;
+    nodeId: string;
+    stepId: string | null;
+    /** The child run whose completion or abort settled them. */
+    by: string;
+  }
+  | {
+    /** The children's outcomes as the synthesis step at this node was given them. */
+    kind: "delegations_collected";
+    sessionId: string;
+    runId: string;
+    /** The node whose pending step is the synthesis step. */
+    nodeId: string;
+    stepId: string | null;
+    children: DelegationDigest[];
+  };
 
 /** One criterion of a review verdict. */
 export interface CriterionResult {

@@ -34,6 +34,12 @@ export const LIMITS = {
    * anything longer is refused before it is decoded.
    */
   tokenChars: 200,
+  /** Delegations of one parallel step (each opens a child run). */
+  delegations: 16,
+  /** Bytes of one child's notes and artifacts handed to a synthesis step. */
+  delegationDigestBytes: 8 * 1024,
+  /** Parallel steps nested inside child runs opened at once (a child whose first step delegates). */
+  delegationDepth: 3,
   /** File paths named in one DeepWork `finished_step`. */
   outputFiles: 1000,
   /**

@@ -12,6 +12,8 @@ import type { Keyring } from "./tokens.ts";
 import type { RunState } from "./workflow/interpreter.ts";
 import type { Preferences } from "./preferences.ts";
 import type { WorkspaceObservation } from "./workspace.ts";
+import type { Evidence } from "./evidence.ts";
+import type { VerificationPolicy, VerificationRequest, VerificationRun } from "./verification.ts";
 import type {
   AttemptKind,
   AttemptOutcome,
@@ -66,11 +68,13 @@ export interface NodeRecord extends NodeFacts {
   stepCount?: number;
 }
 
-/** What a recap needs of a node: its kind and the notes recorded on arrival there. */
-export type AncestorNotes = Pick<
-  NodeRecord,
-  "nodeId" | "nodeKind" | "notesMarkdown" | "notesStepId"
->;
+/**
+ * What a recap needs of a node: its kind, the notes recorded on arrival there, and the
+ * verification evidence recorded there, when some was.
+ */
+export type AncestorNotes =
+  & Pick<NodeRecord, "nodeId" | "nodeKind" | "notesMarkdown" | "notesStepId">
+  & { evidence?: Evidence };
 
 /** A recorded attempt (an ack or a checkpoint) with its exact response. */
 export interface AttemptRecord {
@@ -130,6 +134,8 @@ export interface RunHit extends WorkspaceObservation {
   relevance: number;
   /** A short excerpt of the matched text, or of the run's latest notes. */
   snippet: string | null;
+  /** For a child run a parallel step opened: its parent run and step, else `null`. */
+  delegatedFrom: Pick<DelegationLink, "parentRunId" | "stepId" | "index"> | null;
 }
 
 /** One run of a session, for the session resource. */
@@ -235,7 +241,10 @@ export interface StackView {
 /** The events recorded at a node that nesting and reviews add (reviews, gaps, an abort). */
 export type NodeEvent =
   | Extract<StackEvent, { kind: "review_recorded" | "run_aborted" }>
-  | Extract<DomainEvent, { kind: "gap_recorded" }>;
+  | Extract<
+    DomainEvent,
+    { kind: "gap_recorded" | "delegations_settled" | "delegations_collected" | "evidence_recorded" }
+  >;
 
 /** The output recorded on arrival at a node of a branch. */
 export interface BranchOutput {
@@ -294,10 +303,57 @@ export interface RunListing {
   tipNodeId: string | null;
 }
 
+/** A delegated child run, as its parent sees it. */
+export interface DelegatedRun {
+  /** The child run (hex). */
+  runId: string;
+  /** Its session (the parent's). */
+  sessionId: string;
+  /** Its delegation's position in the parallel step, from 0. */
+  index: number;
+  /** The parallel step's id. */
+  stepId: string;
+  /** The child's workflow. */
+  workflowId: string;
+  /** The delegation's goal. */
+  goal: string | null;
+  /** `complete` once some branch of it reached the end; `aborted` after `abort_workflow`. */
+  status: RunStatus;
+  /** The child's newest node (its preferred tip). */
+  tipNodeId: string | null;
+  /**
+   * Its root node, which its delegation token names. Read, never derived from the run id: an
+   * imported run keeps its node ids under a new run id.
+   */
+  rootNodeId: string;
+  /** Its newest complete node, once it has one. */
+  finalNodeId: string | null;
+  /** The explanation of its abort, when it was aborted. */
+  abortExplanation: string | null;
+}
+
+/** Where a delegated child run hangs: its parent run, node and parallel step. */
+export interface DelegationLink {
+  /** The child run. */
+  runId: string;
+  /** The parent run. */
+  parentRunId: string;
+  /** The parent node whose pending step opened it. */
+  parentNodeId: string;
+  /** The parallel step's id. */
+  stepId: string;
+  /** The delegation's position, from 0. */
+  index: number;
+}
+
 /** Read access to the store. */
 export interface StoreReader {
   /** A run, or `null`. */
   getRun(runId: string): Promise<RunRecord | null>;
+  /** The child runs a parallel step opened at a node, in delegation order. */
+  getDelegations(runId: string, nodeId: string): Promise<DelegatedRun[]>;
+  /** The parent of a delegated child run, or `null`. */
+  getDelegationLink(runId: string): Promise<DelegationLink | null>;
   /** A node, or `null`. */
   getNode(runId: string, nodeId: string): Promise<NodeRecord | null>;
   /** A recorded attempt, or `null`. */
@@ -395,6 +451,17 @@ export interface WorkflowSource {
   summaries?(): Promise<{ workflows: WorkflowSummary[]; errors: WorkflowLoadError[] }>;
 }
 
+/**
+ * Runs a step's verification command in the caller's workspace, without a shell, under the
+ * user's policy (which the engine applies first: only allowed commands reach `run`).
+ */
+export interface VerificationRunner {
+  /** The user's policy (from their config). */
+  readonly policy: VerificationPolicy;
+  /** Runs one command; never throws (a failure to start is `error`). */
+  run(request: VerificationRequest): Promise<VerificationRun>;
+}
+
 /** Everything a use-case may touch. */
 export interface EngineDeps {
   /** The store. */
@@ -409,4 +476,6 @@ export interface EngineDeps {
   random: Random;
   /** Global default preferences, copied into each new session (built-in defaults when absent). */
   defaultPreferences?: Preferences;
+  /** Runs verification commands; absent, they never run (`VERIFICATION_UNAVAILABLE`). */
+  verifier?: VerificationRunner;
 }

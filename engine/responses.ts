@@ -4,11 +4,13 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
+import { evidenceSchema } from "./evidence.ts";
 import { preferencesSchema } from "./preferences.ts";
 import {
   CAPABILITIES,
   CAPABILITY_NEEDS,
   CAPABILITY_STATUSES,
+  DELEGATION_STATUSES,
   GAP_SEVERITIES,
   ID_STATUSES,
   NODE_KINDS,
@@ -74,6 +76,7 @@ export const blockerPointerSchema = z.discriminatedUnion("kind", [
 export const BLOCKER_CODES = [
   "ASSESSMENT_FOLLOWUP_REQUIRED",
   "CONTEXT_BUDGET_EXCEEDED",
+  "DELEGATIONS_OPEN",
   "INVALID_REQUIRED_OUTPUT",
   "INVARIANT_VIOLATION",
   "MISSING_CONTEXT_KEY",
@@ -83,6 +86,7 @@ export const BLOCKER_CODES = [
   "REQUIRED_CAPABILITY_UNKNOWN",
   "STORAGE_CORRUPTION_DETECTED",
   "USER_ONLY_DEPENDENCY",
+  "VERIFICATION_FAILED",
 ] as const;
 
 /** Why an acknowledgement did not advance. */
@@ -114,6 +118,13 @@ export const recapEntrySchema = z.object({
   kind: z.enum(NODE_KINDS).exclude(["blocked_attempt"]),
   stepId: z.string().nullable(),
   notesMarkdown: z.string(),
+  verification: evidenceSchema.pick({
+    verdict: true,
+    commandLine: true,
+    exitCode: true,
+    gitHead: true,
+    gitDirty: true,
+  }).optional().describe("What the step's verification command came to, when it has one."),
 });
 
 /** Notes recorded so far along this branch, most recent first, cut to a byte budget. */
@@ -151,6 +162,35 @@ export const tipSchema = z.object({
   isComplete: z.boolean(),
 });
 
+/** One child run of a parallel step, as the parent agent sees it. */
+export const delegationViewSchema = z.object({
+  index: z.number().int().describe("The delegation's position in the step, from 0."),
+  workflowId: z.string(),
+  goal: z.string().nullable(),
+  runId: z.string(),
+  status: z.enum(DELEGATION_STATUSES).describe(
+    "`open` until the child completes or is aborted (abort_workflow with an explanation).",
+  ),
+  delegationToken: z.string().describe(
+    "Hand it to a subagent: start_workflow with only this token drives the child run.",
+  ),
+  instruction: z.string().describe("A ready-made task text for a subagent."),
+  modelTier: z.string().optional().describe("The model tier the workflow recommends."),
+  tip: tipSchema.optional().describe(
+    "When blocked: the open child's current tokens, to drive it yourself (serial fallback).",
+  ),
+});
+
+/** What a child run's answer says about the parallel step that opened it. */
+export const delegatedFromSchema = z.object({
+  parentRunId: z.string(),
+  parentStepId: z.string(),
+  index: z.number().int(),
+  settled: z.boolean().optional().describe(
+    "On the call that ended the last open child: the parent's step can now be acknowledged.",
+  ),
+});
+
 /** What every execution tool answers about the node it leaves the run at. */
 const nodeResponseSchema = z.object({
   kind: z.enum(["ok", "blocked"]).describe(
@@ -176,6 +216,12 @@ const nodeResponseSchema = z.object({
       observed: z.enum(CAPABILITY_STATUSES),
     }),
   ).optional().describe("The workflow's optional capabilities and what this branch observed."),
+  delegations: z.array(delegationViewSchema).optional().describe(
+    "When the pending step is a parallel step: its child runs. Acknowledge the step once none is open.",
+  ),
+  delegatedFrom: delegatedFromSchema.optional().describe(
+    "When this run is a child of a parallel step (on start with a delegationToken, and on its end).",
+  ),
 });
 
 const metaGuidanceSchema = z.array(z.string()).optional().describe(
@@ -188,6 +234,13 @@ const checkpointNodeSchema = z.object({ nodeId: z.string() }).optional().describ
 /** The response of `start_workflow` (and `start_session`): a run's first node. */
 export const startStepResponseSchema = nodeResponseSchema.extend({
   metaGuidance: metaGuidanceSchema,
+});
+
+/** The response of `start_workflow`: a run's first node, or a child run taken up where it stands. */
+export const startWorkflowResponseSchema = startStepResponseSchema.extend({
+  recap: recapSchema.optional().describe(
+    "On taking up a child run with a delegationToken: the notes it has so far.",
+  ),
 });
 
 /** The response of `checkpoint_workflow`: the checkpoint node, the step still pending. */
@@ -229,6 +282,9 @@ export const stepResponseSchema = nodeResponseSchema.extend({
     "When blocked: the recorded attempt.",
   ),
   gaps: z.array(gapSchema).optional().describe("Gaps recorded by this acknowledgement."),
+  verification: evidenceSchema.optional().describe(
+    "The step's verification command as the server ran it on this acknowledgement (or why it did not run); also recorded on the node.",
+  ),
 });
 
 /** The response of every execution tool. */
@@ -348,6 +404,9 @@ export const resumeCandidateSchema = z.object({
     checkpointToken: z.string(),
   }).describe("The run's tip (its newest node) with fresh tokens."),
   corrupt: z.boolean().describe("The session failed an integrity check: read-only."),
+  delegatedFrom: delegatedFromSchema.omit({ settled: true }).optional().describe(
+    "When the run is a child a parallel step opened: its parent run and step. Resume the parent to see every child.",
+  ),
 });
 
 /** The response of `resume_session`. */

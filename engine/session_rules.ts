@@ -27,6 +27,7 @@ import {
   REVIEW_VERDICTS,
   REVIEWERS,
   SESSION_KINDS,
+  VERIFICATION_VERDICTS,
 } from "./vocabulary.ts";
 import type { CompiledWorkflow } from "./workflow/compiled.ts";
 import { positionProblem, stepIds } from "./workflow/positions.ts";
@@ -151,6 +152,25 @@ const PAYLOADS: Record<typeof EVENT_KINDS[number], z.ZodType> = {
     verdict: z.enum(REVIEW_VERDICTS),
     attempt: z.number().int().min(1),
   }),
+  run_delegated: z.looseObject({
+    ...inRun,
+    parentRunId: hex16,
+    parentNodeId: hex16,
+    stepId: z.string(),
+    index: z.number().int().min(0).max(LIMITS.delegations - 1),
+  }),
+  delegations_settled: z.looseObject({ ...atNode, by: hex16 }),
+  delegations_collected: z.looseObject({
+    ...atNode,
+    children: z.array(z.looseObject({ runId: hex16 })).max(LIMITS.delegations),
+  }),
+  evidence_recorded: z.looseObject({
+    ...atNode,
+    attemptId: z.string().min(1),
+    verdict: z.enum(VERIFICATION_VERDICTS),
+    command: z.array(z.string()).min(1),
+    exitCode: z.number().int().nullable(),
+  }),
 };
 
 /** What the rules know of one run so far. */
@@ -224,6 +244,8 @@ class Rules {
           once(run, `attempt:${p.nodeId}:${p.attemptId}:${kind}`, "records an attempt twice");
       case "run_stacked":
         return this.stacked(run, p, n);
+      case "run_delegated":
+        return this.delegated(run, p, n);
       default:
         return this.atNode(run, p, n);
     }
@@ -323,6 +345,15 @@ class Rules {
       parent.named.push({ n, nodeId: String(p.parentNodeId), what: "its parent node" });
     }
     return once(run, "stacked", "stacks its run a second time");
+  }
+
+  delegated(run: RunFacts, p: Payload, n: number): string | null {
+    const parent = this.runs.get(String(p.parentRunId));
+    if (!parent || parent === run) {
+      return "delegates its run from a run this session has not started";
+    }
+    parent.named.push({ n, nodeId: String(p.parentNodeId), what: "its parent node" });
+    return once(run, "delegated", "delegates its run a second time");
   }
 
   atNode(run: RunFacts, p: Payload, n: number): null {

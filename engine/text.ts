@@ -17,6 +17,7 @@ export function renderStepResponse(r: StepResponse): string {
   const lines: string[] = [];
   outcomeLines(lines, r);
   pendingLines(lines, r);
+  delegationLines(lines, r);
   recapLines(lines, r);
   footerLines(lines, r);
   return lines.join("\n");
@@ -40,6 +41,7 @@ function outcomeLines(lines: string[], r: StepResponse): void {
     if (r.example) lines.push(`Example: ${JSON.stringify(r.example)}`);
     lines.push("");
   }
+  if (r.verification) lines.push(verificationLine(r.verification), "");
   if (r.gaps?.length) {
     lines.push("Gaps recorded (the run went on without blocking):");
     for (const g of r.gaps) lines.push(`- [${g.severity}/${g.code}] ${g.message}`);
@@ -58,6 +60,21 @@ function outcomeLines(lines: string[], r: StepResponse): void {
     }
     lines.push("");
   }
+}
+
+/** What the step's verification command came to on this acknowledgement. */
+function verificationLine(v: NonNullable<StepResponse["verification"]>): string {
+  if (v.verdict === "not_allowed" || v.verdict === "unavailable") {
+    return `Verification: \`${v.commandLine}\` was not run by waymark (${v.verdict}); see the warning.`;
+  }
+  const facts = [
+    v.exitCode !== null ? `exit ${v.exitCode}` : null,
+    v.durationMs !== null ? `${(v.durationMs / 1000).toFixed(1)} s` : null,
+    v.gitHead ? `HEAD ${v.gitHead.slice(0, 12)}${v.gitDirty ? " (dirty)" : ""}` : null,
+  ].filter((f) => f !== null);
+  return `Verification: waymark ran \`${v.commandLine}\`: ${v.verdict}${
+    facts.length ? ` (${facts.join(", ")})` : ""
+  }.`;
 }
 
 /** The step to do now (or that the run is complete), and the workflow-wide guidance. */
@@ -83,6 +100,34 @@ function pendingLines(lines: string[], r: StepResponse): void {
   if (r.metaGuidance?.length) {
     lines.push("## Guidance for the whole workflow", ...r.metaGuidance.map((g) => `- ${g}`), "");
   }
+}
+
+/** A parallel step's child runs (each with its task text), and a child's parent. */
+function delegationLines(lines: string[], r: StepResponse): void {
+  if (r.delegatedFrom) {
+    const f = r.delegatedFrom;
+    lines.push(
+      `This run is delegation ${f.index} of step \`${f.parentStepId}\` of run ${f.parentRunId}.${
+        f.settled ? " It was the last child to end: the parent's step can now be acknowledged." : ""
+      }`,
+      "",
+    );
+  }
+  if (!r.delegations?.length) return;
+  lines.push("## Child runs (hand each to a subagent, or drive it yourself)");
+  for (const d of r.delegations) {
+    lines.push(
+      `- [${d.status}] ${d.index}: \`${d.workflowId}\` ${d.runId}${d.goal ? `: ${d.goal}` : ""}${
+        d.modelTier ? ` (model tier ${d.modelTier})` : ""
+      }`,
+    );
+    if (d.status === "open") lines.push(`  Task: ${d.instruction}`);
+    if (d.tip) {
+      lines.push(`  To drive it yourself: stateToken ${d.tip.stateToken}`);
+      if (d.tip.ackToken) lines.push(`  ackToken ${d.tip.ackToken}`);
+    }
+  }
+  lines.push("");
 }
 
 /** The recaps, and the tip's tokens when this node already has later progress. */
@@ -156,6 +201,14 @@ function renderRecap(lines: string[], part: { heading: string; recap: Recap }): 
   lines.push(`## ${heading}`);
   for (const e of recap.entries) {
     lines.push(`- [${e.stepId ?? e.kind}] ${e.notesMarkdown.replaceAll("\n", "\n  ")}`);
+    const v = e.verification;
+    if (v) {
+      lines.push(
+        `  Verification: \`${v.commandLine}\` ${v.verdict}${
+          v.gitHead ? ` at ${v.gitHead.slice(0, 12)}${v.gitDirty ? " (dirty)" : ""}` : ""
+        }`,
+      );
+    }
   }
   if (recap.truncated) lines.push(recapMarker(recap));
   lines.push("");

@@ -18,10 +18,16 @@ export const TOKEN_FIELD: Record<TokenKind, string> = {
   state: "stateToken",
   ack: "ackToken",
   checkpoint: "checkpointToken",
+  delegation: "delegationToken",
 };
 
-const PREFIX: Record<TokenKind, string> = { state: "st1", ack: "ack1", checkpoint: "chk1" };
-const KIND_BYTE: Record<TokenKind, number> = { state: 1, ack: 2, checkpoint: 3 };
+const PREFIX: Record<TokenKind, string> = {
+  state: "st1",
+  ack: "ack1",
+  checkpoint: "chk1",
+  delegation: "dlg1",
+};
+const KIND_BYTE: Record<TokenKind, number> = { state: 1, ack: 2, checkpoint: 3, delegation: 4 };
 const MAC_BYTES = 12;
 const ID_BYTES = 8;
 const ATTEMPT_BYTES = 6;
@@ -104,8 +110,13 @@ function mac(key: SigningKey, prefix: string, body: Uint8Array): Uint8Array {
   return key.sign(data).subarray(0, MAC_BYTES);
 }
 
+/** Whether a token of this kind names an attempt (ack and checkpoint tokens do). */
+export function namesAttempt(kind: TokenKind): boolean {
+  return kind === "ack" || kind === "checkpoint";
+}
+
 function bodyLength(kind: TokenKind): number {
-  return HEADER_BYTES + ID_BYTES * 2 + (kind === "state" ? 0 : ATTEMPT_BYTES);
+  return HEADER_BYTES + ID_BYTES * 2 + (namesAttempt(kind) ? ATTEMPT_BYTES : 0);
 }
 
 /** Mints a token for the given claims with the current key. */
@@ -116,7 +127,7 @@ export function mintToken(keyring: Keyring, claims: TokenClaims): string {
   new DataView(body.buffer).setUint32(1, key.id);
   body.set(fromHex(claims.runId, ID_BYTES), HEADER_BYTES);
   body.set(fromHex(claims.nodeId, ID_BYTES), HEADER_BYTES + ID_BYTES);
-  if (claims.kind !== "state") {
+  if (namesAttempt(claims.kind)) {
     if (claims.attemptId === undefined) {
       throw new TypeError("ack and checkpoint tokens need an attempt id");
     }
@@ -130,12 +141,19 @@ export function mintToken(keyring: Keyring, claims: TokenClaims): string {
   return `${prefix}_${toBase64Url(all)}`;
 }
 
+const RECOVERY: Record<TokenKind, string> = {
+  state:
+    "Pass the stateToken exactly as the last waymark response returned it; if it is lost, start the workflow again.",
+  ack:
+    "Call continue_workflow with only the stateToken to get a fresh ackToken, and copy tokens exactly as returned.",
+  checkpoint:
+    "Call continue_workflow with only the stateToken to get a fresh checkpointToken, and copy tokens exactly as returned.",
+  delegation:
+    "Pass the delegationToken exactly as the parent run's response listed it; the parent agent can get the list again with continue_workflow and the parent's stateToken.",
+};
+
 function recovery(kind: TokenKind): string {
-  return kind === "state"
-    ? "Pass the stateToken exactly as the last waymark response returned it; if it is lost, start the workflow again."
-    : `Call continue_workflow with only the stateToken to get a fresh ${
-      TOKEN_FIELD[kind]
-    }, and copy tokens exactly as returned.`;
+  return RECOVERY[kind];
 }
 
 function invalid(kind: TokenKind, reason: string, what: string): Result<never> {
@@ -208,7 +226,7 @@ export function verifyToken(
     runId: toHex(body.subarray(HEADER_BYTES, HEADER_BYTES + ID_BYTES)),
     nodeId: toHex(body.subarray(HEADER_BYTES + ID_BYTES, HEADER_BYTES + ID_BYTES * 2)),
   };
-  if (kind !== "state") claims.attemptId = toHex(body.subarray(HEADER_BYTES + ID_BYTES * 2));
+  if (namesAttempt(kind)) claims.attemptId = toHex(body.subarray(HEADER_BYTES + ID_BYTES * 2));
   return ok(claims);
 }
 
@@ -230,7 +248,7 @@ export function readTokenClaims(token: string): TokenClaims | null {
     runId: toHex(bytes.subarray(HEADER_BYTES, HEADER_BYTES + ID_BYTES)),
     nodeId: toHex(bytes.subarray(HEADER_BYTES + ID_BYTES, HEADER_BYTES + ID_BYTES * 2)),
   };
-  if (kind !== "state") {
+  if (namesAttempt(kind)) {
     claims.attemptId = toHex(
       bytes.subarray(HEADER_BYTES + ID_BYTES * 2, HEADER_BYTES + ID_BYTES * 2 + ATTEMPT_BYTES),
     );

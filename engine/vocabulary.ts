@@ -59,6 +59,11 @@ export const RUN_STATUSES = ["running", "complete", "aborted"] as const;
 /** A run's status. */
 export type RunStatus = typeof RUN_STATUSES[number];
 
+/** Where a delegated child run stands, as its parent sees it. */
+export const DELEGATION_STATUSES = ["open", "complete", "aborted"] as const;
+/** A delegated child run's status. */
+export type DelegationStatus = typeof DELEGATION_STATUSES[number];
+
 /** The outcomes of an acknowledgement. */
 export const ADVANCE_OUTCOMES = ["advanced", "blocked"] as const;
 /** An acknowledgement's outcome. */
@@ -95,11 +100,11 @@ export const SEARCH_LAYERS = ["id", "title", "tip_notes", "deep", "recent"] as c
 export type SearchLayer = typeof SEARCH_LAYERS[number];
 
 /** The kinds of signed token. */
-export const TOKEN_KINDS = ["state", "ack", "checkpoint"] as const;
+export const TOKEN_KINDS = ["state", "ack", "checkpoint", "delegation"] as const;
 /** A token kind. */
 export type TokenKind = typeof TOKEN_KINDS[number];
 /** The kinds of attempt: those of the tokens that name one. */
-export type AttemptKind = Exclude<TokenKind, "state">;
+export type AttemptKind = Extract<TokenKind, "ack" | "checkpoint">;
 
 /** Every kind of domain event (`events.ts` checks this list against its union both ways). */
 export const EVENT_KINDS = [
@@ -121,6 +126,10 @@ export const EVENT_KINDS = [
   "run_aborted",
   "review_recorded",
   "stack_claimed",
+  "run_delegated",
+  "delegations_settled",
+  "delegations_collected",
+  "evidence_recorded",
 ] as const;
 
 /** Why a session bundle could not be written or read (`waymark sessions export` / `import`). */
@@ -173,6 +182,30 @@ export type Reviewer = typeof REVIEWERS[number];
 export const REVIEW_VERDICTS = ["requested", "passed", "failed", "error"] as const;
 /** A review verdict. */
 export type ReviewVerdict = typeof REVIEW_VERDICTS[number];
+
+/**
+ * What a step's verification command came to (`engine/verification.ts`): it ran and passed,
+ * failed (non-zero exit), ran out of time, could not be started; or it did not run because the
+ * user's config does not allow it there, or the host cannot run commands.
+ */
+export const VERIFICATION_VERDICTS = [
+  "passed",
+  "failed",
+  "timed_out",
+  "error",
+  "not_allowed",
+  "unavailable",
+] as const;
+/** A verification verdict. */
+export type VerificationVerdict = typeof VERIFICATION_VERDICTS[number];
+
+/** The warnings of a verification command that did not run (the step falls back to prose). */
+export const VERIFICATION_NOTICES = [
+  "VERIFICATION_NOT_ALLOWED",
+  "VERIFICATION_UNAVAILABLE",
+] as const;
+/** A verification notice code. */
+export type VerificationNotice = typeof VERIFICATION_NOTICES[number];
 
 /** Whether `value` belongs to the closed set `list`; narrows it to the set's type. */
 export function isMember<T extends string>(list: readonly T[], value: unknown): value is T {

@@ -1,14 +1,20 @@
 /**
  * `$WAYMARK_HOME/config.json` (JSON or JSONC): extra workflow directories, the global
- * default preferences that every new session copies, and the retention `waymark gc` applies.
+ * default preferences that every new session copies, the retention `waymark gc` applies, and
+ * where verification commands may run (`docs/verification.md`).
  * @module
  */
 import { readFile } from "node:fs/promises";
-import { isAbsolute, join } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 import { parse, type ParseError, printParseErrorCode } from "npm:jsonc-parser@3.3.1";
 import { z } from "npm:zod@4.6.7";
 import { type PreferencesPatch, preferencesPatchSchema } from "../engine/preferences.ts";
 import { formatPath } from "../engine/workflow/parse.ts";
+import {
+  parsePolicy,
+  verificationConfigSchema,
+  type VerificationPolicy,
+} from "../engine/verification.ts";
 import { durationSchema } from "./maintenance/duration.ts";
 
 const configSchema = z.object({
@@ -23,6 +29,9 @@ const configSchema = z.object({
   jobDirs: z.array(z.string().min(1)).optional().describe(
     "Folders of DeepWork job folders (after the workspace's .deepwork/jobs); relative to WAYMARK_HOME.",
   ),
+  verification: verificationConfigSchema.optional().describe(
+    "Where waymark may run workflows' verification commands, and which (off when absent).",
+  ),
 }).strict();
 
 /** The settings read from the config file. */
@@ -35,6 +44,8 @@ export interface WaymarkConfig {
   retention: { olderThan: string; olderThanMs: number } | null;
   /** Folders of DeepWork job folders, absolute. */
   jobDirs: string[];
+  /** Where verification commands may run: no workspace when the file says nothing. */
+  verification: VerificationPolicy;
 }
 
 const retentionAge = durationSchema("retention.olderThan");
@@ -47,7 +58,13 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
     text = await readFile(file, "utf8");
   } catch (error) {
     if ((error as { code?: string }).code === "ENOENT") {
-      return { workflowDirs: [], preferences: {}, retention: null, jobDirs: [] };
+      return {
+        workflowDirs: [],
+        preferences: {},
+        retention: null,
+        jobDirs: [],
+        verification: { workspaces: [] },
+      };
     }
     throw error;
   }
@@ -68,13 +85,15 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
     throw new Error(
       `${file}: ${
         problems.join("; ")
-      }. Allowed keys: workflowDirs (string[]), preferences ({autonomy, riskPolicy}), retention ({olderThan}), jobDirs (string[]).`,
+      }. Allowed keys: workflowDirs (string[]), preferences ({autonomy, riskPolicy}), retention ({olderThan}), jobDirs (string[]), verification ({workspaces: {"/abs/folder": {allow, timeoutSeconds, outputBytes, env}}}).`,
     );
   }
   const olderThan = parsed.data.retention?.olderThan;
   const age = olderThan === undefined ? null : retentionAge.safeParse(olderThan);
   if (age && !age.success) throw new Error(`${file}: ${age.error.issues[0]!.message}`);
+  const verification = verificationPolicy(file, parsed.data.verification);
   return {
+    verification,
     retention: olderThan && age?.success ? { olderThan, olderThanMs: age.data } : null,
     workflowDirs: (parsed.data.workflowDirs ?? []).map((dir) =>
       isAbsolute(dir) ? dir : join(home, dir)
@@ -82,4 +101,24 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
     preferences: parsed.data.preferences ?? {},
     jobDirs: (parsed.data.jobDirs ?? []).map((dir) => isAbsolute(dir) ? dir : join(home, dir)),
   };
+}
+
+/** The verification policy of the file: workspace keys must be absolute folders. */
+function verificationPolicy(
+  file: string,
+  section: z.infer<typeof verificationConfigSchema> | undefined,
+): VerificationPolicy {
+  if (!section) return { workspaces: [] };
+  for (const key of Object.keys(section.workspaces)) {
+    if (!isAbsolute(key)) {
+      throw new Error(
+        `${file}: verification.workspaces: ${
+          JSON.stringify(key)
+        } is not an absolute folder; name each workspace by its absolute path`,
+      );
+    }
+  }
+  const parsed = parsePolicy(section, (key) => resolve(key));
+  if (!parsed.ok) throw new Error(`${file}: ${parsed.message}`);
+  return parsed.policy;
 }

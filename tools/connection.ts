@@ -34,8 +34,11 @@ export interface Connection {
   tasks: TaskSurface;
   /** Whose tasks `tasks/*` answer (HTTP: the runs this requestor started); none: every run. */
   owner?: TaskOwner;
-  /** The client's workspace for a request; asks the client through it when roots are stale. */
-  workspace(ctx: ServerContext): Promise<WorkspaceObservation>;
+  /**
+   * The client's workspace for a request; asks the client through it when roots are stale.
+   * `commandFolder` is where verification commands may run for it (`null`: nowhere).
+   */
+  workspace(ctx: ServerContext): Promise<WorkspaceObservation & { commandFolder?: string | null }>;
   /** Where to send log lines (never stdout). */
   log?: (line: string) => void;
   /** A `tools/call`'s arguments as they arrived on the wire, before the SDK copied them. */

@@ -40,7 +40,12 @@ export const inspectInput = z.object({
 
 /** `start_workflow` input. */
 export const startInput = z.object({
-  workflowId: z.string().min(1).describe("Id from list_workflows."),
+  workflowId: z.string().min(1).optional().describe(
+    "Id from list_workflows (leave out with a delegationToken).",
+  ),
+  delegationToken: token().optional().describe(
+    "A child run's token from a parallel step's `delegations`: drive that child (give nothing else).",
+  ),
   context: contextSchema.optional(),
   goal: z.string().max(LIMITS.goalChars).optional().describe(
     "What this run is for; becomes the session title.",

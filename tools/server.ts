@@ -41,6 +41,8 @@ export interface McpServerOptions {
   onto?: WaymarkServer;
   /** Scope `tasks/*` to the runs started through this requestor (`task_owner.ts`; HTTP). */
   taskOwner?: TaskOwner;
+  /** Run verification commands only in a folder the client named as a root (HTTP). */
+  commandsNeedRoots?: boolean;
 }
 
 /** Creates an MCP server exposing a profile's tools, and waymark's prompts and resources. */
@@ -57,7 +59,11 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
     notifier: createNotifier(server, { log: options.log, store: deps.store }),
     tasks: createTaskSurface(server, deps),
     owner: options.taskOwner,
-    workspace: connectionWorkspace(server, { cwd: options.cwd ?? process.cwd(), log: options.log }),
+    workspace: connectionWorkspace(server, {
+      cwd: options.cwd ?? process.cwd(),
+      log: options.log,
+      commandsNeedRoots: options.commandsNeedRoots,
+    }),
     log: options.log,
     rawArguments: (id) => server.rawArguments.take(id),
   };

@@ -10,7 +10,12 @@
 import type { Server } from "npm:@modelcontextprotocol/server@2.4.0";
 import type { BranchStep, EngineDeps, NodeRecord, RunListing } from "../engine/ports.ts";
 import type { AnsweredNode } from "../engine/use_cases/record_attempt.ts";
-import { PLAN_BRANCH_WINDOW, type TaskView, taskView } from "../engine/use_cases/task_views.ts";
+import {
+  PLAN_BRANCH_WINDOW,
+  type TaskView,
+  taskView,
+  waitsOnChildren,
+} from "../engine/use_cases/task_views.ts";
 import type { TaskStatus } from "../engine/vocabulary.ts";
 import type { Revision } from "./revisions/mod.ts";
 
@@ -118,7 +123,7 @@ export function createTaskSurface(
     if (!listing) return null;
     const version = versionOf(listing);
     const known = views.get(runId);
-    if (known?.version === version) return known.view;
+    if (known?.version === version && !waitsOnChildren(known.view)) return known.view;
     // What the call told is used only when it is the tip the listing names (not raced past).
     const answered = told?.node.runId === runId && told.node.nodeId === listing.tipNodeId
       ? told

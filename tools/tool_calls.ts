@@ -14,6 +14,7 @@ import { verifyToken } from "../engine/tokens.ts";
 import type { ContinueInput } from "../engine/use_cases/continue_workflow.ts";
 import type { AnsweredNode } from "../engine/use_cases/record_attempt.ts";
 import type { PublishedSchemas, ToolCall, ToolContext, ToolDefinition } from "./define_tool.ts";
+import type { WorkspaceObservation } from "../engine/workspace.ts";
 import type { Connection } from "./connection.ts";
 import { askBeforeAck } from "./elicit.ts";
 import { errorResult } from "./error_envelope.ts";
@@ -164,7 +165,7 @@ async function runCall(
       onReplay: (replay) => Object.assign(replayed, replay),
       onAnswered: (answered) => told.answered = answered,
       ...(sendProgress ? { onProgress: (p) => progress.push(sendProgress(p)) } : {}),
-      ...(call.usesWorkspace ? { workspace: await connection.workspace(ctx) } : {}),
+      ...(call.usesWorkspace ? workspaceOptions(await connection.workspace(ctx)) : {}),
     };
     const result = await call.run(deps, context);
     if (!result.ok) {
@@ -188,4 +189,12 @@ async function runCall(
       retry: { kind: "retryable_immediate" },
     });
   }
+}
+
+/** The observation a call records, and where its verification commands may run when that differs. */
+function workspaceOptions(
+  observed: WorkspaceObservation & { commandFolder?: string | null },
+): Pick<ToolContext, "workspace" | "commandFolder"> {
+  const { commandFolder, ...workspace } = observed;
+  return commandFolder === undefined ? { workspace } : { workspace, commandFolder };
 }

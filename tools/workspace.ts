@@ -129,6 +129,7 @@ export class RootsCache {
   #stale = true;
   #pending: Promise<void> | null = null;
   #generation = 0;
+  #fromRoots = false;
 
   /** Creates a cache that falls back to `cwd` while the client has given no roots. */
   constructor(
@@ -172,8 +173,14 @@ export class RootsCache {
       this.#stale = false;
     }
     const roots = this.#roots;
+    this.#fromRoots = !!roots && roots.length > 0;
     if (!roots || roots.length === 0) return this.cwd;
     return firstFileRoot(roots);
+  }
+
+  /** Whether the last {@linkcode folder} came from the client's roots (not the fallback). */
+  get fromRoots(): boolean {
+    return this.#fromRoots;
   }
 }
 
@@ -189,8 +196,8 @@ async function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
  */
 export function connectionWorkspace(
   server: Server,
-  options: { cwd: string; log?: (line: string) => void },
-): (ctx: ServerContext) => Promise<WorkspaceObservation> {
+  options: { cwd: string; log?: (line: string) => void; commandsNeedRoots?: boolean },
+): (ctx: ServerContext) => Promise<WorkspaceObservation & { commandFolder?: string | null }> {
   const roots = new RootsCache(options.cwd, options.log);
   const hasRoots = () => server.getClientCapabilities()?.roots !== undefined;
   const fetchRoots = () => roots.refresh(() => server.listRoots(undefined, { timeout: 5000 }));
@@ -204,6 +211,10 @@ export function connectionWorkspace(
     const related = hasRoots()
       ? () => ctx.mcpReq.send({ method: "roots/list" }, { timeout: 5000 })
       : undefined;
-    return observeWorkspace(await roots.folder(related));
+    const observed = await observeWorkspace(await roots.folder(related));
+    // over HTTP the fallback folder is the server's own, no client's: no commands run there
+    return options.commandsNeedRoots && !roots.fromRoots
+      ? Object.assign(observed, { commandFolder: null })
+      : observed;
   };
 }

@@ -8,10 +8,14 @@
 import type { CompiledStep, CompiledWorkflow } from "../engine/workflow/compiled.ts";
 import { allSteps, pendingStep, type RunState } from "../engine/workflow/interpreter.ts";
 import { parseRunLabel, parseSessionLabel, runLabel, sessionLabel } from "../engine/ids.ts";
+import type { DelegationDigest } from "../engine/events.ts";
+import { synthesisSection } from "../engine/use_cases/delegation_views.ts";
 import { type Layout, layoutRun } from "./layout.ts";
 import {
   type BranchEntry,
+  type ChildGroup,
   getBranch,
+  getChildRuns,
   getCompiled,
   getNodeDetail,
   getRunNodes,
@@ -237,6 +241,11 @@ export async function loadNode(
   if (pinned && detail.state) {
     pending = pendingStep(pinned.compiled, detail.state as RunState, detail.context);
   }
+  const collected = detail.events.find((e) => e.kind === "delegations_collected");
+  if (pending && collected && pinned?.steps.get(pending.stepId)?.synthesisOf !== undefined) {
+    // the synthesis step's prompt as the agent received it: with the children's results
+    pending.prompt += synthesisSection(collected.children as DelegationDigest[]);
+  }
   const childLabels: Record<string, NodeLabel> = {};
   for (const child of detail.children) {
     childLabels[child.nodeId] = labelFor({
@@ -353,6 +362,8 @@ export interface SessionView {
   timeline: TimelineView;
   /** Checkpoint notes of the session, newest first. */
   notes: SessionNote[];
+  /** The child runs the shown run's parallel steps opened, by node and step. */
+  children: { groups: ChildGroup[]; truncated: boolean };
   /** The version the live updater compares. */
   version: string;
 }
@@ -374,12 +385,13 @@ export async function loadSessionView(
     : detail.runs.find((r) => r.runId === runId) ?? null;
   if (runId !== null && !run) return "run";
   const focus = nodeId ?? run?.lastNodeId ?? null;
-  const [graph, node, branch, pinned, notes] = await Promise.all([
+  const [graph, node, branch, pinned, notes, children] = await Promise.all([
     run ? loadRunGraph(db, run) : null,
     run && focus ? loadNode(db, run, focus) : null,
     run && focus ? loadBranch(db, run, focus) : null,
     run ? loadPinned(db, run.workflowHash) : null,
     getSessionNotes(db, sessionId),
+    run ? getChildRuns(db, run.runId) : { groups: [], truncated: false },
   ]);
   const timeline = await loadTimeline(db, detail, graph);
   if (nodeId !== null && !node) return "node";
@@ -391,6 +403,7 @@ export async function loadSessionView(
     pinned,
     timeline,
     notes,
+    children,
     version: `${detail.session.eventCount}@${detail.session.updatedAt}`,
   };
 }

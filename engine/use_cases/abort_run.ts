@@ -7,9 +7,10 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
-import { deriveNodeId, runLabel, sessionLabel } from "../ids.ts";
+import { runLabel, sessionLabel } from "../ids.ts";
 import type { EngineDeps } from "../ports.ts";
 import { fail, ok, type Result, StorageCorruptionError } from "../result.ts";
+import { ended } from "./arrive.ts";
 import { guard } from "./error_guard.ts";
 import { verifyPair } from "./run_context.ts";
 
@@ -53,9 +54,10 @@ export function abortRun(
           `Run ${runLabel(run.runId)} is already complete; there is nothing to abort.`,
         );
       }
-      const node = input.nodeId
-        ? await tx.getNode(run.runId, input.nodeId)
-        : await tx.getPreferredTip(run.runId, await deriveNodeId(["root", run.runId]));
+      // The preferred tip as listed: a root derived from the run id would miss an imported,
+      // re-keyed run, whose nodes keep their ids under a new run id.
+      const tipId = input.nodeId ?? (await tx.getRunListing(run.runId))?.tipNodeId ?? null;
+      const node = tipId === null ? null : await tx.getNode(run.runId, tipId);
       if (!node) return fail("NODE_NOT_FOUND", `Run ${runLabel(run.runId)} has no such node.`);
       const outcome: AbortOutcome = {
         runId: run.runId,
@@ -73,7 +75,7 @@ export function abortRun(
         nodeId: node.nodeId,
         stepId: node.pendingStepId,
         explanation: input.explanation,
-      }]);
+      }, ...await ended(tx, { created: run })]);
       return ok(outcome);
     });
     if (result.ok && !result.value.alreadyAborted) {

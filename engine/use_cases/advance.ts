@@ -63,10 +63,18 @@ export interface AckAssessment {
   assessments: NonNullable<RunState["assessments"]>;
 }
 
-/** Reviews an acknowledgement of `node`'s pending step (which must exist). */
+/**
+ * Reviews an acknowledgement of `node`'s pending step (which must exist); `problems` found
+ * outside the review (a failed verification command) count with the review's.
+ */
 export function assessAck(
   node: NodeRecord,
-  at: { compiled: CompiledWorkflow; ack: Acknowledgement; warnings: readonly Warning[] },
+  at: {
+    compiled: CompiledWorkflow;
+    ack: Acknowledgement;
+    warnings: readonly Warning[];
+    problems?: readonly Blocker[];
+  },
 ): AckAssessment {
   const { compiled, ack } = at;
   const context = ack.context ? { ...node.context, ...ack.context } : node.context;
@@ -82,7 +90,7 @@ export function assessAck(
     context: effectiveContext(compiled, node.state, context),
   });
   warnings.push(...review.warnings);
-  const problems = normalizeBlockers(review.problems);
+  const problems = normalizeBlockers([...review.problems, ...(at.problems ?? [])]);
   const prior = readState(node.state);
   const caps = { ...(prior.caps ?? {}) };
   for (const o of review.observations) caps[o.capability] = o.status;

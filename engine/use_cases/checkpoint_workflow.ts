@@ -3,6 +3,7 @@
  * token; never forks (it attaches after the node's last checkpoint).
  * @module
  */
+import { describeDelegation } from "./delegation_views.ts";
 import { checkOutput } from "../limits.ts";
 import type { EngineDeps, StoreWriter } from "../ports.ts";
 import { fail, type Result } from "../result.ts";
@@ -78,6 +79,7 @@ async function recordCheckpoint(
     workflowHash: run.workflowHash,
     warnings,
   });
+  await describeDelegation({ ...deps, store: tx }, { node: created, compiled, response });
   response.checkpoint = { nodeId: created.nodeId };
   const { sessionId, runId } = node;
   const events = [

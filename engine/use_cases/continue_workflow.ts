@@ -3,7 +3,7 @@
  * return the recorded response; an old node forks); without one, rehydrate (write nothing).
  * @module
  */
-import { examplePayload } from "../enforce.ts";
+import { examplePayload, normalizeBlockers } from "../enforce.ts";
 import { runLabel } from "../ids.ts";
 import { checkContext, checkOutput } from "../limits.ts";
 import type { EngineDeps, StoreWriter } from "../ports.ts";
@@ -27,8 +27,12 @@ import { guard } from "./error_guard.ts";
 import { childNode } from "./node_events.ts";
 import { responseFor, tokensFor } from "./node_response.ts";
 import { buildRecap } from "./recap.ts";
+import { arrive } from "./arrive.ts";
+import { type Delegates, delegationHome, hasEnded, loadDelegates } from "./delegations.ts";
+import { describeDelegation, openBlocker } from "./delegation_views.ts";
 import { type Attempt, type CallOptions, recordAttempt, type Recorded } from "./record_attempt.ts";
 import { loadNode, verifyPair } from "./run_context.ts";
+import { type Verified, verifyAttempt, withEvidence } from "./verify_attempt.ts";
 
 /** Input of {@linkcode continueWorkflow}. */
 export interface ContinueInput extends Acknowledgement {
@@ -50,24 +54,33 @@ export function continueWorkflow(
     if (!checked.ok) return Promise.resolve(checked);
     const sized = checkOutput(input.output);
     if (!sized.ok) return Promise.resolve(sized);
+    let delegates: Delegates = new Map();
+    let verified: Verified | null = null;
     return recordAttempt(deps, {
       stateToken: input.stateToken,
       token: input.ackToken,
       kind: "ack",
       payload: { context: input.context, output: input.output, preferences: input.preferences },
       refuse: refuseComplete,
+      prepare: async (attempt) => {
+        delegates = await loadDelegates(deps, attempt.compiled);
+        verified = await verifyAttempt(deps, attempt, options);
+      },
       decide: async (tx, attempt) => {
         // An acknowledgement attaches after the node's last checkpoint and reads its context
         // (answers the user gave through the client live there; see `user_input.ts`).
         const chain = await checkpointChain(tx, attempt.node);
-        const assessment = assessAck({ ...attempt.node, context: chain.end.context }, {
+        const assessed = assessAck({ ...attempt.node, context: chain.end.context }, {
           compiled: attempt.compiled,
           ack: input,
-          warnings: attempt.warnings,
+          warnings: [...attempt.warnings, ...(verified?.warnings ?? [])],
+          problems: verified?.problems,
         });
-        return assessment.blocks
-          ? recordBlocked(deps, { attempt, assessment })
-          : recordAdvanced(deps, tx, { attempt, assessment, options, chain });
+        const { assessment, open } = await gateOnChildren(tx, { attempt, assessment: assessed });
+        const recorded = assessment.blocks
+          ? await recordBlocked(deps, tx, { attempt, assessment, open })
+          : await recordAdvanced(deps, tx, { attempt, assessment, options, chain, delegates });
+        return withEvidence(recorded, { verified, attempt });
       },
     }, options);
   });
@@ -91,6 +104,7 @@ async function rehydrate(deps: EngineDeps, input: ContinueInput): Promise<Result
     workflowHash: run.workflowHash,
     warnings,
   });
+  await describeDelegation(deps, { node, compiled, response, tips: true });
   const { branches } = await checkpointChain(deps.store, node);
   if (branches.length > 0) {
     const tip = await deps.store.getPreferredTip(node.runId, node.nodeId);
@@ -118,10 +132,28 @@ function refuseComplete({ node, compiled }: Attempt): Result<never> | null {
   );
 }
 
+/**
+ * A parallel step is not acknowledged while any of its child runs is open: the acknowledgement
+ * blocks (whatever the autonomy), naming them.
+ */
+async function gateOnChildren(
+  tx: StoreWriter,
+  at: { attempt: Attempt; assessment: AckAssessment },
+): Promise<{ assessment: AckAssessment; open: boolean }> {
+  const a = at.assessment;
+  if (!a.step.delegations) return { assessment: a, open: false };
+  const home = await delegationHome(tx, at.attempt.node);
+  const open = (await tx.getDelegations(home.runId, home.nodeId)).filter((c) => !hasEnded(c));
+  if (open.length === 0) return { assessment: a, open: false };
+  const problems = normalizeBlockers([...a.problems, openBlocker(a.step, open)]);
+  return { assessment: { ...a, problems, blocks: true }, open: true };
+}
+
 /** Blocked: the attempt is a node of its own; the run stays where it was. */
 async function recordBlocked(
   deps: EngineDeps,
-  { attempt, assessment: a }: { attempt: Attempt; assessment: AckAssessment },
+  tx: StoreWriter,
+  { attempt, assessment: a, open }: { attempt: Attempt; assessment: AckAssessment; open: boolean },
 ): Promise<Recorded> {
   const { node, compiled, attemptId } = attempt;
   const created = await childNode(node, {
@@ -141,6 +173,9 @@ async function recordBlocked(
     compiled,
     { workflowHash: attempt.run.workflowHash, warnings: a.warnings },
   );
+  if (open) {
+    await describeDelegation({ ...deps, store: tx }, { node, compiled, response, tips: true });
+  }
   response.kind = "blocked";
   response.blockers = a.problems;
   response.example = examplePayload(compiled, a.problems, a.step);
@@ -157,6 +192,7 @@ async function recordAdvanced(
     assessment: AckAssessment;
     options: CallOptions;
     chain: Awaited<ReturnType<typeof checkpointChain>>;
+    delegates: Delegates;
   },
 ): Promise<Recorded> {
   const { attempt, assessment: a } = at;
@@ -190,6 +226,13 @@ async function recordAdvanced(
   }
   const gaps = gapsOf(a);
   if (gaps.length > 0) response.gaps = gaps;
+  const arrived = await arrive({ ...deps, store: tx }, {
+    acked: node,
+    created,
+    compiled,
+    response,
+    delegates: at.delegates,
+  });
   const events = advancedEvents(a, {
     node,
     created,
@@ -201,7 +244,7 @@ async function recordAdvanced(
   });
   return {
     response,
-    events,
+    events: [...events, ...arrived],
     progress: stepProgress(compiled, { child: created, completed: a.step }),
     answered: { node: created, compiled, artifacts: a.ack.output?.artifacts ?? [] },
   };

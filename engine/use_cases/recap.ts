@@ -6,6 +6,7 @@
 import { runLabel } from "../ids.ts";
 import type { NodeRecord, StoreReader } from "../ports.ts";
 import { InvariantViolationError } from "../result.ts";
+import type { Evidence } from "../evidence.ts";
 import type { Recap } from "../responses.ts";
 
 /** Recap budget in bytes of notes. */
@@ -56,14 +57,14 @@ export async function buildRecap(
   }
   const ancestors = stop >= 0 ? read.slice(0, stop) : read;
   const withNotes = ancestors.filter((n) =>
-    n.notesMarkdown !== null && n.nodeKind !== "blocked_attempt"
+    (n.notesMarkdown !== null || n.evidence) && n.nodeKind !== "blocked_attempt"
   );
   const encoder = new TextEncoder();
   const entries: Recap["entries"] = [];
   let used = 0;
   let cut = false;
   for (const n of withNotes) {
-    const notes = n.notesMarkdown as string;
+    const notes = n.notesMarkdown ?? "";
     const size = encoder.encode(notes).length;
     if (used + size > budget) {
       cut = true;
@@ -75,6 +76,7 @@ export async function buildRecap(
       kind: n.nodeKind === "checkpoint" ? "checkpoint" : "step",
       stepId: n.notesStepId,
       notesMarkdown: notes,
+      ...(n.evidence ? { verification: verificationSummary(n.evidence) } : {}),
     });
   }
   // Nodes beyond the read window: the walk stopped before the root (or the stop node).
@@ -90,4 +92,10 @@ export async function buildRecap(
     budgetBytes: budget,
     usedBytes: used,
   };
+}
+
+/** What a recap says of a node's verification: the verdict and where it was taken. */
+function verificationSummary(e: Evidence): NonNullable<Recap["entries"][number]["verification"]> {
+  const { verdict, commandLine, exitCode, gitHead, gitDirty } = e;
+  return { verdict, commandLine, exitCode, gitHead, gitDirty };
 }

@@ -24,6 +24,11 @@ export interface CallOptions {
   /** The caller's workspace, recorded as an observation when it differs from the run's last. */
   workspace?: WorkspaceObservation;
   /**
+   * Where a step's verification command may run for this caller, when not the workspace's
+   * folder: `null` when nowhere (an HTTP client that named no root).
+   */
+  commandFolder?: string | null;
+  /**
    * Told the session (`ses_…`) after this call's events committed; not called for a replay or
    * a rehydrate, which append nothing.
    */
@@ -89,6 +94,12 @@ export interface AttemptSpec {
   payload: AttemptPayload;
   /** A refusal decided from the loaded node before anything is written, or `null`. */
   refuse?: (attempt: Attempt) => Result<never> | null;
+  /**
+   * Work done before the transaction, outside it, once per attempt not already recorded (never
+   * for a replay): workflows a parallel step delegates to are looked up, and a verification
+   * command runs, here, so no write lock is held meanwhile.
+   */
+  prepare?: (attempt: Attempt) => Promise<void>;
   /** Decides inside the write transaction (children and tips read through `tx`). */
   decide: (tx: StoreWriter, attempt: Attempt) => Promise<Recorded>;
 }
@@ -151,6 +162,7 @@ export async function recordAttempt(
   const refused = spec.refuse?.({ ...loaded.value, attemptId, warnings: [] });
   if (refused) return refused;
   const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
+  await spec.prepare?.({ ...loaded.value, attemptId, warnings });
   let committed: Recorded | null = null;
   let result: Result<StepResponse>;
   try {

@@ -141,5 +141,14 @@ function candidate(
     },
     tip: { nodeId: hit.tipNodeId, pendingStepId: hit.tipPendingStepId, isComplete, ...tokens },
     corrupt: hit.corrupt,
+    ...(hit.delegatedFrom
+      ? {
+        delegatedFrom: {
+          parentRunId: runLabel(hit.delegatedFrom.parentRunId),
+          parentStepId: hit.delegatedFrom.stepId,
+          index: hit.delegatedFrom.index,
+        },
+      }
+      : {}),
   };
 }

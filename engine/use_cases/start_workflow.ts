@@ -12,7 +12,7 @@ import {
   recommendationWarnings,
 } from "../preferences.ts";
 import { checkContext } from "../limits.ts";
-import { ok, type Result } from "../result.ts";
+import { fail, ok, type Result } from "../result.ts";
 import type { StepResponse } from "../responses.ts";
 import type { Warning } from "../workflow/catalog.ts";
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
@@ -25,11 +25,16 @@ import { guard } from "./error_guard.ts";
 import type { CallOptions } from "./record_attempt.ts";
 import { nodeCreated } from "./node_events.ts";
 import { responseFor } from "./node_response.ts";
+import { arrive } from "./arrive.ts";
+import { loadDelegates } from "./delegations.ts";
+import { startDelegated } from "./start_delegated.ts";
 
-/** Input of {@linkcode startWorkflow}. */
+/** Input of {@linkcode startWorkflow}: a workflow id, or a delegation token (and nothing else). */
 export interface StartInput {
   /** Which workflow. */
-  workflowId: string;
+  workflowId?: string;
+  /** A child run a parallel step opened: drive it (its preferred tip, fresh tokens). */
+  delegationToken?: string;
   /** External facts that conditions and placeholders read. */
   context?: Record<string, unknown>;
   /** What this run is for; becomes the session title. */
@@ -55,6 +60,16 @@ export function startWorkflow(
   options: StartOptions = {},
 ): Promise<Result<StepResponse>> {
   return guard(async () => {
+    if (input.delegationToken !== undefined) return await startDelegated(deps, input);
+    if (input.workflowId === undefined) {
+      return fail(
+        "INVALID_ARGUMENTS",
+        "start_workflow needs `workflowId` (or a `delegationToken`).",
+        {
+          details: { field: "workflowId" },
+        },
+      );
+    }
     const checked = checkContext(input.context);
     if (!checked.ok) return checked;
     const found = await lookupWorkflow(deps.workflows, input.workflowId);
@@ -128,11 +143,23 @@ export async function beginRun(
     ...run.warnings,
     ...recommendationWarnings(preferences, compiled.recommendedPreferences),
   ];
-  const response = responseFor(deps, root, compiled, { workflowHash: hash, warnings });
-  if (compiled.metaGuidance.length > 0) response.metaGuidance = compiled.metaGuidance;
-  await deps.store.write(async (tx) => {
+  const delegates = await loadDelegates(deps, compiled);
+  const response = await deps.store.write(async (tx) => {
+    const answer = responseFor(deps, root, compiled, { workflowHash: hash, warnings });
+    if (compiled.metaGuidance.length > 0) answer.metaGuidance = compiled.metaGuidance;
     const pinned = await tx.hasSnapshot(hash);
-    await tx.append(runEvents(run, { root, pinned, workspace: options.workspace }));
+    const arrived = await arrive({ ...deps, store: tx }, {
+      acked: null,
+      created: root,
+      compiled,
+      response: answer,
+      delegates,
+    });
+    await tx.append([
+      ...runEvents(run, { root, pinned, workspace: options.workspace }),
+      ...arrived,
+    ]);
+    return answer;
   });
   options.onAppend?.(response.session.sessionId);
   options.onAnswered?.({ node: root, compiled, artifacts: [] });

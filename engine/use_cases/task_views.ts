@@ -19,6 +19,7 @@ import {
   type WorkflowProgress,
 } from "../workflow/plan.ts";
 import type { TaskStatus } from "../vocabulary.ts";
+import { delegationHome, hasEnded } from "./delegations.ts";
 import { responseFor } from "./node_response.ts";
 import { taskIdOf, taskStatus, type UserQuestion, userQuestions } from "./task_status.ts";
 
@@ -51,6 +52,12 @@ export interface TaskView {
   questions: UserQuestion[];
   /** The preferred tip. */
   tipNodeId: string | null;
+  /**
+   * While the run is working on a parallel step that opened child runs: how many of them have
+   * ended (complete or aborted), of how many. A child's end does not change its parent's run,
+   * so a view that waits on children is read afresh rather than kept.
+   */
+  children: { ended: number; total: number } | null;
 }
 
 interface Facts {
@@ -110,6 +117,27 @@ function statusMessage(
   return view.pendingTitle ? `Working on: ${view.pendingTitle}` : "Working.";
 }
 
+/**
+ * While the tip's pending step is a parallel step that opened children: how many have ended.
+ * Reads nothing for any other step.
+ */
+async function childCount(
+  store: Pick<StoreReader, "getNode" | "getDelegations">,
+  compiled: CompiledWorkflow,
+  tip: NodeRecord,
+): Promise<TaskView["children"]> {
+  if (!currentStep(compiled, tip.state)?.delegations) return null;
+  const home = await delegationHome(store, tip);
+  const children = await store.getDelegations(home.runId, home.nodeId);
+  if (children.length === 0) return null;
+  return { ended: children.filter(hasEnded).length, total: children.length };
+}
+
+/** Whether a view waits on child runs still open (so it changes without its run changing). */
+export function waitsOnChildren(view: Pick<TaskView, "children">): boolean {
+  return view.children !== null && view.children.ended < view.children.total;
+}
+
 /** Options of {@linkcode taskView}. */
 export interface TaskViewOptions {
   /** Build the plan and results too (one more read, of the tip's branch). */
@@ -150,23 +178,30 @@ export async function taskView(
     });
     results = stepResults(completions, new Set(progress.steps.map((s) => s.name)));
   }
+  const message = statusMessage(status, {
+    progress,
+    questions,
+    pendingTitle: compiled && tip ? currentStep(compiled, tip.state)?.title ?? null : null,
+  });
+  const children = status === "working" && compiled && tip
+    ? await childCount(deps.store, compiled, tip)
+    : null;
   return {
     taskId: taskIdOf(listing.runId),
     runId: runLabel(listing.runId),
     sessionId: sessionLabel(listing.sessionId),
     workflowId: listing.workflowId,
     status,
-    statusMessage: statusMessage(status, {
-      progress,
-      questions,
-      pendingTitle: compiled && tip ? currentStep(compiled, tip.state)?.title ?? null : null,
-    }),
+    statusMessage: children
+      ? `${message} · ${children.ended} of ${children.total} child runs ended`
+      : message,
     createdAt: listing.createdAt,
     lastUpdatedAt: listing.updatedAt,
     progress,
     results,
     questions,
     tipNodeId: listing.tipNodeId,
+    children,
   };
 }
 

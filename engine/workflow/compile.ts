@@ -29,8 +29,10 @@ import {
   knownIds,
   routineHeader,
   substituteArgs,
+  SYNTHESIS_PROMPT,
 } from "./prompt_sections.ts";
 import { headerIssues, loopBodies, treeIssues } from "./workflow_checks.ts";
+import { compileVerify, verifySection } from "./verify_block.ts";
 import {
   CAPABILITY_PROBE_TEMPLATE,
   FEATURES,
@@ -107,13 +109,16 @@ function standardStep(ctx: Ctx, step: WorkflowStep, path: string, role?: string)
   const contract = contractOf(ctx, step.outputContract ?? step.output, `${path}.outputContract`);
   const gates = compileGates(ctx.file, step, path);
   ctx.issues.push(...gates.issues);
+  const verify = compileVerify(step, path);
+  ctx.issues.push(...verify.issues);
   const compiled: CompiledStep = {
     kind: "step",
     id: step.id,
     title: step.title,
     promptTemplate: base + guidanceSection(step.guidance) +
       functionSection(ctx.file, step.functionReferences) + gates.assessmentText +
-      dependencySection(step.userDependencies) + gates.contextText + contractSection(contract),
+      dependencySection(step.userDependencies) + gates.contextText + contractSection(contract) +
+      verifySection(verify.verify),
     requireConfirmation: confirmation(step.requireConfirmation),
   };
   const effectiveRole = step.agentRole ?? role;
@@ -127,20 +132,36 @@ function standardStep(ctx: Ctx, step: WorkflowStep, path: string, role?: string)
   if (contract) compiled.outputContract = contract;
   if (step.validationCriteria !== undefined) compiled.validation = step.validationCriteria;
   if (step.userDependencies?.length) compiled.userDependencies = step.userDependencies;
+  if (verify.verify) compiled.verify = verify.verify;
   return Object.assign(compiled, gates.fields);
 }
 
-function parallelStep(ctx: Ctx, step: WorkflowStep, path: string, role?: string): CompiledStep {
+function parallelStep(ctx: Ctx, step: WorkflowStep, path: string, role?: string): CompiledStep[] {
   const delegations = step.parallelDelegations ?? [];
   const always = delegations.filter((d) => d.runCondition === undefined);
   const base = [DELEGATION_PREAMBLE, ...always.map(delegationLine)].join("\n");
-  const compiled = standardStep(ctx, { ...step, prompt: base }, path, role);
+  const compiled = standardStep(ctx, { ...step, prompt: base, notesOptional: true }, path, role);
   const conditional = delegations.filter((d) => d.runCondition !== undefined).map((d) => ({
     when: d.runCondition as Condition,
     text: delegationLine(d),
   }));
   if (conditional.length) compiled.fragments = [...(compiled.fragments ?? []), ...conditional];
-  return compiled;
+  compiled.delegations = delegations.map(({ workflowId, ...rest }) => ({ workflowId, ...rest }));
+  const synthesis = standardStep(
+    ctx,
+    {
+      id: `${step.id}-synthesis`,
+      title: `${step.title}: synthesis`,
+      prompt: step.synthesis?.prompt ?? SYNTHESIS_PROMPT,
+      ...(step.synthesis?.outputContract ? { outputContract: step.synthesis.outputContract } : {}),
+      ...(step.runCondition !== undefined ? { runCondition: step.runCondition } : {}),
+      requireConfirmation: false,
+    },
+    `${path}.synthesis`,
+    role,
+  );
+  synthesis.synthesisOf = step.id;
+  return [compiled, synthesis];
 }
 
 function probeStep(
@@ -306,7 +327,7 @@ function compileSequence(
     if (step.type === "loop") {
       const loop = compileLoop(ctx, step, at, role, bodies);
       if (loop) out.push(loop);
-    } else if (step.type === "parallel") out.push(parallelStep(ctx, step, at, role));
+    } else if (step.type === "parallel") out.push(...parallelStep(ctx, step, at, role));
     else if (step.templateCall) out.push(...expandTemplate(ctx, step, at, role));
     else out.push(standardStep(ctx, step, at, role));
   });

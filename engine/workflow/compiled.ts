@@ -7,6 +7,7 @@ import { hashJson } from "../hash.ts";
 import type { Capability, CapabilityNeed, WorkflowKind } from "../vocabulary.ts";
 import type { Condition, LoopConfig, UserDependency, ValidationCriteria } from "./schema.ts";
 import type { JobInputSpec, JobOutputSpec, JobReviewSpec } from "../deepwork/job.ts";
+import type { CompiledVerify } from "./verify_block.ts";
 
 /** Version of the compiled form; part of the hash so a format change never aliases. */
 export const COMPILED_FORMAT = 2;
@@ -75,6 +76,30 @@ export interface CompiledStep {
   consequences?: CompiledConsequence[];
   /** Context paths that must be set when the step is acknowledged. */
   requiredContext?: string[];
+  /** Set on a parallel step: one child run is opened per delegation whose condition holds. */
+  delegations?: CompiledDelegation[];
+  /** Set on the step injected after a parallel step: that step's id (its children's results come here). */
+  synthesisOf?: string;
+  /** The command the server runs when the step is acknowledged, if the user allows it. */
+  verify?: CompiledVerify;
+}
+
+/** One delegation of a parallel step, as runs open it. */
+export interface CompiledDelegation {
+  /** The child run's workflow (a routine or any workflow). */
+  workflowId: string;
+  /** The child run's goal. */
+  goal?: string;
+  /** Open the child only when this holds for the parent's context. */
+  runCondition?: Condition;
+  /** Parent context key → child context key. */
+  contextMapping?: Record<string, string>;
+  /** Values set in the child's context (over mapped ones). */
+  args?: Record<string, unknown>;
+  /** The model tier the author recommends for the subagent. */
+  modelTier?: string;
+  /** Tools the author suggests the subagent use (a hint, not enforced). */
+  allowedTools?: string[];
 }
 
 /** What a DeepWork job step declares, as runs check it. */

@@ -53,7 +53,11 @@ export function dependencySection(deps: readonly UserDependency[] | undefined): 
 
 /** How a parallel step's prompt opens, before its delegations. */
 export const DELEGATION_PREAMBLE =
-  "Run these delegations. Use parallel subagents if your environment supports delegation; otherwise run each one yourself, one after another. Then synthesize their results yourself.";
+  "Run these delegations. Each one waymark opened as a child run is listed in this response's `delegations`, with a token and a ready-made instruction: hand each to a subagent if your environment supports delegation; otherwise drive each child yourself, one after another, with its tokens. Do any delegation not listed there yourself. Acknowledge this step once every child run is complete (or aborted with a reason); the next step gives you their results to synthesize.";
+
+/** The synthesis step's prompt when the workflow gives none. */
+export const SYNTHESIS_PROMPT =
+  "Synthesize the results of the delegations of the previous step: compare what each child run found, resolve contradictions, say what is missing, and record one consolidated result in your notes.";
 
 function argText(args: Record<string, unknown>): string[] {
   return Object.entries(args).map(([k, v]) =>

@@ -10,6 +10,8 @@ import { autonomySchema, riskPolicySchema } from "../preferences.ts";
 import { CAPABILITIES, type Capability, CAPABILITY_NEEDS } from "../vocabulary.ts";
 import { uncheckableSchema } from "../json_schema_check.ts";
 import { linearPattern } from "../linear_regex.ts";
+import { LIMITS } from "../limits.ts";
+import { verificationConfigSchema, verifyBlockSchema } from "./verify_block.ts";
 
 /** A scalar or JSON value that a condition compares a context variable with. */
 const jsonValue = z.unknown();
@@ -329,8 +331,13 @@ const stepFields = z.strictObject({
     return z.union([z.string().regex(STEP_ID), z.array(stepSchema).min(1)]).optional()
       .describe("Loop body: inline steps, or the id of a top-level step.");
   },
-  parallelDelegations: z.array(parallelDelegationSchema).min(1).optional(),
-  synthesis: metadata,
+  parallelDelegations: z.array(parallelDelegationSchema).min(1).max(LIMITS.delegations).optional(),
+  synthesis: z.strictObject({
+    prompt: z.string().min(1).max(4096).optional(),
+    outputContract: outputContractSchema.optional(),
+  }).optional().describe(
+    "The step injected after a parallel step's child runs: what to ask, and the artifact it must bring.",
+  ),
   functionReferences: z.array(z.string()).optional(),
   notesOptional: z.boolean().optional().describe(
     "When true, output.notesMarkdown may be left out; otherwise an acknowledgement without notes is blocked (MISSING_REQUIRED_NOTES). Steps with an output contract never require notes.",
@@ -352,7 +359,10 @@ const stepFields = z.strictObject({
   hasValidation: metadata,
   modelTier: metadata,
   audit: metadata,
-  verification: metadata,
+  verification: verificationConfigSchema.optional().describe(
+    "WorkRail's verification command (`verificationConfig`); same as `verify` with a command line.",
+  ),
+  verify: verifyBlockSchema.optional(),
   expectedOutput: metadata,
 });
 
@@ -364,6 +374,8 @@ const NOT_ON_LOOPS = [
   "assessmentRefs",
   "assessmentConsequences",
   "requiredContext",
+  "verify",
+  "verification",
 ] as const;
 
 function stepRules(s: z.infer<typeof stepFields>, ctx: z.RefinementCtx): void {
@@ -384,6 +396,9 @@ function stepRules(s: z.infer<typeof stepFields>, ctx: z.RefinementCtx): void {
   }
   if (s.type === "parallel") {
     if (!has("parallelDelegations")) issue("a parallel step needs `parallelDelegations`");
+    if (has("verify") || has("verification")) {
+      issue("a parallel step has no verification command: put it on the step that follows");
+    }
     return;
   }
   const sources = (["prompt", "promptBlocks", "templateCall"] as const).filter(has);

@@ -11,7 +11,7 @@ import { z } from "npm:zod@4.6.7";
 import { canonicalJson } from "../../engine/hash.ts";
 import { ID_HEX } from "../../engine/ids.ts";
 import type { Retry } from "../../engine/result.ts";
-import type { BundleErrorCode, TokenKind } from "../../engine/vocabulary.ts";
+import { type BundleErrorCode, TOKEN_KINDS, type TokenKind } from "../../engine/vocabulary.ts";
 import { digest } from "../sql/rows.ts";
 
 /** What every bundle says it is. */
@@ -153,5 +153,5 @@ export function tokenPlaceholder(kind: TokenKind, runId: string, nodeId: string)
 
 /** A fresh global pattern matching every token placeholder (kind, run, node captured). */
 export function placeholderPattern(): RegExp {
-  return /wmtoken:(state|ack|checkpoint):([0-9a-f]{16}):([0-9a-f]{16})/g;
+  return new RegExp(`wmtoken:(${TOKEN_KINDS.join("|")}):([0-9a-f]{16}):([0-9a-f]{16})`, "g");
 }

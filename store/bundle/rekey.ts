@@ -10,7 +10,7 @@
  */
 import { randomHex } from "../../engine/ids.ts";
 import type { Random } from "../../engine/ports.ts";
-import { type Keyring, mintToken } from "../../engine/tokens.ts";
+import { type Keyring, mintToken, namesAttempt } from "../../engine/tokens.ts";
 import type { TokenKind } from "../../engine/vocabulary.ts";
 import { placeholderPattern } from "./bundle_format.ts";
 
@@ -41,7 +41,7 @@ export function mintPlaceholders(
     (all, kind: TokenKind, runId: string, nodeId: string) =>
       !deps.own.has(nodeKey(runId, nodeId)) ? all : mintToken(
         deps.keyring,
-        kind === "state"
+        !namesAttempt(kind)
           ? { kind, runId, nodeId }
           : { kind, runId, nodeId, attemptId: randomHex(deps, 6) },
       ),

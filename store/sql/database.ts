@@ -150,6 +150,19 @@ export interface RunLinksTable {
   owner: string;
 }
 
+/** A delegated child run and the parent node whose parallel step opened it. */
+export interface RunDelegationsTable {
+  run_id: string;
+  session_id: string;
+  parent_run_id: string;
+  parent_node_id: string;
+  /** The parallel step's id. */
+  step_id: string;
+  /** The delegation's position in the step, from 0. */
+  idx: number;
+  created_seq: number;
+}
+
 /** Events recorded at a node that the viewer shows there: reviews, gaps, an abort. */
 export interface NodeEventsTable {
   seq: number;
@@ -225,6 +238,7 @@ export interface Database {
   outputs: OutputsTable;
   observations: ObservationsTable;
   run_links: RunLinksTable;
+  run_delegations: RunDelegationsTable;
   node_events: NodeEventsTable;
   /** Layer 1: session title, goal and workflow id, by `runs.rowid`. */
   search_titles: SearchTable;

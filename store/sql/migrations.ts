@@ -341,6 +341,26 @@ const quarantine: Migration = {
   },
 };
 
+/**
+ * Delegated child runs: `run_delegations` (the projection of `run_delegated`) links a child run
+ * to the parent run, node and parallel step that opened it, found by its parent.
+ */
+const delegations: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.createTable("run_delegations")
+      .addColumn("run_id", "text", (c) => c.primaryKey())
+      .addColumn("session_id", "text", (c) => c.notNull())
+      .addColumn("parent_run_id", "text", (c) => c.notNull())
+      .addColumn("parent_node_id", "text", (c) => c.notNull())
+      .addColumn("step_id", "text", (c) => c.notNull())
+      .addColumn("idx", "integer", (c) => c.notNull())
+      .addColumn("created_seq", "integer", (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex("run_delegations_by_parent").on("run_delegations")
+      .columns(["parent_run_id", "parent_node_id", "idx"]).execute();
+  },
+};
+
 /** Every migration, by name; names sort in application order. */
 export const MIGRATIONS: Record<string, Migration> = {
   "0001_initial": initial,
@@ -354,6 +374,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0009_stack_owners": stackOwners,
   "0010_log_positions": logPositions,
   "0011_quarantine": quarantine,
+  "0012_delegations": delegations,
 };
 
 /** The schema status of a database that has applied `applied` (in any order). */

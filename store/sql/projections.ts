@@ -305,6 +305,30 @@ async function runStacked(s: ProjectionScope, event: EventOf<"run_stacked">) {
   });
 }
 
+const insertDelegation = prepare((db, p: Database["run_delegations"]) =>
+  db.insertInto("run_delegations").values({
+    run_id: p.run_id,
+    session_id: p.session_id,
+    parent_run_id: p.parent_run_id,
+    parent_node_id: p.parent_node_id,
+    step_id: p.step_id,
+    idx: p.idx,
+    created_seq: p.created_seq,
+  })
+);
+
+async function runDelegated(s: ProjectionScope, event: EventOf<"run_delegated">) {
+  await insertDelegation.execute(s.tx, {
+    run_id: event.runId,
+    session_id: event.sessionId,
+    parent_run_id: event.parentRunId,
+    parent_node_id: event.parentNodeId,
+    step_id: event.stepId,
+    idx: event.index,
+    created_seq: s.seq,
+  });
+}
+
 const insertNodeEvent = prepare((db, p: Database["node_events"]) =>
   db.insertInto("node_events").values({
     seq: p.seq,
@@ -322,7 +346,15 @@ const runAborted = prepare((db, p: { runId: string; at: string }) =>
 
 async function nodeEvent(
   s: ProjectionScope,
-  event: EventOf<"run_aborted" | "review_recorded" | "gap_recorded" | "assessment_recorded">,
+  event: EventOf<
+    | "run_aborted"
+    | "review_recorded"
+    | "gap_recorded"
+    | "assessment_recorded"
+    | "delegations_settled"
+    | "delegations_collected"
+    | "evidence_recorded"
+  >,
 ) {
   await insertNodeEvent.execute(s.tx, {
     seq: s.seq,
@@ -383,10 +415,15 @@ export async function project(scope: ProjectionScope, event: LoggedEvent): Promi
         owner: event.owner,
       });
       return;
+    case "run_delegated":
+      return await runDelegated(scope, event);
     case "run_aborted":
     case "review_recorded":
     case "gap_recorded":
     case "assessment_recorded":
+    case "delegations_settled":
+    case "delegations_collected":
+    case "evidence_recorded":
       return await nodeEvent(scope, event);
     case "preference_changed":
     case "capability_observed":

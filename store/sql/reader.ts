@@ -3,6 +3,7 @@
  * `rows.ts`. The same reader runs on the connection and inside a write transaction.
  * @module
  */
+import { getDelegationLink, getDelegations } from "./delegation_reads.ts";
 import { sql } from "npm:kysely@0.29.9";
 import type {
   AncestorNotes,
@@ -31,9 +32,11 @@ import {
 import { prepare } from "./prepared.ts";
 import {
   decodeAttempt,
+  decodeJsonOr,
   decodeNode,
   decodePinnedSnapshot,
   decodeSnapshot,
+  evidenceColumn,
   type NodeRow,
 } from "./rows.ts";
 import { getSession, listSessions } from "./sessions.ts";
@@ -144,10 +147,13 @@ const ancestorNotes = prepare((_db, p: { runId: string; nodeId: string; limit: n
     node_kind: NodeKind;
     notes_markdown: string | null;
     step_id: string | null;
+    evidence: string | null;
   }>`
     ${ancestorsCte(p.runId, p.nodeId, p.limit)}
-    SELECT up.node_id, up.node_kind, o.notes_markdown, o.step_id
+    SELECT up.node_id, up.node_kind, o.notes_markdown, o.step_id, e.payload AS evidence
     FROM up LEFT JOIN outputs o ON o.run_id = ${p.runId} AND o.node_id = up.node_id
+    LEFT JOIN node_events e ON e.run_id = ${p.runId} AND e.node_id = up.node_id
+      AND e.kind = 'evidence_recorded'
     ORDER BY up.hop`
 );
 
@@ -193,12 +199,17 @@ async function getAncestorNotes(
   limit: number,
 ): Promise<AncestorNotes[]> {
   const result = await ancestorNotes.execute(ex, { ...at, limit });
-  return result.rows.map((r) => ({
-    nodeId: r.node_id,
-    nodeKind: r.node_kind,
-    notesMarkdown: r.notes_markdown,
-    notesStepId: r.step_id,
-  }));
+  return result.rows.map((r) => {
+    const notes: AncestorNotes = {
+      nodeId: r.node_id,
+      nodeKind: r.node_kind,
+      notesMarkdown: r.notes_markdown,
+      notesStepId: r.step_id,
+    };
+    // an acknowledgement records at most one piece of evidence on the node it creates
+    const evidence = r.evidence === null ? null : decodeJsonOr(evidenceColumn, r.evidence, null);
+    return evidence ? { ...notes, evidence } : notes;
+  });
 }
 
 /** A pinned snapshot by hash, normalised to the current compiled format, or `null`. */
@@ -275,6 +286,8 @@ export function createReader(scope: ReadScope, shared: ReaderShared): StoreReade
     listStacks: (workspace, at) => listStacks(ex, { workspace, ...at }),
     getStackFrame: (runId) => getStackFrame(ex, runId),
     getNodeEvents: (runId, nodeId) => getNodeEvents(ex, { runId, nodeId }),
+    getDelegations: (runId, nodeId) => getDelegations(ex, { runId, nodeId }),
+    getDelegationLink: (runId) => getDelegationLink(ex, runId),
     getBranchOutputs: (runId, nodeId, limit) => getBranchOutputs(ex, { runId, nodeId, limit }),
     getBranchSteps: (runId, nodeId, limit) => getBranchSteps(ex, { runId, nodeId, limit }),
     getRunListing: (runId) => getRunListing(ex, runId),

@@ -10,6 +10,7 @@ import { createHash } from "node:crypto";
 import { canonicalJson } from "../../engine/hash.ts";
 import { runLabel } from "../../engine/ids.ts";
 import type { AttemptRecord, NodeRecord } from "../../engine/ports.ts";
+import { evidenceSchema } from "../../engine/evidence.ts";
 import { autonomySchema, riskPolicySchema } from "../../engine/preferences.ts";
 import { InvariantViolationError, StorageCorruptionError } from "../../engine/result.ts";
 import {
@@ -62,6 +63,8 @@ export const responseColumn = z.looseObject({
   blockers: z.array(z.unknown()).optional(),
   gaps: z.array(z.unknown()).optional(),
 });
+/** An `evidence_recorded` event's `node_events.payload`, as recaps read it: the evidence. */
+export const evidenceColumn = evidenceSchema;
 /** `node_events.payload`, as the viewer reads it: an event with its kind. */
 export const eventColumn = z.looseObject({ kind: z.string() });
 /** `workflow_snapshots.compiled`, before normalisation to the current compiled format. */

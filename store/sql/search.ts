@@ -44,6 +44,9 @@ interface HitRow {
   workspace: string | null;
   git_branch: string | null;
   git_head_sha: string | null;
+  delegated_by: string | null;
+  delegated_step: string | null;
+  delegated_idx: number | null;
 }
 
 /** Details of the given runs, keyed by run id: one indexed query, whatever the store holds. */
@@ -55,6 +58,7 @@ async function hydrate(ex: Executor, runIds: readonly string[]): Promise<Map<str
       "nodes as n",
       (j) => j.onRef("n.run_id", "=", "r.run_id").onRef("n.node_id", "=", "r.last_node_id"),
     )
+    .leftJoin("run_delegations as d", "d.run_id", "r.run_id")
     .select([
       "r.run_id",
       "r.session_id",
@@ -69,6 +73,9 @@ async function hydrate(ex: Executor, runIds: readonly string[]): Promise<Map<str
       "r.workspace",
       "r.git_branch",
       "r.git_head_sha",
+      "d.parent_run_id as delegated_by",
+      "d.step_id as delegated_step",
+      "d.idx as delegated_idx",
     ])
     .where("r.run_id", "in", runIds).execute();
   return new Map(rows.map((r) => [r.run_id, r]));
@@ -95,6 +102,13 @@ function toHit(row: HitRow, match: TextMatch, tipText: string | undefined): RunH
     gitHeadSha: row.git_head_sha,
     relevance: match.relevance,
     snippet: match.snippet ?? preview(tipText),
+    delegatedFrom: row.delegated_by !== null && row.delegated_step !== null
+      ? {
+        parentRunId: row.delegated_by,
+        stepId: row.delegated_step,
+        index: Number(row.delegated_idx),
+      }
+      : null,
   };
 }
 

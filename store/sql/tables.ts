@@ -41,6 +41,7 @@ export const TABLE_ROLES: Record<keyof Database, TableRole> = {
   observations: "run",
   contexts: "run",
   run_links: "run",
+  run_delegations: "run",
   node_events: "run",
   search_titles: "search",
   search_tips: "search",

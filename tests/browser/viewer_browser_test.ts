@@ -9,9 +9,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type BrowserContext, chromium, type Page } from "npm:playwright-core@1.65.1";
+import type { BrowserContext, Page } from "npm:playwright-core@1.65.1";
 import { exportSession, importBundle, openWaymark } from "../../mod.ts";
 import { connect, ROOT, tempHome } from "../helpers/server.ts";
+import { HAS_CHROMIUM, IN_CI, launch } from "../helpers/browser.ts";
 import {
   advance,
   overMcp,
@@ -21,51 +22,7 @@ import {
   spawnView,
 } from "../helpers/viewer_fixture.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const INSTALL_HINT = "apt-get install chromium";
-const IN_CI = /^(true|1)$/i.test(Deno.env.get("CI") ?? "");
-const HAS_CHROMIUM = (() => {
-  try {
-    return Deno.statSync(CHROMIUM).isFile;
-  } catch {
-    return false;
-  }
-})();
-if (!HAS_CHROMIUM && !IN_CI) {
-  console.error(`skipping the browser tests: no ${CHROMIUM}; install it with \`${INSTALL_HINT}\``);
-}
 const SHOTS = join(ROOT, "test-artifacts", "screenshots");
-
-async function launch(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
-  try {
-    await Deno.stat(CHROMIUM);
-  } catch {
-    throw new Error(
-      `${CHROMIUM} is missing: install Debian's chromium (${INSTALL_HINT}); .ci/run does`,
-    );
-  }
-  const profile = await Deno.makeTempDir({ prefix: "waymark-chromium-" });
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
-  return {
-    context,
-    close: async () => {
-      await context.close();
-      await Deno.remove(profile, { recursive: true }).catch(() => {});
-    },
-  };
-}
 
 async function shoot(
   context: BrowserContext,

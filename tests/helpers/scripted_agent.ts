@@ -173,6 +173,8 @@ export interface ScriptedRun {
   prompts: string[];
   /** The last response. */
   last: StepResponse;
+  /** Child runs of parallel steps it drove to completion on the way. */
+  children: number;
 }
 
 /** One turn of the scripted agent, before it sends its passing acknowledgement. */
@@ -186,6 +188,14 @@ export interface Turn {
     context: Record<string, unknown>;
     output: { notesMarkdown: string; artifacts: unknown[] };
   };
+}
+
+/** What drives one run: its workflow, the turn hook, the ack budget. */
+interface DriveOptions {
+  workflowId: string;
+  compiled: CompiledWorkflow;
+  maxAcks?: number;
+  onTurn?: (turn: Turn) => Promise<StepResponse | void>;
 }
 
 /** Drives a workflow to completion with the scripted agent. */
@@ -203,18 +213,47 @@ export async function driveToCompletion(
     onTurn?: (turn: Turn) => Promise<StepResponse | void>;
   },
 ): Promise<ScriptedRun> {
-  const { workflowId, compiled, context: startContext } = options;
+  const { workflowId, context: startContext } = options;
   const started = await startWorkflow(deps, {
     workflowId,
     context: startContext,
   });
   if (!started.ok) throw new Error(`start ${workflowId}: ${JSON.stringify(started.error)}`);
-  let response = started.value;
-  const run: ScriptedRun = { steps: [], prompts: [], last: response };
+  return await driveFrom(deps, started.value, options);
+}
+
+/**
+ * Drives each open child run a parallel step lists (the serial fallback: one agent does them
+ * all), each with the scripted agent; returns how many it drove.
+ */
+async function driveChildren(deps: EngineDeps, response: StepResponse): Promise<number> {
+  let driven = 0;
+  for (const child of response.delegations ?? []) {
+    if (child.status !== "open") continue;
+    const started = await startWorkflow(deps, { delegationToken: child.delegationToken });
+    if (!started.ok) throw new Error(`start child: ${JSON.stringify(started.error)}`);
+    const run = await deps.store.getRun(started.value.session.runId.replace(/^run_/, ""));
+    const compiled = run && await deps.store.getSnapshot(run.workflowHash);
+    if (!compiled) throw new Error(`child ${child.runId} has no pinned workflow`);
+    await driveFrom(deps, started.value, { workflowId: child.workflowId, compiled });
+    driven++;
+  }
+  return driven;
+}
+
+async function driveFrom(
+  deps: EngineDeps,
+  first: StepResponse,
+  options: DriveOptions,
+): Promise<ScriptedRun> {
+  const { workflowId, compiled } = options;
+  let response = first;
+  const run: ScriptedRun = { steps: [], prompts: [], last: response, children: 0 };
   for (let i = 0; i < (options.maxAcks ?? 400) && response.pending; i++) {
     const pending = response.pending;
     run.steps.push(pending.stepId);
     run.prompts.push(pending.prompt);
+    run.children += await driveChildren(deps, response);
     const step = findStep(compiled.steps, pending.stepId)!;
     const node = await deps.store.getNode(
       response.session.runId.replace(/^run_/, ""),

@@ -29,13 +29,13 @@ export function withTasks(
   return { extensions: { [TASKS_EXT]: {} }, ...extra };
 }
 
-/** A 2026-07-28 client over a server process's stdio. */
+/** A 2026-07-28 client over a server process's stdio (served with `extraArgs`, if any). */
 export class ModernClient {
   readonly server: RawServer;
   #id = 0;
 
-  constructor(home: string) {
-    this.server = new RawServer(home);
+  constructor(home: string, extraArgs: string[] = []) {
+    this.server = new RawServer(home, extraArgs);
   }
 
   /** Sends a request with the envelope declaring `capabilities`; returns the whole answer. */

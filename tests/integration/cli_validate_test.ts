@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { MAIN } from "../helpers/server.ts";
+import { writeDelegationWorkflows } from "../helpers/delegation.ts";
 
 async function validate(file: string): Promise<{ code: number; out: string; err: string }> {
   const ran = await new Deno.Command(Deno.execPath(), {
@@ -112,5 +113,92 @@ Deno.test("workflows validate reports placeholders that no loop variable or name
     assert.match(warnings[1]!, /step `a` uses \{\{currentItem\}\}/);
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("workflows validate names a parallel step's delegation that nothing beside the file provides", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waymark-validate-" });
+  try {
+    await writeDelegationWorkflows(dir);
+    const folder = join(dir, ".waymark", "workflows");
+    const parent = join(folder, "fanout.json");
+    const found = await validate(parent);
+    assert.equal(found.code, 0, found.err);
+    assert.doesNotMatch(found.out, /DELEGATION_UNAVAILABLE/);
+    await Deno.remove(join(folder, "review_part.json"));
+    const missing = await validate(parent);
+    assert.equal(missing.code, 0, missing.err);
+    assert.match(missing.out, /warning \[DELEGATION_UNAVAILABLE\]: .*`project\.review_part`/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("workflows validate lists the verification commands a workflow wants, and whether the user's config allows each here", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "waymark-validate-" }));
+  try {
+    await Deno.mkdir(join(dir, "home"));
+    await Deno.writeTextFile(
+      join(dir, "home", "config.json"),
+      JSON.stringify({ verification: { workspaces: { [dir]: { allow: ["deno test *"] } } } }),
+    );
+    await Deno.writeTextFile(
+      join(dir, "wf.json"),
+      JSON.stringify({
+        id: "team.verified",
+        name: "Verified",
+        description: "d",
+        version: "1",
+        steps: [
+          { id: "t", title: "T", prompt: "t", verify: { run: ["deno", "test", "-A"], cwd: "pkg" } },
+          { id: "l", title: "L", prompt: "l", verification: { command: "npm run 'lint all'" } },
+          { id: "p", title: "P", prompt: "p" },
+        ],
+      }),
+    );
+    const ran = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", MAIN, "workflows", "validate", "wf.json", "--home", "home"],
+      cwd: dir,
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    }).output();
+    const out = new TextDecoder().decode(ran.stdout);
+    assert.equal(ran.code, 0, new TextDecoder().decode(ran.stderr));
+    assert.match(
+      out,
+      /commands \(2\): run by waymark on acknowledgement where the user's .*config\.json allows them/,
+    );
+    assert.match(out, new RegExp(`- t: \`deno test -A\` \\(in \`pkg\`\\): allowed in ${dir}\n`));
+    assert.match(out, new RegExp(`- l: \`npm run 'lint all'\`: not allowed in ${dir}\n`));
+    await Deno.writeTextFile(
+      join(dir, "bad.json"),
+      JSON.stringify({
+        id: "team.bad",
+        name: "Bad",
+        description: "d",
+        version: "1",
+        steps: [{
+          id: "t",
+          title: "T",
+          prompt: "t",
+          verification: { command: "npm test | tee x" },
+        }],
+      }),
+    );
+    const bad = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", MAIN, "workflows", "validate", "bad.json"],
+      cwd: dir,
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    }).output();
+    assert.equal(bad.code, 1);
+    assert.match(
+      new TextDecoder().decode(bad.stderr),
+      /verification\.command.*`\|` is shell syntax \(a pipe\)/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

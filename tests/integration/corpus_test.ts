@@ -132,6 +132,8 @@ Deno.test({
     let total = 0;
     let takenCount = 0;
     let driven = 0;
+    let childRuns = 0;
+    const delegating = new Set<string>();
     const missed: string[] = [];
     const contradictory: string[] = [];
     let loopsTotal = 0;
@@ -151,6 +153,8 @@ Deno.test({
           }
           const run = await driveToCompletion(deps, { workflowId: workflow.id, compiled, context });
           runs++;
+          childRuns += run.children;
+          if (run.children > 0) delegating.add(workflow.id);
           assert.equal(run.last.isComplete, true, `${workflow.id} did not complete`);
           assert.equal(run.last.pending, null);
           for (const b of branches) if (b.taken(run.steps, run.prompts)) taken.add(b.key);
@@ -193,13 +197,16 @@ Deno.test({
     console.log(
       `corpus: ${driven} workflows driven to completion in ${runs} scripted runs; ` +
         `${takenCount}/${total} conditional branches taken; ` +
-        `${loopsRepeated.size}/${loopsTotal} loops ran a second iteration` +
+        `${loopsRepeated.size}/${loopsTotal} loops ran a second iteration; ` +
+        `${childRuns} child runs of parallel steps driven (${[...delegating].join(", ")})` +
         (contradictory.length
           ? `; ${contradictory.length} unreachable in the corpus itself (conditions contradict ` +
             `their enclosing ones): ${contradictory.join(", ")}`
           : ""),
     );
     assert.ok(driven >= 30, `drove ${driven} workflows`);
+    // Both corpus workflows with parallel steps delegated for real: child runs, not prose.
+    assert.deepEqual([...delegating].sort(), ["wr.coding-task", "wr.mr-review"]);
     assert.deepEqual(missed, []);
     assert.equal(loopsRepeated.size, loopsTotal, "every loop ran at least two iterations");
   },

@@ -7,6 +7,7 @@
  * Each schema stands alone: its `$ref`s point into its own `$defs`, and both validators follow
  * them.
  */
+import { PARENT_ID, writeDelegationWorkflows } from "../helpers/delegation.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Validator } from "@cfworker/json-schema";
@@ -79,6 +80,49 @@ class Checker {
   }
 }
 
+/** The answers of delegation: a parallel step's children, a blocked parent, a child's start and end. */
+async function delegation(c: Checker): Promise<void> {
+  const started = ok(await c.call("start_workflow", { workflowId: PARENT_ID }, "ok"));
+  const parallel = ok(
+    await c.call("continue_workflow", {
+      stateToken: started.stateToken,
+      ackToken: started.ackToken,
+      context: { area: "shapes" },
+      output: { notesMarkdown: "Prepared." },
+    }, "delegations"),
+  );
+  assert.equal(parallel.delegations.length, 3);
+  const blocked = ok(
+    await c.call("continue_workflow", {
+      stateToken: parallel.stateToken,
+      ackToken: parallel.ackToken,
+    }, "blocked"),
+  );
+  assert.ok(blocked.delegations[0].tip);
+  for (const child of parallel.delegations) {
+    let at = ok(
+      await c.call("start_workflow", { delegationToken: child.delegationToken }, "delegated"),
+    );
+    while (!at.isComplete) {
+      at = ok(
+        await c.call("continue_workflow", {
+          stateToken: at.stateToken,
+          ackToken: at.ackToken,
+          output: { notesMarkdown: "Child step done." },
+        }, "child"),
+      );
+    }
+    assert.ok(at.delegatedFrom);
+  }
+  const synthesis = ok(
+    await c.call("continue_workflow", {
+      stateToken: blocked.stateToken,
+      ackToken: blocked.ackToken,
+    }, "synthesis"),
+  );
+  assert.match(synthesis.pending.prompt, /Results of the delegations/);
+}
+
 async function run(c: Checker): Promise<void> {
   const bad = { unexpected: 1 };
   for (const tool of c.schemas.keys()) await c.call(tool, bad, "error");
@@ -143,6 +187,7 @@ async function run(c: Checker): Promise<void> {
   ok(await c.call("abort_workflow", abort, "ok"));
   ok(await c.call("abort_workflow", abort, "again"));
   await ack(other, { notesMarkdown: "Too late." }, "error");
+  await delegation(c);
   const session = ok(await c.call("start_session", { title: "Shapes notes" }, "ok"));
   await c.call("checkpoint_workflow", {
     stateToken: session.stateToken,
@@ -159,6 +204,7 @@ Deno.test("every kind of answer of every tool validates against its listed outpu
     join(ws, ".waymark", "workflows", "shapes.json"),
     JSON.stringify(SHAPES),
   );
+  await writeDelegationWorkflows(ws);
   const client = await connect(home.home, {
     client: "v1",
     cwd: ws,
@@ -173,15 +219,18 @@ Deno.test("every kind of answer of every tool validates against its listed outpu
     assert.deepEqual(covered, {
       list_workflows: ["error", "ok"],
       inspect_workflow: ["error", "ok"],
-      start_workflow: ["error", "ok"],
+      start_workflow: ["delegated", "error", "ok"],
       continue_workflow: [
         "blocked",
+        "child",
+        "delegations",
         "error",
         "forked",
         "gaps",
         "ok",
         "rehydrate",
         "replay",
+        "synthesis",
         "tip",
       ],
       checkpoint_workflow: ["error", "ok", "replay"],

@@ -4,7 +4,8 @@
  * unchanged, with `WAYMARK_TEST_DB=postgres` (walk, replay, fork, rehydrate writes nothing,
  * blocked attempts, checkpoints, resume ranking, corruption, four racing processes, `kill -9`
  * mid-advance, gc beside a live server, bundles, gates and assessments, runs as MCP tasks,
- * elicitation, and the viewer in a browser): their homes get
+ * elicitation, delegation (three subagents at once, a bundle of the tree, resume and tasks of
+ * children), and the viewer in a browser): their homes get
  * a fresh database on this file's server. Then what only a shared server has: machines with
  * their own keyrings on one database, connections lost mid-call, the server going away,
  * servers migrating a new database together, and doctor and backup.
@@ -52,7 +53,11 @@ const SUITES = [
   "tests/integration/tasks_legacy_test.ts",
   "tests/integration/tasks_progress_test.ts",
   "tests/integration/elicitation_test.ts",
+  "tests/integration/delegation_test.ts",
+  "tests/integration/delegation_bundle_test.ts",
+  "tests/integration/delegation_surfaces_test.ts",
   "tests/browser/viewer_browser_test.ts",
+  "tests/browser/delegation_browser_test.ts",
 ];
 
 for (const suite of SUITES) {

@@ -86,7 +86,7 @@ Deno.test("the viewer shows a job run with nested child runs, its review, the ov
     const node = await get(
       `/sessions/${sessionId}/runs/run_${reviewed[0]!.run_id}/nodes/${reviewed[0]!.node_id}`,
     );
-    assert.match(node, /Reviews, overrides and aborts \(2\)/);
+    assert.match(node, /Evidence, reviews, overrides, aborts and delegation \(2\)/);
     assert.match(node, /self review/);
     assert.match(node, /requested/);
     assert.match(node, /Quality review overridden:/);

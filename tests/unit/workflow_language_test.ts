@@ -562,3 +562,44 @@ Deno.test("assessments are compiled and rendered into the step's prompt; wrong r
   );
   assert.ok(orphan.some((i) => i.includes("`assessmentConsequences` needs `assessmentRefs`")));
 });
+
+Deno.test("a parallel step compiles to its delegations and an injected synthesis step after it", async () => {
+  const compiled = await compile(wf([
+    {
+      id: "fan",
+      type: "parallel",
+      title: "Fan out",
+      runCondition: { var: "go", equals: true },
+      parallelDelegations: [
+        { workflowId: "user.a", goal: "A", args: { part: "x" }, contextMapping: { k: "k2" } },
+        { workflowId: "user.b", runCondition: { var: "b", equals: true }, modelTier: "heavy" },
+      ],
+      synthesis: {
+        prompt: "Merge them.",
+        outputContract: { contractRef: "wr.contracts.loop_control" },
+      },
+    },
+    { id: "after", title: "After", prompt: "After." },
+  ]));
+  const [fan, synthesis, after] = compiled.steps as CompiledStep[];
+  assert.equal(fan!.id, "fan");
+  assert.equal(fan!.notesOptional, true, "the synthesis step carries the notes");
+  assert.deepEqual(fan!.delegations, [
+    { workflowId: "user.a", goal: "A", args: { part: "x" }, contextMapping: { k: "k2" } },
+    { workflowId: "user.b", runCondition: { var: "b", equals: true }, modelTier: "heavy" },
+  ]);
+  assert.equal(synthesis!.id, "fan-synthesis");
+  assert.equal(synthesis!.synthesisOf, "fan");
+  assert.deepEqual(synthesis!.runCondition, { var: "go", equals: true });
+  assert.equal(synthesis!.outputContract?.contractRef, "wr.contracts.loop_control");
+  assert.match(synthesis!.promptTemplate, /^Merge them\./);
+  assert.equal(after!.id, "after");
+  // A step already named like the injected one is a compile error.
+  await assert.rejects(
+    compile(wf([
+      { id: "fan", type: "parallel", title: "F", parallelDelegations: [{ workflowId: "user.a" }] },
+      { id: "fan-synthesis", title: "Clash", prompt: "x" },
+    ])),
+    /fan-synthesis/,
+  );
+});

@@ -10,6 +10,7 @@ import {
   listResponseSchema,
   resumeResponseSchema,
   startStepResponseSchema,
+  startWorkflowResponseSchema,
   stepResponseSchema,
 } from "../../engine/responses.ts";
 import { renderInspect, renderList, renderResume, renderStepResponse } from "../../engine/text.ts";
@@ -68,9 +69,9 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "start_workflow",
     title: "Start a workflow",
     description:
-      "Start a run of `workflowId` (optional `context`, `goal`, `preferences`). Returns the first `pending` step and three opaque tokens: `stateToken`, `ackToken`, `checkpointToken`. Do the step, then call continue_workflow with the `stateToken` and `ackToken` exactly as returned.",
+      "Start a run of `workflowId` (optional `context`, `goal`, `preferences`), or take up a child run with only a `delegationToken` (from a parallel step's `delegations`). Returns the `pending` step and three opaque tokens: `stateToken`, `ackToken`, `checkpointToken`. Do the step, then call continue_workflow with the `stateToken` and `ackToken` exactly as returned.",
     input: startInput,
-    output: startStepResponseSchema,
+    output: startWorkflowResponseSchema,
     readOnly: false,
     idempotent: false,
     destructive: false,

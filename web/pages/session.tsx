@@ -9,6 +9,7 @@ import type { FC } from "npm:hono@4.13.19/jsx";
 import { runLabel } from "../../engine/ids.ts";
 import { paths, type RunGraph, type SessionView } from "../model.ts";
 import { BranchSteps } from "../parts/branch_steps.tsx";
+import { ChildRuns, DelegatedFrom } from "../parts/child_runs.tsx";
 import { fmtTime, plural } from "../parts/display_text.ts";
 import { Graph, Legend } from "../parts/graph.tsx";
 import { NodeDetail } from "../parts/node_detail.tsx";
@@ -18,7 +19,7 @@ import { type Html, Layout } from "../parts/shell.tsx";
 import { Timeline } from "../parts/timeline.tsx";
 import { WorkflowSteps } from "../parts/workflow_steps.tsx";
 
-const RunHead: FC<{ run: RunGraph["run"] }> = ({ run }) => (
+const RunHead: FC<{ run: RunGraph["run"]; view: SessionView }> = ({ run, view }) => (
   <div id="run-head" data-live="1">
     <h2>
       {run.title}
@@ -31,8 +32,18 @@ const RunHead: FC<{ run: RunGraph["run"] }> = ({ run }) => (
       {" · started "}
       {fmtTime(run.createdAt)}
     </div>
+    <DelegatedFrom run={run} view={view} />
   </div>
 );
+
+/** How many child runs each node of the run on show opened. */
+function childCounts(view: SessionView): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const g of view.children.groups) {
+    out.set(g.parentNodeId, (out.get(g.parentNodeId) ?? 0) + g.children.length);
+  }
+  return out;
+}
 
 /** The run on show: its head, the graph with its legend, and the focused node's panel. */
 const RunPanel: FC<{ graph: RunGraph; view: SessionView }> = ({ graph, view }) => {
@@ -40,7 +51,7 @@ const RunPanel: FC<{ graph: RunGraph; view: SessionView }> = ({ graph, view }) =
   const node = view.node;
   return (
     <section class="panel" id="run">
-      <RunHead run={graph.run} />
+      <RunHead run={graph.run} view={view} />
       <div class="run-body">
         <div>
           <Legend />
@@ -49,7 +60,12 @@ const RunPanel: FC<{ graph: RunGraph; view: SessionView }> = ({ graph, view }) =
               {graph.truncated
                 ? <p class="trunc">Only the newest {graph.nodes.length} nodes are drawn.</p>
                 : null}
-              <Graph graph={graph} sessionId={sid} selected={node?.nodeId ?? null} />
+              <Graph
+                graph={graph}
+                sessionId={sid}
+                selected={node?.nodeId ?? null}
+                childCounts={childCounts(view)}
+              />
             </div>
           </div>
         </div>
@@ -93,6 +109,7 @@ export const SessionPageView: FC<{ view: SessionView }> = (
               <p class="muted">This session has no runs yet.</p>
             </section>
           )}
+          <ChildRuns view={view} />
           {graph && node && view.branch
             ? (
               <BranchSteps

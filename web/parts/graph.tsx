@@ -6,7 +6,7 @@
 import type { FC } from "npm:hono@4.13.19/jsx";
 import { raw } from "npm:hono@4.13.19/html";
 import { type GraphNode, paths, type RunGraph } from "../model.ts";
-import { colorClass, esc, firstLine, fmtClock } from "./display_text.ts";
+import { colorClass, esc, firstLine, fmtClock, plural } from "./display_text.ts";
 import type { Html } from "./shell.tsx";
 
 /** Rows of the graph, in px (the stylesheet's `--row`). */
@@ -74,11 +74,18 @@ function graphSvg(graph: RunGraph, sessionId: string, selected: string | null): 
   return out.join("");
 }
 
-/** Props of {@linkcode Graph}. */
-export type GraphProps = { graph: RunGraph; sessionId: string; selected: string | null };
+/** Props of {@linkcode Graph}: `childCounts` says how many child runs a node's parallel step opened. */
+export type GraphProps = {
+  graph: RunGraph;
+  sessionId: string;
+  selected: string | null;
+  childCounts?: ReadonlyMap<string, number>;
+};
 
 /** The branch graph of one run: SVG lanes beside a list of rows. */
-export const Graph: FC<GraphProps> = ({ graph, sessionId, selected }: GraphProps): Html => {
+export const Graph: FC<GraphProps> = (
+  { graph, sessionId, selected, childCounts }: GraphProps,
+): Html => {
   const runId = graph.run.runId;
   return (
     <div class="graph" role="group" aria-label="Branch graph">
@@ -101,6 +108,13 @@ export const Graph: FC<GraphProps> = ({ graph, sessionId, selected }: GraphProps
             </a>
             {n.nodeId === graph.preferredTipId ? <span class="badge tip">tip</span> : null}
             {n.isComplete && n.kind === "step" ? <span class="badge complete">done</span> : null}
+            {childCounts?.get(n.nodeId)
+              ? (
+                <a class="badge delegated" href="#children">
+                  {`${childCounts.get(n.nodeId)} child run${plural(childCounts.get(n.nodeId)!)}`}
+                </a>
+              )
+              : null}
             {n.notesPreview ? <span class="note">{firstLine(n.notesPreview)}</span> : null}
             <span class="t">{fmtClock(n.createdAt)}</span>
           </li>

@@ -223,7 +223,9 @@ export const NodeDetail: FC<{ node: NodeView; sessionId: string }> = (
     <div>
       <NodeHead node={node} link={link} />
       <NodeRecord node={node} />
-      {others.length > 0 ? <NodeEvents events={others} /> : null}
+      {others.length > 0
+        ? <NodeEvents events={others} runHref={(runId) => paths.run(sessionId, runId)} />
+        : null}
       <PendingStep node={node} />
       <NodeLinks node={node} link={link} />
 

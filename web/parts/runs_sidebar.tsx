@@ -16,14 +16,22 @@ function titleOf(runs: readonly Run[], runId: string): string {
   return runs.find((r) => r.runId === runId)?.title ?? runId;
 }
 
-/** `nest1`..`nest3`: how deep a run sits on its workflow stack (indented in the list). */
+/** The run a run hangs from: the one below it on a stack, or the parent that delegated it. */
+const above = (r: Run) => r.parentRunId ?? r.delegatedFrom?.parentRunId ?? null;
+
+/**
+ * `nest1`..`nest3`: how deep a run sits under stacked or delegating runs (indented in the
+ * list); a delegated child is also marked `delegated`.
+ */
 function nestClass(runs: readonly Run[], run: Run): string | undefined {
   let depth = 0;
-  for (let r: Run | undefined = run; r?.parentRunId && depth < 3;) {
-    r = runs.find((x) => x.runId === r!.parentRunId);
+  for (let r: Run | undefined = run; r && above(r) && depth < 3;) {
+    const up: string = above(r)!;
+    r = runs.find((x) => x.runId === up);
     if (r) depth++;
   }
-  return depth > 0 ? `nest${depth}` : undefined;
+  const classes = [depth > 0 ? `nest${depth}` : "", run.delegatedFrom ? "delegated" : ""];
+  return classes.filter(Boolean).join(" ") || undefined;
 }
 
 /** The sidebar of a session page; the run on show is marked current. */
@@ -68,6 +76,17 @@ export const RunsSidebar: FC<{ view: SessionView }> = ({ view }: { view: Session
                 <span class="mono">{r.workflowId}</span>
                 <span class={`badge ${r.status}`}>{r.status}</span>
               </span>
+              {r.delegatedFrom
+                ? (
+                  <span class="rm delegated-by">
+                    <span>
+                      {`child of ${
+                        titleOf(runs, r.delegatedFrom.parentRunId)
+                      } · step ${r.delegatedFrom.stepId}`}
+                    </span>
+                  </span>
+                )
+                : null}
               {r.parentRunId || r.agentId
                 ? (
                   <span class="rm nested-in">

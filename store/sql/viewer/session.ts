@@ -43,6 +43,13 @@ export interface RunSummary {
   parentNodeId: string | null;
   /** The sub-agent whose stack the run is on, when not the main agent's. */
   agentId: string | null;
+  /**
+   * For a child run a parallel step opened (not a stacked run: see `parentRunId`): its parent
+   * run, the node and step that opened it, and its delegation's position from 0.
+   */
+  delegatedFrom:
+    | { parentRunId: string; parentNodeId: string; stepId: string; index: number }
+    | null;
 }
 
 /** A session with its runs. */
@@ -87,7 +94,12 @@ export async function getSession(db: ViewerDb, sessionId: string): Promise<Sessi
   const runs = await db.selectFrom("runs as r")
     .leftJoin("workflow_snapshots as w", "w.workflow_hash", "r.workflow_hash")
     .leftJoin("run_links as l", "l.run_id", "r.run_id")
+    .leftJoin("run_delegations as d", "d.run_id", "r.run_id")
     .select([
+      "d.parent_run_id as delegated_by",
+      "d.parent_node_id as delegated_at",
+      "d.step_id as delegated_step",
+      "d.idx as delegated_idx",
       "l.parent_run_id",
       "l.parent_node_id",
       "l.agent_id",
@@ -111,7 +123,9 @@ export async function getSession(db: ViewerDb, sessionId: string): Promise<Sessi
             ))
           ).as("branch_count"),
     ])
-    .where("r.session_id", "=", sessionId).orderBy("r.created_at").orderBy("r.run_id")
+    // children opened in one write share a time: they follow their delegation order
+    .where("r.session_id", "=", sessionId).orderBy("r.created_at")
+    .orderBy(sql`coalesce(d.idx, -1)`).orderBy("r.run_id")
     .limit(MAX_RUNS + 1).execute();
   const list = runs.slice(0, MAX_RUNS).map((r): RunSummary => ({
     runId: r.run_id,
@@ -128,6 +142,14 @@ export async function getSession(db: ViewerDb, sessionId: string): Promise<Sessi
     parentRunId: r.parent_run_id ?? null,
     parentNodeId: r.parent_node_id ?? null,
     agentId: r.agent_id ? r.agent_id : null,
+    delegatedFrom: r.delegated_by && r.delegated_at && r.delegated_step !== null
+      ? {
+        parentRunId: r.delegated_by,
+        parentNodeId: r.delegated_at,
+        stepId: r.delegated_step,
+        index: Number(r.delegated_idx),
+      }
+      : null,
   }));
   return {
     session: {
