@@ -374,6 +374,8 @@ export interface StoreReader {
   getPreferredTip(runId: string, nodeId: string): Promise<NodeRecord>;
   /** A pinned compiled workflow in the current format (older formats normalised), or `null`. */
   getSnapshot(workflowHash: string): Promise<CompiledWorkflow | null>;
+  /** Whether a compiled workflow is pinned under this hash (nothing read or decoded). */
+  hasSnapshot(workflowHash: string): Promise<boolean>;
   /** Runs matching one search layer, best first by that layer's own order. */
   searchRuns(layer: SearchLayer, query: SearchQuery): Promise<RunHit[]>;
   /** Sessions, most recently changed first. */

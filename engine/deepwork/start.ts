@@ -178,7 +178,7 @@ export function startJobWorkflow(
       pendingStepId: root.pendingStepId,
     };
     await deps.store.write(async (tx) => {
-      const pinned = Boolean(await tx.getSnapshot(hash));
+      const pinned = await tx.hasSnapshot(hash);
       await tx.append(
         startEvents({
           root,

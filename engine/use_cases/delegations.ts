@@ -112,7 +112,7 @@ export interface Opened {
  * delegation whose condition holds. `pinned` names the snapshots this write already carries.
  */
 export async function openChildren(
-  tx: Pick<StoreReader, "getSnapshot">,
+  tx: Pick<StoreReader, "hasSnapshot">,
   parent: NodeRecord,
   at: { compiled: CompiledWorkflow; delegates: Delegates; pinned?: Set<string>; depth?: number },
 ): Promise<Opened> {
@@ -129,7 +129,7 @@ export async function openChildren(
       continue;
     }
     const root = await childRoot(parent, { index, loaded, context: childContext(d, context) });
-    const fresh = !pinned.has(loaded.hash) && !(await tx.getSnapshot(loaded.hash));
+    const fresh = !pinned.has(loaded.hash) && !(await tx.hasSnapshot(loaded.hash));
     pinned.add(loaded.hash);
     opened.events.push(
       ...childEvents(root, { loaded, goal: d.goal ?? null, fresh }),

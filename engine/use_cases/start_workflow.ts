@@ -147,7 +147,7 @@ export async function beginRun(
   const response = await deps.store.write(async (tx) => {
     const answer = responseFor(deps, root, compiled, { workflowHash: hash, warnings });
     if (compiled.metaGuidance.length > 0) answer.metaGuidance = compiled.metaGuidance;
-    const pinned = Boolean(await tx.getSnapshot(hash));
+    const pinned = await tx.hasSnapshot(hash);
     const arrived = await arrive({ ...deps, store: tx }, {
       acked: null,
       created: root,

@@ -205,11 +205,23 @@ function loopOf(slot: Slot, judge: Judge): PlanStep["loop"] {
 /** The slots to list: all of them, or {@linkcode MAX_PLAN_STEPS} around the current one. */
 function windowOf(slots: readonly Slot[], tip: Tip): [number, number] {
   if (slots.length <= MAX_PLAN_STEPS) return [0, slots.length];
-  const current = tip.complete
-    ? slots.length
-    : slots.findIndex((s) => compare(s.address, tip.address) >= 0);
+  const current = tip.complete ? slots.length : firstAtOrAfter(slots, tip.address);
   const from = Math.max(0, Math.min(current - MAX_PLAN_STEPS / 4, slots.length - MAX_PLAN_STEPS));
   return [from, from + MAX_PLAN_STEPS];
+}
+
+/**
+ * The first slot at or after `address` (slots are walked in address order, so a binary search:
+ * a scan from the start cost each call of a long workflow time in proportion to its position).
+ */
+function firstAtOrAfter(slots: readonly Slot[], address: readonly number[]): number {
+  let [lo, hi] = [0, slots.length];
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (compare(slots[mid]!.address, address) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 function tipOf(compiled: CompiledWorkflow, at: PlanInput): Tip {

@@ -7,7 +7,7 @@
  * @module
  */
 import Database from "npm:libsql@0.5.29";
-import { decodeRows, type GuardedStatement, prepareGuarded } from "./text_guard.ts";
+import { type GuardedStatement, prepareGuarded } from "./text_guard.ts";
 
 type NativeDb = InstanceType<typeof Database>;
 
@@ -57,17 +57,10 @@ export class NativeConnection {
   }
 }
 
-/** Runs a prepared statement: a reader's rows (text decoded when guarded), or a write's effect. */
+/** Runs a prepared statement: a reader's rows (their text checked), or a write's effect. */
 function run(entry: GuardedStatement, args: readonly unknown[]): NativeResult {
   const params = args.map(toSql);
-  if (entry.reader) {
-    const rows = entry.stmt.all(params);
-    return {
-      rows: entry.guarded ? decodeRows(rows) : rows,
-      changes: 0,
-      lastInsertRowid: undefined,
-    };
-  }
+  if (entry.reader) return { rows: entry.rows(params), changes: 0, lastInsertRowid: undefined };
   const info = entry.stmt.run(params);
   return { rows: [], changes: info.changes, lastInsertRowid: BigInt(info.lastInsertRowid) };
 }

@@ -277,6 +277,7 @@ export function createReader(scope: ReadScope, shared: ReaderShared): StoreReade
       return decode(row);
     },
     getSnapshot: (hash) => getSnapshot(ex, shared, hash),
+    hasSnapshot: async (hash) => (await snapshotKept.first(ex, { hash })) !== undefined,
     searchRuns: (layer, query) => searchRuns(scope, { layer, query }),
     listSessions: (options) => listSessions(ex, options),
     getSession: (sessionId) => getSession(scope, sessionId),

@@ -125,7 +125,7 @@ Deno.test({
         for (let i = 0; i < 2; i++) {
           const refused = err(await client.call("resume_session", {}));
           assert.equal(refused.code, "STORAGE_CORRUPTION_DETECTED", refused.message);
-          assert.match(refused.message, /not valid UTF-8.*waymark doctor/);
+          assert.match(refused.message, /not valid UTF-8 \(column \w+ of a row.*waymark doctor/);
         }
         // the same process answers the next call
         ok(await client.call("list_workflows", {}));
@@ -162,6 +162,54 @@ Deno.test({
         assert.equal(back.candidates[0].corrupt, true);
       } finally {
         await client.close();
+      }
+    } finally {
+      await cleanup();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "a blob where text belongs reads as its text when that is UTF-8, and a blob or a large value that is not is STORAGE_CORRUPTION_DETECTED naming its column",
+  ignore: testingOnPostgres(),
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const { home, dbFile, cleanup } = await tempHome();
+    try {
+      let client = await connect(home);
+      try {
+        await seed(client);
+      } finally {
+        await client.close();
+      }
+      // JSON holds no bytes: these rows take the guard's value-by-value path
+      await sqlOn(dbFile, "UPDATE sessions SET title = CAST('Wombat ✓' AS BLOB)");
+      client = await connect(home);
+      try {
+        const read = ok(await client.call("resume_session", {}));
+        assert.equal(read.candidates[0].title, "Wombat ✓", JSON.stringify(read));
+      } finally {
+        await client.close();
+      }
+      // a blob that is not UTF-8, and a row too large to read as JSON with a bad byte at its end
+      for (
+        const bad of [
+          "x'41ff42'",
+          "CAST(CAST(printf('%.9000c', 'a') AS BLOB) || x'ff' AS TEXT)",
+        ]
+      ) {
+        await sqlOn(dbFile, `UPDATE sessions SET title = ${bad}`);
+        client = await connect(home);
+        try {
+          const refused = err(await client.call("resume_session", {}));
+          assert.equal(refused.code, "STORAGE_CORRUPTION_DETECTED", refused.message);
+          assert.match(refused.message, /not valid UTF-8 \(column title of a row/);
+          ok(await client.call("list_workflows", {}));
+        } finally {
+          await client.close();
+        }
       }
     } finally {
       await cleanup();

@@ -485,6 +485,7 @@ const CASES: Record<string, Case> = {
     const [sessionId, runId] = ["5e55000000000002", "a000000000000002"];
     const compiled = (await store.getSnapshot(s0.workflow.hash))!;
     const workflowHash = `sha256:${"0".repeat(64)}`;
+    assert.equal(await store.hasSnapshot(workflowHash), false);
     await store.write((tx) =>
       tx.append([
         { kind: "session_created", sessionId, title: "Mislabelled" },
@@ -499,6 +500,8 @@ const CASES: Record<string, Case> = {
         { kind: "workflow_pinned", sessionId, runId, workflowHash, compiled },
       ])
     );
+    // only whether it is pinned: nothing decoded, so a start does not pay for the check
+    assert.equal(await store.hasSnapshot(workflowHash), true);
     await assert.rejects(() => store.getSnapshot(workflowHash), (error: Error) => {
       assert.ok(error instanceof InvariantViolationError);
       assert.deepEqual(error.seen, {

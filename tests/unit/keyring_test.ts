@@ -4,6 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { stat } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { createHmac } from "node:crypto";
+import { Buffer } from "node:buffer";
 import { mintToken, verifyToken } from "../../engine/tokens.ts";
 import { loadOrCreateKeyring, rotateKeyring } from "../../store/mod.ts";
 
@@ -24,6 +27,22 @@ Deno.test("the keyring is created with mode 0600 and the same keys load again", 
     const again = await loadOrCreateKeyring(path);
     assert.deepEqual(again.current.sign(sample), first.current.sign(sample));
     assert.equal(again.current.id, first.current.id);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a key signs with HMAC-SHA256 of its secret, so tokens minted by any version verify", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const ring = await loadOrCreateKeyring(`${dir}/keys.json`);
+    const secret = JSON.parse(readFileSync(`${dir}/keys.json`, "utf8")).current.secret;
+    for (const data of [sample, new Uint8Array(0), new Uint8Array(200).fill(7)]) {
+      const expected = createHmac("sha256", Buffer.from(secret, "base64url")).update(data).digest();
+      assert.deepEqual(ring.current.sign(data), new Uint8Array(expected));
+      // the same key signs the same bytes the same way every time (its state is not consumed)
+      assert.deepEqual(ring.current.sign(data), new Uint8Array(expected));
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
