@@ -12,7 +12,13 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Page } from "npm:playwright-core@1.65.1";
 import { HAS_CHROMIUM, IN_CI, launch } from "../helpers/browser.ts";
-import { CHILD_ID, delegationWorkspace, driveChild, reachParallel } from "../helpers/delegation.ts";
+import {
+  abandonChild,
+  CHILD_ID,
+  delegationWorkspace,
+  driveChild,
+  reachParallel,
+} from "../helpers/delegation.ts";
 import { connect, ok, ROOT, tempHome } from "../helpers/server.ts";
 import { spawnView } from "../helpers/viewer_fixture.ts";
 
@@ -53,15 +59,7 @@ Deno.test({
       const secondStart = ok(
         await agent.call("start_workflow", { delegationToken: second!.delegationToken }),
       );
-      const thirdStart = ok(
-        await agent.call("start_workflow", { delegationToken: third!.delegationToken }),
-      );
-      ok(
-        await agent.call("abort_workflow", {
-          stateToken: thirdStart.stateToken,
-          explanation: ABANDONED,
-        }),
-      );
+      await abandonChild(agent, third!.delegationToken, ABANDONED);
 
       view = await spawnView(home);
       browser = await launch();

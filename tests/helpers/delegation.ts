@@ -113,3 +113,14 @@ export async function reachParallel(
     }),
   );
 }
+
+/** Takes up a child run with its delegation token and abandons it with `explanation`. */
+export async function abandonChild(
+  client: TestClient,
+  token: string,
+  explanation: string,
+  // deno-lint-ignore no-explicit-any
+): Promise<Record<string, any>> {
+  const started = ok(await client.call("start_workflow", { delegationToken: token }));
+  return ok(await client.call("abort_workflow", { stateToken: started.stateToken, explanation }));
+}

@@ -13,7 +13,12 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { readTokenClaims } from "../../engine/tokens.ts";
 import { openTestDb } from "../helpers/db.ts";
-import { delegationWorkspace, driveChild, reachParallel } from "../helpers/delegation.ts";
+import {
+  abandonChild,
+  delegationWorkspace,
+  driveChild,
+  reachParallel,
+} from "../helpers/delegation.ts";
 import { runCli } from "../helpers/maintenance.ts";
 import { connect, ok, tempHome } from "../helpers/server.ts";
 
@@ -43,15 +48,7 @@ Deno.test({
       db = await openTestDb(dbUrl);
       const [first, second, third] = atParallel.delegations as Json[];
       await driveChild(agent, first!.delegationToken, (s) => `first ${s}: fine`);
-      const thirdRun = ok(
-        await agent.call("start_workflow", { delegationToken: third!.delegationToken }),
-      );
-      ok(
-        await agent.call("abort_workflow", {
-          stateToken: thirdRun.stateToken,
-          explanation: "Docs are out of scope.",
-        }),
-      );
+      await abandonChild(agent, third!.delegationToken, "Docs are out of scope.");
       const sid = atParallel.session.sessionId as string;
       const healthy = await doctor(home);
       assert.equal(healthy.code, 0, JSON.stringify(healthy.report.findings));

@@ -7,7 +7,12 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { delegationWorkspace, driveChild, reachParallel } from "../helpers/delegation.ts";
+import {
+  abandonChild,
+  delegationWorkspace,
+  driveChild,
+  reachParallel,
+} from "../helpers/delegation.ts";
 import { connect, ok, tempHome } from "../helpers/server.ts";
 import { ModernClient } from "../helpers/tasks.ts";
 
@@ -66,15 +71,7 @@ Deno.test("a parent's task counts its children while the parallel step waits", a
 
     const [first, second, third] = atParallel.delegations as Json[];
     await driveChild(agent, first!.delegationToken, (s) => `first ${s}`);
-    const started = ok(
-      await agent.call("start_workflow", { delegationToken: third!.delegationToken }),
-    );
-    ok(
-      await agent.call("abort_workflow", {
-        stateToken: started.stateToken,
-        explanation: "Out of scope.",
-      }),
-    );
+    await abandonChild(agent, third!.delegationToken, "Out of scope.");
     assert.equal(await message(), "Step 2 of 4: Parallel reviews · 2 of 3 child runs ended");
     // A child's own task says nothing of children.
     assert.equal(

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { openTestDb } from "../helpers/db.ts";
 import {
+  abandonChild,
   CHILD_ID,
   delegationWorkspace,
   driveChild,
@@ -172,14 +173,10 @@ Deno.test("one agent can do every child itself (serial fallback), and an abandon
     }
     assert.equal(at.delegatedFrom.settled, false);
     // The third is abandoned with a reason: that settles the parent.
-    const thirdRun = ok(
-      await agent.call("start_workflow", { delegationToken: third.delegationToken }),
-    );
-    const aborted = ok(
-      await agent.call("abort_workflow", {
-        stateToken: thirdRun.stateToken,
-        explanation: "The docs are out of scope for this change.",
-      }),
+    const aborted = await abandonChild(
+      agent,
+      third.delegationToken,
+      "The docs are out of scope for this change.",
     );
     assert.equal(aborted.status, "aborted");
     const synthesis = ok(
