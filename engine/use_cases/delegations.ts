@@ -85,7 +85,7 @@ function childContext(
 }
 
 /** The id of a delegation's child run, derived so racing writers agree on it. */
-export function childRunId(
+function childRunId(
   parent: Pick<NodeRecord, "runId" | "nodeId">,
   index: number,
 ): Promise<string> {
@@ -93,7 +93,7 @@ export function childRunId(
 }
 
 /** The root node id of a run. */
-export function rootNodeId(runId: string): Promise<string> {
+function rootNodeId(runId: string): Promise<string> {
   return deriveNodeId(["root", runId]);
 }
 
