@@ -107,6 +107,14 @@ export interface Opened {
   children: DelegatedRun[];
 }
 
+/** Where children are being opened: the parent's workflow, the delegates, what is pinned. */
+interface OpenAt {
+  compiled: CompiledWorkflow;
+  delegates: Delegates;
+  pinned?: Set<string>;
+  depth?: number;
+}
+
 /**
  * Opens the child runs of the parallel step pending at `parent` (a node being created), one per
  * delegation whose condition holds. `pinned` names the snapshots this write already carries.
@@ -114,58 +122,76 @@ export interface Opened {
 export async function openChildren(
   tx: Pick<StoreReader, "hasSnapshot">,
   parent: NodeRecord,
-  at: { compiled: CompiledWorkflow; delegates: Delegates; pinned?: Set<string>; depth?: number },
+  at: OpenAt,
 ): Promise<Opened> {
   const step = currentStep(at.compiled, parent.state);
   const opened: Opened = { events: [], warnings: [], children: [] };
   if (!step?.delegations || (at.depth ?? 0) >= LIMITS.delegationDepth) return opened;
   const context = effectiveContext(at.compiled, parent.state, parent.context);
-  const pinned = at.pinned ?? new Set<string>();
+  const here = { ...at, pinned: at.pinned ?? new Set<string>() };
   for (const [index, d] of step.delegations.entries()) {
     if (d.runCondition !== undefined && !evaluateCondition(d.runCondition, context)) continue;
     const loaded = at.delegates.get(d.workflowId);
-    if (!loaded) {
-      opened.warnings.push(unavailable(d.workflowId, step.id));
-      continue;
+    if (!loaded) opened.warnings.push(unavailable(d.workflowId, step.id));
+    else {
+      const root = await childRoot(parent, { index, loaded, context: childContext(d, context) });
+      const one = await openChild(tx, root, { ...here, parent, stepId: step.id, index, d, loaded });
+      opened.events.push(...one.events);
+      opened.warnings.push(...one.warnings);
+      opened.children.push(one.child);
     }
-    const root = await childRoot(parent, { index, loaded, context: childContext(d, context) });
-    const fresh = !pinned.has(loaded.hash) && !(await tx.hasSnapshot(loaded.hash));
-    pinned.add(loaded.hash);
-    opened.events.push(
-      ...childEvents(root, { loaded, goal: d.goal ?? null, fresh }),
-      {
-        kind: "run_delegated",
-        sessionId: parent.sessionId,
-        runId: root.runId,
-        parentRunId: parent.runId,
-        parentNodeId: parent.nodeId,
-        stepId: step.id,
-        index,
-      },
-    );
-    opened.children.push({
+  }
+  return opened;
+}
+
+/** One child: its run's events and link, its own children (nested), and its entry. */
+async function openChild(
+  tx: Pick<StoreReader, "hasSnapshot">,
+  root: NodeRecord,
+  at: Required<Pick<OpenAt, "pinned">> & OpenAt & {
+    parent: NodeRecord;
+    stepId: string;
+    index: number;
+    d: CompiledDelegation;
+    loaded: LoadedWorkflow;
+  },
+): Promise<{ events: DomainEvent[]; warnings: Warning[]; child: DelegatedRun }> {
+  const { parent, stepId, index, loaded } = at;
+  const goal = at.d.goal ?? null;
+  const fresh = !at.pinned.has(loaded.hash) && !(await tx.hasSnapshot(loaded.hash));
+  at.pinned.add(loaded.hash);
+  const link: DomainEvent = {
+    kind: "run_delegated",
+    sessionId: parent.sessionId,
+    runId: root.runId,
+    parentRunId: parent.runId,
+    parentNodeId: parent.nodeId,
+    stepId,
+    index,
+  };
+  const nested = await openChildren(tx, root, {
+    compiled: loaded.compiled,
+    delegates: at.delegates,
+    pinned: at.pinned,
+    depth: (at.depth ?? 0) + 1,
+  });
+  return {
+    events: [...childEvents(root, { loaded, goal, fresh }), link, ...nested.events],
+    warnings: nested.warnings,
+    child: {
       runId: root.runId,
       sessionId: root.sessionId,
       index,
-      stepId: step.id,
+      stepId,
       workflowId: loaded.compiled.id,
-      goal: d.goal ?? null,
+      goal,
       status: "running",
       tipNodeId: root.nodeId,
       rootNodeId: root.nodeId,
       finalNodeId: null,
       abortExplanation: null,
-    });
-    const nested = await openChildren(tx, root, {
-      compiled: loaded.compiled,
-      delegates: at.delegates,
-      pinned,
-      depth: (at.depth ?? 0) + 1,
-    });
-    opened.events.push(...nested.events);
-    opened.warnings.push(...nested.warnings);
-  }
-  return opened;
+    },
+  };
 }
 
 function unavailable(workflowId: string, stepId: string): Warning {
