@@ -102,7 +102,10 @@ const strict = new TextDecoder("utf-8", { fatal: true });
 /** `bytes` (an ArrayBuffer, or a Buffer in some binding versions) as UTF-8, or null. */
 function utf8(bytes: unknown): string | null {
   try {
-    return strict.decode(bytes as ArrayBuffer | ArrayBufferView);
+    // a view over the same memory (no copy); typed so both Deno's and Node's DOM types accept it
+    return strict.decode(
+      bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes as ArrayBuffer),
+    );
   } catch {
     return null;
   }
