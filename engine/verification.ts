@@ -49,7 +49,7 @@ export const workspacePolicySchema = z.strictObject({
 });
 
 /** The `verification` section of the config file. */
-export const verificationConfigSchema = z.strictObject({
+export const verificationSettingsSchema = z.strictObject({
   workspaces: z.record(z.string().min(1), workspacePolicySchema).describe(
     "Absolute workspace folders (a folder's subfolders included) and what may run there.",
   ),
@@ -77,7 +77,7 @@ export interface VerificationPolicy {
 
 /** The policy of a parsed config section, or what is wrong with a pattern. */
 export function parsePolicy(
-  section: z.infer<typeof verificationConfigSchema>,
+  section: z.infer<typeof verificationSettingsSchema>,
   folderOf: (key: string) => string,
 ): { ok: true; policy: VerificationPolicy } | { ok: false; message: string } {
   const workspaces: WorkspacePolicy[] = [];

@@ -12,8 +12,8 @@ import { type PreferencesPatch, preferencesPatchSchema } from "../engine/prefere
 import { formatPath } from "../engine/workflow/parse.ts";
 import {
   parsePolicy,
-  verificationConfigSchema,
   type VerificationPolicy,
+  verificationSettingsSchema,
 } from "../engine/verification.ts";
 import { durationSchema } from "./maintenance/duration.ts";
 
@@ -29,7 +29,7 @@ const configSchema = z.object({
   jobDirs: z.array(z.string().min(1)).optional().describe(
     "Folders of DeepWork job folders (after the workspace's .deepwork/jobs); relative to WAYMARK_HOME.",
   ),
-  verification: verificationConfigSchema.optional().describe(
+  verification: verificationSettingsSchema.optional().describe(
     "Where waymark may run workflows' verification commands, and which (off when absent).",
   ),
 }).strict();
@@ -106,7 +106,7 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
 /** The verification policy of the file: workspace keys must be absolute folders. */
 function verificationPolicy(
   file: string,
-  section: z.infer<typeof verificationConfigSchema> | undefined,
+  section: z.infer<typeof verificationSettingsSchema> | undefined,
 ): VerificationPolicy {
   if (!section) return { workspaces: [] };
   for (const key of Object.keys(section.workspaces)) {
