@@ -17,8 +17,9 @@ import type {
   VerificationRequest,
   VerificationRun,
 } from "../engine/verification.ts";
+import { gitState } from "./workspace.ts";
 
-/** How long each git probe may take, and the most of its output read. */
+/** How long `git status` may take, and the most of its output read. */
 const GIT_LIMITS = { timeoutMs: 10_000, outputBytes: 4096 } as const;
 
 /** The last `cap` bytes of a stream, and how many it wrote in all. */
@@ -110,27 +111,22 @@ function runProcess(
   });
 }
 
-/** HEAD and whether the work tree is dirty, or `null`s outside a git repository. */
-async function gitState(
+/**
+ * HEAD (read from `.git` as every call's workspace observation is) and whether the work tree is
+ * dirty (`git status`, which no file read can tell), or `null`s outside a git repository.
+ */
+async function gitSnapshot(
   cwd: string,
 ): Promise<{ gitHead: string | null; gitDirty: boolean | null }> {
-  const git = (args: string[]) =>
-    runProcess(["git", ...args], {
-      cwd,
-      env: Object.fromEntries(
-        Object.entries(process.env).filter(([k, v]) => v !== undefined && !k.startsWith("GIT_")),
-      ) as Record<string, string>,
-      ...GIT_LIMITS,
-    });
-  // outside a repository status fails; inside one without commits HEAD does not verify
-  const status = await git(["status", "--porcelain"]);
+  const status = await runProcess(["git", "status", "--porcelain"], {
+    cwd,
+    env: Object.fromEntries(
+      Object.entries(process.env).filter(([k, v]) => v !== undefined && !k.startsWith("GIT_")),
+    ) as Record<string, string>,
+    ...GIT_LIMITS,
+  });
   if (status.exitCode !== 0) return { gitHead: null, gitDirty: null };
-  const head = await git(["rev-parse", "--verify", "-q", "HEAD"]);
-  const sha = head.stdout.text().trim();
-  return {
-    gitHead: head.exitCode === 0 && /^[0-9a-f]{40,64}$/.test(sha) ? sha : null,
-    gitDirty: status.stdout.total > 0,
-  };
+  return { gitHead: (await gitState(cwd)).gitHeadSha, gitDirty: status.stdout.total > 0 };
 }
 
 /** The folder to run in, resolved with symlinks followed, or why it is not inside the workspace. */
@@ -170,7 +166,7 @@ export async function runVerification(request: VerificationRequest): Promise<Ver
       gitDirty: null,
     };
   }
-  const git = await gitState(folder.cwd);
+  const git = await gitSnapshot(folder.cwd);
   const env: Record<string, string> = {};
   for (const name of request.env) {
     const value = process.env[name];
