@@ -350,6 +350,11 @@ export interface DelegationLink {
 export interface StoreReader {
   /** A run, or `null`. */
   getRun(runId: string): Promise<RunRecord | null>;
+  /**
+   * The step node a node hangs below: itself when it is a step node, else its nearest step
+   * ancestor (checkpoints and blocked attempts are made at a step); one read.
+   */
+  getStepAnchorId(runId: string, nodeId: string): Promise<string>;
   /** The child runs a parallel step opened at a node, in delegation order. */
   getDelegations(runId: string, nodeId: string): Promise<DelegatedRun[]>;
   /** The parent of a delegated child run, or `null`. */

@@ -118,7 +118,7 @@ export function synthesisSection(digest: readonly DelegationDigest[]): string {
 
 /** The digest recorded for the synthesis step pending at `node`, or `[]`. */
 export async function recordedDigest(
-  reader: Pick<StoreReader, "getNode" | "getNodeEvents">,
+  reader: Pick<StoreReader, "getStepAnchorId" | "getNodeEvents">,
   node: NodeRecord,
 ): Promise<DelegationDigest[]> {
   const home = await delegationHome(reader, node);

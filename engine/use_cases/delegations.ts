@@ -255,16 +255,12 @@ function childEvents(
  * checkpoints or blocked attempts made there since.
  */
 export async function delegationHome(
-  reader: Pick<StoreReader, "getNode">,
-  node: NodeRecord,
-): Promise<NodeRecord> {
-  let at = node;
-  while (at.nodeKind !== "step" && at.parentId !== null) {
-    const up = await reader.getNode(at.runId, at.parentId);
-    if (!up) break;
-    at = up;
-  }
-  return at;
+  reader: Pick<StoreReader, "getStepAnchorId">,
+  node: Pick<NodeRecord, "runId" | "nodeId" | "nodeKind" | "parentId">,
+): Promise<{ runId: string; nodeId: string }> {
+  if (node.nodeKind === "step" || node.parentId === null) return node;
+  // from the parent: the node may be one this write is still creating
+  return { runId: node.runId, nodeId: await reader.getStepAnchorId(node.runId, node.parentId) };
 }
 
 /** Whether a child has ended: complete, or aborted with a reason. */

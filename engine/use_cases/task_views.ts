@@ -122,7 +122,7 @@ function statusMessage(
  * Reads nothing for any other step.
  */
 async function childCount(
-  store: Pick<StoreReader, "getNode" | "getDelegations">,
+  store: Pick<StoreReader, "getStepAnchorId" | "getDelegations">,
   compiled: CompiledWorkflow,
   tip: NodeRecord,
 ): Promise<TaskView["children"]> {

@@ -98,6 +98,28 @@ const tipUnder = prepare((_db, p: { runId: string; nodeId: string }) =>
     ORDER BY n.created_seq DESC LIMIT 1`
 );
 
+const stepAnchor = prepare((_db, p: { runId: string; nodeId: string }) =>
+  sql<{ node_id: string }>`
+    WITH RECURSIVE up(node_id, parent_id, node_kind) AS (
+      SELECT node_id, parent_id, node_kind FROM nodes WHERE run_id = ${p.runId} AND node_id = ${p.nodeId}
+      UNION ALL
+      SELECT n.node_id, n.parent_id, n.node_kind FROM nodes n JOIN up
+        ON n.run_id = ${p.runId} AND n.node_id = up.parent_id
+      WHERE up.node_kind != ${STEP_KIND}
+    )
+    SELECT node_id FROM up WHERE node_kind = ${STEP_KIND} LIMIT 1`
+);
+
+const STEP_KIND: NodeKind = "step";
+
+/**
+ * The step node a node hangs below: itself when it is one, else the nearest step ancestor (a
+ * checkpoint or a blocked attempt is made at a step), in one statement however long the chain.
+ */
+export async function stepAnchorId(ex: Executor, runId: string, nodeId: string): Promise<string> {
+  return (await stepAnchor.first(ex, { runId, nodeId }))?.node_id ?? nodeId;
+}
+
 /** The preferred tip's id under a node (see {@linkcode isTipCandidate}). */
 export async function preferredTipId(ex: Executor, runId: string, nodeId: string): Promise<string> {
   return (await tipUnder.first(ex, { runId, nodeId }))?.node_id ?? nodeId;

@@ -28,6 +28,7 @@ import {
   nodesWithEdges,
   NOT_A_BRANCH,
   preferredTipId,
+  stepAnchorId,
 } from "./graph_sql.ts";
 import { prepare } from "./prepared.ts";
 import {
@@ -276,6 +277,7 @@ export function createReader(scope: ReadScope, shared: ReaderShared): StoreReade
       }
       return decode(row);
     },
+    getStepAnchorId: (runId, nodeId) => stepAnchorId(ex, runId, nodeId),
     getSnapshot: (hash) => getSnapshot(ex, shared, hash),
     hasSnapshot: async (hash) => (await snapshotKept.first(ex, { hash })) !== undefined,
     searchRuns: (layer, query) => searchRuns(scope, { layer, query }),

@@ -442,3 +442,29 @@ Deno.test("a child whose first step is a parallel step opens its own children at
     await t.close();
   }
 });
+
+Deno.test("checkpoints at a parallel step keep its children in view, and its acknowledgement waits for them", async () => {
+  const t = await setup();
+  try {
+    const agent = await t.open();
+    let at = await reachParallel(agent);
+    for (const n of [1, 2, 3]) {
+      at = ok(
+        await agent.call("checkpoint_workflow", {
+          stateToken: at.stateToken,
+          checkpointToken: at.checkpointToken,
+          output: { notesMarkdown: `Waiting on the children (${n}).` },
+        }),
+      );
+      assert.equal(at.delegations.length, 3, "a checkpoint lists the step's children");
+    }
+    const blocked = ok(
+      await agent.call("continue_workflow", { stateToken: at.stateToken, ackToken: at.ackToken }),
+    );
+    assert.equal(blocked.kind, "blocked");
+    assert.equal(blocked.blockers[0].code, "DELEGATIONS_OPEN");
+    assert.equal(blocked.delegations.length, 3);
+  } finally {
+    await t.close();
+  }
+});
