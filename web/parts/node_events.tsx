@@ -136,6 +136,15 @@ const Evidence: FC<{ e: Event }> = ({ e }) => {
   );
 };
 
+/** How each kind of node event is shown (a gap, the kind every other event is, by default). */
+const ROWS: Record<string, FC<{ e: Event; runHref: RunHref }>> = {
+  review_recorded: Review,
+  run_aborted: Abort,
+  delegations_settled: Settled,
+  delegations_collected: Collected,
+  evidence_recorded: Evidence,
+};
+
 /** Props of {@linkcode NodeEvents}: the events, and how to link a run they name. */
 export type NodeEventsProps = { events: Event[]; runHref: RunHref };
 
@@ -145,19 +154,10 @@ export const NodeEvents: FC<NodeEventsProps> = ({ events, runHref }: NodeEventsP
     <section class="section" id="reviews">
       <h3>Evidence, reviews, overrides, aborts and delegation ({events.length})</h3>
       <ul class="events">
-        {events.map((e, i) =>
-          e.kind === "review_recorded"
-            ? <Review key={i} e={e} />
-            : e.kind === "run_aborted"
-            ? <Abort key={i} e={e} />
-            : e.kind === "delegations_settled"
-            ? <Settled key={i} e={e} runHref={runHref} />
-            : e.kind === "delegations_collected"
-            ? <Collected key={i} e={e} runHref={runHref} />
-            : e.kind === "evidence_recorded"
-            ? <Evidence key={i} e={e} />
-            : <Gap key={i} e={e} />
-        )}
+        {events.map((e, i) => {
+          const Row = ROWS[String(e.kind)] ?? Gap;
+          return <Row key={i} e={e} runHref={runHref} />;
+        })}
       </ul>
     </section>
   );
