@@ -20,7 +20,8 @@ import { backtrackingPatterns } from "../engine/workflow/pattern_check.ts";
 import { unfillablePlaceholders } from "../engine/workflow/placeholder_check.ts";
 import type { WorkflowFile } from "../engine/workflow/schema.ts";
 import type { Warning } from "../engine/workflow/catalog.ts";
-import type { CompiledNode, CompiledWorkflow } from "../engine/workflow/compiled.ts";
+import type { CompiledWorkflow } from "../engine/workflow/compiled.ts";
+import { delegatedIds } from "../engine/use_cases/delegations.ts";
 import { BUNDLED_WORKFLOWS } from "../workflows/mod.ts";
 import type { CommandInput } from "./host.ts";
 import { printErr, printOut } from "./terminal.ts";
@@ -61,15 +62,7 @@ async function nearbyRoutines(
 
 /** A warning for each delegation to a workflow neither bundled nor beside the file. */
 function unknownDelegates(compiled: CompiledWorkflow, known: Set<string>): Warning[] {
-  const wanted = new Set<string>();
-  const walk = (nodes: readonly CompiledNode[]) => {
-    for (const n of nodes) {
-      if (n.kind === "loop") walk(n.body);
-      else for (const d of n.delegations ?? []) wanted.add(d.workflowId);
-    }
-  };
-  walk(compiled.steps);
-  return [...wanted].filter((id) => !known.has(id)).map((id) => ({
+  return [...delegatedIds(compiled)].filter((id) => !known.has(id)).map((id) => ({
     code: "DELEGATION_UNAVAILABLE",
     message:
       `a parallel step delegates to \`${id}\`, which neither the bundled library nor this folder (or its routines/) provides; put it in a workflow directory, or no child run is opened for it and the agent does that part itself`,

@@ -19,9 +19,9 @@ import type {
 import { truncateBytes } from "../enforce.ts";
 import type { Warning } from "../workflow/catalog.ts";
 import type { LoadedWorkflow } from "../workflow/catalog.ts";
-import type { CompiledDelegation, CompiledNode, CompiledWorkflow } from "../workflow/compiled.ts";
+import type { CompiledDelegation, CompiledWorkflow } from "../workflow/compiled.ts";
 import { evaluateCondition } from "../workflow/conditions.ts";
-import { currentStep, effectiveContext, initialState } from "../workflow/interpreter.ts";
+import { allSteps, currentStep, effectiveContext, initialState } from "../workflow/interpreter.ts";
 import { lookupWorkflow } from "./inspect_workflow.ts";
 import { nodeCreated } from "./node_events.ts";
 import type { DelegationStatus, RunStatus } from "../vocabulary.ts";
@@ -31,20 +31,17 @@ export type Delegates = ReadonlyMap<string, LoadedWorkflow | null>;
 
 const NONE: Delegates = new Map();
 
-function delegationsIn(nodes: readonly CompiledNode[], out: Set<string>): Set<string> {
-  for (const n of nodes) {
-    if (n.kind === "loop") delegationsIn(n.body, out);
-    else for (const d of n.delegations ?? []) out.add(d.workflowId);
-  }
-  return out;
-}
-
 const IDS = new WeakMap<CompiledWorkflow, Set<string>>();
 
 /** The workflow ids a compiled workflow's parallel steps delegate to (walked once per object). */
-function delegatedIds(compiled: CompiledWorkflow): Set<string> {
+export function delegatedIds(compiled: CompiledWorkflow): ReadonlySet<string> {
   let ids = IDS.get(compiled);
-  if (!ids) IDS.set(compiled, ids = delegationsIn(compiled.steps, new Set()));
+  if (!ids) {
+    ids = new Set(
+      allSteps(compiled).flatMap((s) => (s.delegations ?? []).map((d) => d.workflowId)),
+    );
+    IDS.set(compiled, ids);
+  }
   return ids;
 }
 
