@@ -10,20 +10,12 @@ import type { DelegatedRun, EngineDeps, NodeRecord, StoreReader } from "../ports
 import type { Blocker, StepResponse } from "../responses.ts";
 import { mintToken } from "../tokens.ts";
 import type { CompiledStep, CompiledWorkflow } from "../workflow/compiled.ts";
-import { currentStep, isComplete } from "../workflow/interpreter.ts";
+import { currentStep } from "../workflow/interpreter.ts";
 import { delegationHome, delegationStatusOf, hasEnded } from "./delegations.ts";
 import { tokensFor } from "./node_response.ts";
 
 type View = NonNullable<StepResponse["delegations"]>[number];
 type Deps = Pick<EngineDeps, "keyring" | "random">;
-
-/** Reads a child run's tip node and its pinned workflow (for the tip's tokens). */
-export interface TipReader {
-  /** A node of a run. */
-  getNode(runId: string, nodeId: string): Promise<NodeRecord | null>;
-  /** The workflow a run is pinned to. */
-  compiled(runId: string): Promise<CompiledWorkflow | null>;
-}
 
 /** The task text a host hands a subagent for one child run. */
 export function delegationInstruction(token: string, goal: string | null): string {
@@ -38,9 +30,7 @@ export async function delegationViews(
   children: readonly DelegatedRun[],
   at: {
     step: CompiledStep;
-    tips?: Pick<StoreReader, "getNode"> & {
-      compiled(runId: string): Promise<CompiledWorkflow | null>;
-    };
+    tips?: Pick<StoreReader, "getNode">;
   },
 ): Promise<View[]> {
   const views: View[] = [];
@@ -70,20 +60,19 @@ export async function delegationViews(
   return views;
 }
 
+/** An open child's tip with fresh tokens (open: no branch of it reached the end). */
 async function tipOf(
   deps: Deps,
-  reader: TipReader,
+  reader: Pick<StoreReader, "getNode">,
   child: DelegatedRun,
 ): Promise<View["tip"] | null> {
   const node = await reader.getNode(child.runId, child.tipNodeId!);
-  const compiled = await reader.compiled(child.runId);
-  if (!node || !compiled) return null;
-  const complete = isComplete(compiled, node.state);
+  if (!node) return null;
   return {
     nodeId: node.nodeId,
-    ...tokensFor(deps, node, complete),
+    ...tokensFor(deps, node, false),
     pendingStepId: node.pendingStepId,
-    isComplete: complete,
+    isComplete: false,
   };
 }
 
@@ -149,19 +138,6 @@ export async function describeDelegation(
   if (children.length === 0) return;
   at.response.delegations = await delegationViews(deps, children, {
     step,
-    ...(at.tips ? { tips: snapshotReader(reader) } : {}),
+    ...(at.tips ? { tips: reader } : {}),
   });
-}
-
-/** A reader of nodes and of a run's pinned workflow, for the tips of child runs. */
-function snapshotReader(
-  reader: Pick<StoreReader, "getNode" | "getRun" | "getSnapshot">,
-): TipReader {
-  return {
-    getNode: (runId: string, nodeId: string) => reader.getNode(runId, nodeId),
-    compiled: async (runId: string) => {
-      const run = await reader.getRun(runId);
-      return run ? await reader.getSnapshot(run.workflowHash) : null;
-    },
-  };
 }
