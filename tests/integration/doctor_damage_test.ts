@@ -22,6 +22,16 @@ const problems = (report: Json) =>
   report.findings.filter((f: Json) => !f.ok).map((f: Json) => f.check);
 
 /** A run with a checkpointed note, written over MCP. */
+/** Runs `fn` with a client of a server on `home`, closed after. */
+async function onServer(home: string, fn: (client: TestClient) => Promise<void>): Promise<void> {
+  const client = await connect(home);
+  try {
+    await fn(client);
+  } finally {
+    await client.close();
+  }
+}
+
 async function seed(client: TestClient): Promise<void> {
   const started = ok(
     await client.call("start_workflow", {
@@ -54,24 +64,18 @@ for (
     async fn() {
       const { home, cleanup } = await tempHome();
       try {
-        let client = await connect(home);
-        try {
+        await onServer(home, async (client) => {
           await seed(client);
-        } finally {
-          await client.close();
-        }
+        });
         await sqlOn(dbUrlOf(home), ...damage);
-        client = await connect(home);
-        try {
+        await onServer(home, async (client) => {
           const refused = err(await client.call("resume_session", { query: "wombat" }));
           assert.equal(refused.code, "STORAGE_CORRUPTION_DETECTED", refused.message);
           assert.deepEqual(refused.retry, { kind: "not_retryable" });
           assert.match(refused.message, /search index is missing or damaged.*doctor --repair/);
           // writes go on: the index is not a session's data
           ok(await client.call("start_workflow", { workflowId: "wr.code_review" }));
-        } finally {
-          await client.close();
-        }
+        });
         const found = await doctor(home);
         assert.equal(found.code, 1);
         assert.deepEqual(problems(found.report), ["projections", "search_index"]);
@@ -83,13 +87,10 @@ for (
         const repaired = await doctor(home, "--repair");
         assert.equal(repaired.code, 0, JSON.stringify(repaired.report.findings));
         assert.match(repaired.report.repaired.join(), /rebuilt the search index/);
-        client = await connect(home);
-        try {
+        await onServer(home, async (client) => {
           const back = ok(await client.call("resume_session", { query: "wombat" }));
           assert.equal(back.candidates.length, 1, JSON.stringify(back));
-        } finally {
-          await client.close();
-        }
+        });
       } finally {
         await cleanup();
       }
@@ -106,12 +107,9 @@ Deno.test({
   async fn() {
     const { home, dbFile, cleanup } = await tempHome();
     try {
-      let client = await connect(home);
-      try {
+      await onServer(home, async (client) => {
         await seed(client);
-      } finally {
-        await client.close();
-      }
+      });
       const [session] = await sqlOn(dbFile, "SELECT session_id FROM sessions");
       const sid = String(session!.session_id);
       await sqlOn(
@@ -120,8 +118,7 @@ Deno.test({
         `UPDATE events SET payload = CAST(CAST(payload AS BLOB) || x'c3' AS TEXT)
           WHERE kind = 'output_recorded'`,
       );
-      client = await connect(home);
-      try {
+      await onServer(home, async (client) => {
         for (let i = 0; i < 2; i++) {
           const refused = err(await client.call("resume_session", {}));
           assert.equal(refused.code, "STORAGE_CORRUPTION_DETECTED", refused.message);
@@ -129,9 +126,7 @@ Deno.test({
         }
         // the same process answers the next call
         ok(await client.call("list_workflows", {}));
-      } finally {
-        await client.close();
-      }
+      });
       const found = await doctor(home);
       assert.equal(found.code, 1);
       const text = found.report.findings.find((f: Json) => f.check === "text_encoding");
@@ -154,15 +149,12 @@ Deno.test({
       ]);
       assert.equal(kept[1]!.original_hex, "41FF42");
       assert.match(String(kept[0]!.original_hex), /C3$/);
-      client = await connect(home);
-      try {
+      await onServer(home, async (client) => {
         // readable again; its projections are kept as they are (its log is damaged) and marked
         const back = ok(await client.call("resume_session", {}));
         assert.equal(back.candidates[0].title, "A\uFFFDB", JSON.stringify(back));
         assert.equal(back.candidates[0].corrupt, true);
-      } finally {
-        await client.close();
-      }
+      });
     } finally {
       await cleanup();
     }
@@ -178,21 +170,15 @@ Deno.test({
   async fn() {
     const { home, dbFile, cleanup } = await tempHome();
     try {
-      let client = await connect(home);
-      try {
+      await onServer(home, async (client) => {
         await seed(client);
-      } finally {
-        await client.close();
-      }
+      });
       // JSON holds no bytes: these rows take the guard's value-by-value path
       await sqlOn(dbFile, "UPDATE sessions SET title = CAST('Wombat ✓' AS BLOB)");
-      client = await connect(home);
-      try {
+      await onServer(home, async (client) => {
         const read = ok(await client.call("resume_session", {}));
         assert.equal(read.candidates[0].title, "Wombat ✓", JSON.stringify(read));
-      } finally {
-        await client.close();
-      }
+      });
       // a blob that is not UTF-8, and a row too large to read as JSON with a bad byte at its end
       for (
         const bad of [
@@ -201,15 +187,12 @@ Deno.test({
         ]
       ) {
         await sqlOn(dbFile, `UPDATE sessions SET title = ${bad}`);
-        client = await connect(home);
-        try {
+        await onServer(home, async (client) => {
           const refused = err(await client.call("resume_session", {}));
           assert.equal(refused.code, "STORAGE_CORRUPTION_DETECTED", refused.message);
           assert.match(refused.message, /not valid UTF-8 \(column title of a row/);
           ok(await client.call("list_workflows", {}));
-        } finally {
-          await client.close();
-        }
+        });
       }
     } finally {
       await cleanup();
