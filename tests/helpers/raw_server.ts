@@ -3,7 +3,7 @@
  * an SDK would refuse to send (malformed, oversize, keys such as `__proto__`).
  * @module
  */
-import { ROOT, serverArgs } from "./server.ts";
+import { ROOT, serverArgs, tempHome } from "./server.ts";
 
 /** A JSON-RPC message, loosely typed for assertions. */
 // deno-lint-ignore no-explicit-any
@@ -119,5 +119,41 @@ export function tryParse(line: string): Message | undefined {
     return JSON.parse(line);
   } catch {
     return undefined;
+  }
+}
+
+/** Where {@linkcode onRawServer} runs: the server and its fresh home. */
+export interface RawServerAt {
+  /** The server process. */
+  server: RawServer;
+  /** Its WAYMARK_HOME. */
+  home: string;
+  /** The libSQL file in it. */
+  dbFile: string;
+}
+
+/**
+ * Runs `fn` against a raw server on a fresh home: `prepare` sets the home up first and `args`
+ * adds to `serve`'s arguments; the server is killed if `fn` throws, and the home removed after.
+ */
+export async function onRawServer(
+  fn: (at: RawServerAt) => Promise<void>,
+  options: {
+    args?: (home: string) => string[] | undefined;
+    prepare?: (home: string) => Promise<void>;
+  } = {},
+): Promise<void> {
+  const { home, dbFile, cleanup } = await tempHome();
+  try {
+    await options.prepare?.(home);
+    const server = new RawServer(home, options.args?.(home));
+    try {
+      await fn({ server, home, dbFile });
+    } catch (error) {
+      server.kill();
+      throw error;
+    }
+  } finally {
+    await cleanup();
   }
 }

@@ -9,8 +9,7 @@
 import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import Database from "npm:libsql@0.5.29";
-import { type Message, RawServer, tryParse } from "../helpers/raw_server.ts";
-import { tempHome } from "../helpers/server.ts";
+import { type Message, onRawServer, tryParse } from "../helpers/raw_server.ts";
 import { openWaymark } from "../../mod.ts";
 import { BUNDLED_IDS } from "../helpers/library.ts";
 import { PROFILE_NAMES, PROFILES } from "../../tools/profiles/registry.ts";
@@ -22,9 +21,7 @@ const INITIALIZE = {
 };
 
 Deno.test("requests sent before tools/list are held and answered once waymark is open", async () => {
-  const { home, cleanup } = await tempHome();
-  const server = new RawServer(home);
-  try {
+  await onRawServer(async ({ server }) => {
     await server.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: INITIALIZE });
     await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
     const call = { name: "start_workflow", arguments: { workflowId: "wr.code_review" } };
@@ -39,12 +36,7 @@ Deno.test("requests sent before tools/list are held and answered once waymark is
     assert.equal((await server.answer(3)).result.prompts.length, BUNDLED_IDS.length);
     const { code } = await server.close();
     assert.equal(code, 0);
-  } catch (error) {
-    server.kill();
-    throw error;
-  } finally {
-    await cleanup();
-  }
+  });
 });
 
 /** The answers on stdout, by id (every line must be JSON-RPC). */
@@ -82,10 +74,8 @@ async function whileLoading<T>(
 
 for (const profile of PROFILE_NAMES) {
   Deno.test(`the ${profile} profile answers the handshake and tools/list before waymark opens`, async () => {
-    const { home, dbFile, cleanup } = await tempHome();
-    const server = new RawServer(home, ["--profile", profile]);
     const published = PROFILES[profile];
-    try {
+    await onRawServer(async ({ server, dbFile }) => {
       // the database stays locked while both are answered: nothing waits for it to open
       const { hello, listed } = await whileLoading(dbFile, {
         ms: 0,
@@ -102,19 +92,12 @@ for (const profile of PROFILE_NAMES) {
       );
       const { code } = await server.close();
       assert.equal(code, 0);
-    } catch (error) {
-      server.kill();
-      throw error;
-    } finally {
-      await cleanup();
-    }
+    }, { args: () => ["--profile", profile] });
   });
 }
 
 Deno.test("stdin closed right after a call sent during start-up: the call is still answered, exit 0", async () => {
-  const { home, dbFile, cleanup } = await tempHome();
-  const server = new RawServer(home);
-  try {
+  await onRawServer(async ({ server, dbFile }) => {
     const closing = await whileLoading(dbFile, {
       ms: 1_000,
       body: async () => {
@@ -130,18 +113,11 @@ Deno.test("stdin closed right after a call sent during start-up: the call is sti
     const started = (await server.answer(2, 1)).result;
     assert.equal(started.isError, undefined, JSON.stringify(started.content));
     assert.ok(started.structuredContent.session.runId);
-  } catch (error) {
-    server.kill();
-    throw error;
-  } finally {
-    await cleanup();
-  }
+  });
 });
 
 Deno.test("2,000 requests queued during start-up, then EOF: every one is answered once", async () => {
-  const { home, dbFile, cleanup } = await tempHome();
-  const server = new RawServer(home);
-  try {
+  await onRawServer(async ({ server, dbFile }) => {
     const lines = [
       JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: INITIALIZE }),
       JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
@@ -169,18 +145,11 @@ Deno.test("2,000 requests queued during start-up, then EOF: every one is answere
       assert.equal(answers[0]!.error, undefined, JSON.stringify(answers[0]!.error));
       if (id % 3 !== 0) assert.equal(answers[0]!.result.isError, undefined);
     }
-  } catch (error) {
-    server.kill();
-    throw error;
-  } finally {
-    await cleanup();
-  }
+  });
 });
 
 Deno.test("a last line without a newline is a request like any other", async () => {
-  const { home, cleanup } = await tempHome();
-  const server = new RawServer(home);
-  try {
+  await onRawServer(async ({ server }) => {
     await server.request(1, "initialize", INITIALIZE);
     await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
     await server.write(
@@ -195,18 +164,11 @@ Deno.test("a last line without a newline is a request like any other", async () 
     assert.equal(code, 0);
     const listed = (await server.answer(2, 1)).result;
     assert.ok(listed.structuredContent.workflows.length > 0, JSON.stringify(listed));
-  } catch (error) {
-    server.kill();
-    throw error;
-  } finally {
-    await cleanup();
-  }
+  });
 });
 
 Deno.test("a start_workflow cancelled during start-up is answered with the run it wrote", async () => {
-  const { home, dbFile, cleanup } = await tempHome();
-  const server = new RawServer(home);
-  try {
+  await onRawServer(async ({ server, dbFile }) => {
     await server.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: INITIALIZE });
     await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
     const call = { name: "start_workflow", arguments: { workflowId: "wr.code_review" } };
@@ -228,12 +190,7 @@ Deno.test("a start_workflow cancelled during start-up is answered with the run i
     } finally {
       db.close();
     }
-  } catch (error) {
-    server.kill();
-    throw error;
-  } finally {
-    await cleanup();
-  }
+  });
 });
 
 /** Ways a home can be unopenable, and the file and code the answer must name. */
@@ -286,10 +243,7 @@ const BROKEN_HOMES: {
 
 for (const broken of BROKEN_HOMES) {
   Deno.test(`serve on ${broken.what}: the first requests are answered with why, then exit 1`, async () => {
-    const { home, cleanup } = await tempHome();
-    await broken.breakIt(home);
-    const server = new RawServer(home, broken.args);
-    try {
+    await onRawServer(async ({ server, home }) => {
       // the server answers as its profile's (waymark's own, or DeepWork's) before opening
       assert.equal(
         (await server.request(1, "initialize", INITIALIZE)).result.serverInfo.name,
@@ -307,19 +261,12 @@ for (const broken of BROKEN_HOMES) {
       const { code, stderr } = await server.close();
       assert.equal(code, 1);
       assert.match(stderr, new RegExp(`\\[waymark\\] fatal: .*${broken.file}`));
-    } catch (error) {
-      server.kill();
-      throw error;
-    } finally {
-      await cleanup();
-    }
+    }, { args: () => broken.args, prepare: (home) => broken.breakIt(home) });
   });
 }
 
 Deno.test("a database that cannot be opened is the answer to the calls held, then exit 1", async () => {
-  const { home, cleanup } = await tempHome();
-  const server = new RawServer(home, ["--db", `file:${home}/no/such/folder/waymark.db`]);
-  try {
+  await onRawServer(async ({ server, home }) => {
     await server.request(1, "initialize", INITIALIZE);
     await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
     assert.ok((await server.request(2, "tools/list", {})).result.tools.length >= 7);
@@ -334,10 +281,5 @@ Deno.test("a database that cannot be opened is the answer to the calls held, the
     assert.match(stderr, /\[waymark\] fatal: .*no\/such\/folder\/waymark\.db/);
     const answer = await server.answer(3, 1);
     assert.equal(answer.error.data.details.file, `${home}/no/such/folder/waymark.db`);
-  } catch (error) {
-    server.kill();
-    throw error;
-  } finally {
-    await cleanup();
-  }
+  }, { args: (home) => ["--db", `file:${home}/no/such/folder/waymark.db`] });
 });
