@@ -150,7 +150,12 @@ export async function openLibsqlStore(
   const db = new Kysely<Database>({ dialect });
   const now = options.now ?? systemClock.now;
   return {
-    ...createSqlStore(db, { dialect: libsqlDialect, now, location: url.replace(/^file:/, "") }),
+    ...createSqlStore(db, {
+      dialect: libsqlDialect,
+      now,
+      location: url.replace(/^file:/, ""),
+      prepareStatements: pool && ((sqls) => pool.prepare(sqls)),
+    }),
     client,
     maintenance: libsqlMaintenance(url, client),
     pragmaEverywhere: (sql) => pool?.applyEverywhere(sql),

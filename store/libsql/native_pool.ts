@@ -28,12 +28,21 @@ export class NativeConnection {
 
   /** Runs `sql` with positional `args`, preparing it only the first time. */
   execute(sql: string, args: readonly unknown[]): NativeResult {
+    return run(this.#prepared(sql), args);
+  }
+
+  /** Prepares `sql` and keeps it for {@linkcode execute}, without running it. */
+  prepare(sql: string): void {
+    this.#prepared(sql);
+  }
+
+  #prepared(sql: string): GuardedStatement {
     let entry = this.#statements.get(sql);
     if (!entry) {
       entry = prepareGuarded(this.#db, sql);
       this.#statements.set(sql, entry);
     }
-    return run(entry, args);
+    return entry;
   }
 
   /** Runs `sql` with positional `args` without keeping the prepared statement (one-offs). */
@@ -91,6 +100,28 @@ export class NativePool {
   applyEverywhere(sql: string): void {
     for (const connection of this.#all) connection.exec(sql);
     this.#setup.push(sql);
+  }
+
+  /**
+   * Prepares each of `sqls` on the connection the next query gets (the idle one last given
+   * back, or a new one), without running any. A statement that fails to prepare does not stop
+   * the others: the first failure is thrown once all were tried.
+   */
+  prepare(sqls: readonly string[]): void {
+    const connection = this.acquire();
+    let failure: unknown;
+    try {
+      for (const sql of sqls) {
+        try {
+          connection.prepare(sql);
+        } catch (error) {
+          failure ??= error;
+        }
+      }
+    } finally {
+      this.release(connection);
+    }
+    if (failure !== undefined) throw failure;
   }
 
   /** An idle connection, or a new one. */

@@ -9,6 +9,10 @@
  * The builder must treat its parameters as opaque values: bind them (`where`, `values`, `set`,
  * `${…}` in `sql`), never branch on them, format them into text or pass lists; a slot used any
  * other way is refused when the query is first compiled (or throws when read as a primitive).
+ *
+ * Queries are made at module scope, once each: every one made is kept, so that
+ * {@linkcode compileEvery} can compile them all ahead of their first run (the start-up
+ * rehearsal, `tools/rehearsal.ts`).
  * @module
  */
 import type { CompiledQuery, DialectAdapter, Kysely, QueryResult } from "npm:kysely@0.29.9";
@@ -81,6 +85,41 @@ export interface Prepared<P, R> {
   first(ex: Executor, params: P): Promise<R | undefined>;
 }
 
+/** Compiles a query made here for an executor's dialect (if not yet), answering its SQL texts. */
+type Compile = (ex: Executor) => string[];
+
+/** Every query made in this process, as what compiles it. */
+const MADE: Compile[] = [];
+
+/**
+ * Row counts a batch query is compiled for ahead of its first run, one to this: a start and an
+ * advance append four events, other calls fewer.
+ */
+const AHEAD_ROW_COUNTS = 4;
+
+/**
+ * Compiles every query made so far for `ex`'s dialect, as their first runs would, and runs
+ * none: their SQL texts, and the first failure when some did not compile (the others still
+ * did).
+ */
+export function compileEvery(ex: Executor): { sqls: string[]; failure?: Error } {
+  const sqls: string[] = [];
+  const failures: unknown[] = [];
+  for (const compile of MADE) {
+    try {
+      sqls.push(...compile(ex));
+    } catch (error) {
+      failures.push(error);
+    }
+  }
+  if (failures.length === 0) return { sqls };
+  const first = failures[0] instanceof Error ? failures[0].message : String(failures[0]);
+  return {
+    sqls,
+    failure: new Error(`${failures.length} prepared queries did not compile; the first: ${first}`),
+  };
+}
+
 function runner<P, R>(compiled: (ex: Executor, params: P) => CompiledQuery<R>): Prepared<P, R> {
   const execute = (ex: Executor, params: P) => ex.executeQuery(compiled(ex, params));
   return {
@@ -100,7 +139,7 @@ export function prepare<P extends object, R>(
   build: (db: Executor, params: P) => Buildable<R>,
 ): Prepared<P, R> {
   const templates = new WeakMap<DialectAdapter, Template<R>>();
-  const compiled = (ex: Executor, params: P): CompiledQuery<R> => {
+  const templateFor = (ex: Executor): Template<R> => {
     const adapter = adapterOf(ex);
     let template = templates.get(adapter);
     if (!template) {
@@ -115,9 +154,10 @@ export function prepare<P extends object, R>(
       template = compileTemplate(ex, build(ex, slots), [...named.values()]);
       templates.set(adapter, template);
     }
-    return bind(template, params as Values);
+    return template;
   };
-  return runner(compiled);
+  MADE.push((ex) => [templateFor(ex).query.sql]);
+  return runner((ex, params) => bind(templateFor(ex), params as Values));
 }
 
 /** Row counts compiled at most, per dialect; larger batches are built afresh each time. */
@@ -132,29 +172,36 @@ export function prepareRows<Row extends object, R>(
   build: (db: Executor, rows: Row[]) => Buildable<R>,
 ): Prepared<readonly Row[], R> {
   const templates = new WeakMap<DialectAdapter, Map<number, Template<R>>>();
-  const compiled = (ex: Executor, rows: readonly Row[]): CompiledQuery<R> => {
+  const templateFor = (ex: Executor, count: number): Template<R> => {
+    const adapter = adapterOf(ex);
+    let byCount = templates.get(adapter);
+    if (!byCount) templates.set(adapter, byCount = new Map());
+    let template = byCount.get(count);
+    if (!template) {
+      const named: Slot[] = [];
+      const slotted = Array.from(
+        { length: count },
+        (_, i) =>
+          Object.fromEntries(columns.map((c) => {
+            const slot = new Slot(c, i);
+            named.push(slot);
+            return [c, slot];
+          })) as Row,
+      );
+      template = compileTemplate(ex, build(ex, slotted), named);
+      byCount.set(count, template);
+    }
+    return template;
+  };
+  MADE.push((ex) =>
+    Array.from({ length: AHEAD_ROW_COUNTS }, (_, i) => templateFor(ex, i + 1).query.sql)
+  );
+  return runner((ex, rows) => {
     if (rows.length > MAX_ROW_VARIANTS) {
       return (build(ex, [...rows]) as { compile(executor: Executor): CompiledQuery<R> }).compile(
         ex,
       );
     }
-    const adapter = adapterOf(ex);
-    let byCount = templates.get(adapter);
-    if (!byCount) templates.set(adapter, byCount = new Map());
-    let template = byCount.get(rows.length);
-    if (!template) {
-      const named: Slot[] = [];
-      const slotted = rows.map((_, i) =>
-        Object.fromEntries(columns.map((c) => {
-          const slot = new Slot(c, i);
-          named.push(slot);
-          return [c, slot];
-        })) as Row
-      );
-      template = compileTemplate(ex, build(ex, slotted), named);
-      byCount.set(rows.length, template);
-    }
-    return bind(template, rows as readonly Values[]);
-  };
-  return runner(compiled);
+    return bind(templateFor(ex, rows.length), rows as readonly Values[]);
+  });
 }

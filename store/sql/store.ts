@@ -9,6 +9,7 @@ import type { Store } from "../../engine/ports.ts";
 import type { CompiledWorkflow } from "../../engine/workflow/compiled.ts";
 import type { MaintenanceDialect, SqlDialect } from "./dialect.ts";
 import { withStorageFaults } from "./faults.ts";
+import { compileEvery } from "./prepared.ts";
 import { createReader } from "./reader.ts";
 import type { Database } from "./database.ts";
 import { createWrite } from "./writer.ts";
@@ -22,6 +23,13 @@ export interface SqlStore extends Store {
   readonly dialect: SqlDialect;
   /** Row counts of the main tables (diagnostics and tests). */
   counts(): Promise<Record<keyof Database, number>>;
+  /**
+   * Compiles every prepared query (`prepared.ts`) for this dialect and, where the driver keeps
+   * prepared statements (a libSQL file's native connections), prepares each on the connection
+   * the next query gets; runs none, so it reads and writes nothing. What a process's first
+   * calls would do the first time they run each query (the start-up rehearsal).
+   */
+  prepareQueries(): Promise<void>;
 }
 
 /** A SQL store opened on its database by a dialect's opener. */
@@ -75,14 +83,20 @@ async function counts(db: Kysely<Database>): Promise<Record<keyof Database, numb
   return out;
 }
 
-/**
- * The store on an opened, migrated database; `location` (the file or URL) names it in storage
- * errors.
- */
-export function createSqlStore(
-  db: Kysely<Database>,
-  options: { dialect: SqlDialect; now: () => string; location: string },
-): SqlStore {
+/** Options of {@linkcode createSqlStore}. */
+export interface SqlStoreOptions {
+  /** The dialect's parts. */
+  dialect: SqlDialect;
+  /** Current time, for event timestamps. */
+  now: () => string;
+  /** The file or URL, which names the database in storage errors. */
+  location: string;
+  /** Prepares compiled queries' SQL where the driver keeps prepared statements of its own. */
+  prepareStatements?: (sqls: readonly string[]) => void;
+}
+
+/** The store on an opened, migrated database. */
+export function createSqlStore(db: Kysely<Database>, options: SqlStoreOptions): SqlStore {
   const shared = {
     db,
     snapshots: new Map<string, CompiledWorkflow>(),
@@ -95,5 +109,10 @@ export function createSqlStore(
     dialect,
     write: createWrite(db, { dialect, now, shared }),
     counts: () => counts(db),
+    prepareQueries: async () => {
+      const { sqls, failure } = compileEvery(db);
+      options.prepareStatements?.(sqls);
+      if (failure) throw failure;
+    },
   }, { dialect, location, db });
 }
