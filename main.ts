@@ -158,9 +158,12 @@ async function serveEarly(options: WaymarkOptions, server: WaymarkServerOptions)
       published: PROFILES[profile],
       enableStartSession: server.enableStartSession,
       onNeeded: () => {
-        composing ??= open().then((served) => {
+        composing ??= open().then(async (served) => {
           if (served.ok) {
             served.compose(early.server);
+            // before the held messages: a first call then finds its code compiled (a call
+            // already held ends it: that call would only wait for it)
+            await served.rehearse(early.server, () => early.callHeld());
             return early.open();
           }
           if (!reported) log(`fatal: ${served.failure.data.message}`);

@@ -46,7 +46,8 @@ import {
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
 import { VERSION } from "./version.ts";
 import { redactDbUrl } from "./store/db_url.ts";
-import { createMcpServer } from "./tools/mod.ts";
+import { createMcpServer, type ToolProfile } from "./tools/mod.ts";
+import { type RehearsalOptions, rehearse } from "./tools/rehearsal.ts";
 import type { ProfileName } from "./tools/profiles/registry.ts";
 import { PROFILE_TOOLS } from "./tools/profiles/tools.ts";
 import { claudeReviewer, commandReviewer } from "./tools/profiles/deepwork/reviewer.ts";
@@ -217,6 +218,15 @@ export interface Waymark {
   readonly jobs: JobSource;
   /** Creates an MCP server over this waymark (one per connection). */
   mcpServer(options?: WaymarkServerOptions): ReturnType<typeof createMcpServer>;
+  /**
+   * Runs the code a process's first tool call would run for the first time, writing no
+   * session data (`tools/rehearsal.ts`); resolves within a quarter second and never rejects.
+   * `protocolVersion`: the client's, whose parse is rehearsed; `interrupted`: asked between
+   * parts, `true` ends it.
+   */
+  rehearse(
+    options?: WaymarkServerOptions & Pick<RehearsalOptions, "protocolVersion" | "interrupted">,
+  ): Promise<void>;
   /** Closes the database. */
   close(): Promise<void>;
 }
@@ -273,12 +283,18 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
         onto: opts.onto,
         taskOwner: opts.taskOwner,
         commandsNeedRoots: opts.commandsNeedRoots,
-        profile: PROFILE_TOOLS[opts.profile ?? "default"]({
-          jobs,
-          gate: () => gateOf(opts.qualityGate),
-          log: opts.log,
-        }),
+        profile: profileOf(jobs, opts),
       }),
+    rehearse: (opts = {}) =>
+      rehearse(
+        { deps, prepareQueries: () => store.prepareQueries(), profile: profileOf(jobs, opts) },
+        {
+          version: VERSION,
+          protocolVersion: opts.protocolVersion,
+          interrupted: opts.interrupted,
+          log: opts.log,
+        },
+      ),
     close: () => store.close(),
   };
 }
@@ -309,6 +325,15 @@ async function opening<T>(file: string, open: () => Promise<T>): Promise<T> {
 /** The database's file, or its URL with the password masked when it is not a file. */
 function databaseFile(dbUrl: string): string {
   return dbUrl.startsWith("file:") ? dbUrl.slice("file:".length) : redactDbUrl(dbUrl);
+}
+
+/** The tools a server's options name, built from this waymark's jobs. */
+function profileOf(jobs: JobSource, options: WaymarkServerOptions): ToolProfile {
+  return PROFILE_TOOLS[options.profile ?? "default"]({
+    jobs,
+    gate: () => gateOf(options.qualityGate),
+    log: options.log,
+  });
 }
 
 /** The DeepWork quality gate from its options: off, self-review, or an external command. */

@@ -35,13 +35,21 @@ function deadlinesOf(flags: Flags): { headerTimeoutMs?: number; bodyTimeoutMs?: 
 
 /** Waymark opened for serving, or why it could not be. */
 export type OpenedServe =
-  | { ok: true; compose(onto: WaymarkServer): void; close(): Promise<void> }
+  | {
+    ok: true;
+    compose(onto: WaymarkServer): void;
+    rehearse(onto: WaymarkServer, interrupted: () => boolean): Promise<void>;
+    close(): Promise<void>;
+  }
   | { ok: false; failure: GateFailure };
 
 /**
  * Opens waymark for `main.ts`'s early stdio server: `compose` puts the MCP server's handlers onto
- * an early server already serving (`tools/early_server.ts`); `close` closes the database. A
- * failure to open is the answer the early server gives instead (`startup_failure.ts`).
+ * an early server already serving (`tools/early_server.ts`); `rehearse` runs, once for the
+ * process, the code a first tool call runs for the first time (`tools/rehearsal.ts`), at the
+ * protocol version the early server negotiated, until `interrupted` says a call is waiting;
+ * `close` closes the database. A failure to open is the answer the early server gives instead
+ * (`startup_failure.ts`).
  */
 export async function openServe(
   input: Pick<CommandInput, "options" | "server">,
@@ -53,9 +61,16 @@ export async function openServe(
     return { ok: false, failure: startupFailure(error, fileOfOpenFailure(error)) };
   }
   log(`database ${redactDbUrl(waymark.paths.dbUrl)}`);
+  let rehearsed: Promise<void> | undefined;
   return {
     ok: true,
     compose: (onto) => void waymark.mcpServer({ ...input.server, onto }),
+    rehearse: (onto, interrupted) =>
+      rehearsed ??= waymark.rehearse({
+        ...input.server,
+        protocolVersion: onto.getNegotiatedProtocolVersion(),
+        interrupted,
+      }),
     close: () => waymark.close(),
   };
 }

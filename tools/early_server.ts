@@ -46,6 +46,8 @@ export interface EarlyServer {
   readonly server: WaymarkServer;
   /** Delivers the held messages, in order, to the handlers now composed onto the server. */
   open(): void;
+  /** Whether a tool call is held (the client called before waymark had opened). */
+  callHeld(): boolean;
   /**
    * Nothing will be composed (waymark could not open): answers the held requests, and every
    * later one but the handshake, with `reason`; resolves once the first answer is written.
@@ -80,5 +82,10 @@ export function earlyServer(
       revision: revisionOf(server, ctx),
     });
   });
-  return { server, open: () => gate.open(), fail: (reason) => gate.fail(reason) };
+  return {
+    server,
+    open: () => gate.open(),
+    callHeld: () => gate.holds("tools/call"),
+    fail: (reason) => gate.fail(reason),
+  };
 }

@@ -64,6 +64,12 @@ export class MessageGate {
     };
   }
 
+  /** Whether a request for `method` is held. */
+  holds(method: string): boolean {
+    return this.#held?.some(([message]) => (message as { method?: unknown }).method === method) ??
+      false;
+  }
+
   /** Delivers what was held, in order; from now on every message passes. */
   open(): void {
     const held = this.#held ?? [];

@@ -109,10 +109,13 @@ export function createSqlStore(db: Kysely<Database>, options: SqlStoreOptions): 
     dialect,
     write: createWrite(db, { dialect, now, shared }),
     counts: () => counts(db),
-    prepareQueries: async () => {
-      const { sqls, failure } = compileEvery(db);
-      options.prepareStatements?.(sqls);
-      if (failure) throw failure;
-    },
+    // synchronous work; what it throws becomes the rejection
+    prepareQueries: () =>
+      new Promise<void>((resolve) => {
+        const { sqls, failure } = compileEvery(db);
+        options.prepareStatements?.(sqls);
+        if (failure) throw failure;
+        resolve();
+      }),
   }, { dialect, location, db });
 }
