@@ -22,6 +22,7 @@ import {
   type JSONRPCMessage,
   LATEST_PROTOCOL_VERSION,
 } from "npm:@modelcontextprotocol/server@2.4.0";
+import { setImmediate } from "node:timers";
 import type { EngineDeps } from "../engine/ports.ts";
 import type { ToolProfile } from "./define_tool.ts";
 import { createMcpServer } from "./server.ts";
@@ -93,10 +94,11 @@ export function rehearse(parts: RehearsalParts, options: RehearsalOptions): Prom
 
 async function rehearsal(parts: RehearsalParts, options: RehearsalOptions): Promise<void> {
   for (const part of PARTS) {
-    // a turn of the event loop first, so that a message the client sent meanwhile is seen
-    await new Promise((resolve) => setTimeout(resolve, 0));
     if (options.interrupted?.()) return;
     await part(parts, options);
+    // a turn of the event loop (without a timer's delay), so that a message the client sent
+    // meanwhile is read before the next part
+    await new Promise((resolve) => setImmediate(resolve));
   }
 }
 
