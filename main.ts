@@ -136,7 +136,8 @@ async function main(argv: string[]): Promise<number> {
  * `waymark serve` over stdio: each connection's early server (the SDK
  * may make more than one while it settles the protocol revision) answers the handshake and
  * `tools/list` at once; the commands load and open waymark once, when a server first needs it
- * (after `tools/list`, or at the first other request), and compose the rest onto it. When waymark
+ * (after `tools/list`, or at the first other request), compose the rest onto it and rehearse a
+ * first call (`tools/rehearsal.ts`) before letting the held messages through. When waymark
  * cannot be opened, the early servers answer the requests they hold (or the next one) with why,
  * and the process exits 1 once the first such answer is written.
  */
