@@ -8,38 +8,10 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { sql } from "kysely";
-import { openStore } from "../../store/mod.ts";
 import type { OpenedSqlStore } from "../../store/sql/store.ts";
 import { prepare, prepareRows } from "../../store/sql/prepared.ts";
-import { freshPostgresUrl, postgresBin } from "../helpers/postgres.ts";
-
-const DIALECTS: Record<string, () => Promise<{ url: string; cleanup(): Promise<void> }>> = {
-  async libsql() {
-    const dir = await Deno.makeTempDir({ prefix: "waymark-prepare-queries-" });
-    return {
-      url: `file:${join(dir, "waymark.db")}`,
-      cleanup: () => Deno.remove(dir, { recursive: true }).catch(() => {}),
-    };
-  },
-  ...(postgresBin() || Deno.env.get("CI")
-    ? {
-      postgres: async () => ({ url: await freshPostgresUrl(), cleanup: () => Promise.resolve() }),
-    }
-    : {}),
-};
-
-async function withStore(name: string, fn: (store: OpenedSqlStore) => Promise<void>) {
-  const target = await DIALECTS[name]!();
-  const store = await openStore(target.url);
-  try {
-    await fn(store);
-  } finally {
-    await store.close();
-    await target.cleanup();
-  }
-}
+import { SQL_DIALECTS, withSqlStore } from "../helpers/sql_stores.ts";
 
 /** Every table's row count, and the workflow cache's. */
 async function everyCount(store: OpenedSqlStore): Promise<Record<string, number>> {
@@ -67,9 +39,9 @@ const countedRows = prepareRows(["session_id", "title"], (db, rows: {
     .where("title", "in", rows.map((r) => r.title));
 });
 
-for (const name of Object.keys(DIALECTS)) {
+for (const name of SQL_DIALECTS) {
   Deno.test(`${name}: every query compiles and prepares ahead, and none runs`, async () => {
-    await withStore(name, async (store) => {
+    await withSqlStore(name, async (store) => {
       const before = await everyCount(store);
       built = { one: 0, batch: [] };
       await store.prepareQueries();
@@ -89,8 +61,8 @@ Deno.test("a query that fails is reported, and the others are compiled and prepa
   const formatted = prepare((_db, p: { id: string }) =>
     sql`SELECT count(*) AS n FROM sessions WHERE session_id = ${sql.raw(`'${p.id}'`)}`
   );
-  for (const name of Object.keys(DIALECTS)) {
-    await withStore(name, async (store) => {
+  for (const name of SQL_DIALECTS) {
+    await withSqlStore(name, async (store) => {
       built = { one: 0, batch: [] };
       await assert.rejects(
         store.prepareQueries(),
@@ -103,7 +75,7 @@ Deno.test("a query that fails is reported, and the others are compiled and prepa
   const missing = prepare((_db, p: { id: string }) =>
     sql`SELECT id FROM no_such_table WHERE id = ${p.id}`
   );
-  await withStore("libsql", async (store) => {
+  await withSqlStore("libsql", async (store) => {
     built = { one: 0, batch: [] };
     await assert.rejects(store.prepareQueries(), /no such table: no_such_table/);
     assert.deepEqual(built, { one: 1, batch: [1, 2, 3, 4] });

@@ -8,26 +8,9 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { sql } from "kysely";
-import { type OpenedSqlStore, openStore } from "../../store/mod.ts";
 import { prepare, prepareRows } from "../../store/sql/prepared.ts";
-import { freshPostgresUrl, postgresBin } from "../helpers/postgres.ts";
-
-const DIALECTS: Record<string, () => Promise<{ url: string; cleanup(): Promise<void> }>> = {
-  async libsql() {
-    const dir = await Deno.makeTempDir({ prefix: "waymark-prepared-" });
-    return {
-      url: `file:${join(dir, "waymark.db")}`,
-      cleanup: () => Deno.remove(dir, { recursive: true }).catch(() => {}),
-    };
-  },
-  ...(postgresBin() || Deno.env.get("CI")
-    ? {
-      postgres: async () => ({ url: await freshPostgresUrl(), cleanup: () => Promise.resolve() }),
-    }
-    : {}),
-};
+import { SQL_DIALECTS, withSqlStore } from "../helpers/sql_stores.ts";
 
 const session = prepare((db, p: { id: string; title: string; at: string }) =>
   db.insertInto("sessions").values({
@@ -63,20 +46,9 @@ const rows = prepareRows(
   }[]) => db.insertInto("events").values(batch.map((r) => ({ ...r }))).returning("seq"),
 );
 
-async function withStore(name: string, fn: (store: OpenedSqlStore) => Promise<void>) {
-  const target = await DIALECTS[name]!();
-  const store = await openStore(target.url);
-  try {
-    await fn(store);
-  } finally {
-    await store.close();
-    await target.cleanup();
-  }
-}
-
-for (const name of Object.keys(DIALECTS)) {
+for (const name of SQL_DIALECTS) {
   Deno.test(`${name}: slots bind at their positions beside the query's constants`, async () => {
-    await withStore(name, async (store) => {
+    await withSqlStore(name, async (store) => {
       await session.execute(store.db, { id: "a", title: "first", at: "t1" });
       await store.db.transaction().execute(async (tx) => {
         await session.execute(tx, { id: "b", title: "second", at: "t2" });
@@ -97,7 +69,7 @@ for (const name of Object.keys(DIALECTS)) {
   });
 
   Deno.test(`${name}: row batches compile per count, larger ones are built each time`, async () => {
-    await withStore(name, async (store) => {
+    await withSqlStore(name, async (store) => {
       const event = (i: number) => ({
         session_id: "s",
         run_id: i % 2 ? null : "r",
@@ -120,7 +92,7 @@ for (const name of Object.keys(DIALECTS)) {
   });
 
   Deno.test(`${name}: a slot not bound as a value is refused when the query compiles`, async () => {
-    await withStore(name, async (store) => {
+    await withSqlStore(name, async (store) => {
       // read but not bound (the query came out without it): refused, never run without it
       const ignored = prepare((db, p: { id: string }) => {
         void p.id;
