@@ -7,41 +7,21 @@ import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as HttpTransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { MAIN, ok, tempHome } from "../helpers/server.ts";
+import { ok, tempHome } from "../helpers/server.ts";
+import { startHttpServer } from "../helpers/http_server.ts";
 
-/** Starts `serve --http 0` and reads the port it announces on stderr. */
+/** Starts `serve --http 0`; stopping it checks it wrote nothing on stdout and exited cleanly. */
 async function startHttp(
   home: string,
   extraArgs: string[] = [],
 ): Promise<{ port: number; stop(): Promise<void> }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", MAIN, "serve", "--http", "0", "--home", home, ...extraArgs],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
-  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  let port = 0;
-  while (!port) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`server exited: ${seen}`);
-    seen += value;
-    port = Number(seen.match(/http:\/\/127\.0\.0\.1:(\d+)\/mcp/)?.[1] ?? 0);
-  }
-  // keep draining stderr so the child never blocks on a full pipe
-  const drain = (async () => {
-    while (!(await reader.read()).done) { /* drain */ }
-  })();
-  const stdout = child.stdout.text();
+  const server = await startHttpServer(home, { args: extraArgs });
   return {
-    port,
+    port: server.port,
     async stop() {
-      child.kill("SIGTERM");
-      const status = await child.status;
-      await drain.catch(() => {});
-      assert.equal(await stdout, "", "nothing is written to stdout");
-      assert.equal(status.success, true, "SIGTERM stops the server cleanly");
+      const { success, stdout } = await server.stop();
+      assert.equal(stdout, "", "nothing is written to stdout");
+      assert.equal(success, true, "SIGTERM stops the server cleanly");
     },
   };
 }

@@ -11,7 +11,8 @@ import assert from "node:assert/strict";
 import { parseRunLabel } from "../../engine/ids.ts";
 import { exportSession, importBundle, openWaymark } from "../../mod.ts";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { connect, MAIN, ok, tempHome } from "../helpers/server.ts";
+import { connect, ok, tempHome } from "../helpers/server.ts";
+import { startHttpServer } from "../helpers/http_server.ts";
 import { driveVerified, runs, verifiedWorkspace } from "../helpers/verification.ts";
 
 Deno.test("an allowlisted check blocks until it passes, a replay reruns nothing, a disallowed one falls back to prose, a slow one is killed", async () => {
@@ -106,42 +107,9 @@ Deno.test("the config's verification section is checked at open: absolute folder
   }
 });
 
-/** `serve --http 0` in `cwd`; the port it announces on stderr. */
-async function startHttp(
-  home: string,
-  cwd: string,
-): Promise<{ port: number; stop(): Promise<void> }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", MAIN, "serve", "--http", "0", "--home", home],
-    cwd,
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  let port = 0;
-  while (!port) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`server exited: ${seen}`);
-    seen += value;
-    port = Number(seen.match(/http:\/\/127\.0\.0\.1:(\d+)\/mcp/)?.[1] ?? 0);
-  }
-  const drain = (async () => {
-    while (!(await reader.read()).done) { /* drain */ }
-  })();
-  return {
-    port,
-    async stop() {
-      child.kill("SIGTERM");
-      await child.status;
-      await drain.catch(() => {});
-    },
-  };
-}
-
 Deno.test("over HTTP a command runs only in a folder the client named as a root, never in the server's own", async () => {
   const ws = await verifiedWorkspace();
-  const server = await startHttp(ws.home, ws.workspace);
+  const server = await startHttpServer(ws.home, { cwd: ws.workspace });
   const url = new URL(`http://127.0.0.1:${server.port}/mcp`);
   const first = async (client: Client) => {
     await client.connect(new StreamableHTTPClientTransport(url));

@@ -1,0 +1,62 @@
+/**
+ * `waymark serve --http 0` as a child process: started, its port read from what it announces on
+ * stderr, and stopped with SIGTERM, saying how it ended and what it wrote on stdout.
+ * @module
+ */
+import { MAIN } from "./server.ts";
+
+/** A running HTTP server. */
+export interface HttpServer {
+  /** The port it listens on (127.0.0.1). */
+  port: number;
+  /** Sends SIGTERM and waits for the process: whether it exited cleanly, and its stdout. */
+  stop(): Promise<{ success: boolean; stdout: string }>;
+}
+
+/** Starts `serve --http 0` on `home` (in `cwd`, with `args` added) and reads its port. */
+export async function startHttpServer(
+  home: string,
+  options: { cwd?: string; args?: readonly string[] } = {},
+): Promise<HttpServer> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--quiet",
+      MAIN,
+      "serve",
+      "--http",
+      "0",
+      "--home",
+      home,
+      ...options.args ?? [],
+    ],
+    cwd: options.cwd,
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  let port = 0;
+  while (!port) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`server exited: ${seen}`);
+    seen += value;
+    port = Number(seen.match(/http:\/\/127\.0\.0\.1:(\d+)\/mcp/)?.[1] ?? 0);
+  }
+  // keep draining stderr so the child never blocks on a full pipe
+  const drain = (async () => {
+    while (!(await reader.read()).done) { /* drain */ }
+  })();
+  const stdout = child.stdout.text();
+  return {
+    port,
+    async stop() {
+      child.kill("SIGTERM");
+      const status = await child.status;
+      await drain.catch(() => {});
+      return { success: status.success, stdout: await stdout };
+    },
+  };
+}
