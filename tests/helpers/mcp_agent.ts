@@ -43,7 +43,7 @@ export function readDescription(text: string): Reading {
 }
 
 /** The `- \`key\`` items of a `## heading` section of a prompt. */
-function sectionKeys(prompt: string, heading: string): string[] {
+export function sectionKeys(prompt: string, heading: string): string[] {
   const at = prompt.indexOf(`\n## ${heading}\n`);
   if (at < 0) return [];
   const body = prompt.slice(at + heading.length + 5).split("\n## ")[0]!;

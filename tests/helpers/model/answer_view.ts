@@ -1,0 +1,244 @@
+/**
+ * What a scripted model makes of one waymark answer as a host hands it over: the JSON of
+ * `structuredContent` (Claude Code) or the text content (Gemini CLI). Both readings give the
+ * same view, so one agent drives a run through either rendering, and a rendering that drops
+ * something the agent needs makes the run fail.
+ * @module
+ */
+
+// deno-lint-ignore no-explicit-any
+type Json = Record<string, any>;
+
+/** One assessment the pending step asks for. */
+export interface AssessmentAsk {
+  /** Its id. */
+  assessmentId: string;
+  /** Its dimensions with their levels. */
+  dimensions: { id: string; levels: string[] }[];
+}
+
+/** One child run of a parallel step. */
+export interface ChildView {
+  /** `open`, `completed` or `aborted`. */
+  status: string;
+  /** The token a subagent starts it with. */
+  delegationToken: string;
+  /** The ready-made task text. */
+  instruction: string;
+}
+
+/** The pending step as the agent reads it. */
+export interface PendingView {
+  /** The step id. */
+  stepId: string;
+  /** Its title. */
+  title: string;
+  /** The step's prompt (prose gates are read from it). */
+  prompt: string;
+  /** Whether notes may be left out. */
+  notesOptional: boolean;
+  /** The output contract's example artifact. */
+  contractExample?: Json;
+  /** The assessments to rate. */
+  assessments: AssessmentAsk[];
+  /** The iteration of the innermost loop. */
+  loopIteration?: number;
+}
+
+/** A waymark execution answer (start, continue, rehydrate), read. */
+export interface StepView {
+  /** `ok`, `blocked` or `error`. */
+  kind: "ok" | "blocked" | "error";
+  /** The answer's state token. */
+  stateToken?: string;
+  /** The ack token for the pending step. */
+  ackToken?: string;
+  /** Whether the run is complete. */
+  isComplete: boolean;
+  /** The pending step. */
+  pending: PendingView | null;
+  /** Blocker codes, with their messages. */
+  blockers: { code: string; message: string }[];
+  /** A parallel step's child runs. */
+  delegations: ChildView[];
+  /** The error code, when the call failed. */
+  errorCode?: string;
+  /** The verification output's tails, when the answer has one. */
+  verificationOutput: string;
+}
+
+/** Parses an answer's text as the JSON a host passed on, or null when it is not JSON. */
+export function asJson(text: string): Json | null {
+  const t = text.trim();
+  if (!t.startsWith("{")) return null;
+  try {
+    return JSON.parse(t);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The answer without a host's wrapper: Gemini CLI puts MCP text inside
+ * `<untrusted_context>…</untrusted_context>`.
+ */
+export function unwrap(text: string): string {
+  const m = text.trim().match(/^<(\w+)>\n?([\s\S]*?)\n?<\/\1>$/);
+  return m ? m[2]! : text;
+}
+
+/** Reads an execution answer (JSON or text). */
+export function readStep(text: string): StepView {
+  const json = asJson(text);
+  return json ? stepFromJson(json) : stepFromText(unwrap(text));
+}
+
+function stepFromJson(r: Json): StepView {
+  if (r.error) {
+    return {
+      kind: "error",
+      isComplete: false,
+      pending: null,
+      blockers: [],
+      delegations: [],
+      errorCode: r.error.code,
+      verificationOutput: "",
+    };
+  }
+  const p = r.pending;
+  return {
+    kind: r.kind === "blocked" ? "blocked" : "ok",
+    stateToken: r.stateToken,
+    ackToken: r.ackToken,
+    isComplete: r.isComplete === true,
+    pending: p
+      ? {
+        stepId: p.stepId,
+        title: p.title,
+        prompt: p.prompt,
+        notesOptional: p.notesOptional === true,
+        contractExample: p.outputContract?.example,
+        assessments: (p.assessments ?? []).map((a: Json) => ({
+          assessmentId: a.assessmentId,
+          dimensions: a.dimensions.map((d: Json) => ({ id: d.id, levels: d.levels })),
+        })),
+        loopIteration: p.loop?.iteration,
+      }
+      : null,
+    blockers: (r.blockers ?? []).map((b: Json) => ({ code: b.code, message: b.message })),
+    delegations: (r.delegations ?? []).map((d: Json) => ({
+      status: d.status,
+      delegationToken: d.delegationToken,
+      instruction: d.instruction,
+    })),
+    verificationOutput: r.verification
+      ? `${r.verification.stdoutTail ?? ""}\n${r.verification.stderrTail ?? ""}`
+      : "",
+  };
+}
+
+/** The first capture of a pattern, or undefined. */
+function grab(text: string, pattern: RegExp): string | undefined {
+  return text.match(pattern)?.[1];
+}
+
+/** The part of a text answer that is the step's own prompt (between the header and the footer). */
+function promptOfText(text: string): string {
+  const body = text.split("\n---\n")[0]!;
+  const start = body.indexOf("\n\n");
+  return start < 0 ? body : body.slice(start + 2);
+}
+
+/** Assessments from the text's `Artifact:` examples (levels as `<a | b>`). */
+function assessmentsOfText(prompt: string): AssessmentAsk[] {
+  const out: AssessmentAsk[] = [];
+  for (const m of prompt.matchAll(/Artifact: `(\{"kind":"wr\.assessment".*\})`/g)) {
+    const a = JSON.parse(m[1]!);
+    out.push({
+      assessmentId: a.assessmentId,
+      dimensions: Object.entries(a.dimensions as Record<string, string>).map(([id, v]) => ({
+        id,
+        levels: v.replace(/^<|>$/g, "").split(" | "),
+      })),
+    });
+  }
+  return out;
+}
+
+function stepFromText(text: string): StepView {
+  const error = grab(text, /^Error ([A-Z_]+):/);
+  if (error) {
+    return {
+      kind: "error",
+      isComplete: false,
+      pending: null,
+      blockers: [],
+      delegations: [],
+      errorCode: error,
+      verificationOutput: "",
+    };
+  }
+  const footer = text.split("\n---\n").at(-1)!;
+  const stepId = grab(text, /^Step `([^`]+)` of /m);
+  const prompt = promptOfText(text);
+  const contract = grab(footer, /output\.artifacts: \[(.*)\] \(/);
+  const delegations: ChildView[] = [];
+  for (const m of text.matchAll(/^- \[(\w+)\] \d+: .*\n(?:  Task: (.*)\n)?/gm)) {
+    const instruction = m[2] ?? "";
+    delegations.push({
+      status: m[1]!,
+      delegationToken: grab(instruction, /(dlg1_[A-Za-z0-9_-]+)/) ?? "",
+      instruction,
+    });
+  }
+  return {
+    kind: text.startsWith("BLOCKED") ? "blocked" : "ok",
+    stateToken: grab(footer, /stateToken: (st1_[A-Za-z0-9_-]+)/),
+    ackToken: grab(footer, /ackToken: (ack1_[A-Za-z0-9_-]+)/),
+    isComplete: /^# .* is complete$/m.test(text),
+    pending: stepId
+      ? {
+        stepId,
+        title: grab(text, /^# (.*)$/m) ?? stepId,
+        prompt,
+        notesOptional: footer.includes("(optional for this step)"),
+        contractExample: contract ? JSON.parse(contract) : undefined,
+        assessments: assessmentsOfText(prompt),
+        loopIteration: Number(grab(text, /^Loop `[^`]+`: iteration (\d+)/m) ?? NaN) || undefined,
+      }
+      : null,
+    blockers: [...text.matchAll(/^- \[([A-Z_]+)\] \([^)]*\) (.*)$/gm)].map((m) => ({
+      code: m[1]!,
+      message: m[2]!,
+    })),
+    delegations,
+    verificationOutput: text,
+  };
+}
+
+/** The run tips a `resume_session` answer offers (state tokens of runs not complete, first first). */
+export function resumeTokens(text: string): string[] {
+  const json = asJson(text);
+  if (json) {
+    return (json.candidates ?? []).filter((c: Json) => !c.tip.isComplete && c.tip.pendingStepId)
+      .map((c: Json) => c.tip.stateToken);
+  }
+  const out: string[] = [];
+  for (const m of text.matchAll(/next: (\S+)\n\s+stateToken: (st1_[A-Za-z0-9_-]+)/g)) {
+    if (m[1] !== "complete") out.push(m[2]!);
+  }
+  return out;
+}
+
+/** Workflow ids a `list_workflows` answer lists. */
+export function listedIds(text: string): string[] {
+  const json = asJson(text);
+  if (json) return (json.workflows ?? []).map((w: Json) => w.id);
+  return [...text.matchAll(/^- ([a-z][\w-]*\.[\w-]+) \(/gm)].map((m) => m[1]!);
+}
+
+/** The description an `inspect_workflow` answer gives (the text itself when not JSON). */
+export function describedText(text: string): string {
+  const json = asJson(text);
+  return json ? `${json.workflow?.description ?? ""}` : text;
+}
