@@ -39,8 +39,9 @@ async function runHook(
     env: { WAYMARK_DB_URL: "", ...options.env },
   }).spawn();
   const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(options.input ?? ""));
-  await writer.close();
+  // a hook refusing its arguments exits without reading stdin, which closes the pipe
+  await writer.write(new TextEncoder().encode(options.input ?? "")).then(() => writer.close())
+    .catch(() => {});
   const out = await child.output();
   const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
   return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
