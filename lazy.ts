@@ -20,7 +20,7 @@
 export type Carried = "apart" | "inline";
 
 /** A part's name. */
-export type PartName = "cli" | "web" | "commands" | "store";
+export type PartName = "cli" | "web" | "commands" | "store" | "hook";
 
 /** A part loaded on first use. */
 export interface LazyPart {
@@ -36,6 +36,7 @@ export const LAZY_PARTS: Readonly<Record<PartName, LazyPart>> = {
   web: { within: "cli", carried: "apart" },
   commands: { within: "cli", carried: "inline" },
   store: { within: "cli", carried: "inline" },
+  hook: { within: null, carried: "apart" },
 };
 
 /** Every module loaded on first use: its path from the repository root, and its part. */
@@ -45,6 +46,7 @@ export const LAZY_MODULES = {
   mcpHttp: { path: "web/mcp_http.ts", part: "web" },
   postgres: { path: "store/postgres/mod.ts", part: "store" },
   storeCommands: { path: "cli/store_commands.ts", part: "commands" },
+  hook: { path: "cli/hook/mod.ts", part: "hook" },
 } as const satisfies Record<string, { path: string; part: PartName }>;
 
 /** A lazily loaded module's name. */

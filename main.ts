@@ -118,8 +118,7 @@ async function main(argv: string[]): Promise<number> {
   const server = serverOptions(flags, env);
   const plainStdio = flags.http === undefined && flags.viewer !== true;
   if (found.name === "serve" && plainStdio) return await serveEarly(options, server);
-  const cli = await loadCli();
-  return await found.command.run(cli, {
+  return await found.command.run(loadCli, {
     options,
     flags,
     args: found.args,

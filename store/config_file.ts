@@ -9,7 +9,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { parse, type ParseError, printParseErrorCode } from "npm:jsonc-parser@3.3.1";
 import { z } from "npm:zod@4.6.7";
 import { type PreferencesPatch, preferencesPatchSchema } from "../engine/preferences.ts";
-import { formatPath } from "../engine/workflow/parse.ts";
+import { formatPath } from "../engine/issue_path.ts";
 import {
   parsePolicy,
   type VerificationPolicy,
