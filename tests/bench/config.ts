@@ -16,6 +16,7 @@ export const SCENARIOS = [
   "viewer",
   "resume",
   "deepwork",
+  "hosts",
 ] as const;
 
 /** One scenario. */

@@ -19,7 +19,9 @@
  *   deno task bench            full run (several minutes on 2 cores)
  *   deno task bench --quick    smoke run (1,000 prior advances at most, fewer samples)
  *   deno task bench --only client,cold   only those scenarios (cold, long, first, list,
- *                              client, viewer, resume, deepwork); the floor's call is always measured
+ *                              client, viewer, resume, deepwork, hosts); the floor's call is always
+ *                              measured. `hosts` (`host_bytes.ts`): what the model reads through
+ *                              real Claude Code and Gemini CLI with the scripted model
  *
  * Other flags: `--no-roots`, `--keep` (keep the temp dirs), `--samples N`, `--out FILE`,
  * `--cpu-prof DIR` (the long session's server writes a V8 CPU profile there; summarise it with
@@ -35,6 +37,8 @@ import { LONG_ID, longWorkflow, r3, type Stats, stats } from "./common.ts";
 import { viewerBench, viewerJson } from "./viewer_bench.ts";
 import { resumeBench, resumeJson, resumeReport } from "./resume_bench.ts";
 import { deepworkBench, deepworkJson, deepworkReport } from "./deepwork_bench.ts";
+import { hostBytesBench, hostBytesJson, hostBytesReport, hostTargets } from "./host_bytes.ts";
+import { hasHost } from "../helpers/hosts.ts";
 import { buildBundle, type ColdSample, coldStart, coldStarts, floorCalls } from "./cold_start.ts";
 import { firstCalls } from "./first_call.ts";
 import { listBench } from "./list_bench.ts";
@@ -220,6 +224,11 @@ async function measure(
     ? await resumeBench({ sessions: quick ? 1_000 : 10_000, samples: quick ? 25 : 100, log })
     : undefined;
   const deepwork = on("deepwork") ? await deepworkBench({ quick, log }) : undefined;
+  const hostsThere = hasHost("claude") && hasHost("gemini");
+  if (on("hosts") && !hostsThere) {
+    log("hosts: skipped (install them with `deno run -A tests/helpers/hosts.ts install`)");
+  }
+  const hosts = on("hosts") && hostsThere ? await hostBytesBench({ log }) : undefined;
   const rows: Row[] = [
     ...coldRows,
     ...(session
@@ -252,10 +261,14 @@ async function measure(
       floor: null,
     })),
   ];
-  const targets = benchTargets({ floor, rows, session, first, bytes: client?.bytes });
+  const targets = [
+    ...benchTargets({ floor, rows, session, first, bytes: client?.bytes }),
+    ...(hosts ? hostTargets(hosts) : []),
+  ];
   printReport({ cfg, rows, floor, targets, session, bytes: client?.bytes });
   if (resume) console.log(`\n${resumeReport(resume)}`);
   if (deepwork) console.log(`\n${deepworkReport(deepwork)}`);
+  if (hosts) console.log(`\n${hostBytesReport(hosts)}`);
   return {
     benchmark: "waymark-mcp-stdio",
     timestamp: new Date().toISOString(),
@@ -303,6 +316,7 @@ async function measure(
     ...(viewer ? { viewer: viewerJson(viewer) } : {}),
     ...(resume ? { resumeSession: resumeJson(resume) } : {}),
     ...(deepwork ? { deepwork: deepworkJson(deepwork) } : {}),
+    ...(hosts ? { hosts: hostBytesJson(hosts) } : {}),
   };
 }
 

@@ -12,6 +12,9 @@ import { connect, ok, tempHome } from "./server.ts";
 // deno-lint-ignore no-explicit-any
 type Json = Record<string, any>;
 
+/** How Claude Code names waymark's tools: from `setup`'s entry, or from the plugin's server. */
+const CLAUDE_WAYMARK_TOOL = /^mcp__(?:plugin_waymark_)?waymark__/;
+
 /** Runs `fn` over `items` with at most `n` at a time, in order of the results. */
 export async function pool<T, R>(items: T[], n: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
@@ -79,7 +82,7 @@ export function answered(request: Recorded): Answered[] {
       if (b.type === "tool_use") calls.set(b.id, { name: b.name, input: b.input });
       if (b.type === "tool_result") {
         const call = calls.get(b.tool_use_id);
-        if (!call || !/^mcp__waymark__/.test(call.name)) continue;
+        if (!call || !CLAUDE_WAYMARK_TOOL.test(call.name)) continue;
         const text = resultText(b);
         out.push({ tool: call.name, input: call.input, text, json: asJson(text) });
       }
@@ -90,7 +93,7 @@ export function answered(request: Recorded): Answered[] {
 
 /** waymark's tool definitions as the host offered them to the model. */
 export function waymarkTools(request: Recorded): Json[] {
-  return (request.body.tools ?? []).filter((t: Json) => /^mcp__waymark__/.test(t.name));
+  return (request.body.tools ?? []).filter((t: Json) => CLAUDE_WAYMARK_TOOL.test(t.name));
 }
 
 /** Gemini API requests that offered waymark's tools. */

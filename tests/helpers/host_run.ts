@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import { claudeBin, geminiBin } from "./hosts.ts";
-import { MAIN } from "./server.ts";
+import { MAIN, ROOT } from "./server.ts";
 
 /** Where a host runs: its HOME, waymark's home, and the workspace it works in. */
 export interface HostPlace {
@@ -40,7 +40,8 @@ function denoDir(): string {
 /** The environment every host and its waymark server get: only what they need. */
 function baseEnv(place: HostPlace): Record<string, string> {
   return {
-    PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+    // a `waymark` command of this checkout first (`installPlugin` writes it), as an install would
+    PATH: `${join(place.home, "bin")}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
     HOME: place.home,
     DENO_DIR: denoDir(),
     DENO_NO_UPDATE_CHECK: "1",
@@ -137,8 +138,35 @@ export interface ClaudeRun {
   env?: Record<string, string>;
 }
 
-/** Tools the scripted model may use without asking (waymark's, the shell, subagents). */
-const CLAUDE_ALLOWED = "mcp__waymark,Bash,Agent,Task";
+/**
+ * Tools the scripted model may use without asking: waymark's (from `setup`'s entry or from the
+ * plugin), the shell, subagents.
+ */
+const CLAUDE_ALLOWED = "mcp__waymark,mcp__plugin_waymark_waymark,Bash,Agent,Task";
+
+/**
+ * Installs the repository's Claude Code plugin into the place the way a user does (`claude plugin
+ * marketplace add <repo>`, `claude plugin install waymark@waymark`), with a `waymark` command of
+ * this checkout on the place's PATH for its launcher.
+ */
+export async function installPlugin(place: HostPlace): Promise<void> {
+  const bin = join(place.home, "bin");
+  await Deno.mkdir(bin, { recursive: true });
+  await Deno.writeTextFile(
+    join(bin, "waymark"),
+    `#!/bin/sh\nexec "${Deno.execPath()}" run -A --quiet --no-config "${MAIN}" "$@"\n`,
+  );
+  await Deno.chmod(join(bin, "waymark"), 0o755);
+  for (const args of [["marketplace", "add", ROOT], ["install", "waymark@waymark"]]) {
+    const out = await run(claudeBin(), ["plugin", ...args], {
+      cwd: place.workspace,
+      env: { ...baseEnv(place), DISABLE_AUTOUPDATER: "1", DISABLE_TELEMETRY: "1" },
+    });
+    if (out.code !== 0) {
+      throw new Error(`claude plugin ${args.join(" ")}: ${out.stdout}${out.stderr}`);
+    }
+  }
+}
 
 /**
  * Runs `claude -p` in the place against the scripted model; its JSON result (with

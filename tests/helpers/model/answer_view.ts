@@ -183,7 +183,7 @@ function stepFromText(text: string): StepView {
   const prompt = promptOfText(text);
   const contract = grab(footer, /output\.artifacts: \[(.*)\] \(/);
   const delegations: ChildView[] = [];
-  for (const m of text.matchAll(/^- \[(\w+)\] \d+: .*\n(?:  Task: (.*)\n)?/gm)) {
+  for (const m of text.matchAll(/^- \[(\w+)\] \d+: .*\n(?: {2}Task: (.*)\n)?/gm)) {
     const instruction = m[2] ?? "";
     delegations.push({
       status: m[1]!,

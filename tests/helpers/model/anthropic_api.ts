@@ -130,11 +130,19 @@ function waitMove(body: Json): Json[] | null {
   const waits = said.split(`"name":"${WAIT_TOOL}"`).length - 1;
   if (waits >= 3) return [{ type: "text", text: "waymark's tools never became available." }];
   const id = `toolu_${(++counter).toString().padStart(8, "0")}`;
-  return [{ type: "tool_use", id, name: WAIT_TOOL, input: { servers: ["waymark"] } }];
+  // no `servers`: wait for every pending one (a plugin's server is named `plugin:waymark:waymark`)
+  return [{ type: "tool_use", id, name: WAIT_TOOL, input: {} }];
+}
+
+/** Whether the host asks for a summary to compact the conversation into (a text-only turn). */
+function compacting(body: Json): boolean {
+  const last = body.messages?.at(-1);
+  return last?.role === "user" && /Respond with TEXT ONLY|<summary>/.test(text(last.content));
 }
 
 /** What the stand-in answers a messages request with. */
 function decide(body: Json): Move {
+  if (compacting(body)) return { text: COMPACT_SUMMARY };
   const names = toolNames(body.tools ?? []);
   if (!names) {
     const all = `${JSON.stringify(body.system ?? "")}${text(body.messages?.at(-1)?.content)}`;

@@ -135,8 +135,9 @@ function firstMove(task: string): Move {
     return { calls: [{ name: "start_workflow", input: { delegationToken: delegation } }] };
   }
   if (wantedWorkflow(task)) return { calls: [{ name: "list_workflows", input: {} }] };
-  // a host that hands the agent its place back (a hook) puts the run's state token in context
-  const token = task.match(/(st1_[A-Za-z0-9_-]+)/)?.[1];
+  // a host that hands the agent its place back (a hook) puts the call to make in context
+  const token = task.match(/continue_workflow \{"stateToken": "(st1_[A-Za-z0-9_-]+)"\}/)?.[1] ??
+    task.match(/(st1_[A-Za-z0-9_-]+)/)?.[1];
   if (token) return { calls: [{ name: "continue_workflow", input: { stateToken: token } }] };
   if (/\bresume\b|pick up|where (?:I|we) left off/i.test(task)) {
     return { calls: [{ name: "resume_session", input: {} }] };
