@@ -72,7 +72,48 @@ const CASES = [
     key: "mcp_servers",
     malformed: "malformed.config.toml",
   },
+  {
+    client: "gemini",
+    args: [],
+    fixture: "gemini.settings.json",
+    file: (f: Folders) => join(f.home, ".gemini", "settings.json"),
+    key: "mcpServers",
+    malformed: "malformed_servers_array.json",
+  },
+  {
+    client: "gemini",
+    args: ["--scope", "project"],
+    fixture: "gemini.settings.json",
+    file: (f: Folders) => join(f.workspace, ".gemini", "settings.json"),
+    key: "mcpServers",
+    malformed: "malformed_unclosed.json",
+  },
+  {
+    client: "opencode",
+    args: [],
+    fixture: "opencode.json",
+    file: (f: Folders) => join(f.home, ".config", "opencode", "opencode.json"),
+    key: "mcp",
+    malformed: "malformed_unclosed.json",
+  },
+  {
+    client: "opencode",
+    args: ["--scope", "project"],
+    fixture: "opencode.json",
+    file: (f: Folders) => join(f.workspace, "opencode.json"),
+    key: "mcp",
+    malformed: "malformed_mcp_array.json",
+  },
 ];
+
+/** The program and arguments of an entry (OpenCode writes them as one `command` array). */
+function launchOf(entry: Record<string, unknown>): { command: unknown; args: unknown } {
+  if (Array.isArray(entry.command)) {
+    const [command, ...args] = entry.command;
+    return { command, args };
+  }
+  return { command: entry.command, args: entry.args };
+}
 
 type Doc = Record<string, Record<string, Record<string, unknown>>>;
 
@@ -154,7 +195,7 @@ for (const c of CASES) {
       assert.ok(linesKept(before, after), `lines of ${c.fixture} lost:\n${after}`);
       const old = read(file, before);
       const now = read(file, after);
-      const entry = now[c.key]!.waymark!;
+      const entry = launchOf(now[c.key]!.waymark!);
       assert.equal(entry.command, Deno.execPath());
       assert.deepEqual(entry.args, ["run", "-A", "--no-config", MAIN, "serve"]);
       const { waymark: _, ...others } = now[c.key]!;
@@ -292,7 +333,7 @@ Deno.test("setup refuses an unknown client and a scope the client lacks, naming 
     assert.equal(unknown.code, 2);
     assert.match(
       unknown.err,
-      /--client must be one of claude-code, claude-desktop, cursor, vscode, codex/,
+      /--client must be one of claude-code, claude-desktop, cursor, vscode, codex, gemini, opencode/,
     );
     const scope = await setup(at, ["--client", "claude-desktop", "--scope", "project"]);
     assert.equal(scope.code, 2);
