@@ -3,7 +3,8 @@
  * read. `waymark serve` answers its client before the engine and the store have loaded
  * (`tools/early_server.ts`), so nothing the start-up path imports may load them: the commands
  * (`cli/`), and inside them the web adapters, the commands on the store (with the maintenance
- * operations they call) and the store's optional modules, load here, on demand. A test walks the start-up path's static imports and fails on any runtime edge into
+ * operations they call) and the store's optional modules, load here, on demand; so does `waymark
+ * hook`, on its own, without the commands (a host waits on it). A test walks the start-up path's static imports and fails on any runtime edge into
  * `engine/` or `store/` (`tests/unit/early_path_test.ts`).
  *
  * From source, {@linkcode load} imports a module by a computed specifier: Deno prepares every

@@ -35,8 +35,10 @@ interface Seeded {
 export interface HookBenchResult {
   /** Runs in each store. */
   stores: Record<string, number>;
-  /** By entry (`source`, `bundle`), by subject (`floor`, `hook small`, `hook large`). */
+  /** Wall time by entry (`source`, `bundle`), by subject (`floor`, `hook small`, `hook large`). */
   timings: Record<string, Record<string, Stats>>;
+  /** The same runs' CPU time (user + system), where GNU time is there to tell it. */
+  cpu: Record<string, Record<string, Stats>> | null;
   /** Whether the bundle's large-store p50 met the target. */
   met: boolean;
 }
@@ -74,26 +76,48 @@ async function seed(dir: string, at: { workspace: string; extra: number }): Prom
   return { home, runs: at.extra + 3 };
 }
 
-/** One process run of `args`, stdin `input`: its wall time in ms (a failure throws). */
-async function timedRun(entry: string, args: string[], input: string): Promise<number> {
+/** GNU time, which reports a child's CPU time (user + system); wall time alone where it is missing. */
+const GNU_TIME = "/usr/bin/time";
+const hasGnuTime = (() => {
+  try {
+    return Deno.statSync(GNU_TIME).isFile;
+  } catch {
+    return false;
+  }
+})();
+
+/** One process run of `args`, stdin `input`: its wall and CPU time in ms (a failure throws). */
+async function timedRun(
+  entry: string,
+  args: string[],
+  at: { input: string; cpuFile: string },
+): Promise<{ wall: number; cpu: number }> {
+  const deno = [Deno.execPath(), "run", "-A", "--quiet", entry, ...args];
+  const [command, ...rest] = hasGnuTime
+    ? [GNU_TIME, "-f", "%U %S", "-o", at.cpuFile, ...deno]
+    : deno;
   const t0 = performance.now();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", entry, ...args],
+  const child = new Deno.Command(command!, {
+    args: rest,
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",
   }).spawn();
   const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(input));
+  await writer.write(new TextEncoder().encode(at.input));
   await writer.close();
   const out = await child.output();
-  const ms = performance.now() - t0;
+  const wall = performance.now() - t0;
   const stderr = new TextDecoder().decode(out.stderr);
   if (!out.success || stderr !== "") throw new Error(`${args.join(" ")}: ${out.code} ${stderr}`);
   if (args[0] === "hook" && !new TextDecoder().decode(out.stdout).includes("3. run_")) {
     throw new Error("the hook did not list the three open runs");
   }
-  return ms;
+  const cpu = hasGnuTime
+    ? (await Deno.readTextFile(at.cpuFile)).trim().split(/\s+/).reduce((a, b) => a + Number(b), 0) *
+      1000
+    : NaN;
+  return { wall, cpu };
 }
 
 /** Seeds the stores, then times the floor and the hook on each, round by round. */
@@ -115,30 +139,37 @@ export async function hookBench(
       "hook small": ["hook", "session-start", "--home", small.home],
       "hook large": ["hook", "session-start", "--home", large.home],
     };
-    const samples: Record<string, Record<string, number[]>> = {};
+    const at = { input, cpuFile: join(dir, "cpu.txt") };
+    const samples: Record<string, Record<string, { wall: number; cpu: number }[]>> = {};
     for (const [entry, file] of Object.entries(entries)) {
       samples[entry] = {};
       for (const [name, args] of Object.entries(subjects)) {
         samples[entry][name] = [];
-        await timedRun(file, args, input); // warm: Deno's caches, the file system's
+        await timedRun(file, args, at); // warm: Deno's caches, the file system's
       }
     }
     options.log(`${options.samples} rounds`);
     for (let round = 0; round < options.samples; round++) {
       for (const [entry, file] of Object.entries(entries)) {
         for (const [name, args] of Object.entries(subjects)) {
-          samples[entry]![name]!.push(await timedRun(file, args, input));
+          samples[entry]![name]!.push(await timedRun(file, args, at));
         }
       }
     }
-    const timings = Object.fromEntries(
-      Object.entries(samples).map((
-        [entry, bySubject],
-      ) => [entry, Object.fromEntries(Object.entries(bySubject).map(([n, s]) => [n, stats(s)]))]),
-    );
+    const summary = (pick: "wall" | "cpu") =>
+      Object.fromEntries(
+        Object.entries(samples).map(([entry, bySubject]) => [
+          entry,
+          Object.fromEntries(
+            Object.entries(bySubject).map(([n, s]) => [n, stats(s.map((x) => x[pick]))]),
+          ),
+        ]),
+      );
+    const timings = summary("wall");
     return {
       stores: { small: small.runs, large: large.runs },
       timings,
+      cpu: hasGnuTime ? summary("cpu") : null,
       met: timings.bundle!["hook large"]!.p50 <= TARGET_HOOK_P50_MS,
     };
   } finally {
@@ -150,16 +181,20 @@ export async function hookBench(
 export function hookReport(r: HookBenchResult): string {
   const lines = [
     `waymark hook session-start, warm (stores of ${r.stores.small} and ${r.stores.large} runs)`,
-    "entry    subject       p50 ms   p99 ms   p50 over floor",
+    "entry    subject      wall p50   wall p99   over floor   cpu p50   over floor",
   ];
+  const cell = (x: number | undefined, width: number) =>
+    String(x === undefined || Number.isNaN(x) ? "-" : r3(x)).padStart(width);
   for (const [entry, bySubject] of Object.entries(r.timings)) {
-    const floor = bySubject.floor!.p50;
+    const cpu = r.cpu?.[entry];
     for (const [name, s] of Object.entries(bySubject)) {
-      const over = name === "floor" ? "" : `+${r3(s.p50 - floor)}`;
+      const floor = name === "floor";
+      const wallOver = floor ? undefined : s.p50 - bySubject.floor!.p50;
+      const cpuOver = floor || !cpu ? undefined : cpu[name]!.p50 - cpu.floor!.p50;
       lines.push(
-        `${entry.padEnd(8)} ${name.padEnd(12)} ${String(r3(s.p50)).padStart(8)} ${
-          String(r3(s.p99)).padStart(8)
-        }   ${over}`,
+        `${entry.padEnd(8)} ${name.padEnd(11)} ${cell(s.p50, 9)} ${cell(s.p99, 10)} ${
+          cell(wallOver, 12)
+        } ${cell(cpu?.[name]?.p50, 9)} ${cell(cpuOver, 12)}`,
       );
     }
   }

@@ -13,38 +13,31 @@ import { openWaymark, type Waymark } from "../../mod.ts";
 import { startWorkflow } from "../../engine/use_cases/start_workflow.ts";
 import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
 import { MAIN } from "../helpers/server.ts";
+import { type Ran, runWithInput } from "../helpers/process.ts";
 import { writeProjectWorkflow } from "../helpers/workflows.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = Record<string, any>;
 
-/** What one run of the hook printed. */
-interface HookRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs `waymark hook <args>` with `input` on stdin. */
-async function runHook(
+function runHook(
   args: string[],
   options: { home: string; input?: string; cwd?: string; env?: Record<string, string> },
-): Promise<HookRun> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", MAIN, "hook", ...args, "--home", options.home],
+): Promise<Ran> {
+  return runWithInput(Deno.execPath(), [
+    "run",
+    "-A",
+    "--quiet",
+    MAIN,
+    "hook",
+    ...args,
+    "--home",
+    options.home,
+  ], {
     cwd: options.cwd,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
     env: { WAYMARK_DB_URL: "", ...options.env },
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  // a hook refusing its arguments exits without reading stdin, which closes the pipe
-  await writer.write(new TextEncoder().encode(options.input ?? "")).then(() => writer.close())
-    .catch(() => {});
-  const out = await child.output();
-  const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-  return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
+    stdin: options.input,
+  });
 }
 
 /** The hook's JSON input as Claude Code sends it. */
@@ -254,7 +247,7 @@ Deno.test("every error prints nothing on stdout, one line on stderr, and exits 0
   } finally {
     await waymark.close();
   }
-  const oneLine = (run: HookRun, pattern: RegExp) => {
+  const oneLine = (run: Ran, pattern: RegExp) => {
     assert.equal(run.code, 0);
     assert.equal(run.stdout, "");
     assert.match(run.stderr, pattern);

@@ -13,39 +13,12 @@ import { join } from "node:path";
 import { VERSION } from "../../version.ts";
 import { claudeBin, hostTestOptions } from "../helpers/hosts.ts";
 import { MAIN, ROOT } from "../helpers/server.ts";
+import { runWithInput as run } from "../helpers/process.ts";
 import { openWaymark } from "../../mod.ts";
 import { startWorkflow } from "../../engine/use_cases/start_workflow.ts";
 
 const PLUGIN = join(ROOT, "plugins", "waymark");
 const LAUNCHER = join(PLUGIN, "scripts", "waymark-launch");
-
-interface Ran {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function run(
-  command: string,
-  args: string[],
-  options: { env?: Record<string, string>; cwd?: string; stdin?: string } = {},
-): Promise<Ran> {
-  const child = new Deno.Command(command, {
-    args,
-    cwd: options.cwd,
-    env: options.env,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  // a child that exits without reading its stdin (the launcher without a waymark) closes the pipe
-  await writer.write(new TextEncoder().encode(options.stdin ?? "")).then(() => writer.close())
-    .catch(() => {});
-  const out = await child.output();
-  const text = (b: Uint8Array) => new TextDecoder().decode(b);
-  return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
-}
 
 /** An environment for Claude Code in a throwaway HOME, talking to nothing but this machine. */
 function claudeEnv(home: string, extra: Record<string, string> = {}): Record<string, string> {
