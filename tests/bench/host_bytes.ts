@@ -145,7 +145,7 @@ export async function hostBytesBench(
   if (!hasHost("claude") || !hasHost("gemini")) {
     throw new Error("the hosts are not installed: deno run -A tests/helpers/hosts.ts install");
   }
-  const place = await hostPlace("claude-code", "gemini-cli");
+  const place = await hostPlace("claude-code", "gemini");
   try {
     await writeWorkflow(place);
     options.log("hosts: six steps through Claude Code");

@@ -78,10 +78,10 @@ async function run(
 }
 
 /**
- * Makes a throwaway place and writes waymark's entry into each host's configuration: Claude
- * Code's with `waymark setup --client claude-code --scope user` (the command a user runs).
+ * Makes a throwaway place and writes waymark's entry into each host's configuration with
+ * `waymark setup --client NAME --scope user` (the command a user runs).
  */
-export async function hostPlace(...clients: ("claude-code" | "gemini-cli")[]): Promise<HostPlace> {
+export async function hostPlace(...clients: ("claude-code" | "gemini")[]): Promise<HostPlace> {
   const root = await Deno.makeTempDir({ prefix: "waymark-host-" });
   const place: HostPlace = {
     home: join(root, "home"),
@@ -92,28 +92,25 @@ export async function hostPlace(...clients: ("claude-code" | "gemini-cli")[]): P
   for (const dir of [place.home, place.waymarkHome, place.workspace]) {
     await Deno.mkdir(dir, { recursive: true });
   }
-  if (clients.includes("claude-code")) await setupClient(place, "claude-code");
-  if (clients.includes("gemini-cli")) await geminiSettings(place);
+  for (const client of clients) await setupClient(place, client);
+  if (clients.includes("gemini")) await geminiSettings(place);
   return place;
 }
 
 /**
- * Gemini CLI's user settings: waymark's server entry, and what a run without a person needs (the
- * API-key auth, no folder-trust prompt, no telemetry or update checks).
+ * Gemini CLI's user settings after `setup` wrote waymark's entry: what a run without a person
+ * needs besides it (the API-key auth, no folder-trust prompt, no telemetry or update checks).
  */
 async function geminiSettings(place: HostPlace): Promise<void> {
-  const dir = join(place.home, ".gemini");
-  await Deno.mkdir(dir, { recursive: true });
-  const settings = {
-    mcpServers: {
-      waymark: { command: Deno.execPath(), args: ["run", "-A", "--no-config", MAIN, "serve"] },
-    },
+  const file = join(place.home, ".gemini", "settings.json");
+  const settings = JSON.parse(await Deno.readTextFile(file));
+  Object.assign(settings, {
     security: { auth: { selectedType: "gemini-api-key" }, folderTrust: { enabled: false } },
     general: { disableAutoUpdate: true, disableUpdateNag: true },
     privacy: { usageStatisticsEnabled: false },
     telemetry: { enabled: false },
-  };
-  await Deno.writeTextFile(join(dir, "settings.json"), JSON.stringify(settings, null, 2));
+  });
+  await Deno.writeTextFile(file, JSON.stringify(settings, null, 2));
 }
 
 /** Writes waymark's entry for a client into the place's HOME with `waymark setup`. */

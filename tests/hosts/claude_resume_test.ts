@@ -32,10 +32,10 @@ function resultOf(out: HostOutput): string {
   return String(JSON.parse(out.stdout.trim().split("\n").at(-1)!).result);
 }
 
-/** Pauses a run of wr.docs_update after two steps; returns the session id and the run id. */
+/** Pauses a run of waymark.docs_update after two steps; returns the session id and the run id. */
 async function pausedRun(place: HostPlace, model: ModelServer) {
   const out = await runClaude(place, {
-    prompt: "Run the waymark workflow `wr.docs_update`, but stop after 2 steps.",
+    prompt: "Run the waymark workflow `waymark.docs_update`, but stop after 2 steps.",
     modelUrl: model.url,
   });
   assert.match(resultOf(out), new RegExp(PAUSED));

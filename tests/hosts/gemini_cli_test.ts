@@ -46,7 +46,7 @@ Deno.test({
   ...hostTestOptions("gemini"),
   fn: async () => {
     const ids = await bundledIds();
-    const place = await hostPlace("gemini-cli");
+    const place = await hostPlace("gemini");
     try {
       const runs = await pool(ids, PARALLEL, async (id) => ({
         id,
@@ -77,11 +77,11 @@ Deno.test({
     "a run started in Claude Code is found with resume_session in Gemini CLI and finished there",
   ...hostTestOptions("claude", "gemini"),
   fn: async () => {
-    const place = await hostPlace("claude-code", "gemini-cli");
+    const place = await hostPlace("claude-code", "gemini");
     const anthropic = serveAnthropic();
     try {
       const started = await runClaude(place, {
-        prompt: "Run the waymark workflow `wr.docs_update`, but stop after 2 steps.",
+        prompt: "Run the waymark workflow `waymark.docs_update`, but stop after 2 steps.",
         modelUrl: anthropic.url,
       });
       assert.equal(started.code, 0, started.stderr.slice(-800));
@@ -94,7 +94,7 @@ Deno.test({
       assert.ok(out.stdout.includes(DONE), out.stdout.slice(-400));
       const answers = lastAnswers(requests);
       assert.equal(answers[0]!.tool, "mcp_waymark_resume_session");
-      assert.match(answers[0]!.text, /wr\.docs_update/);
+      assert.match(answers[0]!.text, /waymark\.docs_update/);
       const rehydrated = answers[1]!;
       assert.equal(rehydrated.input.ackToken, undefined, "the first continue only rehydrates");
       const claudeRun = JSON.stringify(anthropic.requests.at(-1)!.body).match(/run_[0-9a-f]{16}/)

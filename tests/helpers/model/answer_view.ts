@@ -152,7 +152,7 @@ function promptOfText(text: string): string {
 /** Assessments from the text's `Artifact:` examples (levels as `<a | b>`). */
 function assessmentsOfText(prompt: string): AssessmentAsk[] {
   const out: AssessmentAsk[] = [];
-  for (const m of prompt.matchAll(/Artifact: `(\{"kind":"wr\.assessment".*\})`/g)) {
+  for (const m of prompt.matchAll(/Artifact: `(\{"kind":"[\w.]+assessment".*\})`/g)) {
     const a = JSON.parse(m[1]!);
     out.push({
       assessmentId: a.assessmentId,

@@ -12,6 +12,7 @@
  * one, a compacted one and a subagent are all just other transcripts.
  * @module
  */
+import { ASSESSMENT_ARTIFACT_KIND } from "../../../engine/assessments.ts";
 import { blockingLevels, readDescription, requiredLines, sectionKeys } from "../mcp_agent.ts";
 import {
   describedText,
@@ -257,7 +258,7 @@ function ackFor(answer: StepView, waymark: Exchange[]): Json {
   };
 }
 
-/** One `wr.assessment` per assessment, every dimension at its first level that keeps no follow-up. */
+/** One assessment artifact per assessment, every dimension at its first level that keeps no follow-up. */
 function assessed(pending: PendingView): Json[] {
   const blocking = blockingLevels(pending.prompt);
   return pending.assessments.map((a) => {
@@ -268,7 +269,7 @@ function assessed(pending: PendingView): Json[] {
     const dimensions = Object.fromEntries(
       a.dimensions.map((d) => [d.id, d.levels.find((l) => !blocks(l)) ?? d.levels[0]!]),
     );
-    return { kind: "wr.assessment", assessmentId: a.assessmentId, dimensions };
+    return { kind: ASSESSMENT_ARTIFACT_KIND, assessmentId: a.assessmentId, dimensions };
   });
 }
 
