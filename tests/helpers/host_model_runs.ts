@@ -4,7 +4,7 @@
  * subagent. Shared by the host tests and the bench's model-side rows.
  * @module
  */
-import type { Recorded } from "./model/anthropic_api.ts";
+import type { Recorded } from "./model/recording_server.ts";
 import { asJson } from "./model/answer_view.ts";
 import { responseText } from "./model/gemini_api.ts";
 import { connect, ok, tempHome } from "./server.ts";

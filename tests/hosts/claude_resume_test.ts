@@ -17,11 +17,8 @@ import {
   installPlugin,
   runClaude,
 } from "../helpers/host_run.ts";
-import {
-  COMPACT_SUMMARY,
-  type ModelServer,
-  serveAnthropic,
-} from "../helpers/model/anthropic_api.ts";
+import { COMPACT_SUMMARY, serveAnthropic } from "../helpers/model/anthropic_api.ts";
+import type { ModelServer } from "../helpers/model/recording_server.ts";
 import { DONE, PAUSED } from "../helpers/model/diligent.ts";
 
 /** The hook's opening words, as the plugin's `waymark hook session-start` prints them. */

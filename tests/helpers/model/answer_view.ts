@@ -93,18 +93,21 @@ export function readStep(text: string): StepView {
   return json ? stepFromJson(json) : stepFromText(unwrap(text));
 }
 
+/** A failed call's view. */
+function errorView(code: string): StepView {
+  return {
+    kind: "error",
+    isComplete: false,
+    pending: null,
+    blockers: [],
+    delegations: [],
+    errorCode: code,
+    verificationOutput: "",
+  };
+}
+
 function stepFromJson(r: Json): StepView {
-  if (r.error) {
-    return {
-      kind: "error",
-      isComplete: false,
-      pending: null,
-      blockers: [],
-      delegations: [],
-      errorCode: r.error.code,
-      verificationOutput: "",
-    };
-  }
+  if (r.error) return errorView(r.error.code);
   const p = r.pending;
   return {
     kind: r.kind === "blocked" ? "blocked" : "ok",
@@ -167,17 +170,7 @@ function assessmentsOfText(prompt: string): AssessmentAsk[] {
 
 function stepFromText(text: string): StepView {
   const error = grab(text, /^Error ([A-Z_]+):/);
-  if (error) {
-    return {
-      kind: "error",
-      isComplete: false,
-      pending: null,
-      blockers: [],
-      delegations: [],
-      errorCode: error,
-      verificationOutput: "",
-    };
-  }
+  if (error) return errorView(error);
   const footer = text.split("\n---\n").at(-1)!;
   const stepId = grab(text, /^Step `([^`]+)` of /m);
   const prompt = promptOfText(text);

@@ -7,29 +7,10 @@
  * @module
  */
 import { type Call, type HostTools, type Move, nextMove, type Turn } from "./diligent.ts";
+import { type ModelServer, serveRecording } from "./recording_server.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = Record<string, any>;
-
-/** One request the host sent, as received. */
-export interface Recorded {
-  /** The path with its query. */
-  path: string;
-  /** The parsed JSON body (empty for a GET). */
-  body: Json;
-  /** What the stand-in answered, for a messages call. */
-  answer?: Move;
-}
-
-/** The running stand-in. */
-export interface ModelServer {
-  /** `http://127.0.0.1:PORT` for ANTHROPIC_BASE_URL (or GOOGLE_GEMINI_BASE_URL). */
-  url: string;
-  /** Every request so far, in arrival order. */
-  requests: Recorded[];
-  /** Stops listening. */
-  close(): Promise<void>;
-}
 
 /** The summary the stand-in writes when the host compacts: it keeps no token on purpose. */
 export const COMPACT_SUMMARY =
@@ -200,52 +181,31 @@ const MODELS = ["claude-opus-5-5", "claude-sonnet-5", "claude-haiku-5"];
 
 /** Starts the stand-in on a free loopback port. */
 export function serveAnthropic(): ModelServer {
-  const requests: Recorded[] = [];
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    async (req) => {
-      const url = new URL(req.url);
-      const raw = req.method === "POST" ? await req.text() : "";
-      const body: Json = raw ? JSON.parse(raw) : {};
-      const record: Recorded = { path: url.pathname + url.search, body };
-      requests.push(record);
-      if (url.pathname === "/v1/messages/count_tokens") {
-        return Response.json({ input_tokens: Math.ceil(raw.length / 4) });
-      }
-      if (url.pathname.startsWith("/v1/models")) {
-        const data = MODELS.map((id) => ({
-          type: "model",
-          id,
-          display_name: id,
-          created_at: "2026-01-01T00:00:00Z",
-        }));
-        return Response.json({
-          data,
-          has_more: false,
-          first_id: MODELS[0],
-          last_id: MODELS.at(-1),
-        });
-      }
-      if (url.pathname !== "/v1/messages") {
-        return Response.json({
-          type: "error",
-          error: { type: "not_found_error", message: url.pathname },
-        }, {
-          status: 404,
-        });
-      }
-      const waiting = toolNames(body.tools ?? []) ? null : waitMove(body);
-      if (!waiting) record.answer = decide(body);
-      const msg = message(body, waiting ?? contentOf(record.answer!, toolNames(body.tools ?? [])));
-      if (!body.stream) return Response.json(msg);
-      return new Response(stream(msg), {
-        headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
-      });
-    },
-  );
-  return {
-    url: `http://127.0.0.1:${server.addr.port}`,
-    requests,
-    close: () => server.shutdown(),
-  };
+  return serveRecording((record, raw) => {
+    const { body } = record;
+    const path = record.path.split("?")[0]!;
+    if (path === "/v1/messages/count_tokens") {
+      return Response.json({ input_tokens: Math.ceil(raw.length / 4) });
+    }
+    if (path.startsWith("/v1/models")) {
+      const data = MODELS.map((id) => ({
+        type: "model",
+        id,
+        display_name: id,
+        created_at: "2026-01-01T00:00:00Z",
+      }));
+      return Response.json({ data, has_more: false, first_id: MODELS[0], last_id: MODELS.at(-1) });
+    }
+    if (path !== "/v1/messages") {
+      const error = { type: "not_found_error", message: path };
+      return Response.json({ type: "error", error }, { status: 404 });
+    }
+    const waiting = toolNames(body.tools ?? []) ? null : waitMove(body);
+    if (!waiting) record.answer = decide(body);
+    const msg = message(body, waiting ?? contentOf(record.answer!, toolNames(body.tools ?? [])));
+    if (!body.stream) return Response.json(msg);
+    return new Response(stream(msg), {
+      headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+    });
+  });
 }

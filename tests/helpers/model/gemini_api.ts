@@ -6,7 +6,7 @@
  * next-speaker checks) get a short answer of the shape they ask for.
  * @module
  */
-import type { ModelServer, Recorded } from "./anthropic_api.ts";
+import { type ModelServer, serveRecording } from "./recording_server.ts";
 import { type Call, type Move, nextMove, type Turn } from "./diligent.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -99,40 +99,27 @@ function candidate(parts: Json[]): Json {
 
 /** Starts the Gemini API stand-in on a free loopback port. */
 export function serveGemini(): ModelServer {
-  const requests: Recorded[] = [];
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    async (req) => {
-      const url = new URL(req.url);
-      const raw = req.method === "POST" ? await req.text() : "";
-      const body: Json = raw ? JSON.parse(raw) : {};
-      const record: Recorded = { path: url.pathname + url.search, body };
-      requests.push(record);
-      if (url.pathname.endsWith(":countTokens")) {
-        return Response.json({ totalTokens: Math.ceil(raw.length / 4) });
-      }
-      if (!/:(stream)?[gG]enerateContent$/.test(url.pathname)) {
-        return Response.json({ error: { code: 404, message: url.pathname, status: "NOT_FOUND" } }, {
-          status: 404,
-        });
-      }
-      const prefix = waymarkPrefix(body);
-      let parts: Json[];
-      if (prefix === null) parts = [{ text: sideAnswer(body) }];
-      else {
-        record.answer = nextMove(geminiTranscript(body, prefix), { delegate: false, shell: false });
-        parts = partsOf(record.answer, prefix);
-      }
-      const payload = candidate(parts);
-      if (!url.pathname.endsWith(":streamGenerateContent")) return Response.json(payload);
-      return new Response(`data: ${JSON.stringify(payload)}\n\n`, {
-        headers: { "content-type": "text/event-stream" },
-      });
-    },
-  );
-  return {
-    url: `http://127.0.0.1:${server.addr.port}`,
-    requests,
-    close: () => server.shutdown(),
-  };
+  return serveRecording((record, raw) => {
+    const { body } = record;
+    const path = record.path.split("?")[0]!;
+    if (path.endsWith(":countTokens")) {
+      return Response.json({ totalTokens: Math.ceil(raw.length / 4) });
+    }
+    if (!/:(stream)?[gG]enerateContent$/.test(path)) {
+      const error = { code: 404, message: path, status: "NOT_FOUND" };
+      return Response.json({ error }, { status: 404 });
+    }
+    const prefix = waymarkPrefix(body);
+    let parts: Json[];
+    if (prefix === null) parts = [{ text: sideAnswer(body) }];
+    else {
+      record.answer = nextMove(geminiTranscript(body, prefix), { delegate: false, shell: false });
+      parts = partsOf(record.answer, prefix);
+    }
+    const payload = candidate(parts);
+    if (!path.endsWith(":streamGenerateContent")) return Response.json(payload);
+    return new Response(`data: ${JSON.stringify(payload)}\n\n`, {
+      headers: { "content-type": "text/event-stream" },
+    });
+  });
 }
