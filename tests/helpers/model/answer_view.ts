@@ -6,6 +6,8 @@
  * @module
  */
 
+import { blockingLevels, requiredLines, sectionKeys } from "../mcp_agent.ts";
+
 // deno-lint-ignore no-explicit-any
 type Json = Record<string, any>;
 
@@ -43,6 +45,65 @@ export interface PendingView {
   assessments: AssessmentAsk[];
   /** The iteration of the innermost loop. */
   loopIteration?: number;
+  /** Context keys the acknowledgement must set. */
+  contextKeys: string[];
+  /** Context keys only the user can supply. */
+  userKeys: string[];
+  /** Lines the notes must hold (a label's template filled in, or text to mention). */
+  noteLines: string[];
+  /** Ratings that keep the step pending (`*`: any assessment). */
+  followUps: { assessmentId: string; level: string }[];
+}
+
+/** What a step's gates ask for, where an answer carries them. */
+type Gates = Pick<PendingView, "contextKeys" | "userKeys" | "noteLines" | "followUps">;
+
+/**
+ * The gates from the prompt's prose (its "Context to set" and "Needs from the user" sections,
+ * the lines the notes must include, the follow-ups it announces): for answers whose `pending`
+ * does not carry them as data.
+ */
+function proseGates(prompt: string): Gates {
+  return {
+    contextKeys: sectionKeys(prompt, "Context to set"),
+    userKeys: sectionKeys(prompt, "Needs from the user"),
+    noteLines: requiredLines(prompt),
+    followUps: blockingLevels(prompt),
+  };
+}
+
+/** The gates from `pending`'s fields, each falling back to the prose when absent. */
+function jsonGates(p: Json): Gates {
+  const prose = proseGates(p.prompt);
+  return {
+    contextKeys: p.requiredContext ?? prose.contextKeys,
+    userKeys: p.userDependencies?.map((d: Json) => d.key) ?? prose.userKeys,
+    noteLines: p.notesRules?.map((n: Json) => n.label ? `${n.label} x` : n.contains ?? "")
+      .filter(Boolean) ?? prose.noteLines,
+    followUps: p.followUps?.map((f: Json) => ({
+      assessmentId: f.assessmentId ?? "*",
+      level: f.level,
+    })) ?? prose.followUps,
+  };
+}
+
+const ticked = (s: string) => [...s.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+
+/** The gates from a text answer's gate lines (`context: set …`, `notes: …`), else the prose. */
+function textGates(footer: string, prompt: string): Gates {
+  const prose = proseGates(prompt);
+  const set = footer.match(/^context: set (.*)$/m)?.[1];
+  const users = [...footer.matchAll(/^context from the user: `([^`]+)`/gm)].map((m) => m[1]!);
+  const notes = [...footer.matchAll(/^notes: (?:a line `(.*?) …`|`(.*?)`)/gm)]
+    .map((m) => m[1] !== undefined ? `${m[1]} x` : m[2]!);
+  const follow = [...footer.matchAll(/^follow-up: rating `([^`]+)`(?: in (\S+))?/gm)]
+    .map((m) => ({ assessmentId: m[2] ?? "*", level: m[1]! }));
+  return {
+    contextKeys: set ? ticked(set) : prose.contextKeys,
+    userKeys: users.length ? users : prose.userKeys,
+    noteLines: notes.length ? notes : prose.noteLines,
+    followUps: follow.length ? follow : prose.followUps,
+  };
 }
 
 /** A waymark execution answer (start, continue, rehydrate), read. */
@@ -126,6 +187,7 @@ function stepFromJson(r: Json): StepView {
           dimensions: a.dimensions.map((d: Json) => ({ id: d.id, levels: d.levels })),
         })),
         loopIteration: p.loop?.iteration,
+        ...jsonGates(p),
       }
       : null,
     blockers: (r.blockers ?? []).map((b: Json) => ({ code: b.code, message: b.message })),
@@ -145,36 +207,55 @@ function grab(text: string, pattern: RegExp): string | undefined {
   return text.match(pattern)?.[1];
 }
 
-/** The part of a text answer that is the step's own prompt (between the header and the footer). */
-function promptOfText(text: string): string {
-  const body = text.split("\n---\n")[0]!;
+/** Where a text answer's footer (tokens and gates) starts: the older or the shorter rendering. */
+function footerStart(text: string): number {
+  const at = ["\n---\n", "\nThen continue_workflow with", "\nstateToken: "]
+    .map((m) => text.indexOf(m)).filter((i) => i >= 0);
+  return at.length ? Math.min(...at) : text.length;
+}
+
+/** The step's own prompt in a text answer: after the header lines, before the footer. */
+function promptOfText(text: string, footerAt: number): string {
+  const body = text.slice(0, footerAt);
   const start = body.indexOf("\n\n");
   return start < 0 ? body : body.slice(start + 2);
 }
 
-/** Assessments from the text's `Artifact:` examples (levels as `<a | b>`). */
-function assessmentsOfText(prompt: string): AssessmentAsk[] {
-  const out: AssessmentAsk[] = [];
-  for (const m of prompt.matchAll(/Artifact: `(\{"kind":"[\w.]+assessment".*\})`/g)) {
-    const a = JSON.parse(m[1]!);
-    out.push({
+/** Assessments from the text's examples (`Artifact: \`{…}\`` in the prompt, `artifact: {…}`). */
+function assessmentsOfText(text: string): AssessmentAsk[] {
+  const out = new Map<string, AssessmentAsk>();
+  const examples = /(?:Artifact: `|^artifact: )(\{"kind":"[\w.]+assessment".*\}\}?)/gm;
+  for (const m of text.matchAll(examples)) {
+    const a = JSON.parse(m[1]!.replace(/`$/, "").replaceAll(" (optional)", ""));
+    out.set(a.assessmentId, {
       assessmentId: a.assessmentId,
       dimensions: Object.entries(a.dimensions as Record<string, string>).map(([id, v]) => ({
         id,
-        levels: v.replace(/^<|>$/g, "").split(" | "),
+        levels: v.replace(/^<|>$/g, "").split(/ ?\| ?/),
       })),
     });
   }
-  return out;
+  return [...out.values()];
+}
+
+/** The output contract's example in a text answer's footer, either rendering. */
+function contractOfText(footer: string): Json | undefined {
+  const old = grab(footer, /output\.artifacts: \[(.*)\] \(/);
+  if (old) return JSON.parse(old);
+  for (const m of footer.matchAll(/^artifact: (\{.*\}) \([\w.]+(?:, required)?\)$/gm)) {
+    const artifact = JSON.parse(m[1]!);
+    if (!/assessment$/.test(artifact.kind)) return artifact;
+  }
+  return undefined;
 }
 
 function stepFromText(text: string): StepView {
   const error = grab(text, /^Error ([A-Z_]+):/);
   if (error) return errorView(error);
-  const footer = text.split("\n---\n").at(-1)!;
-  const stepId = grab(text, /^Step `([^`]+)` of /m);
-  const prompt = promptOfText(text);
-  const contract = grab(footer, /output\.artifacts: \[(.*)\] \(/);
+  const at = footerStart(text);
+  const footer = text.slice(at);
+  const stepId = grab(text, /^Step `([^`]+)` of /m) ?? grab(text, /^# .* \(`([^`]+)`\)$/m);
+  const prompt = promptOfText(text, at);
   const delegations: ChildView[] = [];
   for (const m of text.matchAll(/^- \[(\w+)\] \d+: .*\n(?: {2}Task: (.*)\n)?/gm)) {
     const instruction = m[2] ?? "";
@@ -188,16 +269,17 @@ function stepFromText(text: string): StepView {
     kind: text.startsWith("BLOCKED") ? "blocked" : "ok",
     stateToken: grab(footer, /stateToken: (st1_[A-Za-z0-9_-]+)/),
     ackToken: grab(footer, /ackToken: (ack1_[A-Za-z0-9_-]+)/),
-    isComplete: /^# .* is complete$/m.test(text),
+    isComplete: !stepId && /^# .* complete$/m.test(text),
     pending: stepId
       ? {
         stepId,
-        title: grab(text, /^# (.*)$/m) ?? stepId,
+        title: grab(text, /^# (.*?)(?: \(`[^`]+`\))?$/m) ?? stepId,
         prompt,
-        notesOptional: footer.includes("(optional for this step)"),
-        contractExample: contract ? JSON.parse(contract) : undefined,
-        assessments: assessmentsOfText(prompt),
+        notesOptional: /\(optional for this step\)|notesMarkdown \(optional\)/.test(footer),
+        contractExample: contractOfText(footer),
+        assessments: assessmentsOfText(text),
         loopIteration: Number(grab(text, /^Loop `[^`]+`: iteration (\d+)/m) ?? NaN) || undefined,
+        ...textGates(footer, prompt),
       }
       : null,
     blockers: [...text.matchAll(/^- \[([A-Z_]+)\] \([^)]*\) (.*)$/gm)].map((m) => ({

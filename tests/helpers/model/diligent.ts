@@ -13,7 +13,7 @@
  * @module
  */
 import { ASSESSMENT_ARTIFACT_KIND } from "../../../engine/assessments.ts";
-import { blockingLevels, readDescription, requiredLines, sectionKeys } from "../mcp_agent.ts";
+import { readDescription } from "../mcp_agent.ts";
 import {
   describedText,
   listedIds,
@@ -236,10 +236,7 @@ function ackFor(answer: StepView, waymark: Exchange[]): Json {
   const reading = readDescription(inspect ? describedText(inspect.result!) : "");
   const already = decided(waymark);
   const context: Json = {};
-  const wanted = new Set([
-    ...sectionKeys(pending.prompt, "Context to set"),
-    ...sectionKeys(pending.prompt, "Needs from the user"),
-  ]);
+  const wanted = new Set([...pending.contextKeys, ...pending.userKeys]);
   for (const key of reading.domains.keys()) {
     if (pending.prompt.includes(`\`${key}\``)) wanted.add(key);
   }
@@ -247,7 +244,7 @@ function ackFor(answer: StepView, waymark: Exchange[]): Json {
     if (key in already) continue;
     context[key] = reading.domains.get(key)?.[0] ?? `the user's answer for ${key}`;
   }
-  const lines = requiredLines(pending.prompt);
+  const lines = pending.noteLines;
   const notes = [`Did ${pending.title}.`, ...lines].join("\n");
   const artifacts = [...assessed(pending), ...contract(pending)];
   return {
@@ -260,7 +257,7 @@ function ackFor(answer: StepView, waymark: Exchange[]): Json {
 
 /** One assessment artifact per assessment, every dimension at its first level that keeps no follow-up. */
 function assessed(pending: PendingView): Json[] {
-  const blocking = blockingLevels(pending.prompt);
+  const blocking = pending.followUps;
   return pending.assessments.map((a) => {
     const blocks = (level: string) =>
       blocking.some((b) =>
