@@ -147,3 +147,20 @@ export async function bundledIds(): Promise<string[]> {
     await home.cleanup();
   }
 }
+
+/** The runs a waymark home holds, as `resume_session` lists them (checked on the server's side). */
+export async function runsOf(
+  home: string,
+): Promise<{ runId: string; status: string; workflowId: string }[]> {
+  const client = await connect(home);
+  try {
+    const found = ok(await client.call("resume_session", { limit: 10 }));
+    return found.candidates.map((c: Json) => ({
+      runId: c.runId,
+      status: c.status,
+      workflowId: c.workflowId,
+    }));
+  } finally {
+    await client.close();
+  }
+}

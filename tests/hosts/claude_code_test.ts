@@ -69,7 +69,8 @@ Deno.test({
         const last = calls.at(-1)!;
         assert.ok(last.json, `${id}: Claude Code passed text, not the structured JSON`);
         assert.equal(last.json.isComplete, true, `${id}: the last answer is not complete`);
-        assert.equal(last.json.workflow.id, id);
+        const started = calls.find((c) => /start_workflow$/.test(c.tool))!;
+        assert.equal(started.json?.workflow?.id, id, `${id}: another workflow was started`);
         assert.ok(
           calls.every((c) => !c.json?.error && c.json?.kind !== "blocked"),
           `${id}: a call failed or blocked: ${

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { hostTestOptions } from "../helpers/hosts.ts";
-import { agentRequests, answered } from "../helpers/host_model_runs.ts";
+import { agentRequests, answered, runsOf } from "../helpers/host_model_runs.ts";
 import {
   claudeSessionId,
   type HostOutput,
@@ -76,7 +76,11 @@ async function carriedOn(
     const calls = answered(later.at(-1)!).slice(answered(later[0]!).length);
     const last = calls.at(-1)!;
     assert.equal(last.json?.isComplete, true, `${scenario}: the last answer is not complete`);
-    assert.equal(last.json?.session.runId, runId, `${scenario}: another run was finished`);
+    assert.deepEqual(
+      (await runsOf(place.waymarkHome)).map((r) => [r.runId, r.status]),
+      [[runId, "complete"]],
+      `${scenario}: the paused run, and no other, is complete`,
+    );
     assert.ok(
       !calls.some((c) => /start_workflow$/.test(c.tool) && c.input.workflowId),
       `${scenario}: a new run was started instead`,

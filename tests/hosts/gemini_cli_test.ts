@@ -12,6 +12,7 @@ import {
   geminiAgentRequests,
   geminiAnswered,
   pool,
+  runsOf,
 } from "../helpers/host_model_runs.ts";
 import { type HostPlace, hostPlace, runClaude, runGemini } from "../helpers/host_run.ts";
 import { serveAnthropic } from "../helpers/model/anthropic_api.ts";
@@ -60,7 +61,11 @@ Deno.test({
         );
         const answers = lastAnswers(requests);
         assert.ok(answers.every((a) => a.json === null), `${id}: Gemini CLI passed JSON, not text`);
-        assert.match(answers.at(-1)!.text, /is complete/, `${id}: the last answer is not complete`);
+        assert.match(
+          answers.at(-1)!.text,
+          /^# .* complete$/m,
+          `${id}: the last answer is not complete`,
+        );
         assert.ok(
           !answers.some((a) => /^(<\w+>\n)?(BLOCKED|Error )/.test(a.text)),
           `${id}: blocked`,
@@ -100,8 +105,12 @@ Deno.test({
       const claudeRun = JSON.stringify(anthropic.requests.at(-1)!.body).match(/run_[0-9a-f]{16}/)
         ?.[0];
       assert.equal(runIdOf(rehydrated.text), claudeRun, "Gemini CLI took up Claude Code's run");
-      assert.match(answers.at(-1)!.text, /is complete/);
-      assert.equal(runIdOf(answers.at(-1)!.text), claudeRun);
+      assert.match(answers.at(-1)!.text, /^# .* complete$/m);
+      assert.deepEqual(
+        (await runsOf(place.waymarkHome)).map((r) => [r.runId, r.status]),
+        [[claudeRun, "complete"]],
+        "Claude Code's run, and no other, is complete",
+      );
     } finally {
       await anthropic.close();
       await place.cleanup();
