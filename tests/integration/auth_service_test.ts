@@ -16,6 +16,7 @@ import {
   waymark,
 } from "../helpers/auth_service.ts";
 import { tempHome } from "../helpers/server.ts";
+import { startHttpServer } from "../helpers/http_server.ts";
 
 Deno.test("a slow or unreachable JWKS fails closed in bounded time; the service recovers", async () => {
   // no --auth-jwks-url: the JWKS is found from the issuer's metadata
@@ -194,4 +195,35 @@ Deno.test("tokens create shows a token once and keeps only its hash; list and re
   } finally {
     await home.cleanup();
   }
+});
+
+Deno.test("config.json's auth section configures the service; its scopes are a new token's default", async () => {
+  const home = await tempHome();
+  const auth = { resource: "https://team.test/mcp", personalTokens: true, scopes: ["team"] };
+  await Deno.writeTextFile(`${home.home}/config.json`, JSON.stringify({ auth }));
+  const made = await waymark(home.home, ["tokens", "create", "--name", "dev"]);
+  assert.equal(made.code, 0, made.stderr);
+  assert.match(made.stderr, /scopes team/);
+  const server = await startHttpServer(home.home);
+  try {
+    const url = new URL(`http://127.0.0.1:${server.port}/mcp`);
+    const refused = await postRpc(url, {}, INITIALIZE);
+    assert.equal(refused.status, 401);
+    assert.match(refused.headers.get("www-authenticate") ?? "", /scope="team"/);
+    const token = made.stdout.trim();
+    assert.equal(
+      (await postRpc(url, { authorization: `Bearer ${token}` }, INITIALIZE)).status,
+      200,
+    );
+  } finally {
+    await server.stop();
+  }
+  await Deno.writeTextFile(
+    `${home.home}/config.json`,
+    JSON.stringify({ auth: { ...auth, jwksTimeoutMs: "soon" } }),
+  );
+  const broken = await waymark(home.home, ["serve", "--http", "0"]);
+  assert.equal(broken.code, 1);
+  assert.match(broken.stderr, /config\.json: auth\.jwksTimeoutMs: .*expected number/);
+  await home.cleanup();
 });
