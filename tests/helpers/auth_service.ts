@@ -7,7 +7,8 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as HttpTransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { MAIN, tempHome, type TestClient } from "./server.ts";
+import { tempHome, type TestClient } from "./server.ts";
+import { runCli } from "./maintenance.ts";
 import { type HttpServer, startHttpServer } from "./http_server.ts";
 import { startTestIdp, type TestIdp } from "./test_idp.ts";
 
@@ -34,21 +35,6 @@ export interface AuthService {
   stop(): Promise<{ stderr: string }>;
 }
 
-/** Runs `waymark <args> --home HOME` to its end: exit code, stdout, stderr. */
-export async function waymark(
-  home: string,
-  args: readonly string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", MAIN, ...args, "--home", home],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-  return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
-}
-
 /** Starts the IdP and `serve --http 0` trusting it, with `args` added. */
 export async function startAuthService(args: readonly string[] = []): Promise<AuthService> {
   const home = await tempHome();
@@ -72,17 +58,12 @@ export async function startAuthService(args: readonly string[] = []): Promise<Au
     url: new URL(`http://127.0.0.1:${server.port}/mcp`),
     jwt: (claims = {}) => idp.sign({ aud: RESOURCE, scope: SCOPE, name: "Alice", ...claims }),
     async pat(name, extra = []) {
-      const made = await waymark(home.home, [
-        "tokens",
-        "create",
-        "--name",
-        name,
-        "--auth-scope",
-        SCOPE,
-        ...extra,
-      ]);
-      if (made.code !== 0) throw new Error(`tokens create failed: ${made.stderr}`);
-      return made.stdout.trim();
+      const made = await runCli(
+        ["tokens", "create", "--name", name, "--auth-scope", SCOPE, ...extra],
+        { home: home.home },
+      );
+      if (made.code !== 0) throw new Error(`tokens create failed: ${made.err}`);
+      return made.out.trim();
     },
     async stop() {
       const stderr = server.stderr();

@@ -13,10 +13,10 @@ import {
   INITIALIZE,
   postRpc,
   startAuthService,
-  waymark,
 } from "../helpers/auth_service.ts";
 import { tempHome } from "../helpers/server.ts";
 import { startHttpServer } from "../helpers/http_server.ts";
+import { runCli } from "../helpers/maintenance.ts";
 
 Deno.test("a slow or unreachable JWKS fails closed in bounded time; the service recovers", async () => {
   // no --auth-jwks-url: the JWKS is found from the issuer's metadata
@@ -46,10 +46,10 @@ Deno.test("a slow or unreachable JWKS fails closed in bounded time; the service 
 Deno.test("listening off loopback is refused without authentication; half a configuration too", async () => {
   const home = await tempHome();
   try {
-    const bare = await waymark(home.home, ["serve", "--http", "0", "--bind", "0.0.0.0"]);
+    const bare = await runCli(["serve", "--http", "0", "--bind", "0.0.0.0"], { home: home.home });
     assert.equal(bare.code, 2);
-    assert.match(bare.stderr, /refusing to listen on 0\.0\.0\.0 without authentication/);
-    const half = await waymark(home.home, [
+    assert.match(bare.err, /refusing to listen on 0\.0\.0\.0 without authentication/);
+    const half = await runCli([
       "serve",
       "--http",
       "0",
@@ -57,21 +57,23 @@ Deno.test("listening off loopback is refused without authentication; half a conf
       "0.0.0.0",
       "--auth-issuer",
       "https://idp.example",
-    ]);
+    ], { home: home.home });
     assert.equal(half.code, 2);
-    assert.match(half.stderr, /--auth-resource URL/);
-    const nothing = await waymark(home.home, [
+    assert.match(half.err, /--auth-resource URL/);
+    const nothing = await runCli([
       "serve",
       "--http",
       "0",
       "--auth-resource",
       "https://w.example/mcp",
-    ]);
+    ], { home: home.home });
     assert.equal(nothing.code, 2);
-    assert.match(nothing.stderr, /--auth-issuer URL .*and\/or --personal-tokens/);
-    const badUrl = await waymark(home.home, ["serve", "--http", "0", "--auth-issuer", "ftp://x"]);
+    assert.match(nothing.err, /--auth-issuer URL .*and\/or --personal-tokens/);
+    const badUrl = await runCli(["serve", "--http", "0", "--auth-issuer", "ftp://x"], {
+      home: home.home,
+    });
     assert.equal(badUrl.code, 2);
-    assert.match(badUrl.stderr, /--auth-issuer must be an http:\/\/ or https:\/\/ URL/);
+    assert.match(badUrl.err, /--auth-issuer must be an http:\/\/ or https:\/\/ URL/);
   } finally {
     await home.cleanup();
   }
@@ -154,9 +156,9 @@ Deno.test("the viewer on the same listener sits behind the same authentication",
 Deno.test("tokens create shows a token once and keeps only its hash; list and revoke", async () => {
   const home = await tempHome();
   try {
-    const usage = await waymark(home.home, ["tokens", "create"]);
+    const usage = await runCli(["tokens", "create"], { home: home.home });
     assert.equal(usage.code, 2, "--name is required");
-    const made = await waymark(home.home, [
+    const made = await runCli([
       "tokens",
       "create",
       "--name",
@@ -166,15 +168,17 @@ Deno.test("tokens create shows a token once and keeps only its hash; list and re
       "30d",
       "--auth-scope",
       "waymark",
-    ]);
-    assert.equal(made.code, 0, made.stderr);
-    const token = made.stdout.trim();
+    ], { home: home.home });
+    assert.equal(made.code, 0, made.err);
+    const token = made.out.trim();
     assert.match(token, /^wmp_[0-9a-f]{12}_[A-Za-z0-9_-]{43}$/);
-    assert.match(made.stderr, /shown this once/);
+    assert.match(made.err, /shown this once/);
     const secret = token.slice(18);
     const bytes = new TextDecoder("latin1").decode(await Deno.readFile(home.dbFile));
     assert.ok(!bytes.includes(secret), "the database does not hold the token");
-    const listed = JSON.parse((await waymark(home.home, ["tokens", "list", "--json"])).stdout);
+    const listed = JSON.parse(
+      (await runCli(["tokens", "list", "--json"], { home: home.home })).out,
+    );
     assert.equal(listed.length, 1);
     assert.deepEqual(
       {
@@ -188,14 +192,14 @@ Deno.test("tokens create shows a token once and keeps only its hash; list and re
     assert.ok(!JSON.stringify(listed).includes(secret));
     const days = (Date.parse(listed[0].expiresAt) - Date.now()) / 86_400_000;
     assert.ok(days > 29.9 && days <= 30, `expires in ${days} days`);
-    const revoked = await waymark(home.home, ["tokens", "revoke", listed[0].id]);
+    const revoked = await runCli(["tokens", "revoke", listed[0].id], { home: home.home });
     assert.equal(revoked.code, 0);
-    const again = JSON.parse((await waymark(home.home, ["tokens", "list", "--json"])).stdout);
+    const again = JSON.parse((await runCli(["tokens", "list", "--json"], { home: home.home })).out);
     assert.equal(again[0].state, "revoked");
-    const unknown = await waymark(home.home, ["tokens", "revoke", "feedfeedfeed"]);
+    const unknown = await runCli(["tokens", "revoke", "feedfeedfeed"], { home: home.home });
     assert.equal(unknown.code, 1);
-    assert.match(unknown.stderr, /no personal access token "feedfeedfeed"/);
-    const badName = await waymark(home.home, ["tokens", "create", "--name", "x\ny"]);
+    assert.match(unknown.err, /no personal access token "feedfeedfeed"/);
+    const badName = await runCli(["tokens", "create", "--name", "x\ny"], { home: home.home });
     assert.equal(badName.code, 2);
   } finally {
     await home.cleanup();
@@ -206,16 +210,16 @@ Deno.test("config.json's auth section configures the service; its scopes are a n
   const home = await tempHome();
   const auth = { resource: "https://team.test/mcp", personalTokens: true, scopes: ["team"] };
   await Deno.writeTextFile(`${home.home}/config.json`, JSON.stringify({ auth }));
-  const made = await waymark(home.home, ["tokens", "create", "--name", "dev"]);
-  assert.equal(made.code, 0, made.stderr);
-  assert.match(made.stderr, /scopes team/);
+  const made = await runCli(["tokens", "create", "--name", "dev"], { home: home.home });
+  assert.equal(made.code, 0, made.err);
+  assert.match(made.err, /scopes team/);
   const server = await startHttpServer(home.home);
   try {
     const url = new URL(`http://127.0.0.1:${server.port}/mcp`);
     const refused = await postRpc(url, {}, INITIALIZE);
     assert.equal(refused.status, 401);
     assert.match(refused.headers.get("www-authenticate") ?? "", /scope="team"/);
-    const token = made.stdout.trim();
+    const token = made.out.trim();
     assert.equal(
       (await postRpc(url, { authorization: `Bearer ${token}` }, INITIALIZE)).status,
       200,
@@ -227,8 +231,8 @@ Deno.test("config.json's auth section configures the service; its scopes are a n
     `${home.home}/config.json`,
     JSON.stringify({ auth: { ...auth, jwksTimeoutMs: "soon" } }),
   );
-  const broken = await waymark(home.home, ["serve", "--http", "0"]);
+  const broken = await runCli(["serve", "--http", "0"], { home: home.home });
   assert.equal(broken.code, 1);
-  assert.match(broken.stderr, /config\.json: auth\.jwksTimeoutMs: .*expected number/);
+  assert.match(broken.err, /config\.json: auth\.jwksTimeoutMs: .*expected number/);
   await home.cleanup();
 });
