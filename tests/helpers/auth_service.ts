@@ -122,7 +122,7 @@ export async function postRpc(
     jsonrpc: "2.0",
     id: 1,
     method: "tools/call",
-    params: { name: "start_workflow", arguments: { workflowId: "wr.code_review" } },
+    params: { name: "start_workflow", arguments: { workflowId: "waymark.code_review" } },
   },
 ): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
   const response = await fetch(url, {

@@ -74,7 +74,7 @@ Deno.test("a bearer JWT (v2 client) and a personal access token (v1 client) each
     for (const [token, version] of [[jwt, "v2"], [pat, "v1"]] as const) {
       const client = await connectWithToken(service.url, token, version);
       try {
-        const walk = await walkWorkflow(client, "wr.code_review", { variant: 0 });
+        const walk = await walkWorkflow(client, "waymark.code_review", { variant: 0 });
         assert.equal(walk.last.isComplete, true);
         steps.push(walk.steps);
         const found = ok(await client.call("resume_session", { query: "Scripted walk" }));

@@ -81,7 +81,7 @@ Deno.test("listening off loopback is refused without authentication; half a conf
 
 /** Starts a run and advances it up to `n` times; each advance's latency in ms, sorted. */
 async function advances(client: TestClient, n: number): Promise<number[]> {
-  let response = ok(await client.call("start_workflow", { workflowId: "wr.code_review" }));
+  let response = ok(await client.call("start_workflow", { workflowId: "waymark.code_review" }));
   const latencies: number[] = [];
   while (!response.isComplete && latencies.length < n) {
     const started = performance.now();
