@@ -270,3 +270,26 @@ Deno.test("hostile tokens are refused cleanly: nothing written, nothing secret l
     return secrets.filter((s) => s.length > 20);
   });
 });
+
+Deno.test("an MCP session answers only the principal who opened it", async () => {
+  await withService(async (service) => {
+    const alice = await service.jwt({ sub: "alice" });
+    const bob = await service.pat("bob");
+    const opened = await postRpc(service.url, { authorization: `Bearer ${alice}` }, INITIALIZE);
+    assert.equal(opened.status, 200);
+    const sessionId = opened.headers.get("mcp-session-id");
+    assert.ok(sessionId);
+    const ping = { jsonrpc: "2.0", id: 2, method: "ping" };
+    const as = (token: string) => ({
+      authorization: `Bearer ${token}`,
+      "mcp-session-id": sessionId,
+      "mcp-protocol-version": "2025-11-25",
+    });
+    const stolen = await postRpc(service.url, as(bob), ping);
+    assert.equal(stolen.status, 404, "another principal is told the session does not exist");
+    assert.match(String((stolen.body.error as { message: string }).message), /Unknown/);
+    const own = await postRpc(service.url, as(alice), ping);
+    assert.equal(own.status, 200);
+    return [alice, bob];
+  });
+});
