@@ -236,3 +236,100 @@ Deno.test("config.json's auth section configures the service; its scopes are a n
   assert.match(broken.err, /config\.json: auth\.jwksTimeoutMs: .*expected number/);
   await home.cleanup();
 });
+
+/** Runs openssl with `args` in `dir`. */
+async function openssl(dir: string, args: string[]): Promise<void> {
+  const made = await new Deno.Command("openssl", {
+    args,
+    cwd: dir,
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  assert.ok(made.success, new TextDecoder().decode(made.stderr));
+}
+
+/** A test CA and a certificate it signed for localhost and 127.0.0.1, made by openssl in `dir`. */
+async function testCertificate(dir: string): Promise<{ ca: string; cert: string; key: string }> {
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+  await openssl(dir, [
+    "req",
+    "-x509",
+    ...ec,
+    "-days",
+    "1",
+    "-subj",
+    "/CN=waymark test CA",
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.pem",
+  ]);
+  await openssl(dir, [
+    "req",
+    ...ec,
+    "-subj",
+    "/CN=localhost",
+    "-keyout",
+    "key.pem",
+    "-out",
+    "leaf.csr",
+  ]);
+  await Deno.writeTextFile(
+    `${dir}/leaf.ext`,
+    "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
+  );
+  await openssl(dir, [
+    "x509",
+    "-req",
+    "-in",
+    "leaf.csr",
+    "-CA",
+    "ca.pem",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-days",
+    "1",
+    "-extfile",
+    "leaf.ext",
+    "-out",
+    "cert.pem",
+  ]);
+  return { ca: `${dir}/ca.pem`, cert: `${dir}/cert.pem`, key: `${dir}/key.pem` };
+}
+
+Deno.test("--tls-cert/--tls-key serve HTTPS, authenticated; one without the other is refused", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waymark-tls-" });
+  const { ca, cert, key } = await testCertificate(dir);
+  const service = await startAuthService(["--tls-cert", cert, "--tls-key", key]);
+  const client = Deno.createHttpClient({ caCerts: [await Deno.readTextFile(ca)] });
+  try {
+    const url = new URL(`https://localhost:${service.server.port}/mcp`);
+    const refused = await fetch(url, { method: "POST", client });
+    assert.equal(refused.status, 401);
+    await refused.body?.cancel();
+    const token = await service.pat("over-tls");
+    const accepted = await fetch(url, {
+      method: "POST",
+      client,
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify(INITIALIZE),
+    });
+    assert.equal(accepted.status, 200);
+    await accepted.body?.cancel();
+    await assert.rejects(fetch(url), "plain clients that do not trust the certificate fail");
+    const half = await runCli(["serve", "--http", "0", "--tls-cert", cert], {
+      home: service.home.home,
+    });
+    assert.equal(half.code, 2);
+    assert.match(half.err, /--tls-cert FILE and --tls-key FILE go together/);
+  } finally {
+    client.close();
+    await service.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
