@@ -18,15 +18,14 @@ import { printErr, printOut } from "../terminal.ts";
 import { readOpenRuns, workspaceFolders } from "./open_runs.ts";
 import { sessionStartText, SHOWN_RUNS } from "./session_start.ts";
 
-/** The part of a hook's JSON input waymark reads; the rest is ignored. */
-const hookInputSchema = z.object({
-  cwd: z.string().min(1).optional(),
-  source: z.string().optional(),
-  session_id: z.string().optional(),
-}).loose();
+/**
+ * The part of a hook's JSON input waymark reads: the session's folder. The rest (`source`,
+ * `session_id`, ...) is ignored: every source gets the same answer.
+ */
+const hookInputSchema = z.object({ cwd: z.string().min(1).optional() }).loose();
 
 /** A hook's input. */
-export type HookInput = z.infer<typeof hookInputSchema>;
+type HookInput = z.infer<typeof hookInputSchema>;
 
 /** The largest hook input read from stdin. */
 const MAX_INPUT_BYTES = 1024 * 1024;

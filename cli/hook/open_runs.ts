@@ -14,8 +14,6 @@ import type { CompiledNode, CompiledWorkflow } from "../../engine/workflow/compi
 export interface OpenRun {
   /** Run id (hex). */
   runId: string;
-  /** Session id (hex). */
-  sessionId: string;
   /** Session title. */
   title: string;
   /** Workflow id. */
@@ -66,7 +64,6 @@ export function workspaceFolders(cwd: string): string[] {
 
 interface RunRow {
   run_id: string;
-  session_id: string;
   title: string;
   health: string;
   workflow_id: string;
@@ -85,7 +82,7 @@ function openRunsSql(folders: number): string {
       `SELECT * FROM (SELECT run_id FROM runs WHERE workspace = ?
       ORDER BY updated_at DESC LIMIT ${RECENT_PER_FOLDER})`,
   ).join(" UNION ALL ");
-  return `SELECT r.run_id, r.session_id, s.title, s.health, r.workflow_id, r.workflow_hash,
+  return `SELECT r.run_id, s.title, s.health, r.workflow_id, r.workflow_hash,
       r.goal, r.updated_at, r.last_node_id, n.pending_step_id
     FROM runs r
     JOIN sessions s ON s.session_id = r.session_id
@@ -148,7 +145,6 @@ export function readOpenRuns(
       const compiled = pinned.get(row.workflow_hash);
       return {
         runId: row.run_id,
-        sessionId: row.session_id,
         title: row.title,
         workflowId: row.workflow_id,
         workflowName: compiled?.name ?? null,

@@ -15,6 +15,7 @@ import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
 import { MAIN } from "../helpers/server.ts";
 import { type Ran, runWithInput } from "../helpers/process.ts";
 import { writeProjectWorkflow } from "../helpers/workflows.ts";
+import { PARENT_ID, writeDelegationWorkflows } from "../helpers/delegation.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = Record<string, any>;
@@ -234,6 +235,54 @@ Deno.test("many open runs: the three most recent first, and a pointer to the res
     assert.equal(keyless.stderr, "");
     assert.equal(keyless.stdout.includes('stateToken": "st1_'), false);
     assert.ok(keyless.stdout.includes(`resume_session {"query": "${runIds[4]}"}`), keyless.stdout);
+  } finally {
+    await at.cleanup();
+  }
+});
+
+Deno.test("a parallel step's child runs are left out: their parent is listed, and its answer lists them", async () => {
+  const at = await setting();
+  await writeDelegationWorkflows(at.workspace);
+  const waymark = await openWaymark({ home: at.home, workspace: at.workspace });
+  const here = { workspace: { workspace: at.workspace, gitBranch: null, gitHeadSha: null } };
+  let parentRunId: string;
+  try {
+    const started = await start(waymark, {
+      workspace: at.workspace,
+      workflowId: PARENT_ID,
+      goal: "fan out",
+    });
+    parentRunId = started.session.runId;
+    const parallel = await continueWorkflow(waymark.deps, {
+      stateToken: started.stateToken,
+      ackToken: started.ackToken,
+      context: { area: "billing", hasUi: false },
+      output: { notesMarkdown: "Area: billing." },
+    }, here);
+    assert.ok(parallel.ok, JSON.stringify(parallel));
+    const [first] = (parallel.value as Json).delegations;
+    // a subagent takes the child up and advances it from this same folder
+    const child = await startWorkflow(waymark.deps, { delegationToken: first.delegationToken });
+    assert.ok(child.ok, JSON.stringify(child));
+    await new Promise((wake) => setTimeout(wake, 15));
+    const read = await continueWorkflow(waymark.deps, {
+      stateToken: (child.value as Json).stateToken,
+      ackToken: (child.value as Json).ackToken,
+      output: { notesMarkdown: "Read it." },
+    }, here);
+    assert.ok(read.ok && !read.value.isComplete, JSON.stringify(read));
+  } finally {
+    await waymark.close();
+  }
+  try {
+    const out = await runHook(["session-start"], {
+      home: at.home,
+      input: claudeInput(at.workspace),
+    });
+    assert.equal(out.stderr, "");
+    const listed = [...out.stdout.matchAll(/^\d\. (run_[0-9a-f]+) /gm)].map((m) => m[1]);
+    assert.deepEqual(listed, [parentRunId]);
+    assert.match(out.stdout, /pending: step `reviews` "Parallel reviews"/);
   } finally {
     await at.cleanup();
   }

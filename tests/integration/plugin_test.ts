@@ -108,7 +108,7 @@ Deno.test("the launcher finds waymark on PATH: the hook lists the open run, the 
     const waymark = await openWaymark({ home: waymarkHome, workspace });
     try {
       const started = await startWorkflow(waymark.deps, {
-        workflowId: "wr.bug_investigation",
+        workflowId: "waymark.bug_investigation",
         goal: "login fails",
       }, {
         workspace: { workspace, gitBranch: null, gitHeadSha: null },
@@ -124,7 +124,7 @@ Deno.test("the launcher finds waymark on PATH: the hook lists the open run, the 
     });
     assert.equal(hook.stderr, "");
     assert.equal(hook.code, 0);
-    assert.match(hook.stdout, /^1\. run_[0-9a-f]{16} wr\.bug_investigation "login fails"$/m);
+    assert.match(hook.stdout, /^1\. run_[0-9a-f]{16} waymark\.bug_investigation "login fails"$/m);
     assert.match(hook.stdout, /^ {3}continue_workflow \{"stateToken": "st1_/m);
 
     const init = JSON.stringify({
