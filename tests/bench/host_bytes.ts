@@ -3,9 +3,12 @@
  * scripted model through real Claude Code (which hands the model waymark's JSON) and real Gemini
  * CLI (which hands it waymark's text), and the bytes the host sent: waymark's tool definitions,
  * each execution answer and its overhead beyond the step's own prompt, the run's answers in all,
- * and the whole conversation (the last request's messages).
+ * and the whole conversation (the last request's messages). Given a built WorkRail checkout
+ * (`--workrail DIR` or `WAYMARK_BENCH_WORKRAIL`; its public repository, built with
+ * `npm ci --ignore-scripts && npx tsc -p tsconfig.build.json`), the same rows for WorkRail's
+ * server on the same workflow in Claude Code (its workflow as a user workflow of the host's HOME).
  *
- *   deno run -A tests/bench/host_bytes.ts [--out FILE]
+ *   deno run -A tests/bench/host_bytes.ts [--workrail DIR] [--out FILE]
  *   deno task bench --only hosts
  *
  * Targets (reported, never enforced): tool definitions ≤ 5 KB and an answer's overhead ≤ 400 B
@@ -72,9 +75,11 @@ function median(xs: number[]): number {
 /** The step prompts of the workflow, by step id (what an answer carries of the step itself). */
 const PROMPTS = new Map(SIX_STEPS.steps.map((s) => [s.id, s.prompt]));
 
-/** An execution answer's step: from the JSON, or the text's `Step \`id\`` line. */
+/** An execution answer's step: from the JSON, or the text's header (waymark's or WorkRail's). */
 function stepOf(a: Answered): string | undefined {
-  return a.json?.pending?.stepId ?? a.text.match(/^Step `([^`]+)` of /m)?.[1];
+  return a.json?.pending?.stepId ??
+    a.text.match(/^Step `([^`]+)` of |^# .* \(`([^`]+)`\)$|<!-- stepId: (\S+) -->/m)
+      ?.slice(1).find(Boolean);
 }
 
 function measure(host: string, tools: unknown[], calls: Answered[], conversation: unknown) {
@@ -138,9 +143,41 @@ async function throughGemini(place: HostPlace): Promise<HostBytes> {
   }
 }
 
-/** The model-side rows of both hosts. */
+/** The six steps through Claude Code with WorkRail's server (built at `dir`) instead of waymark. */
+async function workrailThroughClaude(place: HostPlace, dir: string): Promise<HostBytes> {
+  const workflows = join(place.home, ".workrail", "workflows");
+  await Deno.mkdir(workflows, { recursive: true });
+  await Deno.writeTextFile(join(workflows, "six_steps.json"), JSON.stringify(SIX_STEPS, null, 2));
+  const config = join(place.home, "workrail.mcp.json");
+  const server = { command: "node", args: [join(dir, "dist", "mcp-server.js")] };
+  await Deno.writeTextFile(config, JSON.stringify({ mcpServers: { workrail: server } }));
+  const model = serveAnthropic();
+  try {
+    const out = await runClaude(place, {
+      prompt: TASK.replace("waymark workflow", "WorkRail workflow"),
+      modelUrl: model.url,
+      args: ["--mcp-config", config, "--strict-mcp-config"],
+      allow: ["mcp__workrail"],
+    });
+    if (!out.stdout.includes(DONE)) throw new Error(`WorkRail did not finish: ${out.stdout}`);
+    const tools = /^mcp__workrail__/;
+    const last = model.requests.filter((r) =>
+      (r.body.tools ?? []).some((t: { name: string }) => tools.test(t.name))
+    ).at(-1)!;
+    return measure(
+      "WorkRail in Claude Code",
+      waymarkTools(last, tools),
+      answered(last, tools),
+      last.body.messages,
+    );
+  } finally {
+    await model.close();
+  }
+}
+
+/** The model-side rows of both hosts, and WorkRail's when given a built checkout. */
 export async function hostBytesBench(
-  options: { log: (line: string) => void },
+  options: { log: (line: string) => void; workrail?: string },
 ): Promise<HostBytes[]> {
   if (!hasHost("claude") || !hasHost("gemini")) {
     throw new Error("the hosts are not installed: deno run -A tests/helpers/hosts.ts install");
@@ -152,7 +189,9 @@ export async function hostBytesBench(
     const claude = await throughClaude(place);
     options.log("hosts: six steps through Gemini CLI");
     const gemini = await throughGemini(place);
-    return [claude, gemini];
+    if (!options.workrail) return [claude, gemini];
+    options.log(`hosts: six steps through Claude Code with WorkRail (${options.workrail})`);
+    return [claude, gemini, await workrailThroughClaude(place, options.workrail)];
   } finally {
     await place.cleanup();
   }
@@ -160,7 +199,7 @@ export async function hostBytesBench(
 
 /** The two targets per host: tool definitions and the median answer overhead. */
 export function hostTargets(rows: readonly HostBytes[]): Target[] {
-  return rows.flatMap((r) => [
+  return rows.filter((r) => !r.host.startsWith("WorkRail")).flatMap((r) => [
     {
       measure: `${r.host}: waymark tool definitions`,
       value: r.toolDefinitions,
@@ -210,10 +249,11 @@ export function hostBytesJson(rows: readonly HostBytes[]): Record<string, unknow
 if (import.meta.main) {
   const { values } = parseArgs({
     args: Deno.args,
-    options: { out: { type: "string" } },
+    options: { out: { type: "string" }, workrail: { type: "string" } },
   });
   const log = (line: string) => console.error(`[bench] ${line}`);
-  const rows = await hostBytesBench({ log });
+  const workrail = values.workrail ?? Deno.env.get("WAYMARK_BENCH_WORKRAIL");
+  const rows = await hostBytesBench({ log, workrail });
   console.log(hostBytesReport(rows));
   for (const t of hostTargets(rows)) {
     console.log(`  ${t.measure}: ${t.value} B (≤ ${t.target} B) ${t.met ? "MET" : "NOT MET"}`);

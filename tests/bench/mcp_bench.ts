@@ -228,7 +228,9 @@ async function measure(
   if (on("hosts") && !hostsThere) {
     log("hosts: skipped (install them with `deno run -A tests/helpers/hosts.ts install`)");
   }
-  const hosts = on("hosts") && hostsThere ? await hostBytesBench({ log }) : undefined;
+  const hosts = on("hosts") && hostsThere
+    ? await hostBytesBench({ log, workrail: Deno.env.get("WAYMARK_BENCH_WORKRAIL") })
+    : undefined;
   const rows: Row[] = [
     ...coldRows,
     ...(session

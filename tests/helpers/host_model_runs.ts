@@ -72,8 +72,11 @@ export interface Answered {
   json: Json | null;
 }
 
-/** The waymark calls of a conversation (its last request), in order, with their answers. */
-export function answered(request: Recorded): Answered[] {
+/**
+ * The waymark calls of a conversation (its last request), in order, with their answers; `tools`
+ * picks another server's tools (the bench's WorkRail comparison).
+ */
+export function answered(request: Recorded, tools: RegExp = CLAUDE_WAYMARK_TOOL): Answered[] {
   const calls = new Map<string, { name: string; input: Json }>();
   const out: Answered[] = [];
   for (const m of request.body.messages ?? []) {
@@ -82,7 +85,7 @@ export function answered(request: Recorded): Answered[] {
       if (b.type === "tool_use") calls.set(b.id, { name: b.name, input: b.input });
       if (b.type === "tool_result") {
         const call = calls.get(b.tool_use_id);
-        if (!call || !CLAUDE_WAYMARK_TOOL.test(call.name)) continue;
+        if (!call || !tools.test(call.name)) continue;
         const text = resultText(b);
         out.push({ tool: call.name, input: call.input, text, json: asJson(text) });
       }
@@ -91,9 +94,9 @@ export function answered(request: Recorded): Answered[] {
   return out;
 }
 
-/** waymark's tool definitions as the host offered them to the model. */
-export function waymarkTools(request: Recorded): Json[] {
-  return (request.body.tools ?? []).filter((t: Json) => CLAUDE_WAYMARK_TOOL.test(t.name));
+/** waymark's tool definitions (or another server's) as the host offered them to the model. */
+export function waymarkTools(request: Recorded, tools: RegExp = CLAUDE_WAYMARK_TOOL): Json[] {
+  return (request.body.tools ?? []).filter((t: Json) => tools.test(t.name));
 }
 
 /** Gemini API requests that offered waymark's tools. */

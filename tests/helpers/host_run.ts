@@ -133,6 +133,8 @@ export interface ClaudeRun {
   args?: string[];
   /** Extra environment. */
   env?: Record<string, string>;
+  /** More tools to allow (another MCP server's, `mcp__NAME`). */
+  allow?: string[];
 }
 
 /**
@@ -178,7 +180,7 @@ export function runClaude(place: HostPlace, options: ClaudeRun): Promise<HostOut
       "--output-format",
       "json",
       "--allowedTools",
-      CLAUDE_ALLOWED,
+      [CLAUDE_ALLOWED, ...(options.allow ?? [])].join(","),
       ...(options.args ?? []),
     ],
     {

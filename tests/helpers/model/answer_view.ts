@@ -126,6 +126,8 @@ export interface StepView {
   errorCode?: string;
   /** The verification output's tails, when the answer has one. */
   verificationOutput: string;
+  /** WorkRail's one token for the next call (its answers carry no state/ack pair). */
+  continueToken?: string;
 }
 
 /** Parses an answer's text as the JSON a host passed on, or null when it is not JSON. */
@@ -148,10 +150,38 @@ export function unwrap(text: string): string {
   return m ? m[2]! : text;
 }
 
-/** Reads an execution answer (JSON or text). */
+/** Reads an execution answer (JSON or text; waymark's, or WorkRail's for the bench's comparison). */
 export function readStep(text: string): StepView {
   const json = asJson(text);
-  return json ? stepFromJson(json) : stepFromText(unwrap(text));
+  if (json && typeof json.code === "string" && json.retry) return errorView(json.code);
+  if (json) return stepFromJson(json);
+  const continueToken = grab(text, /"continueToken":"(ct_[A-Za-z0-9_-]+)"/);
+  return continueToken ? stepFromWorkRail(text, continueToken) : stepFromText(unwrap(text));
+}
+
+/** A WorkRail answer: the step between its USER and SYSTEM parts, a continueToken. */
+function stepFromWorkRail(text: string, continueToken: string): StepView {
+  const user = text.split(/-{9}\nSYSTEM\n-{9}/)[0]!;
+  const stepId = grab(user, /<!-- stepId: (\S+) -->/) ?? "step";
+  return {
+    kind: "ok",
+    isComplete: false,
+    continueToken,
+    pending: {
+      stepId,
+      title: grab(user, /^# (.*)$/m) ?? stepId,
+      prompt: user,
+      notesOptional: false,
+      assessments: [],
+      contextKeys: [],
+      userKeys: [],
+      noteLines: [],
+      followUps: [],
+    },
+    blockers: [],
+    delegations: [],
+    verificationOutput: "",
+  };
 }
 
 /** A failed call's view. */
@@ -303,13 +333,6 @@ export function resumeTokens(text: string): string[] {
     if (m[1] !== "complete") out.push(m[2]!);
   }
   return out;
-}
-
-/** Workflow ids a `list_workflows` answer lists. */
-export function listedIds(text: string): string[] {
-  const json = asJson(text);
-  if (json) return (json.workflows ?? []).map((w: Json) => w.id);
-  return [...text.matchAll(/^- ([a-z][\w-]*\.[\w-]+) \(/gm)].map((m) => m[1]!);
 }
 
 /** The description an `inspect_workflow` answer gives (the text itself when not JSON). */

@@ -95,6 +95,24 @@ function contentOf(move: Move, names: Names | null): Json[] {
   });
 }
 
+/**
+ * Fills `workspacePath` where a tool requires it (WorkRail's tools, for the bench's comparison)
+ * with the working directory the host tells the model.
+ */
+function withWorkspace(content: Json[], body: Json): Json[] {
+  const required = new Map<string, string[]>(
+    (body.tools ?? []).map((t: Json) => [t.name, t.input_schema?.required ?? []]),
+  );
+  const cwd = JSON.stringify(body.messages ?? []).match(/Primary working directory: ([^\\\s]+)/)
+    ?.[1];
+  return content.map((b) =>
+    b.type === "tool_use" && cwd && required.get(b.name)?.includes("workspacePath") &&
+      b.input.workspacePath === undefined
+      ? { ...b, input: { ...b.input, workspacePath: cwd } }
+      : b
+  );
+}
+
 /** The host's tool that waits for MCP servers still connecting. */
 const WAIT_TOOL = "WaitForMcpServers";
 
@@ -202,7 +220,8 @@ export function serveAnthropic(): ModelServer {
     }
     const waiting = toolNames(body.tools ?? []) ? null : waitMove(body);
     if (!waiting) record.answer = decide(body);
-    const msg = message(body, waiting ?? contentOf(record.answer!, toolNames(body.tools ?? [])));
+    const content = waiting ?? contentOf(record.answer!, toolNames(body.tools ?? []));
+    const msg = message(body, withWorkspace(content, body));
     if (!body.stream) return Response.json(msg);
     return new Response(stream(msg), {
       headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },

@@ -16,7 +16,6 @@ import { ASSESSMENT_ARTIFACT_KIND } from "../../../engine/assessments.ts";
 import { readDescription } from "../mcp_agent.ts";
 import {
   describedText,
-  listedIds,
   type PendingView,
   readStep,
   resumeTokens,
@@ -110,8 +109,8 @@ export function nextMove(transcript: readonly Turn[], host: HostTools): Move {
   if (!last) return firstMove(task);
   switch (last.call.name) {
     case "list_workflows": {
+      // the user named it: inspect it even when the listing leaves it out (the server decides)
       const id = wantedWorkflow(task)!;
-      if (!listedIds(last.result!).includes(id)) return { text: `${id} is not listed.` };
       return { calls: [{ name: "inspect_workflow", input: { workflowId: id } }] };
     }
     case "inspect_workflow":
@@ -247,6 +246,9 @@ function ackFor(answer: StepView, waymark: Exchange[]): Json {
   const lines = pending.noteLines;
   const notes = [`Did ${pending.title}.`, ...lines].join("\n");
   const artifacts = [...assessed(pending), ...contract(pending)];
+  if (answer.continueToken) {
+    return { continueToken: answer.continueToken, output: { notesMarkdown: notes } };
+  }
   return {
     stateToken: answer.stateToken,
     ackToken: answer.ackToken,
