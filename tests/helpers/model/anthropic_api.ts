@@ -123,7 +123,8 @@ const WAIT_TOOL = "WaitForMcpServers";
  */
 function waitMove(body: Json): Json[] | null {
   const tools = (body.tools ?? []) as Json[];
-  if (!tools.some((t) => t.name === WAIT_TOOL)) return null;
+  // a compaction turn is text only, whatever is still connecting
+  if (compacting(body) || !tools.some((t) => t.name === WAIT_TOOL)) return null;
   const said = (body.messages ?? []).map((m: Json) => JSON.stringify(m.content)).join("\n");
   if (!/waymark|dlg1_|st1_/.test(said)) return null;
   const waits = said.split(`"name":"${WAIT_TOOL}"`).length - 1;
@@ -135,8 +136,9 @@ function waitMove(body: Json): Json[] | null {
 
 /** Whether the host asks for a summary to compact the conversation into (a text-only turn). */
 function compacting(body: Json): boolean {
-  const last = body.messages?.at(-1);
-  return last?.role === "user" && /Respond with TEXT ONLY|<summary>/.test(text(last.content));
+  // the instruction is the last user turn; the host may append a reminder of its own after it
+  const last = (body.messages ?? []).findLast((m: Json) => m.role === "user");
+  return last !== undefined && /Respond with TEXT ONLY|<summary>/.test(text(last.content));
 }
 
 /** What the stand-in answers a messages request with. */
