@@ -99,7 +99,7 @@ export interface AttemptSpec {
    * for a replay): workflows a parallel step delegates to are looked up, and a verification
    * command runs, here, so no write lock is held meanwhile.
    */
-  prepare?: (attempt: Attempt) => Promise<void>;
+  prepare?: (attempt: Attempt) => Promise<Result<never> | void>;
   /** Decides inside the write transaction (children and tips read through `tx`). */
   decide: (tx: StoreWriter, attempt: Attempt) => Promise<Recorded>;
 }
@@ -162,7 +162,8 @@ export async function recordAttempt(
   const refused = spec.refuse?.({ ...loaded.value, attemptId, warnings: [] });
   if (refused) return refused;
   const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
-  await spec.prepare?.({ ...loaded.value, attemptId, warnings });
+  const refusedNow = await spec.prepare?.({ ...loaded.value, attemptId, warnings });
+  if (refusedNow) return refusedNow;
   let committed: Recorded | null = null;
   let result: Result<StepResponse>;
   try {
