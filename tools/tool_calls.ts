@@ -165,7 +165,12 @@ async function runCall(
       onAppend: (sessionId) => appended.add(sessionId),
       onReplay: (replay) => Object.assign(replayed, replay),
       onAnswered: (answered) => told.answered = answered,
-      ...(sendProgress ? { onProgress: (p) => progress.push(sendProgress(p)) } : {}),
+      ...(sendProgress
+        ? {
+          onProgress: (p) => progress.push(sendProgress.step(p)),
+          onVerificationWait: (w) => progress.push(sendProgress.waiting(w)),
+        }
+        : {}),
       ...(call.usesWorkspace ? workspaceOptions(await connection.workspace(ctx)) : {}),
     };
     const result = await call.run(deps, context);

@@ -11,6 +11,7 @@ import { canonicalJson, sha256Hex } from "../hash.ts";
 import type { AttemptRecord, EngineDeps, NodeRecord, StoreWriter } from "../ports.ts";
 import { fail, ok, type Result } from "../result.ts";
 import type { StepProgress, StepResponse } from "../responses.ts";
+import type { VerificationWait } from "../verification.ts";
 import type { Warning } from "../workflow/catalog.ts";
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
@@ -38,6 +39,11 @@ export interface CallOptions {
    * a blocked acknowledgement, a replay, a rehydrate or a checkpoint.
    */
   onProgress?: (progress: StepProgress) => void;
+  /**
+   * Told when the step's verification command has to wait for a turn (the server runs only so
+   * many at once), before it runs.
+   */
+  onVerificationWait?: (wait: VerificationWait) => void;
   /**
    * Told when the call replayed an attempt already recorded (its recorded response is returned
    * unchanged): whether this call's payload differs from the one recorded, so was not kept.
