@@ -75,10 +75,12 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
     subcommands: {
       list: {
         forms: [["", "list workflows from every source"]],
+        flags: json,
         run: (cli, input) => cli.listWorkflows(input),
       },
       inspect: {
         forms: [["ID", "show one workflow's steps"]],
+        flags: json,
         run: (cli, input) => cli.inspectWorkflow(input),
       },
       validate: {
@@ -113,13 +115,13 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
         run: onStore("listSessions"),
       },
       show: {
-        forms: [["ID", "one session's runs, tips and latest notes"]],
+        forms: [["ID", "one session's runs, tips and latest notes (ID: ses_…, or a run's run_…)"]],
         flags: json,
         run: onStore("showSession"),
       },
       export: {
         forms: [
-          ["ID", "a session as one verified JSON bundle (default stdout)"],
+          ["ID", "a session (or a run's, by run_…) as one verified JSON bundle (default stdout)"],
           ["--all -o DIR", "one bundle per session"],
         ],
         flags: ["output", "all", "status", "older-than"],

@@ -154,10 +154,27 @@ async function commandLines(compiled: CompiledWorkflow, options: WaymarkOptions)
   } allows them (docs/verification.md); otherwise the agent runs them\n${lines.join("")}`;
 }
 
-/** `waymark workflows validate FILE`. */
+/** `waymark workflows validate FILE`: a file that cannot be read is said so, with what to do. */
 export async function validateWorkflow(input: CommandInput): Promise<number> {
   const [file] = input.args;
-  return file ? await validateFile(file, input.options) : input.usage();
+  if (!file) return input.usage();
+  const unreadable = await readFile(file, "utf8").then(() => null, (error) => error as Error);
+  if (unreadable) {
+    const code = (unreadable as { code?: string }).code;
+    const why = code === "ENOENT"
+      ? "no such file (check the path)"
+      : code === "EISDIR"
+      ? "it is a folder; name one workflow file in it"
+      : unreadable.message;
+    printErr(`${file}: cannot read it: ${why}\n`);
+    return 1;
+  }
+  return await validateFile(file, input.options);
+}
+
+/** A value as the JSON `--json` prints: indented, one newline after. */
+function json(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
 }
 
 /** `waymark workflows schema`. */
@@ -172,7 +189,7 @@ export async function listWorkflows(input: CommandInput): Promise<number> {
   try {
     const result = await waymark.list();
     if (!result.ok) throw new Error(result.error.message);
-    printOut(`${renderList(result.value)}\n`);
+    printOut(input.flags.json ? json(result.value) : `${renderList(result.value)}\n`);
     return 0;
   } finally {
     await waymark.close();
@@ -190,7 +207,7 @@ export async function inspectWorkflow(input: CommandInput): Promise<number> {
       printErr(`${result.error.message}\n`);
       return 1;
     }
-    printOut(`${renderInspect(result.value)}\n`);
+    printOut(input.flags.json ? json(result.value) : `${renderInspect(result.value)}\n`);
     return 0;
   } finally {
     await waymark.close();
