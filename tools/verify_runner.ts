@@ -113,6 +113,8 @@ function runProcess(
     const finish = (ran: Omit<Ran, "stdout" | "stderr" | "timedOut">) => {
       if (finished) return;
       finished = true;
+      // the pipes may close before the exit is told: what it left running ends before the answer
+      endGroup(child);
       clearTimeout(timer);
       clearTimeout(grace);
       done({ ...ran, timedOut, stdout, stderr });

@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { LIMITS } from "../../engine/limits.ts";
-import { connect, err, MAIN, ok, tempHome } from "../helpers/server.ts";
+import { runCli } from "../helpers/maintenance.ts";
+import { connect, err, ok, tempHome } from "../helpers/server.ts";
 
 /** A workflow whose first step delegates `fan` times to `target` (itself by default). */
 function fanout(id: string, fan: number, target = id): string {
@@ -76,14 +77,8 @@ Deno.test("workflows validate states the bound for a fan-out past it, and passes
     "narrow.json": fanout("project.narrow", 2),
   });
   const run = async (file: string) => {
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "--quiet", MAIN, "workflows", "validate", file],
-      stdout: "piped",
-      stderr: "piped",
-      env: { NO_COLOR: "1" },
-    }).output();
-    const text = (b: Uint8Array) => new TextDecoder().decode(b);
-    return { code: out.code, text: text(out.stdout) + text(out.stderr) };
+    const ran = await runCli(["workflows", "validate", file]);
+    return { code: ran.code, text: ran.out + ran.err };
   };
   try {
     const dir = join(ws, ".waymark", "workflows");

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { MAIN, ROOT } from "../helpers/server.ts";
+import { RawServer } from "../helpers/raw_server.ts";
 
 /** Packages serving must not need: tests' own, and the team store's driver. */
 const LEFT_OUT = [
@@ -58,44 +58,25 @@ Deno.test("serve answers its first call from a cache without the test-only packa
   const home = await Deno.makeTempDir({ prefix: "waymark-first-" });
   try {
     await cacheWithout(await npmCache(), denoDir);
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "--cached-only", "-A", MAIN, "serve", "--home", home],
-      cwd: ROOT,
-      env: { DENO_DIR: denoDir, NO_COLOR: "1" },
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const lines = [
-      {
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-06-18",
-          capabilities: {},
-          clientInfo: { name: "first-start", version: "1" },
-        },
-      },
-      { jsonrpc: "2.0", method: "notifications/initialized" },
-      {
-        jsonrpc: "2.0",
-        id: 2,
-        method: "tools/call",
-        params: { name: "list_workflows", arguments: {} },
-      },
-    ];
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(lines.map((l) => JSON.stringify(l)).join("\n")));
-    await writer.close();
-    const done = await child.output();
-    const err = new TextDecoder().decode(done.stderr);
-    const answers = new TextDecoder().decode(done.stdout).split("\n").filter(Boolean)
-      .map((l) => JSON.parse(l));
-    const listed = answers.find((a) => a.id === 2);
-    assert.ok(listed?.result, `no answer to the first call: ${err}`);
-    assert.ok(listed.result.structuredContent.workflows.length > 0, err);
-    assert.equal(done.code, 0, err);
+    const server = new RawServer(home, [], {
+      denoFlags: ["--cached-only"],
+      env: { DENO_DIR: denoDir },
+    });
+    try {
+      // a cold start compiles waymark's TypeScript first: minutes on a busy machine, not 10 s
+      await server.handshake("first-start", 120_000);
+      const listed = await server.request(2, "tools/call", {
+        name: "list_workflows",
+        arguments: {},
+      }, 120_000);
+      assert.ok(listed.result?.structuredContent.workflows.length > 0, JSON.stringify(listed));
+      const closed = await server.close();
+      assert.equal(closed.code, 0, closed.stderr);
+    } catch (error) {
+      server.kill();
+      const { stderr } = await server.close();
+      throw new Error(`${(error as Error).message}\n${stderr}`);
+    }
   } finally {
     await Deno.remove(denoDir, { recursive: true }).catch(() => {});
     await Deno.remove(home, { recursive: true }).catch(() => {});
