@@ -3,7 +3,8 @@
  * (`cli/commands.ts`) names, or prints its help (`cli/help.ts`). `serve` over stdio (any profile,
  * no viewer) answers its client's handshake and `tools/list` at once from the profile's published
  * face (`tools/profiles/registry.ts`) and loads the engine and the store meanwhile
- * (`tools/early_server.ts`); every other command loads the commands (`cli/mod.ts`) first. While
+ * (`tools/early_server.ts`); every other command loads what it needs: the commands (`cli/mod.ts`),
+ * or, for `waymark hook`, the hook alone (`cli/hook/mod.ts`), which a host waits on. While
  * serving stdio, stdout carries JSON-RPC only; everything else
  * goes to stderr.
  * @module
@@ -141,13 +142,14 @@ async function main(argv: string[]): Promise<number> {
   const server = serverOptions(flags, env);
   const plainStdio = flags.http === undefined && flags.viewer !== true;
   if (found.name === "serve" && plainStdio) return await serveEarly(options, server);
-  const cli = await loadCli();
-  const homeless = await cli.homeRefused(options);
-  if (homeless) {
-    log(homeless);
-    return 1;
-  }
-  return await found.command.run(cli, {
+  // every command that loads the commands says first when the home is no folder (the hook, which
+  // loads only itself, never fails its host)
+  const loadChecked = async () => {
+    const cli = await loadCli();
+    await cli.checkHome(options);
+    return cli;
+  };
+  return await found.command.run(loadChecked, {
     options,
     flags,
     args: found.args,
@@ -157,7 +159,7 @@ async function main(argv: string[]): Promise<number> {
       printErr(usageText(found));
       return 2;
     },
-  }).catch((error) => cli.commandFailed(error, options));
+  }).catch(async (error) => (await loadCli()).commandFailed(error, options));
 }
 
 /**

@@ -51,6 +51,10 @@ export function storeCommands(): Promise<typeof import("./store_commands.ts")> {
  * anything else is thrown on as it is.
  */
 export function commandFailed(error: unknown, options: WaymarkOptions): number {
+  if (error instanceof HomeRefused) {
+    printErr(`[waymark] ${error.message}\n`);
+    return 1;
+  }
   const { dbUrl } = resolvePaths(options);
   const said = commandFailure(error, {
     openedFile: fileOfOpenFailure(error),
@@ -61,11 +65,14 @@ export function commandFailed(error: unknown, options: WaymarkOptions): number {
   return 1;
 }
 
+/** Thrown by {@linkcode checkHome}: the home is there but is no folder. */
+class HomeRefused extends Error {}
+
 /**
- * A home that is there but is no folder (a file, a link to nothing), said before a command uses
- * it, as `serve` says it; `null` when it is a folder or not made yet.
+ * Refuses a home that is there but is no folder (a file, a link to nothing) before a command
+ * uses it, in the words `serve` uses; a folder, or nothing there yet, passes.
  */
-export async function homeRefused(options: WaymarkOptions): Promise<string | null> {
+export async function checkHome(options: WaymarkOptions): Promise<void> {
   const problem = await homeProblem(resolvePaths(options).home);
-  return problem ? `waymark cannot use its home: ${problem}.` : null;
+  if (problem) throw new HomeRefused(`waymark cannot use its home: ${problem}.`);
 }

@@ -22,9 +22,23 @@ const OPENING: Record<string, (at: { bundle: string; out: string }) => string[]>
   "import": (at) => ["import", at.bundle],
   "gc": () => ["gc", "--older-than", "30d"],
   "backup": (at) => ["backup", join(at.out, "copy.db")],
+  "tokens create": () => ["tokens", "create", "--name", "ci"],
+  "tokens list": () => ["tokens", "list"],
+  "tokens revoke": () => ["tokens", "revoke", "pat_0000000000000000"],
 };
-/** Commands that never open the store (stdio `serve` answers its client: early_serve_test). */
-const NOT_OPENING = ["workflows validate", "workflows schema", "keys rotate", "setup", "doctor"];
+/**
+ * Commands that do not open the store this way: stdio `serve` answers its client
+ * (early_serve_test), `doctor` reports (below), and the hook reads the file itself and never
+ * fails its host.
+ */
+const NOT_OPENING = [
+  "workflows validate",
+  "workflows schema",
+  "keys rotate",
+  "setup",
+  "doctor",
+  "hook",
+];
 
 Deno.test("every command that opens the store names a destroyed database file the same way", async () => {
   const every = Object.entries(COMMANDS).flatMap(([name, entry]) =>
