@@ -35,6 +35,8 @@ export const ERROR_CODES = [
   "STEP_NOT_FOUND",
   "STORAGE_UNREACHABLE",
   "INVARIANT_VIOLATION",
+  "REVIEW_NOT_FOUND",
+  "CHANGES_UNAVAILABLE",
 ] as const;
 /** An error code. */
 export type ErrorCode = typeof ERROR_CODES[number];
