@@ -222,6 +222,8 @@ export interface Waymark {
   checkpoint(input: CheckpointInput): Promise<Result<StepResponse>>;
   /** DeepWork jobs (the workspace's and the configured folders'). */
   readonly jobs: JobSource;
+  /** Named schemas (the project's, `DEEPWORK_ADDITIONAL_SCHEMAS_FOLDERS`' and the bundled set). */
+  readonly schemas: NamedSchemaSource;
   /** Creates an MCP server over this waymark (one per connection). */
   mcpServer(options?: WaymarkServerOptions): ReturnType<typeof createMcpServer>;
   /**
@@ -282,6 +284,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
     continue: (input) => continueWorkflow(deps, input),
     checkpoint: (input) => checkpointWorkflow(deps, input),
     jobs,
+    schemas,
     mcpServer: (opts = {}) =>
       createMcpServer(deps, {
         version: VERSION,

@@ -91,6 +91,14 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
       },
     },
   },
+  review: {
+    forms: [
+      ["", "the review tasks of .deepreview rules for what git shows as changed"],
+      ["--files FILE... | --files -", "... for these files (- reads them from stdin)"],
+    ],
+    flags: ["base-ref", "files", ...json],
+    run: (cli, input) => cli.review(input),
+  },
   keys: {
     subcommands: {
       rotate: {

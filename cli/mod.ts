@@ -13,6 +13,7 @@ import { processHost, setup as setupClient } from "./setup/mod.ts";
 import { printOut } from "./terminal.ts";
 
 export { type OpenedServe, openServe, serve, view } from "./serve.ts";
+export { review } from "./review.ts";
 export { inspectWorkflow, listWorkflows, validateWorkflow, workflowSchema } from "./workflows.ts";
 
 /**
