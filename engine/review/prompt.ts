@@ -36,8 +36,8 @@ export interface ReviewTask {
 /** The sub-agent type when a rule names none for the host. */
 export const DEFAULT_SUBAGENT = "general-purpose";
 
-/** A fence longer than any run of backticks in `text`. */
-function fenced(text: string, info = ""): string[] {
+/** `text` fenced with more backticks than any run of them inside it. */
+export function fenced(text: string, info = ""): string[] {
   const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
   const fence = "`".repeat(longest + 1);
   return [`${fence}${info}`, text, fence];
