@@ -8,26 +8,18 @@
 import { z } from "npm:zod@4.6.7";
 import type { YamlParseWithLines } from "../deepwork/yaml.ts";
 import type { SourceKind } from "../vocabulary.ts";
-import { globProblem } from "./glob.ts";
-import { ruleSchema } from "./rule_file.ts";
+import { globSchema, referenceFileSchema, ruleSchema, yamlSyntaxProblem } from "./rule_file.ts";
 import type { ReferenceFile, ReviewRule, RuleProblem } from "./rule.ts";
 
 /** A schema's name (its folder's name). */
 export const SCHEMA_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 
-const glob = z.string().superRefine((g, ctx) => {
-  const problem = globProblem(g);
-  if (problem) ctx.addIssue({ code: "custom", message: `${problem}: ${JSON.stringify(g)}` });
-});
-
 /** A named schema's `schema.yml`. */
 export const schemaFileSchema = z.object({
   summary: z.string().min(1).max(255, "must be under 256 characters"),
-  matchers: z.array(glob).min(1, "needs at least one glob"),
+  matchers: z.array(globSchema).min(1, "needs at least one glob"),
   instructions: z.string().min(1).optional(),
-  reference_files: z.array(
-    z.object({ path: z.string().min(1), description: z.string().optional() }).strict(),
-  ).optional(),
+  reference_files: z.array(referenceFileSchema).optional(),
 }).strict();
 
 /** A named schema, loaded. */
@@ -82,8 +74,8 @@ export async function readNamedSchema(
   try {
     doc = parse(texts.text);
   } catch (error) {
-    const e = error as { message?: string; linePos?: [{ line: number }] };
-    return problem(e.linePos?.[0]?.line ?? null, `YAML syntax error: ${e.message?.split("\n")[0]}`);
+    const syntax = yamlSyntaxProblem(error);
+    return problem(syntax.line, syntax.message);
   }
   const parsed = schemaFileSchema.safeParse(doc.value);
   if (!parsed.success) {

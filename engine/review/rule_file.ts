@@ -18,17 +18,33 @@ export const RULE_FILE_NAME = ".deepreview";
 /** A rule name: it becomes part of review ids, so letters, digits, `_` and `-` only. */
 export const RULE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
-const glob = z.string().superRefine((g, ctx) => {
+/** A glob, refused with the reason when it cannot be used. */
+export const globSchema = z.string().superRefine((g, ctx) => {
   const problem = globProblem(g);
   if (problem) ctx.addIssue({ code: "custom", message: `${problem}: ${JSON.stringify(g)}` });
 });
+
+/** A reference file as written: a path (relative to the file naming it) and what it is. */
+export const referenceFileSchema = z.object({
+  path: z.string().min(1),
+  description: z.string().optional(),
+}).strict();
+
+/** The line and message of a YAML syntax error. */
+export function yamlSyntaxProblem(error: unknown): { line: number | null; message: string } {
+  const e = error as { message?: string; linePos?: [{ line: number }] };
+  return {
+    line: e.linePos?.[0]?.line ?? null,
+    message: `YAML syntax error: ${e.message?.split("\n")[0]}`,
+  };
+}
 
 /** One rule as written. */
 export const ruleSchema = z.object({
   description: z.string().min(1).max(255, "must be under 256 characters"),
   match: z.object({
-    include: z.array(glob).min(1, "needs at least one glob"),
-    exclude: z.array(glob).optional(),
+    include: z.array(globSchema).min(1, "needs at least one glob"),
+    exclude: z.array(globSchema).optional(),
   }).strict(),
   review: z.object({
     strategy: z.enum(REVIEW_STRATEGIES),
@@ -38,9 +54,7 @@ export const ruleSchema = z.object({
       all_changed_filenames: z.boolean().optional(),
       unchanged_matching_files: z.boolean().optional(),
     }).strict().optional(),
-    reference_files: z.array(
-      z.object({ path: z.string().min(1), description: z.string().optional() }).strict(),
-    ).optional(),
+    reference_files: z.array(referenceFileSchema).optional(),
   }).strict(),
 }).strict();
 
@@ -75,8 +89,8 @@ export async function readRuleFile(
   try {
     doc = at.parse(file.text);
   } catch (error) {
-    const e = error as { message?: string; linePos?: [{ line: number }] };
-    problem(e.linePos?.[0]?.line ?? null, `YAML syntax error: ${e.message?.split("\n")[0]}`);
+    const syntax = yamlSyntaxProblem(error);
+    problem(syntax.line, syntax.message);
     return { rules: [], problems };
   }
   if (doc.value === null || doc.value === undefined) return { rules: [], problems };

@@ -87,6 +87,9 @@ Deno.test("passes show in the viewer and travel in a bundle: the importing home 
         await waymark.close();
       }
 
+      // doctor holds the reviews session to the rules every session obeys, projections rebuilt
+      const doctor = await runCli(["doctor", "--json"], { home });
+      assert.equal(doctor.code, 0, doctor.out);
       const file = `${other.home}/passes.json`;
       const exported = await runCli(["sessions", "export", sid, "-o", file], { home });
       assert.equal(exported.code, 0, exported.err);

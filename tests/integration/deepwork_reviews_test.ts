@@ -286,3 +286,24 @@ Deno.test("outside git, changes cannot be told but given files can be reviewed",
     },
   );
 });
+
+Deno.test("a git worktree is its own workspace: its changes, not its parent repository's", async () => {
+  const repo = await gitRepo({ ".deepreview": ROOT_RULES.split("together:")[0]!, "a.py": "A\n" });
+  const wt = `${repo.dir}-wt`;
+  await git(repo.dir, "worktree", "add", "-q", "-b", "side", wt);
+  await writeIn(repo.dir, "main_only.py", "M = 1\n");
+  await writeIn(wt, "side_only.py", "S = 1\n");
+  await writeIn(wt, "a.py", "A = 2\n");
+  await withRepo({
+    dir: wt,
+    cleanup: async () => {
+      await Deno.remove(wt, { recursive: true });
+      await repo.cleanup();
+    },
+  }, async ({ connect }) => {
+    const c = await connect();
+    const got = ok(await c.call("get_review_instructions", {}));
+    assert.deepEqual(got.changed_files, ["a.py", "side_only.py"]);
+    assert.deepEqual((got.tasks as Task[]).map((t) => t.files[0]), ["a.py", "side_only.py"]);
+  });
+});
