@@ -122,9 +122,11 @@ export function getReviewInstructions(
   at: { ws: ReviewWorkspace; files?: readonly string[]; baseRef?: string },
 ): Promise<Result<ReviewInstructions>> {
   return guard(async () => {
-    const found = await filesToReview(at.ws, at);
+    const [found, { rules, problems }] = await Promise.all([
+      filesToReview(at.ws, at),
+      workspaceRules(at.ws, deps.schemas),
+    ]);
     if (!found.ok) return found;
-    const { rules, problems } = await workspaceRules(at.ws, deps.schemas);
     const changed = found.value.files;
     const planned = await planReviews(at.ws, { rules, changed });
     const passed = await deps.store.getPassedReviews(planned.map((p) => p.reviewId));

@@ -56,15 +56,19 @@ async function baseCommit(
   root: string,
   baseRef: string | undefined,
 ): Promise<{ ok: true; base: string | null } | { ok: false; message: string }> {
-  if ((await git(root, ["rev-parse", "--verify", "-q", "HEAD"])).ok === false) {
+  const refs = baseRef !== undefined ? [baseRef] : MAIN_BRANCHES.map((b) => `refs/heads/${b}`);
+  // independent questions, asked at once: each git start costs a process
+  const [head, ...found] = await Promise.all([
+    git(root, ["rev-parse", "--verify", "-q", "HEAD"]),
+    ...refs.map((ref) => git(root, ["rev-parse", "--verify", "-q", `${ref}^{commit}`])),
+  ]);
+  if (!head!.ok) {
     if (baseRef !== undefined) return { ok: false, message: "the repository has no commits yet" };
     return { ok: true, base: null };
   }
-  const refs = baseRef !== undefined ? [baseRef] : MAIN_BRANCHES.map((b) => `refs/heads/${b}`);
-  for (const ref of refs) {
-    const found = await git(root, ["rev-parse", "--verify", "-q", `${ref}^{commit}`]);
-    if (!found.ok) continue;
-    const base = await git(root, ["merge-base", "HEAD", found.out.trim()]);
+  for (const ref of found) {
+    if (!ref.ok) continue;
+    const base = await git(root, ["merge-base", "HEAD", ref.out.trim()]);
     if (base.ok) return { ok: true, base: base.out.trim() };
   }
   if (baseRef !== undefined) {
@@ -74,15 +78,16 @@ async function baseCommit(
 }
 
 async function changes(root: string, baseRef: string | undefined): Promise<Changes> {
-  const inside = await git(root, ["rev-parse", "--is-inside-work-tree"]);
+  const [inside, base] = await Promise.all([
+    git(root, ["rev-parse", "--is-inside-work-tree"]),
+    baseCommit(root, baseRef),
+  ]);
   if (!inside.ok || inside.out.trim() !== "true") {
     return { ok: false, message: "it is not inside a git work tree" };
   }
-  const base = await baseCommit(root, baseRef);
   if (!base.ok) return base;
-  const tracked = base.base === null
-    ? await git(root, ["ls-files", "-z", "--cached"])
-    : await git(root, [
+  const [tracked, untracked] = await Promise.all([
+    base.base === null ? git(root, ["ls-files", "-z", "--cached"]) : git(root, [
       "diff",
       "--name-only",
       "-z",
@@ -91,14 +96,18 @@ async function changes(root: string, baseRef: string | undefined): Promise<Chang
       "--relative",
       base.base,
       "--",
-    ]);
+    ]),
+    git(root, ["ls-files", "-z", "--others", "--exclude-standard"]),
+  ]);
   if (!tracked.ok) return tracked;
-  const untracked = await git(root, ["ls-files", "-z", "--others", "--exclude-standard"]);
   if (!untracked.ok) return untracked;
   const all = [...new Set([...paths(tracked.out), ...paths(untracked.out)])].sort();
-  const files: string[] = [];
-  for (const p of all) if (await isFile(root, p)) files.push(p);
-  return { ok: true, files, base: base.base === "HEAD" ? null : base.base };
+  const present = await Promise.all(all.map((p) => isFile(root, p)));
+  return {
+    ok: true,
+    files: all.filter((_, i) => present[i]),
+    base: base.base === "HEAD" ? null : base.base,
+  };
 }
 
 async function walk(
@@ -128,11 +137,10 @@ async function listed(root: string, folder: string, pathspec: string): Promise<s
     pathspec,
   ]);
   if (!found.ok) return null;
-  const out: string[] = [];
-  for (const p of [...new Set(paths(found.out))].sort()) {
-    if ((folder === "" || p.startsWith(`${folder}/`)) && await isFile(root, p)) out.push(p);
-  }
-  return out;
+  const under = [...new Set(paths(found.out))].sort()
+    .filter((p) => folder === "" || p.startsWith(`${folder}/`));
+  const present = await Promise.all(under.map((p) => isFile(root, p)));
+  return under.filter((_, i) => present[i]);
 }
 
 /** The workspace at `root` (absolute). */
