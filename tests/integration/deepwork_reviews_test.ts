@@ -11,25 +11,6 @@ import { writeIn } from "../helpers/deepwork.ts";
 import { git, gitRepo } from "../helpers/git_repo.ts";
 import { byRule, changedRepo, ROOT_RULES, type Task, withRepo } from "../helpers/review_repo.ts";
 
-Deno.test("the profile lists eleven tools, the lifecycle's five first", async () => {
-  await withRepo(await gitRepo({ "a.txt": "a\n" }), async ({ connect }) => {
-    const c = await connect();
-    assert.deepEqual((await c.listTools()).tools.map((t) => t.name), [
-      "get_workflows",
-      "start_workflow",
-      "finished_step",
-      "abort_workflow",
-      "go_to_step",
-      "get_review_instructions",
-      "get_configured_reviews",
-      "mark_review_as_passed",
-      "register_session_job",
-      "get_session_job",
-      "get_named_schemas",
-    ]);
-  });
-});
-
 Deno.test("changed files come from git: branch commits, staged, unstaged, untracked; never ignored or deleted", async () => {
   await withRepo(await changedRepo(), async ({ connect, dir }) => {
     const c = await connect();
