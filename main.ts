@@ -3,7 +3,8 @@
  * (`cli/commands.ts`) names, or prints its help (`cli/help.ts`). `serve` over stdio (any profile,
  * no viewer) answers its client's handshake and `tools/list` at once from the profile's published
  * face (`tools/profiles/registry.ts`) and loads the engine and the store meanwhile
- * (`tools/early_server.ts`); every other command loads the commands (`cli/mod.ts`) first. While
+ * (`tools/early_server.ts`); every other command loads what it needs: the commands (`cli/mod.ts`),
+ * or, for `waymark hook`, the hook alone (`cli/hook/mod.ts`), which a host waits on. While
  * serving stdio, stdout carries JSON-RPC only; everything else
  * goes to stderr.
  * @module
@@ -118,8 +119,7 @@ async function main(argv: string[]): Promise<number> {
   const server = serverOptions(flags, env);
   const plainStdio = flags.http === undefined && flags.viewer !== true;
   if (found.name === "serve" && plainStdio) return await serveEarly(options, server);
-  const cli = await loadCli();
-  return await found.command.run(cli, {
+  return await found.command.run(loadCli, {
     options,
     flags,
     args: found.args,

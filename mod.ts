@@ -13,7 +13,6 @@
  * ```
  * @module
  */
-import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { jobsAsWorkflows, type JobSource } from "./engine/deepwork/job_catalog.ts";
@@ -46,6 +45,7 @@ import {
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
 import { VERSION } from "./version.ts";
 import { redactDbUrl } from "./store/db_url.ts";
+import { homePaths } from "./store/home_paths.ts";
 import { createMcpServer, type ToolProfile } from "./tools/mod.ts";
 import { type RehearsalOptions, rehearse } from "./tools/rehearsal.ts";
 import type { ProfileName } from "./tools/profiles/registry.ts";
@@ -177,13 +177,12 @@ export interface WaymarkPaths {
 /** Resolves options and environment into concrete paths. */
 export function resolvePaths(options: WaymarkOptions = {}): WaymarkPaths {
   const env = (name: string) => process.env[name] || undefined;
-  const home = resolve(options.home ?? env("WAYMARK_HOME") ?? join(homedir(), ".waymark"));
-  const dbUrl = options.dbUrl ?? env("WAYMARK_DB_URL") ?? `file:${join(home, "waymark.db")}`;
+  const { home, dbUrl, keysFile } = homePaths(options);
   const workspace = resolve(options.workspace ?? process.cwd());
   return {
     home,
     dbUrl,
-    keysFile: join(home, "keys.json"),
+    keysFile,
     workflowDirs: [
       { source: "user", dir: join(home, "workflows") },
       { source: "project", dir: join(workspace, ".waymark", "workflows") },
