@@ -58,6 +58,11 @@ function rootOf(ctx: ToolContext): Result<string> {
 
 const render = (value: unknown) => JSON.stringify(value, null, 2);
 
+/** The facts every tool here shares: it reads the workspace and answers JSON text. */
+const IN_WORKSPACE = { destructive: false, workspace: "always", render } as const;
+/** ... and one that only reads. */
+const READS = { ...IN_WORKSPACE, readOnly: true, idempotent: true } as const;
+
 /** What a call of these tools logs: its tool and the caller's stack (no `session_id` here). */
 function callAt(ports: ReviewToolPorts) {
   return (tool: string, deps: EngineDeps, ctx: ToolContext): CallAt => ({
@@ -70,13 +75,26 @@ function callAt(ports: ReviewToolPorts) {
   });
 }
 
+/** Runs a call's use-case on its workspace (the client's root), logged with the tool's name. */
+function workspaceCall(ports: ReviewToolPorts) {
+  const at = callAt(ports);
+  return async <T>(
+    tool: string,
+    call: { deps: EngineDeps; ctx: ToolContext },
+    run: (ws: ReviewWorkspace) => Promise<Result<T>>,
+  ): Promise<Result<T>> => {
+    const root = rootOf(call.ctx);
+    return logged(
+      at(tool, call.deps, call.ctx),
+      root.ok ? await run(ports.workspace(root.value)) : root,
+    );
+  };
+}
+
 /** The review tools. */
 function reviewTools(ports: ReviewToolPorts, handedOut: Map<string, PlannedReview>) {
-  const at = callAt(ports);
-  const inRoot = async <T>(ctx: ToolContext, run: (ws: ReviewWorkspace) => Promise<Result<T>>) => {
-    const root = rootOf(ctx);
-    return root.ok ? await run(ports.workspace(root.value)) : root;
-  };
+  const inRoot = workspaceCall(ports);
+
   return [
     defineTool({
       name: "get_review_instructions",
@@ -86,20 +104,13 @@ function reviewTools(ports: ReviewToolPorts, handedOut: Map<string, PlannedRevie
       input: z.object({ files: files.optional().describe("Review these files instead.") })
         .strict(),
       output: reviewInstructionsSchema,
-      readOnly: true,
-      idempotent: true,
-      destructive: false,
-      workspace: "always",
-      run: async (deps, input, ctx) =>
-        logged(
-          at("get_review_instructions", deps, ctx),
-          await inRoot(ctx, (ws) =>
-            getReviewInstructions(
-              { store: deps.store, schemas: ports.schemas, handedOut },
-              { ws, files: input.files },
-            )),
-        ),
-      render,
+      ...READS,
+      run: (deps, input, ctx) =>
+        inRoot("get_review_instructions", { deps, ctx }, (ws) =>
+          getReviewInstructions(
+            { store: deps.store, schemas: ports.schemas, handedOut },
+            { ws, files: input.files },
+          )),
     }),
     defineTool({
       name: "get_configured_reviews",
@@ -108,20 +119,17 @@ function reviewTools(ports: ReviewToolPorts, handedOut: Map<string, PlannedRevie
         "Every review rule of the project (.deepreview files and named schemas): `name`, `description`, `defining_file` (`path:line`). With `only_rules_matching_files`, only the rules that match at least one of those files. Broken rule files are listed in `errors`.",
       input: z.object({ only_rules_matching_files: files.optional() }).strict(),
       output: configuredReviewsSchema,
-      readOnly: true,
-      idempotent: true,
-      destructive: false,
-      workspace: "always",
-      run: async (deps, input, ctx) =>
-        logged(
-          at("get_configured_reviews", deps, ctx),
-          await inRoot(ctx, (ws) =>
+      ...READS,
+      run: (deps, input, ctx) =>
+        inRoot(
+          "get_configured_reviews",
+          { deps, ctx },
+          (ws) =>
             getConfiguredReviews({ schemas: ports.schemas }, {
               ws,
               onlyMatching: input.only_rules_matching_files,
-            })),
+            }),
         ),
-      render,
     }),
     defineTool({
       name: "mark_review_as_passed",
@@ -130,20 +138,15 @@ function reviewTools(ports: ReviewToolPorts, handedOut: Map<string, PlannedRevie
         "Record that the review `review_id` found nothing left to fix. It is not handed out again until one of its files changes. The pass is kept in waymark's log (it survives restarts and is shared through a team store).",
       input: z.object({ review_id: z.string().max(LIMITS.nameChars) }).strict(),
       output: reviewPassedSchema,
+      ...IN_WORKSPACE,
       readOnly: false,
       idempotent: true,
-      destructive: false,
-      workspace: "always",
-      run: async (deps, input, ctx) =>
-        logged(
-          at("mark_review_as_passed", deps, ctx),
-          await inRoot(ctx, (ws) =>
-            markReviewAsPassed(
-              { store: deps.store, schemas: ports.schemas, handedOut },
-              { ws, reviewId: input.review_id },
-            )),
-        ),
-      render,
+      run: (deps, input, ctx) =>
+        inRoot("mark_review_as_passed", { deps, ctx }, (ws) =>
+          markReviewAsPassed(
+            { store: deps.store, schemas: ports.schemas, handedOut },
+            { ws, reviewId: input.review_id },
+          )),
     }),
     defineTool({
       name: "get_named_schemas",
@@ -152,23 +155,20 @@ function reviewTools(ports: ReviewToolPorts, handedOut: Map<string, PlannedRevie
         "The named file schemas (the project's .deepwork/schemas, configured folders and the bundled set): `name`, `summary`, `matchers` (globs of the files each governs). Each is also a review rule for the files it matches.",
       input: z.object({}).strict(),
       output: namedSchemasSchema,
-      readOnly: true,
-      idempotent: true,
-      destructive: false,
-      workspace: "always",
-      run: async (deps, _input, ctx) =>
-        logged(
-          at("get_named_schemas", deps, ctx),
-          await inRoot(ctx, (ws) => getNamedSchemas({ schemas: ports.schemas }, { ws })),
+      ...READS,
+      run: (deps, _input, ctx) =>
+        inRoot(
+          "get_named_schemas",
+          { deps, ctx },
+          (ws) => getNamedSchemas({ schemas: ports.schemas }, { ws }),
         ),
-      render,
     }),
   ];
 }
 
 /** The session-job tools. */
 function sessionJobTools(ports: ReviewToolPorts) {
-  const at = callAt(ports);
+  const inRoot = workspaceCall(ports);
   return [
     defineTool({
       name: "register_session_job",
@@ -186,18 +186,15 @@ function sessionJobTools(ports: ReviewToolPorts) {
         job_dir: z.string(),
         message: z.string(),
       }),
+      ...IN_WORKSPACE,
       readOnly: false,
       idempotent: true,
-      destructive: false,
-      workspace: "always",
-      run: async (deps, input, ctx) => {
-        const root = rootOf(ctx);
-        return logged(
-          at("register_session_job", deps, ctx),
-          root.ok ? await registerSessionJob(ports.jobs, { ...input, root: root.value }) : root,
-        );
-      },
-      render,
+      run: (deps, input, ctx) =>
+        inRoot(
+          "register_session_job",
+          { deps, ctx },
+          (ws) => registerSessionJob(ports.jobs, { ...input, root: ws.root }),
+        ),
     }),
     defineTool({
       name: "get_session_job",
@@ -210,18 +207,13 @@ function sessionJobTools(ports: ReviewToolPorts) {
         session_id: z.string(),
         job_definition_yaml: z.string(),
       }),
-      readOnly: true,
-      idempotent: true,
-      destructive: false,
-      workspace: "always",
-      run: async (deps, input, ctx) => {
-        const root = rootOf(ctx);
-        return logged(
-          at("get_session_job", deps, ctx),
-          root.ok ? await getSessionJob(ports.jobs, { ...input, root: root.value }) : root,
-        );
-      },
-      render,
+      ...READS,
+      run: (deps, input, ctx) =>
+        inRoot(
+          "get_session_job",
+          { deps, ctx },
+          (ws) => getSessionJob(ports.jobs, { ...input, root: ws.root }),
+        ),
     }),
   ];
 }
