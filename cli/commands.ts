@@ -123,6 +123,14 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
       },
     },
   },
+  review: {
+    forms: [
+      ["", "the review tasks of .deepreview rules for what git shows as changed"],
+      ["--files FILE... | --files -", "... for these files (- reads them from stdin)"],
+    ],
+    flags: ["base-ref", "files", ...json],
+    run: ofCli("review"),
+  },
   keys: {
     subcommands: {
       rotate: {

@@ -294,6 +294,17 @@ export const FLAGS = {
       "file modes), then check again",
   },
   json: { schema: toggle, help: "JSON on stdout instead of lines" },
+  "base-ref": {
+    schema: text,
+    value: "REF",
+    help: "review what changed since the merge-base with REF (default main, else master)",
+  },
+  files: {
+    schema: texts,
+    value: "FILE",
+    help: "review these files instead of what git shows as changed (repeatable; - reads a " +
+      "list from stdin)",
+  },
   help: {
     schema: toggle,
     short: "h",
@@ -329,6 +340,7 @@ export const environmentSchema = z.object({
   WAYMARK_ENABLE_START_SESSION: yesNo("WAYMARK_ENABLE_START_SESSION").optional(),
   WAYMARK_PROFILE: oneOf(PROFILE_NAMES)("WAYMARK_PROFILE").optional(),
   DEEPWORK_ADDITIONAL_JOBS_FOLDERS: z.string().optional(),
+  DEEPWORK_ADDITIONAL_SCHEMAS_FOLDERS: z.string().optional(),
 });
 
 /** Validated flags. */

@@ -17,6 +17,7 @@ import { processHost, setup as setupClient } from "./setup/mod.ts";
 import { printErr, printOut } from "./terminal.ts";
 
 export { type OpenedServe, openServe, serve, view } from "./serve.ts";
+export { review } from "./review.ts";
 export { inspectWorkflow, listWorkflows, validateWorkflow, workflowSchema } from "./workflows.ts";
 
 /**

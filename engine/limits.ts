@@ -52,6 +52,12 @@ export const LIMITS = {
    * is recorded by size and modification time instead (the answer lists it).
    */
   hashedBytes: 512 * 1024 * 1024,
+  /** Reference files inlined into one review task; the rest are named as left out. */
+  referenceFiles: 20,
+  /** Bytes of reference files inlined into one review task; a file past it is cut, with a marker. */
+  referenceBytes: 256 * 1024,
+  /** Bytes of one file read to check it against a named schema's JSON Schema. */
+  schemaCheckBytes: 1024 * 1024,
 } as const;
 
 const encoder = new TextEncoder();

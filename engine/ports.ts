@@ -425,6 +425,8 @@ export interface StoreReader {
   listRuns(options: { limit: number; offset: number }): Promise<RunListing[]>;
   /** A number that grows whenever anything is appended (by any process); cheap to read. */
   changeCounter(): Promise<number>;
+  /** The ids among `reviewIds` that have a pass recorded, in any session. */
+  getPassedReviews(reviewIds: readonly string[]): Promise<Set<string>>;
 }
 
 /** Read and append access inside one write transaction. */

@@ -163,6 +163,19 @@ export interface RunDelegationsTable {
   created_seq: number;
 }
 
+/** Review passes (the projection of `review_passed`): one row per review passed per session. */
+export interface ReviewPassesTable {
+  session_id: string;
+  review_id: string;
+  rule: string;
+  /** The files and their hashes, as JSON (`[{path, sha256}]`). */
+  files: string;
+  /** The principal who passed it, as JSON, or `null`. */
+  principal: string | null;
+  created_seq: number;
+  created_at: string;
+}
+
 /** Events recorded at a node that the viewer shows there: reviews, gaps, an abort. */
 export interface NodeEventsTable {
   seq: number;
@@ -256,6 +269,8 @@ export interface Database {
   run_links: RunLinksTable;
   run_delegations: RunDelegationsTable;
   node_events: NodeEventsTable;
+  /** Review passes, found by review id. */
+  review_passes: ReviewPassesTable;
   /** Layer 1: session title, goal and workflow id, by `runs.rowid`. */
   search_titles: SearchTable;
   /** Layer 2: the run's latest notes and artifact preview, by `runs.rowid`. */
