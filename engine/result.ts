@@ -35,6 +35,7 @@ export const ERROR_CODES = [
   "STEP_NOT_FOUND",
   "STORAGE_UNREACHABLE",
   "INVARIANT_VIOLATION",
+  "RUN_NOT_YOURS",
 ] as const;
 /** An error code. */
 export type ErrorCode = typeof ERROR_CODES[number];

@@ -6,6 +6,7 @@
  * tokens. Writes nothing.
  * @module
  */
+import { DEFAULT_RUN_ACCESS, refuseActor } from "../team_policy.ts";
 import type { EngineDeps, RunHit } from "../ports.ts";
 import { SEARCH_LAYERS, type SearchLayer } from "../vocabulary.ts";
 import { ok, type Result } from "../result.ts";
@@ -141,6 +142,13 @@ function candidate(
     },
     tip: { nodeId: hit.tipNodeId, pendingStepId: hit.tipPendingStepId, isComplete, ...tokens },
     corrupt: hit.corrupt,
+    ...(hit.owner
+      ? {
+        startedBy: hit.owner,
+        access: hit.access ?? DEFAULT_RUN_ACCESS,
+        mayContinue: refuseActor(hit, deps.principal) === null,
+      }
+      : {}),
     ...(hit.delegatedFrom
       ? {
         delegatedFrom: {

@@ -8,7 +8,7 @@ import type { RunHit, SearchQuery } from "../../engine/ports.ts";
 import type { SearchLayer } from "../../engine/vocabulary.ts";
 import type { ReadScope, TextMatch } from "./dialect.ts";
 import type { Executor } from "./graph_sql.ts";
-import { decodeSessionKind } from "./rows.ts";
+import { decodeOwnership, decodeSessionKind, type OwnerColumns } from "./rows.ts";
 
 /** Characters of an artifact preview in the search index. */
 const ARTIFACT_PREVIEW_CHARS = 600;
@@ -30,9 +30,7 @@ export function preview(text: string | null | undefined): string | null {
   return flat.length > PREVIEW_CHARS ? `${flat.slice(0, PREVIEW_CHARS - 1)}…` : flat;
 }
 
-interface HitRow {
-  run_id: string;
-  session_id: string;
+interface HitRow extends OwnerColumns {
   title: string;
   kind: string;
   health: string;
@@ -76,6 +74,8 @@ async function hydrate(ex: Executor, runIds: readonly string[]): Promise<Map<str
       "d.parent_run_id as delegated_by",
       "d.step_id as delegated_step",
       "d.idx as delegated_idx",
+      "r.owner",
+      "r.access",
     ])
     .where("r.run_id", "in", runIds).execute();
   return new Map(rows.map((r) => [r.run_id, r]));
@@ -83,7 +83,7 @@ async function hydrate(ex: Executor, runIds: readonly string[]): Promise<Map<str
 
 function toHit(row: HitRow, match: TextMatch, tipText: string | undefined): RunHit {
   return {
-    runId: row.run_id,
+    ...decodeOwnership(row),
     sessionId: row.session_id,
     title: row.title,
     sessionKind: decodeSessionKind(row.kind),
