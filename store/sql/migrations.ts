@@ -392,7 +392,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0010_log_positions": logPositions,
   "0011_quarantine": quarantine,
   "0012_delegations": delegations,
-  "0013_principals": principals,
+  "0014_principals": principals,
 };
 
 /** The schema status of a database that has applied `applied` (in any order). */
