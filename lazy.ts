@@ -43,6 +43,7 @@ export const LAZY_MODULES = {
   cli: { path: "cli/mod.ts", part: "cli" },
   viewer: { path: "web/mod.ts", part: "web" },
   mcpHttp: { path: "web/mcp_http.ts", part: "web" },
+  auth: { path: "web/auth/mod.ts", part: "web" },
   postgres: { path: "store/postgres/mod.ts", part: "store" },
   storeCommands: { path: "cli/store_commands.ts", part: "commands" },
 } as const satisfies Record<string, { path: string; part: PartName }>;

@@ -45,9 +45,20 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
       ["", "serve MCP over stdio (the default command)"],
       ["--http PORT", "serve MCP over Streamable HTTP at http://127.0.0.1:PORT/mcp"],
       ["--viewer", "... and the read-only viewer beside it (URL logged to stderr)"],
+      [
+        "--http PORT --bind ADDR --auth-resource URL ...",
+        "the team service: authenticated (docs/team_service.md)",
+      ],
     ],
     flags: [
       "http",
+      "bind",
+      "auth-resource",
+      "auth-issuer",
+      "auth-jwks-url",
+      "auth-scope",
+      "auth-jwks-timeout",
+      "personal-tokens",
       "viewer",
       "viewer-port",
       "max-body-bytes",
@@ -124,6 +135,26 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
         ],
         flags: ["output", "all", "status", "older-than"],
         run: onStore("exportSessions"),
+      },
+    },
+  },
+  tokens: {
+    default: "list",
+    subcommands: {
+      create: {
+        forms: [["--name NAME", "a personal access token for serve --http, printed once"]],
+        flags: ["name", "expires", "bot", "auth-scope", ...json],
+        run: onStore("createToken"),
+      },
+      list: {
+        forms: [["", "personal access tokens (never the tokens), newest first"]],
+        flags: json,
+        run: onStore("listTokens"),
+      },
+      revoke: {
+        forms: [["ID", "refuse a personal access token from now on"]],
+        flags: json,
+        run: onStore("revokeToken"),
       },
     },
   },

@@ -45,18 +45,24 @@ const REFUSALS: Record<FramingError | "timeout", string> = {
 };
 
 /**
- * Serves `handler` on 127.0.0.1:`port` behind the deadlines. Throws (like `Deno.serve`, e.g.
- * `AddrInUse`) when the port cannot be bound.
+ * Serves `handler` on 127.0.0.1:`port` (or `hostname`, which callers allow only with
+ * authentication) behind the deadlines. Throws (like `Deno.serve`, e.g. `AddrInUse`) when the
+ * port cannot be bound.
  */
 export function serveWithDeadlines(
   handler: (request: Request) => Response | Promise<Response>,
-  options: { port: number; deadlines?: Partial<Deadlines>; log?: (line: string) => void },
+  options: {
+    port: number;
+    hostname?: string;
+    deadlines?: Partial<Deadlines>;
+    log?: (line: string) => void;
+  },
 ): DeadlineServer {
   const deadlines: Deadlines = {
     headerTimeoutMs: options.deadlines?.headerTimeoutMs ?? DEFAULT_DEADLINES.headerTimeoutMs,
     bodyTimeoutMs: options.deadlines?.bodyTimeoutMs ?? DEFAULT_DEADLINES.bodyTimeoutMs,
   };
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: options.port });
+  const listener = Deno.listen({ hostname: options.hostname ?? "127.0.0.1", port: options.port });
   const relayed = new Set<number>();
   const inner = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },

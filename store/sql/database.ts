@@ -233,6 +233,22 @@ export interface QuarantineTable {
   quarantined_at: string;
 }
 
+/** Personal access tokens (`0013_personal_tokens`): only each secret's SHA-256 is kept. */
+export interface PersonalTokensTable {
+  token_id: string;
+  /** The name the creator gave; the principal's display name. */
+  name: string;
+  /** `person` or `bot`. */
+  kind: string;
+  /** Lowercase hex SHA-256 of the whole token. */
+  token_hash: string;
+  /** The scopes granted, space-separated. */
+  scopes: string;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+
 /** The whole schema. */
 export interface Database {
   events: EventsTable;
@@ -262,4 +278,6 @@ export interface Database {
   workflow_outcomes: WorkflowOutcomesTable;
   /** What doctor set aside (`0011_quarantine`). */
   quarantine: QuarantineTable;
+  /** Personal access tokens of the HTTP service (`personal_tokens.ts`). */
+  personal_tokens: PersonalTokensTable;
 }

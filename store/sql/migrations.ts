@@ -362,6 +362,26 @@ const delegations: Migration = {
 };
 
 /**
+ * Personal access tokens of the HTTP service, for teams without an identity provider: each
+ * token's SHA-256 (never the token), who it names, its scopes, expiry and revocation. Not session
+ * data and not a projection of the log.
+ */
+const personalTokens: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.createTable("personal_tokens")
+      .addColumn("token_id", "text", (c) => c.primaryKey())
+      .addColumn("name", "text", (c) => c.notNull())
+      .addColumn("kind", "text", (c) => c.notNull())
+      .addColumn("token_hash", "text", (c) => c.notNull().unique())
+      .addColumn("scopes", "text", (c) => c.notNull())
+      .addColumn("created_at", "text", (c) => c.notNull())
+      .addColumn("expires_at", "text")
+      .addColumn("revoked_at", "text")
+      .execute();
+  },
+};
+
+/**
  * Who did what: the principal who started a run (`runs.owner`, its `principal` as JSON, with
  * `owner_subject` to find a principal's runs) and the run's access (`team_policy.ts`), and the
  * principal whose call made each node (`nodes.made_by`). All `null` for unauthenticated calls
@@ -392,6 +412,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0010_log_positions": logPositions,
   "0011_quarantine": quarantine,
   "0012_delegations": delegations,
+  "0013_personal_tokens": personalTokens,
   "0014_principals": principals,
 };
 
