@@ -59,6 +59,8 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
       "auth-scope",
       "auth-jwks-timeout",
       "personal-tokens",
+      "stateless",
+      "run-access",
       "viewer",
       "viewer-port",
       "max-body-bytes",
