@@ -95,15 +95,16 @@ export async function startTestIdp(): Promise<TestIdp> {
     },
   );
   issuer = `http://127.0.0.1:${server.addr.port}`;
-  const signWith = (key: Parameters<SignJWT["sign"]>[0]) => (claims: TokenClaims, options: SignOptions = {}) => {
-    const now = Math.floor(Date.now() / 1000);
-    const jwt = new SignJWT(withDefaults(issuer, claims))
-      .setProtectedHeader({ alg: "ES256", kid: options.kid ?? KID, typ: "at+jwt" })
-      .setIssuedAt(now)
-      .setExpirationTime(now + (options.expiresIn ?? 300));
-    if (options.notBeforeIn !== undefined) jwt.setNotBefore(now + options.notBeforeIn);
-    return jwt.sign(key);
-  };
+  const signWith =
+    (key: Parameters<SignJWT["sign"]>[0]) => (claims: TokenClaims, options: SignOptions = {}) => {
+      const now = Math.floor(Date.now() / 1000);
+      const jwt = new SignJWT(withDefaults(issuer, claims))
+        .setProtectedHeader({ alg: "ES256", kid: options.kid ?? KID, typ: "at+jwt" })
+        .setIssuedAt(now)
+        .setExpirationTime(now + (options.expiresIn ?? 300));
+      if (options.notBeforeIn !== undefined) jwt.setNotBefore(now + options.notBeforeIn);
+      return jwt.sign(key);
+    };
   return {
     issuer,
     jwksUrl: `${issuer}/jwks`,
