@@ -43,9 +43,10 @@ async function discoverJwks(issuer: string, timeoutMs: number): Promise<string> 
     `${origin}/.well-known/oauth-authorization-server${path}`,
     `${base}/.well-known/openid-configuration`,
   ];
+  // one deadline for both: discovery, then the JWKS, answer within twice the timeout at most
+  const signal = AbortSignal.timeout(timeoutMs);
   for (const url of candidates) {
-    const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), redirect: "error" })
-      .catch(() => null);
+    const response = await fetch(url, { signal, redirect: "error" }).catch(() => null);
     if (!response?.ok) {
       await response?.body?.cancel();
       continue;
