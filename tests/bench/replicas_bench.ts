@@ -64,7 +64,8 @@ async function level(
   try {
     const tokens = await Promise.all(["bench-a", "bench-b", "bench-c"].map((n) => set.pat(n)));
     for (let i = 0; i < at.agents; i++) {
-      clients.push(replicaClient(set.url, tokens[i % tokens.length]!));
+      // no call is given up while the window lasts: a queue is measured, not retried
+      clients.push(replicaClient(set.url, tokens[i % tokens.length]!, { tryTimeoutMs: 300_000 }));
     }
     // a warm-up: every agent's connection and first start, before the window opens
     await Promise.all(clients.map((c) => c.call("list_workflows", {})));

@@ -120,11 +120,18 @@ export interface ReplicaClient {
   close(): Promise<void>;
 }
 
-/** How long one try of a call may take before it is sent again. */
+/** How long one try of a call may take before it is sent again, by default. */
 const TRY_TIMEOUT_MS = 15_000;
 
-/** Connects a client to `url` sending `token`. */
-export function replicaClient(url: URL, token: string): ReplicaClient {
+/**
+ * Connects a client to `url` sending `token`; a try that takes longer than `tryTimeoutMs` is
+ * given up and sent again.
+ */
+export function replicaClient(
+  url: URL,
+  token: string,
+  options: { tryTimeoutMs?: number } = {},
+): ReplicaClient {
   let client: Client | null = null;
   let retries = 0;
   const connect = async () => {
@@ -142,7 +149,7 @@ export function replicaClient(url: URL, token: string): ReplicaClient {
         try {
           client ??= await connect();
           const result = await client.callTool({ name, arguments: args }, {
-            timeout: TRY_TIMEOUT_MS,
+            timeout: options.tryTimeoutMs ?? TRY_TIMEOUT_MS,
           }) as CallResult;
           const retry = (result.structuredContent as { error?: { retry?: { kind: string } } })
             ?.error?.retry?.kind;
