@@ -74,6 +74,9 @@ async function level(
     const samples = (await Promise.all(clients.map((c) => agent(c, until)))).flat();
     const elapsed = (performance.now() - started) / 1000;
     const s = stats(samples);
+    const why = new Map<string, number>();
+    for (const c of clients) for (const [k, n] of c.reasons) why.set(k, (why.get(k) ?? 0) + n);
+    if (why.size > 0) log(`calls sent again: ${JSON.stringify(Object.fromEntries(why))}`);
     return {
       ...at,
       advances: samples.length,

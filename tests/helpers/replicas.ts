@@ -116,6 +116,8 @@ export interface ReplicaClient {
   call(name: string, args: Record<string, unknown>): Promise<CallResult>;
   /** Calls that were sent again. */
   readonly retries: number;
+  /** Why calls were sent again: the error code or message, by count. */
+  readonly reasons: ReadonlyMap<string, number>;
   /** Closes it. */
   close(): Promise<void>;
 }
@@ -134,6 +136,8 @@ export function replicaClient(
 ): ReplicaClient {
   let client: Client | null = null;
   let retries = 0;
+  const reasons = new Map<string, number>();
+  const note = (why: string) => reasons.set(why, (reasons.get(why) ?? 0) + 1);
   const connect = async () => {
     const fresh = new Client({ name: "waymark-replica-agent", version: "1.0.0" });
     await fresh.connect(
@@ -154,7 +158,9 @@ export function replicaClient(
           const retry = (result.structuredContent as { error?: { retry?: { kind: string } } })
             ?.error?.retry?.kind;
           if (!result.isError || retry === "not_retryable" || retry === undefined) return result;
+          note(String((result.structuredContent as { error: { code: string } }).error.code));
         } catch (error) {
+          note(String(error).slice(0, 80));
           if (attempt >= 20) throw error;
           void client?.close().catch(() => {});
           client = null;
@@ -167,6 +173,7 @@ export function replicaClient(
     get retries() {
       return retries;
     },
+    reasons,
     close: async () => {
       await client?.close().catch(() => {});
     },
