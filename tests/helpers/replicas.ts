@@ -8,7 +8,7 @@
  * @module
  */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { waymark } from "./auth_service.ts";
+import { personalToken } from "./auth_service.ts";
 import { type HttpServer, startHttpServer } from "./http_server.ts";
 import type { PostgresServer } from "./postgres.ts";
 import { type RoundRobinProxy, startRoundRobinProxy } from "./round_robin_proxy.ts";
@@ -75,21 +75,8 @@ export async function startReplicas(
     url: new URL(`http://127.0.0.1:${proxy.port}/mcp`),
     proxy,
     count: options.count,
-    async pat(name, extra = []) {
-      const made = await waymark(home.home, [
-        "tokens",
-        "create",
-        "--name",
-        name,
-        "--auth-scope",
-        REPLICA_SCOPE,
-        "--db",
-        dbUrl,
-        ...extra,
-      ]);
-      if (made.code !== 0) throw new Error(`tokens create failed: ${made.stderr}`);
-      return made.stdout.trim();
-    },
+    pat: (name, extra = []) =>
+      personalToken(home.home, { name, scope: REPLICA_SCOPE, extra: ["--db", dbUrl, ...extra] }),
     async kill(i) {
       alive.delete(i);
       await replicas[i]!.kill();
