@@ -140,6 +140,8 @@ export interface RunHit extends WorkspaceObservation, RunOwnership {
   tipNodeId: string;
   /** The tip's pending step, or `null` when complete. */
   tipPendingStepId: string | null;
+  /** Whose call made the tip (acknowledged the last step); `null` when unauthenticated. */
+  tipMadeBy: Principal | null;
   /** FTS relevance (bm25; lower is better), 0 for `id` and `recent`. */
   relevance: number;
   /** A short excerpt of the matched text, or of the run's latest notes. */

@@ -404,6 +404,9 @@ export const resumeCandidateSchema = z.object({
     stateToken: z.string().describe("Rehydrate with continue_workflow {stateToken} first."),
     ackToken: z.string().optional(),
     checkpointToken: z.string(),
+    madeBy: principalSchema.optional().describe(
+      "Whose call made the tip (acknowledged the last step); absent when it was unauthenticated.",
+    ),
   }).describe("The run's tip (its newest node) with fresh tokens."),
   corrupt: z.boolean().describe("The session failed an integrity check: read-only."),
   startedBy: principalSchema.optional().describe(

@@ -140,7 +140,13 @@ function candidate(
       gitHeadSha: hit.gitHeadSha,
       ...matchWorkspace(hit, at.current),
     },
-    tip: { nodeId: hit.tipNodeId, pendingStepId: hit.tipPendingStepId, isComplete, ...tokens },
+    tip: {
+      nodeId: hit.tipNodeId,
+      pendingStepId: hit.tipPendingStepId,
+      isComplete,
+      ...tokens,
+      ...(hit.tipMadeBy ? { madeBy: hit.tipMadeBy } : {}),
+    },
     corrupt: hit.corrupt,
     ...(hit.owner
       ? {

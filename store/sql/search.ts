@@ -8,7 +8,7 @@ import type { RunHit, SearchQuery } from "../../engine/ports.ts";
 import type { SearchLayer } from "../../engine/vocabulary.ts";
 import type { ReadScope, TextMatch } from "./dialect.ts";
 import type { Executor } from "./graph_sql.ts";
-import { decodeOwnership, decodeSessionKind, type OwnerColumns } from "./rows.ts";
+import { decodeOwnership, decodePrincipal, decodeSessionKind, type OwnerColumns } from "./rows.ts";
 
 /** Characters of an artifact preview in the search index. */
 const ARTIFACT_PREVIEW_CHARS = 600;
@@ -45,6 +45,7 @@ interface HitRow extends OwnerColumns {
   delegated_by: string | null;
   delegated_step: string | null;
   delegated_idx: number | null;
+  tip_made_by: string | null;
 }
 
 /** Details of the given runs, keyed by run id: one indexed query, whatever the store holds. */
@@ -76,6 +77,7 @@ async function hydrate(ex: Executor, runIds: readonly string[]): Promise<Map<str
       "d.idx as delegated_idx",
       "r.owner",
       "r.access",
+      "n.made_by as tip_made_by",
     ])
     .where("r.run_id", "in", runIds).execute();
   return new Map(rows.map((r) => [r.run_id, r]));
@@ -97,6 +99,7 @@ function toHit(row: HitRow, match: TextMatch, tipText: string | undefined): RunH
     updatedAt: row.updated_at,
     tipNodeId: row.last_node_id,
     tipPendingStepId: row.pending_step_id,
+    tipMadeBy: decodePrincipal(row.tip_made_by),
     workspace: row.workspace,
     gitBranch: row.git_branch,
     gitHeadSha: row.git_head_sha,
