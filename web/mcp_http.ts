@@ -8,7 +8,10 @@
  * the same cap as a stdio line), and parsed once before anything routes it; the SDK gets the
  * parsed body and never reads the request again (`request_body.ts`). The number of live sessions
  * is capped too: a new one past the cap closes the one idle longest. The guards and headers are
- * the viewer's (`guard.ts`); slow clients are cut off by the listener (`deadlines.ts`).
+ * the viewer's (`guard.ts`); slow clients are cut off by the listener (`deadlines.ts`). With
+ * `stateless`, no MCP session is kept at all: every request, of either era, is served by a fresh
+ * server instance (the SDK's stateless Streamable HTTP), so replicas behind a balancer need no
+ * sticky sessions. An authenticated requestor's tasks are its principal's, read from the store.
  * @module
  */
 import { type Context, Hono } from "npm:hono@4.13.19";
@@ -179,6 +182,7 @@ export type McpServerFactory = (owner: TaskOwner | undefined) => Server;
  * every replica), else `unauthenticated`.
  */
 function ownerOf(authInfo: AuthInfo | undefined, unauthenticated: TaskOwner | undefined) {
+  // the handlers' reading of the principal, from the `AuthInfo` their context will carry
   const principal = principalOf({ http: { authInfo } } as Parameters<typeof principalOf>[0]);
   return principal ? principalTaskOwner(principal) : unauthenticated;
 }
