@@ -8,12 +8,11 @@
  * ```ts
  * import { openWaymark } from "./mod.ts";
  * const waymark = await openWaymark({ dbUrl: ":memory:" });
- * const started = await waymark.start({ workflowId: "wr.code_review" });
+ * const started = await waymark.start({ workflowId: "waymark.code_review" });
  * await waymark.close();
  * ```
  * @module
  */
-import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { jobsAsWorkflows, type JobSource } from "./engine/deepwork/job_catalog.ts";
@@ -46,6 +45,7 @@ import {
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
 import { VERSION } from "./version.ts";
 import { redactDbUrl } from "./store/db_url.ts";
+import { homePaths } from "./store/home_paths.ts";
 import { createMcpServer, type ToolProfile } from "./tools/mod.ts";
 import { type RehearsalOptions, rehearse } from "./tools/rehearsal.ts";
 import type { ProfileName } from "./tools/profiles/registry.ts";
@@ -179,13 +179,12 @@ export interface WaymarkPaths {
 /** Resolves options and environment into concrete paths. */
 export function resolvePaths(options: WaymarkOptions = {}): WaymarkPaths {
   const env = (name: string) => process.env[name] || undefined;
-  const home = resolve(options.home ?? env("WAYMARK_HOME") ?? join(homedir(), ".waymark"));
-  const dbUrl = options.dbUrl ?? env("WAYMARK_DB_URL") ?? `file:${join(home, "waymark.db")}`;
+  const { home, dbUrl, keysFile } = homePaths(options);
   const workspace = resolve(options.workspace ?? process.cwd());
   return {
     home,
     dbUrl,
-    keysFile: join(home, "keys.json"),
+    keysFile,
     workflowDirs: [
       { source: "user", dir: join(home, "workflows") },
       { source: "project", dir: join(workspace, ".waymark", "workflows") },
@@ -228,10 +227,12 @@ export interface Waymark {
    * Runs the code a process's first tool call would run for the first time, writing no
    * session data (`tools/rehearsal.ts`); resolves within a quarter second and never rejects.
    * `protocolVersion`: the client's, whose parse is rehearsed; `interrupted`: asked between
-   * parts, `true` ends it.
+   * parts, `true` ends it; `budgetMs`: the longest it may take.
    */
   rehearse(
-    options?: WaymarkServerOptions & Pick<RehearsalOptions, "protocolVersion" | "interrupted">,
+    options?:
+      & WaymarkServerOptions
+      & Pick<RehearsalOptions, "protocolVersion" | "interrupted" | "budgetMs">,
   ): Promise<void>;
   /** Closes the database. */
   close(): Promise<void>;
@@ -300,6 +301,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
           protocolVersion: opts.protocolVersion,
           interrupted: opts.interrupted,
           log: opts.log,
+          budgetMs: opts.budgetMs,
         },
       ),
     close: () => store.close(),

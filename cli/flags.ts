@@ -154,6 +154,13 @@ export const FLAGS = {
     schema: toggle,
     help: "with --http, accept personal access tokens made by `waymark tokens create`",
   },
+  "tls-cert": {
+    schema: text,
+    value: "FILE",
+    help: "with --http and --tls-key, serve HTTPS with this certificate chain (PEM); usually a " +
+      "proxy in front terminates TLS instead (docs/team_service.md)",
+  },
+  "tls-key": { schema: text, value: "FILE", help: "the private key (PEM) of --tls-cert" },
   viewer: {
     schema: toggle,
     help: "the read-only viewer beside the server (its URL logged to stderr)",

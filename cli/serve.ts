@@ -224,6 +224,11 @@ async function serveHttp(options: WaymarkOptions, input: CommandInput): Promise<
     );
     return 2;
   }
+  const tls = await tlsOf(flags);
+  if (typeof tls === "string") {
+    log(`fatal: ${tls}`);
+    return 2;
+  }
   const waymark = await openWaymark(options);
   log(`database ${redactDbUrl(waymark.paths.dbUrl)}`);
   const gate = settings
@@ -250,6 +255,7 @@ async function serveHttp(options: WaymarkOptions, input: CommandInput): Promise<
     {
       port: flags.http!,
       hostname,
+      tls,
       log,
       maxBodyBytes: flags["max-body-bytes"],
       maxSessions: flags["max-sessions"],
@@ -269,6 +275,25 @@ async function serveHttp(options: WaymarkOptions, input: CommandInput): Promise<
   viewer?.close();
   await waymark.close();
   return 0;
+}
+
+/** The certificate and key of `--tls-cert`/`--tls-key` (both or neither), or what is wrong. */
+async function tlsOf(flags: Flags): Promise<{ cert: string; key: string } | undefined | string> {
+  const certFile = flags["tls-cert"];
+  const keyFile = flags["tls-key"];
+  if (certFile === undefined && keyFile === undefined) return undefined;
+  if (certFile === undefined || keyFile === undefined) {
+    return "--tls-cert FILE and --tls-key FILE go together (a certificate chain and its key, PEM)";
+  }
+  const read = (file: string, flag: string) =>
+    Deno.readTextFile(file).catch((error) => {
+      throw `${flag} ${file}: ${(error as Error).message}`;
+    });
+  try {
+    return { cert: await read(certFile, "--tls-cert"), key: await read(keyFile, "--tls-key") };
+  } catch (why) {
+    return String(why);
+  }
 }
 
 /** The viewer served by the HTTP service's own listener, behind its guards. */

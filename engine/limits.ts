@@ -40,6 +40,11 @@ export const LIMITS = {
   delegationDigestBytes: 8 * 1024,
   /** Parallel steps nested inside child runs opened at once (a child whose first step delegates). */
   delegationDepth: 3,
+  /**
+   * Runs one call may open at a parallel step, nested children included (a child whose first
+   * step delegates opens its own at once): a wider fan-out is refused before anything is written.
+   */
+  runsOpenedAtOnce: 64,
   /** File paths named in one DeepWork `finished_step`. */
   outputFiles: 1000,
   /**

@@ -14,7 +14,12 @@ import type { Preferences } from "./preferences.ts";
 import type { WorkspaceObservation } from "./workspace.ts";
 import type { Evidence } from "./evidence.ts";
 import type { Principal } from "./principal.ts";
-import type { VerificationPolicy, VerificationRequest, VerificationRun } from "./verification.ts";
+import type {
+  VerificationPolicy,
+  VerificationRequest,
+  VerificationRun,
+  VerificationWait,
+} from "./verification.ts";
 import type {
   AttemptKind,
   AttemptOutcome,
@@ -476,8 +481,14 @@ export interface WorkflowSource {
 export interface VerificationRunner {
   /** The user's policy (from their config). */
   readonly policy: VerificationPolicy;
-  /** Runs one command; never throws (a failure to start is `error`). */
-  run(request: VerificationRequest): Promise<VerificationRun>;
+  /**
+   * Runs one command; never throws (a failure to start is `error`). A runner that runs only so
+   * many at once tells `onWaiting` when this one has to wait for a turn.
+   */
+  run(
+    request: VerificationRequest,
+    options?: { onWaiting?: (wait: VerificationWait) => void },
+  ): Promise<VerificationRun>;
 }
 
 /** Everything a use-case may touch. */

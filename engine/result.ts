@@ -36,6 +36,7 @@ export const ERROR_CODES = [
   "STORAGE_UNREACHABLE",
   "INVARIANT_VIOLATION",
   "RUN_NOT_YOURS",
+  "DELEGATION_LIMIT_EXCEEDED",
 ] as const;
 /** An error code. */
 export type ErrorCode = typeof ERROR_CODES[number];

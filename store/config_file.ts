@@ -10,7 +10,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { parse, type ParseError, printParseErrorCode } from "npm:jsonc-parser@3.3.1";
 import { z } from "npm:zod@4.6.7";
 import { type PreferencesPatch, preferencesPatchSchema } from "../engine/preferences.ts";
-import { formatPath } from "../engine/workflow/parse.ts";
+import { formatPath } from "../engine/issue_path.ts";
 import {
   parsePolicy,
   type VerificationPolicy,
@@ -93,7 +93,7 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
     throw new Error(
       `${file}: ${
         problems.join("; ")
-      }. Allowed keys: workflowDirs (string[]), preferences ({autonomy, riskPolicy}), retention ({olderThan}), jobDirs (string[]), verification ({workspaces: {"/abs/folder": {allow, timeoutSeconds, outputBytes, env}}}), auth ({resource, issuer, jwksUrl, scopes, personalTokens, jwksTimeoutMs, clockToleranceSeconds}).`,
+      }. Allowed keys: workflowDirs (string[]), preferences ({autonomy, riskPolicy}), retention ({olderThan}), jobDirs (string[]), verification ({workspaces: {"/abs/folder": {allow, timeoutSeconds, outputBytes, env}}, maxConcurrent}), auth ({resource, issuer, jwksUrl, scopes, personalTokens, jwksTimeoutMs, clockToleranceSeconds}).`,
     );
   }
   const olderThan = parsed.data.retention?.olderThan;

@@ -35,7 +35,9 @@ export const listInput = z.object({}).strict();
 
 /** `inspect_workflow` input. */
 export const inspectInput = z.object({
-  workflowId: z.string().min(1).describe("Id from list_workflows, e.g. `wr.bug_investigation`."),
+  workflowId: z.string().min(1).describe(
+    "Id from list_workflows, e.g. `waymark.bug_investigation`.",
+  ),
 }).strict();
 
 /** `start_workflow` input. */

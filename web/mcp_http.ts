@@ -295,24 +295,30 @@ export interface McpHttpHandle {
 export function serveMcpHttp(
   factory: McpServerFactory,
   options:
-    & { port: number; hostname?: string; deadlines?: Partial<Deadlines> }
-    & Omit<
-      McpHttpOptions,
-      "port"
-    >,
+    & {
+      port: number;
+      hostname?: string;
+      /** A certificate chain and key (PEM): serve HTTPS (`docs/team_service.md`). */
+      tls?: { cert: string; key: string };
+      deadlines?: Partial<Deadlines>;
+    }
+    & Omit<McpHttpOptions, "port">,
 ): Promise<McpHttpHandle> {
   let port = options.port;
   const { app, close } = createMcpHttpApp(factory, { ...options, port: () => port });
   const server = serveWithDeadlines(app.fetch, {
     port: options.port,
     hostname: options.hostname,
+    tls: options.tls,
     deadlines: options.deadlines,
     log: options.log,
   });
   port = server.port;
   const host = options.hostname?.includes(":") ? `[${options.hostname}]` : options.hostname;
   options.log?.(
-    `serving MCP over HTTP at http://${host ?? "127.0.0.1"}:${port}/mcp` +
+    `serving MCP over HTTP at ${options.tls ? "https" : "http"}://${
+      host ?? "127.0.0.1"
+    }:${port}/mcp` +
       (options.auth
         ? ` (authentication required; resource metadata at ${options.auth.resourceMetadataUrl})`
         : ""),

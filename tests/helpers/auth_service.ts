@@ -7,7 +7,8 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as HttpTransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { MAIN, tempHome, type TestClient } from "./server.ts";
+import { tempHome, type TestClient } from "./server.ts";
+import { runCli } from "./maintenance.ts";
 import { type HttpServer, startHttpServer } from "./http_server.ts";
 import { startTestIdp, type TestIdp } from "./test_idp.ts";
 
@@ -34,37 +35,17 @@ export interface AuthService {
   stop(): Promise<{ stderr: string }>;
 }
 
-/** Runs `waymark <args> --home HOME` to its end: exit code, stdout, stderr. */
-export async function waymark(
-  home: string,
-  args: readonly string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", MAIN, ...args, "--home", home],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-  return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
-}
-
 /** Creates a personal access token with the CLI (`tokens create`, `extra` flags added). */
 export async function personalToken(
   home: string,
   token: { name: string; scope: string; extra?: readonly string[] },
 ): Promise<string> {
-  const made = await waymark(home, [
-    "tokens",
-    "create",
-    "--name",
-    token.name,
-    "--auth-scope",
-    token.scope,
-    ...token.extra ?? [],
-  ]);
-  if (made.code !== 0) throw new Error(`tokens create failed: ${made.stderr}`);
-  return made.stdout.trim();
+  const made = await runCli(
+    ["tokens", "create", "--name", token.name, "--auth-scope", token.scope, ...token.extra ?? []],
+    { home },
+  );
+  if (made.code !== 0) throw new Error(`tokens create failed: ${made.err}`);
+  return made.out.trim();
 }
 
 /** Starts the IdP and `serve --http 0` trusting it, with `args` added. */
@@ -147,7 +128,7 @@ export async function postRpc(
     jsonrpc: "2.0",
     id: 1,
     method: "tools/call",
-    params: { name: "start_workflow", arguments: { workflowId: "wr.code_review" } },
+    params: { name: "start_workflow", arguments: { workflowId: "waymark.code_review" } },
   },
 ): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
   const response = await fetch(url, {

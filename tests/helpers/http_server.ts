@@ -50,7 +50,7 @@ export async function startHttpServer(
     const { value, done } = await reader.read();
     if (done) throw new Error(`server exited: ${seen}`);
     seen += value;
-    port = Number(seen.match(/http:\/\/127\.0\.0\.1:(\d+)\/mcp/)?.[1] ?? 0);
+    port = Number(seen.match(/https?:\/\/127\.0\.0\.1:(\d+)\/mcp/)?.[1] ?? 0);
   }
   // keep draining stderr so the child never blocks on a full pipe
   const drain = (async () => {

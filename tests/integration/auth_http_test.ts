@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { ok } from "../helpers/server.ts";
 import { walkWorkflow } from "../helpers/mcp_agent.ts";
 import { withTestDb } from "../helpers/db.ts";
+import { runCli } from "../helpers/maintenance.ts";
 import {
   type AuthService,
   connectWithToken,
@@ -17,7 +18,6 @@ import {
   RESOURCE,
   SCOPE,
   startAuthService,
-  waymark,
 } from "../helpers/auth_service.ts";
 import { startTestIdp } from "../helpers/test_idp.ts";
 
@@ -74,7 +74,7 @@ Deno.test("a bearer JWT (v2 client) and a personal access token (v1 client) each
     for (const [token, version] of [[jwt, "v2"], [pat, "v1"]] as const) {
       const client = await connectWithToken(service.url, token, version);
       try {
-        const walk = await walkWorkflow(client, "wr.code_review", { variant: 0 });
+        const walk = await walkWorkflow(client, "waymark.code_review", { variant: 0 });
         assert.equal(walk.last.isComplete, true);
         steps.push(walk.steps);
         const found = ok(await client.call("resume_session", { query: "Scripted walk" }));
@@ -96,10 +96,15 @@ Deno.test("hostile tokens are refused cleanly: nothing written, nothing secret l
     const { idp, url } = service;
     const other = await startTestIdp();
     const revoked = await service.pat("leaver");
-    const listed = await waymark(service.home.home, ["tokens", "list", "--json"]);
-    const revokedId = JSON.parse(listed.stdout)[0].id;
-    assert.equal((await waymark(service.home.home, ["tokens", "revoke", revokedId])).code, 0);
-    const unscoped = await waymark(service.home.home, ["tokens", "create", "--name", "reader"]);
+    const listed = await runCli(["tokens", "list", "--json"], { home: service.home.home });
+    const revokedId = JSON.parse(listed.out)[0].id;
+    assert.equal(
+      (await runCli(["tokens", "revoke", revokedId], { home: service.home.home })).code,
+      0,
+    );
+    const unscoped = await runCli(["tokens", "create", "--name", "reader"], {
+      home: service.home.home,
+    });
     // a token that expired: made through the store's own port, an hour ago
     const { openStore, sqlPersonalTokens } = await import("../../store/mod.ts");
     const store = await openStore(service.home.dbUrl);
@@ -223,7 +228,7 @@ Deno.test("hostile tokens are refused cleanly: nothing written, nothing secret l
       },
       {
         name: "personal token without the scope",
-        headers: { authorization: `Bearer ${unscoped.stdout.trim()}` },
+        headers: { authorization: `Bearer ${unscoped.out.trim()}` },
         status: 403,
         error: "insufficient_scope",
       },
@@ -241,7 +246,7 @@ Deno.test("hostile tokens are refused cleanly: nothing written, nothing secret l
         says: /query string/,
       },
     ];
-    const secrets = [good, revoked, expired.token, unscoped.stdout.trim()];
+    const secrets = [good, revoked, expired.token, unscoped.out.trim()];
     await withTestDb(service.home.dbUrl, async (db) => {
       const before = await db.snapshot();
       for (const c of cases) {
@@ -263,5 +268,28 @@ Deno.test("hostile tokens are refused cleanly: nothing written, nothing secret l
     assert.equal(accepted.status, 200);
     await other.close();
     return secrets.filter((s) => s.length > 20);
+  });
+});
+
+Deno.test("an MCP session answers only the principal who opened it", async () => {
+  await withService(async (service) => {
+    const alice = await service.jwt({ sub: "alice" });
+    const bob = await service.pat("bob");
+    const opened = await postRpc(service.url, { authorization: `Bearer ${alice}` }, INITIALIZE);
+    assert.equal(opened.status, 200);
+    const sessionId = opened.headers.get("mcp-session-id");
+    assert.ok(sessionId);
+    const ping = { jsonrpc: "2.0", id: 2, method: "ping" };
+    const as = (token: string) => ({
+      authorization: `Bearer ${token}`,
+      "mcp-session-id": sessionId,
+      "mcp-protocol-version": "2025-11-25",
+    });
+    const stolen = await postRpc(service.url, as(bob), ping);
+    assert.equal(stolen.status, 404, "another principal is told the session does not exist");
+    assert.match(String((stolen.body.error as { message: string }).message), /Unknown/);
+    const own = await postRpc(service.url, as(alice), ping);
+    assert.equal(own.status, 200);
+    return [alice, bob];
   });
 });

@@ -167,7 +167,7 @@ async function policyCase(
       c.runId === (tip.session as { runId: string }).runId
     );
     assert.equal(candidate.startedBy.displayName, "alice");
-  assert.equal(candidate.tip.madeBy.displayName, "alice", "who acknowledged the last step");
+    assert.equal(candidate.tip.madeBy.displayName, "alice", "who acknowledged the last step");
     assert.equal(candidate.access, access);
     assert.equal(candidate.mayContinue, access === "team");
     const before = await count();

@@ -12,7 +12,7 @@ import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
 import { startWorkflow } from "../../engine/use_cases/start_workflow.ts";
 import { openWaymark, type Result, type StepResponse } from "../../mod.ts";
 import { createViewerApp } from "../../web/mod.ts";
-import { waymark as cli } from "../helpers/auth_service.ts";
+import { runCli } from "../helpers/maintenance.ts";
 import { tempHome } from "../helpers/server.ts";
 import { writeProjectWorkflow } from "../helpers/workflows.ts";
 
@@ -62,12 +62,12 @@ Deno.test("the viewer and sessions show say who started a run and who acknowledg
     assert.match(nodePage, /ci-runner \(bot\)/);
 
     await waymark.close();
-    const text = await cli(home, ["sessions", "show", sessionId, "--workspace", workspace]);
-    assert.equal(text.code, 0, text.stderr);
-    assert.match(text.stdout, /started by: Alice \(team may continue\)/);
-    assert.match(text.stdout, /acknowledged by: ci-runner \(bot\) \(1\)/);
-    const json = await cli(home, ["sessions", "show", sessionId, "--json"]);
-    const shown = JSON.parse(json.stdout);
+    const text = await runCli(["sessions", "show", sessionId], { home });
+    assert.equal(text.code, 0, text.err);
+    assert.match(text.out, /started by: Alice \(team may continue\)/);
+    assert.match(text.out, /acknowledged by: ci-runner \(bot\) \(1\)/);
+    const json = await runCli(["sessions", "show", sessionId, "--json"], { home });
+    const shown = JSON.parse(json.out);
     assert.deepEqual(shown.runs[0].startedBy, ALICE);
     assert.deepEqual(shown.runs[0].acknowledgedBy, [{ ...CI, nodes: 1 }]);
   } finally {

@@ -12,7 +12,9 @@
  *   of reach: 503 with `Retry-After` (fail closed, in bounded time).
  *
  * An accepted request's `AuthInfo` (its principal; no token) is kept for the request and read
- * by {@linkcode requestAuth}. Tokens are never logged, stored or passed on.
+ * by {@linkcode requestAuth}. Tokens are never logged, stored or passed on. An MCP session
+ * belongs to the principal whose `initialize` opened it: another principal presenting its
+ * `Mcp-Session-Id` is told the session does not exist (404), as if it had guessed.
  * @module
  */
 import type { MiddlewareHandler } from "npm:hono@4.13.19";
@@ -95,6 +97,29 @@ function throttled(log: ((line: string) => void) | undefined, everyMs: number) {
   };
 }
 
+/** Sessions bound at most: above `--max-sessions`' ceiling, so no live session loses its owner. */
+const MAX_BOUND_SESSIONS = 100_000;
+
+/** Which principal (by subject) opened each MCP session, oldest forgotten first. */
+function sessionOwners(): {
+  refuses(sessionId: string | undefined, subject: string): boolean;
+  bind(sessionId: string, subject: string): void;
+} {
+  const owners = new Map<string, string>();
+  return {
+    refuses: (sessionId, subject) =>
+      sessionId !== undefined && owners.has(sessionId) && owners.get(sessionId) !== subject,
+    bind(sessionId, subject) {
+      owners.set(sessionId, subject);
+      if (owners.size > MAX_BOUND_SESSIONS) owners.delete(owners.keys().next().value!);
+    },
+  };
+}
+
+function subjectOf(info: AuthInfo): string {
+  return String((info.extra?.principal as { subject?: unknown } | undefined)?.subject ?? "");
+}
+
 /** The authentication gate for `options.settings`. */
 export function createAuthGate(options: AuthGateOptions): AuthGate {
   const { settings } = options;
@@ -108,6 +133,7 @@ export function createAuthGate(options: AuthGateOptions): AuthGate {
   const verifier = { verifyAccessToken: verifierOf(options) };
   const challenge = { requiredScopes: settings.scopes, resourceMetadataUrl };
   const outage = throttled(options.log, 10_000);
+  const sessions = sessionOwners();
   const middleware: MiddlewareHandler = async (c, next) => {
     const url = new URL(c.req.url);
     if (url.searchParams.has("access_token")) {
@@ -127,8 +153,9 @@ export function createAuthGate(options: AuthGateOptions): AuthGate {
       }
       return c.json(metadata);
     }
+    let info: AuthInfo;
     try {
-      const info = await verifyBearerToken(c.req.header("authorization"), {
+      info = await verifyBearerToken(c.req.header("authorization"), {
         verifier,
         expectedResource: resource,
         ...challenge,
@@ -146,7 +173,18 @@ export function createAuthGate(options: AuthGateOptions): AuthGate {
         { "retry-after": "5" },
       );
     }
+    const subject = subjectOf(info);
+    const presented = c.req.header("mcp-session-id");
+    if (sessions.refuses(presented, subject)) {
+      return c.json({
+        jsonrpc: "2.0",
+        error: { code: -32000, message: "Unknown or expired MCP session; initialize again." },
+        id: null,
+      }, 404);
+    }
     await next();
+    const opened = c.res.headers.get("mcp-session-id");
+    if (opened && presented === undefined) sessions.bind(opened, subject);
   };
   return { middleware, publicHost: resource.host, resourceMetadataUrl };
 }
