@@ -56,6 +56,7 @@ import { claudeReviewer, commandReviewer } from "./tools/profiles/deepwork/revie
 import { commandVerifier } from "./tools/verify_runner.ts";
 import type { WaymarkServer } from "./tools/waymark_server.ts";
 import type { TaskOwner } from "./tools/task_owner.ts";
+import type { RunAccess } from "./engine/vocabulary.ts";
 
 export { jobsAsWorkflows, type JobSource } from "./engine/deepwork/job_catalog.ts";
 export type { EngineDeps, Store } from "./engine/ports.ts";
@@ -149,6 +150,11 @@ export interface WaymarkServerOptions {
   onto?: WaymarkServer;
   /** Scope `tasks/*` to the runs started through this requestor (HTTP; `tools/task_owner.ts`). */
   taskOwner?: TaskOwner;
+  /**
+   * Who besides its starter may continue a run an authenticated call starts: `owner` (the
+   * default) or `team` (`engine/team_policy.ts`).
+   */
+  runAccess?: RunAccess;
   /**
    * Run verification commands only in a folder the client named as a root (HTTP: the server's
    * own working directory is no client's workspace).
@@ -293,6 +299,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
         enableStartSession: opts.enableStartSession,
         onto: opts.onto,
         taskOwner: opts.taskOwner,
+        runAccess: opts.runAccess,
         commandsNeedRoots: opts.commandsNeedRoots,
         profile: profileOf({ jobs, schemas }, opts),
       }),

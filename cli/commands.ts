@@ -76,6 +76,8 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
       "auth-scope",
       "auth-jwks-timeout",
       "personal-tokens",
+      "stateless",
+      "run-access",
       "tls-cert",
       "tls-key",
       "viewer",

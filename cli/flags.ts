@@ -11,7 +11,7 @@ import { durationSchema } from "../store/maintenance/duration.ts";
 import { DB_URL_FORMS, isDbUrl } from "../store/db_url.ts";
 import { DEFAULT_BUSY_TIMEOUT_MS, DURABILITIES } from "../store/open_options.ts";
 // the vocabulary alone: the command line is parsed before anything else loads
-import { SESSION_STATUS_FILTERS as STATUS_FILTERS } from "../engine/vocabulary.ts";
+import { RUN_ACCESS, SESSION_STATUS_FILTERS as STATUS_FILTERS } from "../engine/vocabulary.ts";
 import { PROFILE_NAMES } from "../tools/profiles/registry.ts";
 import { CLIENT_NAMES, SCOPES } from "./setup/clients.ts";
 import { authUrlSchema, scopeSchema } from "../store/auth_settings.ts";
@@ -174,6 +174,17 @@ export const FLAGS = {
     schema: count(1024 * 1024 * 1024),
     value: "N",
     help: "with --http, the largest request body (default 4194304, as a stdio line)",
+  },
+  stateless: {
+    schema: toggle,
+    help: "with --http, keep nothing between requests (no MCP sessions): for replicas behind " +
+      "a round-robin balancer (docs/team_service.md)",
+  },
+  "run-access": {
+    schema: oneOf(RUN_ACCESS),
+    value: "WHO",
+    help: "who may continue a run an authenticated caller starts: owner (default: its starter " +
+      "only) or team (any member)",
   },
   "max-sessions": {
     schema: count(100_000),

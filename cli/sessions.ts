@@ -12,8 +12,11 @@ import {
   runLabel,
   sessionLabel,
 } from "../engine/ids.ts";
+import type { Principal } from "../engine/principal.ts";
+import { principalLabel } from "../engine/team_policy.ts";
 import {
   getSession,
+  getSessionActors,
   getSessionNotes,
   listSessions,
   type SessionSummary,
@@ -98,11 +101,14 @@ export async function showCommand(host: CliHost, input: CliInput): Promise<numbe
       host.stderr(`no session ${id} here; \`waymark sessions list\` shows them\n`);
       return 1;
     }
+    const actors = await getSessionActors(store.db, sessionId);
     const runs = detail.runs.map((run) => {
       const more = port.runs.find((r) => r.runId === run.runId);
       return {
         ...run,
         runId: runLabel(run.runId),
+        acknowledgedBy: actors.filter((a) => a.runId === run.runId)
+          .map(({ principal, nodes }) => ({ ...principal, nodes })),
         tipPendingStepId: more?.tipPendingStepId ?? null,
         latestNotes: more?.latestNotes ?? null,
         workspace: more?.workspace ?? null,
@@ -135,6 +141,9 @@ type Shown = {
     latestNotes: string | null;
     workspace: string | null;
     gitBranch: string | null;
+    startedBy: Principal | null;
+    access: string | null;
+    acknowledgedBy: (Principal & { nodes: number })[];
   }[];
   checkpointNotes: { notesMarkdown: string }[];
 };
@@ -149,6 +158,13 @@ function showText({ session: s, runs, checkpointNotes }: Shown): string {
       `${r.runId}  ${r.workflowId}  ${r.status}  ${r.nodeCount} nodes, ${r.branchCount} branch tip(s)`,
       `  ${r.title}`,
     );
+    if (r.startedBy) {
+      out.push(`  started by: ${principalLabel(r.startedBy)} (${r.access} may continue)`);
+    }
+    if (r.acknowledgedBy.length > 0) {
+      const who = r.acknowledgedBy.map((a) => `${principalLabel(a)} (${a.nodes})`);
+      out.push(`  acknowledged by: ${who.join(", ")}`);
+    }
     if (r.tipPendingStepId) out.push(`  pending step: ${r.tipPendingStepId}`);
     if (r.workspace) {
       out.push(`  workspace: ${r.workspace}${r.gitBranch ? ` (${r.gitBranch})` : ""}`);

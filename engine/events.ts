@@ -20,6 +20,7 @@ import type {
   NodeKind,
   Reviewer,
   ReviewVerdict,
+  RunAccess,
   SessionKind,
 } from "./vocabulary.ts";
 
@@ -53,8 +54,21 @@ export interface NodeFacts {
   pendingStepId: string | null;
 }
 
+/**
+ * Who wrote an event: every event an authenticated call appends names its principal (`principal`);
+ * a local call with no authentication writes none. It is part of the event's payload, so the
+ * log's digests cover it and bundles carry it.
+ */
+export interface Attribution {
+  /** The principal whose call appended the event; absent for an unauthenticated call. */
+  principal?: Principal;
+}
+
+/** Everything that can happen, as data, with who made it happen. */
+export type DomainEvent = EventBody & Attribution;
+
 /** Everything that can happen, as data. */
-export type DomainEvent =
+type EventBody =
   | {
     kind: "session_created";
     sessionId: string;
@@ -69,6 +83,8 @@ export type DomainEvent =
     workflowId: string;
     workflowHash: string;
     goal: string | null;
+    /** Who besides its starter may act on it (`team_policy.ts`); absent: no owner to guard. */
+    access?: RunAccess;
   }
   | {
     kind: "workflow_pinned";

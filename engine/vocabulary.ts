@@ -62,6 +62,14 @@ export const RUN_STATUSES = ["running", "complete", "aborted"] as const;
 /** A run's status. */
 export type RunStatus = typeof RUN_STATUSES[number];
 
+/**
+ * Who may act on a run another principal started (`team_policy.ts`): only its owner, or any
+ * member of the team. Recorded on the run when it starts.
+ */
+export const RUN_ACCESS = ["owner", "team"] as const;
+/** A run's access policy. */
+export type RunAccess = typeof RUN_ACCESS[number];
+
 /** Where a delegated child run stands, as its parent sees it. */
 export const DELEGATION_STATUSES = ["open", "complete", "aborted"] as const;
 /** A delegated child run's status. */

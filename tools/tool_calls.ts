@@ -15,7 +15,7 @@ import type { ContinueInput } from "../engine/use_cases/continue_workflow.ts";
 import type { AnsweredNode } from "../engine/use_cases/record_attempt.ts";
 import type { PublishedSchemas, ToolCall, ToolContext, ToolDefinition } from "./define_tool.ts";
 import type { WorkspaceObservation } from "../engine/workspace.ts";
-import type { Connection } from "./connection.ts";
+import { callerDeps, type Connection } from "./connection.ts";
 import { askBeforeAck } from "./elicit.ts";
 import { errorResult } from "./error_envelope.ts";
 import { unexpectedError } from "../engine/use_cases/error_guard.ts";
@@ -155,7 +155,8 @@ async function runCall(
   request: { name: string; call: ToolCall; ctx: ServerContext; told: { answered?: AnsweredNode } },
 ): Promise<CallToolResult> {
   const { name, call, ctx, told } = request;
-  const { deps, notifier } = connection;
+  const { notifier } = connection;
+  const deps = callerDeps(connection, ctx);
   try {
     const appended = new Set<string>();
     const progress: Promise<void>[] = [];

@@ -16,6 +16,7 @@ import type { Warning } from "../workflow/catalog.ts";
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
 import type { AttemptKind } from "../vocabulary.ts";
+import { refuseActor } from "../team_policy.ts";
 import { driftWarnings } from "./drift.ts";
 import { replayRecorded } from "./node_response.ts";
 import { loadNode, type NodeContext, verifyPair } from "./run_context.ts";
@@ -158,12 +159,16 @@ export async function recordAttempt(
   const attemptId = claims.attemptId!;
   const digest = await payloadDigest(spec.payload);
   const recorded = await deps.store.getAttempt(claims.runId, claims.nodeId, attemptId, spec.kind);
-  if (recorded) return replay(recorded, { digest, options });
+  if (recorded) {
+    return refuseActor(recorded, deps.principal) ?? replay(recorded, { digest, options });
+  }
   const loaded = await loadNode(deps.store, verified.value.state);
   if (!loaded.ok) return loaded;
   // Nodes are immutable, so the node read above is still right inside the transaction; only
   // its children must be read under the lock (a racing writer's attempt fails the append).
   const { node, run } = loaded.value;
+  const notYours = refuseActor(run, deps.principal);
+  if (notYours) return notYours;
   if (spec.kind === "ack" && run.status === "aborted") return abortedRun(run.runId);
   const refused = spec.refuse?.({ ...loaded.value, attemptId, warnings: [] });
   if (refused) return refused;

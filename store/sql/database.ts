@@ -50,6 +50,12 @@ export interface RunsTable {
   workspace: string | null;
   git_branch: string | null;
   git_head_sha: string | null;
+  /** The principal who started it, as JSON; `null` for an unauthenticated start. */
+  owner: string | null;
+  /** Its subject, to find a principal's runs. */
+  owner_subject: string | null;
+  /** Who besides its owner may act on it (`owner` or `team`); `null` without an owner. */
+  access: string | null;
 }
 
 /** Compiled workflows by hash; immutable. */
@@ -80,6 +86,8 @@ export interface NodesTable {
   created_at: string;
   /** Step nodes from the root to this node, itself included. */
   step_count: Generated<number>;
+  /** The principal whose call made the node, as JSON; `null` for an unauthenticated call. */
+  made_by: string | null;
 }
 
 /** Each distinct context of a run, once: nodes point at it by `context_id`. */
