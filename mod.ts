@@ -50,10 +50,13 @@ import { createMcpServer, type ToolProfile } from "./tools/mod.ts";
 import { type RehearsalOptions, rehearse } from "./tools/rehearsal.ts";
 import type { ProfileName } from "./tools/profiles/registry.ts";
 import { PROFILE_TOOLS } from "./tools/profiles/tools.ts";
+import { namedSchemaFolders } from "./tools/profiles/deepwork/named_schema_folders.ts";
+import type { NamedSchemaSource } from "./engine/review/ports.ts";
 import { claudeReviewer, commandReviewer } from "./tools/profiles/deepwork/reviewer.ts";
 import { commandVerifier } from "./tools/verify_runner.ts";
 import type { WaymarkServer } from "./tools/waymark_server.ts";
 import type { TaskOwner } from "./tools/task_owner.ts";
+import type { RunAccess } from "./engine/vocabulary.ts";
 
 export { jobsAsWorkflows, type JobSource } from "./engine/deepwork/job_catalog.ts";
 export type { EngineDeps, Store } from "./engine/ports.ts";
@@ -148,6 +151,11 @@ export interface WaymarkServerOptions {
   /** Scope `tasks/*` to the runs started through this requestor (HTTP; `tools/task_owner.ts`). */
   taskOwner?: TaskOwner;
   /**
+   * Who besides its starter may continue a run an authenticated call starts: `owner` (the
+   * default) or `team` (`engine/team_policy.ts`).
+   */
+  runAccess?: RunAccess;
+  /**
    * Run verification commands only in a folder the client named as a root (HTTP: the server's
    * own working directory is no client's workspace).
    */
@@ -168,6 +176,8 @@ export interface WaymarkPaths {
   workspace: string;
   /** Folders of DeepWork job folders, with `DEEPWORK_ADDITIONAL_JOBS_FOLDERS` last. */
   jobDirs: string[];
+  /** Folders of named schemas (`DEEPWORK_ADDITIONAL_SCHEMAS_FOLDERS`). */
+  schemaDirs: string[];
 }
 
 /** Resolves options and environment into concrete paths. */
@@ -192,6 +202,8 @@ export function resolvePaths(options: WaymarkOptions = {}): WaymarkPaths {
       ...(options.jobDirs ?? []),
       ...additionalJobFolders(env("DEEPWORK_ADDITIONAL_JOBS_FOLDERS")),
     ].map((dir) => resolve(dir)),
+    schemaDirs: additionalJobFolders(env("DEEPWORK_ADDITIONAL_SCHEMAS_FOLDERS"))
+      .map((dir) => resolve(dir)),
   };
 }
 
@@ -215,6 +227,8 @@ export interface Waymark {
   checkpoint(input: CheckpointInput): Promise<Result<StepResponse>>;
   /** DeepWork jobs (the workspace's and the configured folders'). */
   readonly jobs: JobSource;
+  /** Named schemas (the project's, `DEEPWORK_ADDITIONAL_SCHEMAS_FOLDERS`' and the bundled set). */
+  readonly schemas: NamedSchemaSource;
   /** Creates an MCP server over this waymark (one per connection). */
   mcpServer(options?: WaymarkServerOptions): ReturnType<typeof createMcpServer>;
   /**
@@ -243,6 +257,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
     jobDirs: [...(options.jobDirs ?? []), ...config.jobDirs],
   });
   const jobs = createJobSource({ dirs: paths.jobDirs });
+  const schemas = namedSchemaFolders({ dirs: paths.schemaDirs });
   const store = await opening(databaseFile(paths.dbUrl), () =>
     openStore(paths.dbUrl, {
       busyTimeoutMs: options.busyTimeoutMs,
@@ -276,6 +291,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
     continue: (input) => continueWorkflow(deps, input),
     checkpoint: (input) => checkpointWorkflow(deps, input),
     jobs,
+    schemas,
     mcpServer: (opts = {}) =>
       createMcpServer(deps, {
         version: VERSION,
@@ -283,12 +299,17 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
         enableStartSession: opts.enableStartSession,
         onto: opts.onto,
         taskOwner: opts.taskOwner,
+        runAccess: opts.runAccess,
         commandsNeedRoots: opts.commandsNeedRoots,
-        profile: profileOf(jobs, opts),
+        profile: profileOf({ jobs, schemas }, opts),
       }),
     rehearse: (opts = {}) =>
       rehearse(
-        { deps, prepareQueries: () => store.prepareQueries(), profile: profileOf(jobs, opts) },
+        {
+          deps,
+          prepareQueries: () => store.prepareQueries(),
+          profile: profileOf({ jobs, schemas }, opts),
+        },
         {
           version: VERSION,
           protocolVersion: opts.protocolVersion,
@@ -330,9 +351,12 @@ function databaseFile(dbUrl: string): string {
 }
 
 /** The tools a server's options name, built from this waymark's jobs. */
-function profileOf(jobs: JobSource, options: WaymarkServerOptions): ToolProfile {
+function profileOf(
+  sources: { jobs: JobSource; schemas: NamedSchemaSource },
+  options: WaymarkServerOptions,
+): ToolProfile {
   return PROFILE_TOOLS[options.profile ?? "default"]({
-    jobs,
+    ...sources,
     gate: () => gateOf(options.qualityGate),
     log: options.log,
   });

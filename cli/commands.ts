@@ -76,6 +76,8 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
       "auth-scope",
       "auth-jwks-timeout",
       "personal-tokens",
+      "stateless",
+      "run-access",
       "tls-cert",
       "tls-key",
       "viewer",
@@ -105,10 +107,12 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
     subcommands: {
       list: {
         forms: [["", "list workflows from every source"]],
+        flags: json,
         run: ofCli("listWorkflows"),
       },
       inspect: {
         forms: [["ID", "show one workflow's steps"]],
+        flags: json,
         run: ofCli("inspectWorkflow"),
       },
       validate: {
@@ -120,6 +124,14 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
         run: ofCli("workflowSchema"),
       },
     },
+  },
+  review: {
+    forms: [
+      ["", "the review tasks of .deepreview rules for what git shows as changed"],
+      ["--files FILE... | --files -", "... for these files (- reads them from stdin)"],
+    ],
+    flags: ["base-ref", "files", ...json],
+    run: ofCli("review"),
   },
   keys: {
     subcommands: {
@@ -151,13 +163,13 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
         run: onStore("listSessions"),
       },
       show: {
-        forms: [["ID", "one session's runs, tips and latest notes"]],
+        forms: [["ID", "one session's runs, tips and latest notes (ID: ses_…, or a run's run_…)"]],
         flags: json,
         run: onStore("showSession"),
       },
       export: {
         forms: [
-          ["ID", "a session as one verified JSON bundle (default stdout)"],
+          ["ID", "a session (or a run's, by run_…) as one verified JSON bundle (default stdout)"],
           ["--all -o DIR", "one bundle per session"],
         ],
         flags: ["output", "all", "status", "older-than"],

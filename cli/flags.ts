@@ -11,7 +11,7 @@ import { durationSchema } from "../store/maintenance/duration.ts";
 import { DB_URL_FORMS, isDbUrl } from "../store/db_url.ts";
 import { DEFAULT_BUSY_TIMEOUT_MS, DURABILITIES } from "../store/open_options.ts";
 // the vocabulary alone: the command line is parsed before anything else loads
-import { SESSION_STATUS_FILTERS as STATUS_FILTERS } from "../engine/vocabulary.ts";
+import { RUN_ACCESS, SESSION_STATUS_FILTERS as STATUS_FILTERS } from "../engine/vocabulary.ts";
 import { PROFILE_NAMES } from "../tools/profiles/registry.ts";
 import { CLIENT_NAMES, SCOPES } from "./setup/clients.ts";
 import { authUrlSchema, scopeSchema } from "../store/auth_settings.ts";
@@ -175,6 +175,17 @@ export const FLAGS = {
     value: "N",
     help: "with --http, the largest request body (default 4194304, as a stdio line)",
   },
+  stateless: {
+    schema: toggle,
+    help: "with --http, keep nothing between requests (no MCP sessions): for replicas behind " +
+      "a round-robin balancer (docs/team_service.md)",
+  },
+  "run-access": {
+    schema: oneOf(RUN_ACCESS),
+    value: "WHO",
+    help: "who may continue a run an authenticated caller starts: owner (default: its starter " +
+      "only) or team (any member)",
+  },
   "max-sessions": {
     schema: count(100_000),
     value: "N",
@@ -294,6 +305,17 @@ export const FLAGS = {
       "file modes), then check again",
   },
   json: { schema: toggle, help: "JSON on stdout instead of lines" },
+  "base-ref": {
+    schema: text,
+    value: "REF",
+    help: "review what changed since the merge-base with REF (default main, else master)",
+  },
+  files: {
+    schema: texts,
+    value: "FILE",
+    help: "review these files instead of what git shows as changed (repeatable; - reads a " +
+      "list from stdin)",
+  },
   help: {
     schema: toggle,
     short: "h",
@@ -329,6 +351,7 @@ export const environmentSchema = z.object({
   WAYMARK_ENABLE_START_SESSION: yesNo("WAYMARK_ENABLE_START_SESSION").optional(),
   WAYMARK_PROFILE: oneOf(PROFILE_NAMES)("WAYMARK_PROFILE").optional(),
   DEEPWORK_ADDITIONAL_JOBS_FOLDERS: z.string().optional(),
+  DEEPWORK_ADDITIONAL_SCHEMAS_FOLDERS: z.string().optional(),
 });
 
 /** Validated flags. */

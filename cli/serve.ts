@@ -245,7 +245,13 @@ async function serveHttp(options: WaymarkOptions, input: CommandInput): Promise<
   let hosts: string[] = [];
   const viewer = flags.viewer ? await viewerBeside(waymark, () => hosts) : undefined;
   const handle = await serveMcpHttp(
-    (taskOwner) => waymark.mcpServer({ ...input.server, taskOwner, commandsNeedRoots: true }),
+    (taskOwner) =>
+      waymark.mcpServer({
+        ...input.server,
+        taskOwner,
+        runAccess: flags["run-access"],
+        commandsNeedRoots: true,
+      }),
     {
       port: flags.http!,
       hostname,
@@ -254,6 +260,7 @@ async function serveHttp(options: WaymarkOptions, input: CommandInput): Promise<
       maxBodyBytes: flags["max-body-bytes"],
       maxSessions: flags["max-sessions"],
       deadlines: deadlinesOf(flags),
+      stateless: flags.stateless === true,
       auth: gate,
       fallback: viewer?.app.fetch,
     },

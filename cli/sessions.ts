@@ -5,9 +5,18 @@
  * @module
  */
 import { resolve } from "node:path";
-import { parseSessionLabel, runLabel, sessionLabel } from "../engine/ids.ts";
+import {
+  parseRunLabel,
+  parseSessionLabel,
+  RUN_PREFIX,
+  runLabel,
+  sessionLabel,
+} from "../engine/ids.ts";
+import type { Principal } from "../engine/principal.ts";
+import { principalLabel } from "../engine/team_policy.ts";
 import {
   getSession,
+  getSessionActors,
   getSessionNotes,
   listSessions,
   type SessionSummary,
@@ -66,23 +75,40 @@ export async function listCommand(host: CliHost, input: CliInput): Promise<numbe
   });
 }
 
-/** `waymark sessions show ID`. */
+/**
+ * The stored id of the session `id` names: a session (`ses_…`, or its hex), or a run (`run_…`,
+ * the id the DeepWork profile hands agents as `session_id`), whose session it is; `null` when it
+ * names neither.
+ */
+export async function sessionOfId(
+  store: Pick<OpenedWaymark["store"], "getRun">,
+  id: string,
+): Promise<string | null> {
+  if (!id.startsWith(RUN_PREFIX)) return parseSessionLabel(id);
+  const runId = parseRunLabel(id);
+  return runId ? (await store.getRun(runId))?.sessionId ?? null : null;
+}
+
+/** `waymark sessions show ID` (a session's id, or one of its runs'). */
 export async function showCommand(host: CliHost, input: CliInput): Promise<number> {
   const [id] = input.args;
   if (!id) return input.usage();
-  const sessionId = parseSessionLabel(id);
   return await withWaymark(host, async ({ store }) => {
+    const sessionId = await sessionOfId(store, id);
     const detail = sessionId ? await getSession(store.db, sessionId) : null;
     const port = sessionId ? await store.getSession(sessionId) : null;
     if (!detail || !port || !sessionId) {
       host.stderr(`no session ${id} here; \`waymark sessions list\` shows them\n`);
       return 1;
     }
+    const actors = await getSessionActors(store.db, sessionId);
     const runs = detail.runs.map((run) => {
       const more = port.runs.find((r) => r.runId === run.runId);
       return {
         ...run,
         runId: runLabel(run.runId),
+        acknowledgedBy: actors.filter((a) => a.runId === run.runId)
+          .map(({ principal, nodes }) => ({ ...principal, nodes })),
         tipPendingStepId: more?.tipPendingStepId ?? null,
         latestNotes: more?.latestNotes ?? null,
         workspace: more?.workspace ?? null,
@@ -115,6 +141,9 @@ type Shown = {
     latestNotes: string | null;
     workspace: string | null;
     gitBranch: string | null;
+    startedBy: Principal | null;
+    access: string | null;
+    acknowledgedBy: (Principal & { nodes: number })[];
   }[];
   checkpointNotes: { notesMarkdown: string }[];
 };
@@ -129,6 +158,13 @@ function showText({ session: s, runs, checkpointNotes }: Shown): string {
       `${r.runId}  ${r.workflowId}  ${r.status}  ${r.nodeCount} nodes, ${r.branchCount} branch tip(s)`,
       `  ${r.title}`,
     );
+    if (r.startedBy) {
+      out.push(`  started by: ${principalLabel(r.startedBy)} (${r.access} may continue)`);
+    }
+    if (r.acknowledgedBy.length > 0) {
+      const who = r.acknowledgedBy.map((a) => `${principalLabel(a)} (${a.nodes})`);
+      out.push(`  acknowledged by: ${who.join(", ")}`);
+    }
     if (r.tipPendingStepId) out.push(`  pending step: ${r.tipPendingStepId}`);
     if (r.workspace) {
       out.push(`  workspace: ${r.workspace}${r.gitBranch ? ` (${r.gitBranch})` : ""}`);

@@ -8,6 +8,7 @@ import type { RunState } from "./workflow/interpreter.ts";
 import type { Preferences } from "./preferences.ts";
 import type { WorkspaceObservation } from "./workspace.ts";
 import type { Evidence } from "./evidence.ts";
+import type { Principal } from "./principal.ts";
 import type {
   AdvanceOutcome,
   Capability,
@@ -19,6 +20,7 @@ import type {
   NodeKind,
   Reviewer,
   ReviewVerdict,
+  RunAccess,
   SessionKind,
 } from "./vocabulary.ts";
 
@@ -52,8 +54,21 @@ export interface NodeFacts {
   pendingStepId: string | null;
 }
 
+/**
+ * Who wrote an event: every event an authenticated call appends names its principal (`principal`);
+ * a local call with no authentication writes none. It is part of the event's payload, so the
+ * log's digests cover it and bundles carry it.
+ */
+export interface Attribution {
+  /** The principal whose call appended the event; absent for an unauthenticated call. */
+  principal?: Principal;
+}
+
+/** Everything that can happen, as data, with who made it happen. */
+export type DomainEvent = EventBody & Attribution;
+
 /** Everything that can happen, as data. */
-export type DomainEvent =
+type EventBody =
   | {
     kind: "session_created";
     sessionId: string;
@@ -68,6 +83,8 @@ export type DomainEvent =
     workflowId: string;
     workflowHash: string;
     goal: string | null;
+    /** Who besides its starter may act on it (`team_policy.ts`); absent: no owner to guard. */
+    access?: RunAccess;
   }
   | {
     kind: "workflow_pinned";
@@ -190,7 +207,27 @@ export type DomainEvent =
     attemptId: string;
   } & Evidence)
   | StackEvent
-  | DelegationEvent;
+  | DelegationEvent
+  | ReviewPassedEvent;
+
+/**
+ * A review found nothing left to fix (`mark_review_as_passed`), recorded in its workspace's
+ * reviews session: while its files keep these contents, the review is not handed out again.
+ */
+export interface ReviewPassedEvent {
+  kind: "review_passed";
+  sessionId: string;
+  /** The review's id (`plan.ts`: the rule, its file, the files and their contents). */
+  reviewId: string;
+  /** The rule's name. */
+  rule: string;
+  /** The file that states the rule (a project path, or `bundled:<name>`). */
+  definedIn: string;
+  /** The files reviewed, with the SHA-256 of the content that passed. */
+  files: { path: string; sha256: string }[];
+  /** Who passed it, when the call was authenticated; absent otherwise. */
+  principal?: Principal;
+}
 
 /** What a settled child run left for its parent's synthesis step, bounded. */
 export interface DelegationDigest {

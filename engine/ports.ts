@@ -13,12 +13,19 @@ import type { RunState } from "./workflow/interpreter.ts";
 import type { Preferences } from "./preferences.ts";
 import type { WorkspaceObservation } from "./workspace.ts";
 import type { Evidence } from "./evidence.ts";
-import type { VerificationPolicy, VerificationRequest, VerificationRun } from "./verification.ts";
+import type { Principal } from "./principal.ts";
+import type {
+  VerificationPolicy,
+  VerificationRequest,
+  VerificationRun,
+  VerificationWait,
+} from "./verification.ts";
 import type {
   AttemptKind,
   AttemptOutcome,
   EdgeKind,
   NodeKind,
+  RunAccess,
   RunStatus,
   SearchLayer,
   SessionKind,
@@ -36,8 +43,18 @@ export interface Random {
   bytes(n: number): Uint8Array;
 }
 
+/** Who owns a run and who else may act on it, as its row records them (`team_policy.ts`). */
+export interface RunOwnership {
+  /** The run (hex). */
+  runId: string;
+  /** The principal who started it; `null` for a run started by an unauthenticated call. */
+  owner: Principal | null;
+  /** Who besides its owner may act on it; `null` when it has no owner. */
+  access: RunAccess | null;
+}
+
 /** A run as stored. */
-export interface RunRecord {
+export interface RunRecord extends RunOwnership {
   /** Run id (hex). */
   runId: string;
   /** Its session. */
@@ -76,8 +93,8 @@ export type AncestorNotes =
   & Pick<NodeRecord, "nodeId" | "nodeKind" | "notesMarkdown" | "notesStepId">
   & { evidence?: Evidence };
 
-/** A recorded attempt (an ack or a checkpoint) with its exact response. */
-export interface AttemptRecord {
+/** A recorded attempt (an ack or a checkpoint) with its exact response, and its run's owner. */
+export interface AttemptRecord extends RunOwnership {
   /** The node the attempt was made on. */
   nodeId: string;
   /** Attempt id (hex). */
@@ -109,9 +126,7 @@ export interface SearchQuery {
 }
 
 /** A run found by a search layer, with its tip (the newest node, a leaf by construction). */
-export interface RunHit extends WorkspaceObservation {
-  /** Run id (hex). */
-  runId: string;
+export interface RunHit extends WorkspaceObservation, RunOwnership {
   /** Session id (hex). */
   sessionId: string;
   /** Session title. */
@@ -130,6 +145,8 @@ export interface RunHit extends WorkspaceObservation {
   tipNodeId: string;
   /** The tip's pending step, or `null` when complete. */
   tipPendingStepId: string | null;
+  /** Whose call made the tip (acknowledged the last step); `null` when unauthenticated. */
+  tipMadeBy: Principal | null;
   /** FTS relevance (bm25; lower is better), 0 for `id` and `recent`. */
   relevance: number;
   /** A short excerpt of the matched text, or of the run's latest notes. */
@@ -277,10 +294,8 @@ export interface BranchStep {
   artifacts: Artifact[];
 }
 
-/** A run as a task shows it: its facts and where its preferred branch ends. */
-export interface RunListing {
-  /** Run id (hex). */
-  runId: string;
+/** A run as a task shows it: its facts, its owner, and where its preferred branch ends. */
+export interface RunListing extends RunOwnership {
   /** Its session (hex). */
   sessionId: string;
   /** `workflow`, or `notes` for a checkpoint-only session. */
@@ -416,10 +431,15 @@ export interface StoreReader {
   getBranchSteps(runId: string, nodeId: string, limit: number): Promise<BranchStep[]>;
   /** A run with its timestamps, goal and preferred tip, or `null`. */
   getRunListing(runId: string): Promise<RunListing | null>;
-  /** Runs of workflow sessions, most recently changed first. */
-  listRuns(options: { limit: number; offset: number }): Promise<RunListing[]>;
+  /**
+   * Runs of workflow sessions, most recently changed first; with `ownedBy`, only the runs that
+   * principal (by subject) started.
+   */
+  listRuns(options: { limit: number; offset: number; ownedBy?: string }): Promise<RunListing[]>;
   /** A number that grows whenever anything is appended (by any process); cheap to read. */
   changeCounter(): Promise<number>;
+  /** The ids among `reviewIds` that have a pass recorded, in any session. */
+  getPassedReviews(reviewIds: readonly string[]): Promise<Set<string>>;
 }
 
 /** Read and append access inside one write transaction. */
@@ -463,8 +483,14 @@ export interface WorkflowSource {
 export interface VerificationRunner {
   /** The user's policy (from their config). */
   readonly policy: VerificationPolicy;
-  /** Runs one command; never throws (a failure to start is `error`). */
-  run(request: VerificationRequest): Promise<VerificationRun>;
+  /**
+   * Runs one command; never throws (a failure to start is `error`). A runner that runs only so
+   * many at once tells `onWaiting` when this one has to wait for a turn.
+   */
+  run(
+    request: VerificationRequest,
+    options?: { onWaiting?: (wait: VerificationWait) => void },
+  ): Promise<VerificationRun>;
 }
 
 /** Everything a use-case may touch. */
@@ -483,4 +509,6 @@ export interface EngineDeps {
   defaultPreferences?: Preferences;
   /** Runs verification commands; absent, they never run (`VERIFICATION_UNAVAILABLE`). */
   verifier?: VerificationRunner;
+  /** Who is calling (`team_policy.ts`'s `actingAs`): none for an unauthenticated call. */
+  principal?: Principal;
 }

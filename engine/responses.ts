@@ -6,6 +6,7 @@
 import { z } from "npm:zod@4.6.7";
 import { evidenceSchema } from "./evidence.ts";
 import { preferencesSchema } from "./preferences.ts";
+import { principalSchema } from "./principal.ts";
 import {
   CAPABILITIES,
   CAPABILITY_NEEDS,
@@ -14,6 +15,7 @@ import {
   GAP_SEVERITIES,
   ID_STATUSES,
   NODE_KINDS,
+  RUN_ACCESS,
   SEARCH_LAYERS,
   SESSION_KINDS,
   SOURCE_KINDS,
@@ -402,8 +404,20 @@ export const resumeCandidateSchema = z.object({
     stateToken: z.string().describe("Rehydrate with continue_workflow {stateToken} first."),
     ackToken: z.string().optional(),
     checkpointToken: z.string(),
+    madeBy: principalSchema.optional().describe(
+      "Whose call made the tip (acknowledged the last step); absent when it was unauthenticated.",
+    ),
   }).describe("The run's tip (its newest node) with fresh tokens."),
   corrupt: z.boolean().describe("The session failed an integrity check: read-only."),
+  startedBy: principalSchema.optional().describe(
+    "Who started the run (an authenticated call); absent when it was started without authentication.",
+  ),
+  access: z.enum(RUN_ACCESS).optional().describe(
+    "Who besides its starter may continue the run: `owner` (no one) or `team` (any member).",
+  ),
+  mayContinue: z.boolean().optional().describe(
+    "Whether you may acknowledge or checkpoint on it (the team policy); false: read it only.",
+  ),
   delegatedFrom: delegatedFromSchema.omit({ settled: true }).optional().describe(
     "When the run is a child a parallel step opened: its parent run and step. Resume the parent to see every child.",
   ),

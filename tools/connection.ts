@@ -9,6 +9,9 @@ import type { WaymarkError } from "../engine/result.ts";
 import type { WorkspaceObservation } from "../engine/workspace.ts";
 import type { TaskSurface } from "./task_surface.ts";
 import type { TaskOwner } from "./task_owner.ts";
+import { actingAs } from "../engine/team_policy.ts";
+import type { RunAccess } from "../engine/vocabulary.ts";
+import { principalOf } from "./principal.ts";
 
 /** Notifications a connection sends besides answers. */
 export interface Notifier {
@@ -34,6 +37,8 @@ export interface Connection {
   tasks: TaskSurface;
   /** Whose tasks `tasks/*` answer (HTTP: the runs this requestor started); none: every run. */
   owner?: TaskOwner;
+  /** Who besides its starter may continue a run an authenticated call starts (`team_policy.ts`). */
+  runAccess?: RunAccess;
   /**
    * The client's workspace for a request; asks the client through it when roots are stale.
    * `commandFolder` is where verification commands may run for it (`null`: nowhere).
@@ -43,4 +48,12 @@ export interface Connection {
   log?: (line: string) => void;
   /** A `tools/call`'s arguments as they arrived on the wire, before the SDK copied them. */
   rawArguments?: (requestId: string | number) => unknown;
+}
+
+/**
+ * The engine as the caller of `ctx` uses it: everything its call appends names its principal
+ * (`tools/principal.ts`), and the team policy sees who it is; unauthenticated, the connection's.
+ */
+export function callerDeps(connection: Connection, ctx: ServerContext | undefined): EngineDeps {
+  return actingAs(connection.deps, { principal: principalOf(ctx), access: connection.runAccess });
 }

@@ -18,7 +18,7 @@ import type { EngineDeps } from "../engine/ports.ts";
 import { renderStepResponse } from "../engine/text.ts";
 import { startWorkflow } from "../engine/use_cases/start_workflow.ts";
 import { screenArguments } from "./argument_guard.ts";
-import type { Connection } from "./connection.ts";
+import { callerDeps, type Connection } from "./connection.ts";
 import { callMeta } from "./task_wire.ts";
 import { type Revision, revisionOf } from "./revisions/mod.ts";
 
@@ -86,7 +86,8 @@ async function getPrompt(
   },
 ): Promise<GetPromptResult> {
   const { workflowId, args, ctx, revision } = request;
-  const { deps, notifier } = connection;
+  const { notifier } = connection;
+  const deps = callerDeps(connection, ctx);
 
   const context = contextArgument(args.context);
   const refused = screenArguments(workflowId, { goal: args.goal, context });

@@ -20,6 +20,7 @@ import { registerTasks } from "./task_handlers.ts";
 import { registerTools } from "./tool_calls.ts";
 import { WaymarkServer } from "./waymark_server.ts";
 import type { TaskOwner } from "./task_owner.ts";
+import type { RunAccess } from "../engine/vocabulary.ts";
 import { connectionWorkspace } from "./workspace.ts";
 
 /** Options for {@linkcode createMcpServer}. */
@@ -41,6 +42,8 @@ export interface McpServerOptions {
   onto?: WaymarkServer;
   /** Scope `tasks/*` to the runs started through this requestor (`task_owner.ts`; HTTP). */
   taskOwner?: TaskOwner;
+  /** Who besides its starter may continue a run an authenticated call starts (`team_policy.ts`). */
+  runAccess?: RunAccess;
   /** Run verification commands only in a folder the client named as a root (HTTP). */
   commandsNeedRoots?: boolean;
 }
@@ -59,6 +62,7 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
     notifier: createNotifier(server, { log: options.log, store: deps.store }),
     tasks: createTaskSurface(server, deps),
     owner: options.taskOwner,
+    runAccess: options.runAccess,
     workspace: connectionWorkspace(server, {
       cwd: options.cwd ?? process.cwd(),
       log: options.log,

@@ -32,7 +32,8 @@ import { abortRun } from "../engine/use_cases/abort_run.ts";
 import { isTerminal, runIdOfTask } from "../engine/use_cases/task_status.ts";
 import { listTasks, type TaskView, taskView, tipResponse } from "../engine/use_cases/task_views.ts";
 import { recordUserInput } from "../engine/use_cases/user_input.ts";
-import type { Connection } from "./connection.ts";
+import { callerDeps, type Connection } from "./connection.ts";
+import type { TaskOwner } from "./task_owner.ts";
 import { canElicit } from "./elicit.ts";
 import { errorResult } from "./error_envelope.ts";
 import { elicitationForm, TASK_POLL_INTERVAL_MS, taskMeta, USER_INPUT_KEY } from "./task_wire.ts";
@@ -54,7 +55,8 @@ async function taskOf(
 ): Promise<{ runId: string; view: TaskView }> {
   const { taskId, revision } = at;
   const found = runIdOfTask(taskId);
-  const runId = found && (connection.owner?.owns(found) ?? true) ? found : null;
+  const owned = found && (await connection.owner?.owns(connection.deps.store, found) ?? true);
+  const runId = owned ? found : null;
   const view = runId ? await connection.tasks.observe(runId, revision) : null;
   if (!runId || !view) {
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, `There is no task ${taskId}.`);
@@ -121,7 +123,7 @@ function registerCancel(server: Server, connection: Connection): void {
     revision.requireTasks(server, ctx);
     const { runId, view } = await taskOf(connection, { taskId, revision });
     if (isTerminal(view.status)) return revision.cancelEnded(view, taskId);
-    const done = await abortRun(connection.deps, { runId, explanation: CANCELLED }, {
+    const done = await abortRun(callerDeps(connection, ctx), { runId, explanation: CANCELLED }, {
       onAppend: (sessionId) => void connection.notifier.sessionChanged(sessionId),
     });
     if (!done.ok) {
@@ -136,9 +138,10 @@ function registerCancel(server: Server, connection: Connection): void {
 /** Records the user's answers (an accepted form) for the run; `true` when any were new. */
 async function recordAnswers(
   connection: Connection,
-  at: { runId: string; answers: Record<string, unknown> },
+  at: { runId: string; answers: Record<string, unknown>; ctx: ServerContext },
 ): Promise<boolean> {
-  const done = await recordUserInput(connection.deps, at, {
+  const { ctx, ...input } = at;
+  const done = await recordUserInput(callerDeps(connection, ctx), input, {
     onAppend: (sessionId) => void connection.notifier.sessionChanged(sessionId),
   });
   if (!done.ok) await connection.notifier.health(done.error);
@@ -153,7 +156,7 @@ function registerUpdate(server: Server, connection: Connection): void {
     const answer = inputResponse(ctx.mcpReq.inputResponses, USER_INPUT_KEY);
     if (view.status === "input_required" && answer.kind === "elicit" && answer.content) {
       if (answer.action === "accept") {
-        if (await recordAnswers(connection, { runId, answers: answer.content })) {
+        if (await recordAnswers(connection, { runId, answers: answer.content, ctx })) {
           await connection.tasks.observe(runId, revision);
         }
       }
@@ -170,7 +173,7 @@ function registerList(server: Server, connection: Connection): void {
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid cursor ${cursor}.`);
     }
     const page = connection.owner
-      ? await ownedTasks(connection, { owned: connection.owner.owned(), offset })
+      ? await ownedTasks(connection, { owner: connection.owner, offset })
       : await listTasks(connection.deps, { offset, limit: TASK_PAGE });
     return {
       tasks: page.tasks.map(legacyTask),
@@ -179,18 +182,15 @@ function registerList(server: Server, connection: Connection): void {
   });
 }
 
-/** A page of the tasks a requestor started, newest first (a run since removed is skipped). */
+/** A page of the tasks a requestor started, newest first. */
 async function ownedTasks(
   connection: Connection,
-  at: { owned: string[]; offset: number },
+  at: { owner: TaskOwner; offset: number },
 ): Promise<{ tasks: TaskView[]; more: boolean }> {
   const { deps } = connection;
-  const ids = at.owned.slice(at.offset, at.offset + TASK_PAGE);
-  const listings = await Promise.all(ids.map((runId) => deps.store.getRunListing(runId)));
-  const tasks = await Promise.all(
-    listings.flatMap((listing) => listing ? [taskView(deps, listing)] : []),
-  );
-  return { tasks, more: at.owned.length > at.offset + TASK_PAGE };
+  const page = await at.owner.page(deps.store, { offset: at.offset, limit: TASK_PAGE });
+  const tasks = await Promise.all(page.listings.map((listing) => taskView(deps, listing)));
+  return { tasks, more: page.more };
 }
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {
@@ -218,7 +218,7 @@ async function askThroughTask(
     },
   } as never) as { action?: string; content?: Record<string, unknown> };
   if (answer.action !== "accept" || !answer.content) return;
-  if (await recordAnswers(connection, { runId, answers: answer.content })) {
+  if (await recordAnswers(connection, { runId, answers: answer.content, ctx })) {
     await connection.tasks.observe(runId, revision);
   }
 }

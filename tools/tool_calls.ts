@@ -15,9 +15,10 @@ import type { ContinueInput } from "../engine/use_cases/continue_workflow.ts";
 import type { AnsweredNode } from "../engine/use_cases/record_attempt.ts";
 import type { PublishedSchemas, ToolCall, ToolContext, ToolDefinition } from "./define_tool.ts";
 import type { WorkspaceObservation } from "../engine/workspace.ts";
-import type { Connection } from "./connection.ts";
+import { callerDeps, type Connection } from "./connection.ts";
 import { askBeforeAck } from "./elicit.ts";
 import { errorResult } from "./error_envelope.ts";
+import { unexpectedError } from "../engine/use_cases/error_guard.ts";
 import { progressSender } from "./notifications.ts";
 import { executionOf, listedTool, toolSchemas } from "./publish.ts";
 import { callMeta } from "./task_wire.ts";
@@ -154,7 +155,8 @@ async function runCall(
   request: { name: string; call: ToolCall; ctx: ServerContext; told: { answered?: AnsweredNode } },
 ): Promise<CallToolResult> {
   const { name, call, ctx, told } = request;
-  const { deps, notifier } = connection;
+  const { notifier } = connection;
+  const deps = callerDeps(connection, ctx);
   try {
     const appended = new Set<string>();
     const progress: Promise<void>[] = [];
@@ -164,7 +166,12 @@ async function runCall(
       onAppend: (sessionId) => appended.add(sessionId),
       onReplay: (replay) => Object.assign(replayed, replay),
       onAnswered: (answered) => told.answered = answered,
-      ...(sendProgress ? { onProgress: (p) => progress.push(sendProgress(p)) } : {}),
+      ...(sendProgress
+        ? {
+          onProgress: (p) => progress.push(sendProgress.step(p)),
+          onVerificationWait: (w) => progress.push(sendProgress.waiting(w)),
+        }
+        : {}),
       ...(call.usesWorkspace ? workspaceOptions(await connection.workspace(ctx)) : {}),
     };
     const result = await call.run(deps, context);
@@ -183,11 +190,7 @@ async function runCall(
     connection.log?.(
       `tool ${name} failed: ${error instanceof Error ? error.stack : String(error)}`,
     );
-    return errorResult({
-      code: "INTERNAL_ERROR",
-      message: "waymark failed unexpectedly; nothing was recorded by this call. Retrying is safe.",
-      retry: { kind: "retryable_immediate" },
-    });
+    return errorResult(unexpectedError(error));
   }
 }
 

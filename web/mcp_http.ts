@@ -8,17 +8,22 @@
  * the same cap as a stdio line), and parsed once before anything routes it; the SDK gets the
  * parsed body and never reads the request again (`request_body.ts`). The number of live sessions
  * is capped too: a new one past the cap closes the one idle longest. The guards and headers are
- * the viewer's (`guard.ts`); slow clients are cut off by the listener (`deadlines.ts`).
+ * the viewer's (`guard.ts`); slow clients are cut off by the listener (`deadlines.ts`). With
+ * `stateless`, no MCP session is kept at all: every request, of either era, is served by a fresh
+ * server instance (the SDK's stateless Streamable HTTP), so replicas behind a balancer need no
+ * sticky sessions. An authenticated requestor's tasks are its principal's, read from the store.
  * @module
  */
 import { type Context, Hono } from "npm:hono@4.13.19";
 import { MAX_MESSAGE_BYTES } from "../tools/line_splitter.ts";
 import { allowedHostsFor, hardening, loopbackOnly } from "./request_guard.ts";
 import { readJsonBody } from "./request_body.ts";
-import { createTaskOwner, type TaskOwner } from "../tools/task_owner.ts";
+import { createTaskOwner, principalTaskOwner, type TaskOwner } from "../tools/task_owner.ts";
+import { principalOf } from "../tools/principal.ts";
 import { type Deadlines, serveWithDeadlines } from "./deadlines.ts";
 import { type AuthGate, requestAuth } from "./auth/mod.ts";
 import {
+  type AuthInfo,
   createMcpHandler,
   isJsonContentType,
   isLegacyRequest,
@@ -45,6 +50,12 @@ export interface McpHttpOptions {
   auth?: AuthGate;
   /** What answers every path but `/mcp` (the viewer), behind the same guards; default 404. */
   fallback?: (request: Request) => Response | Promise<Response>;
+  /**
+   * Serve every request on a fresh server instance and keep nothing between requests (the
+   * SDK's stateless Streamable HTTP, for 2025 traffic too): no `Mcp-Session-Id`, no GET stream,
+   * so replicas behind a round-robin balancer need no sticky sessions (docs/team_service.md).
+   */
+  stateless?: boolean;
 }
 
 /** Live MCP sessions at most, by default. */
@@ -160,10 +171,21 @@ class McpSessions {
 }
 
 /**
- * Makes the server of one requestor: an MCP session, or every session-less request together;
- * `owner` scopes its `tasks/*` to the runs it started (`tools/task_owner.ts`).
+ * Makes the server of one requestor: a principal, an MCP session, or every session-less
+ * request together; `owner` scopes its `tasks/*` to the runs it started
+ * (`tools/task_owner.ts`); none: every run.
  */
-export type McpServerFactory = (owner: TaskOwner) => Server;
+export type McpServerFactory = (owner: TaskOwner | undefined) => Server;
+
+/**
+ * Whose tasks a request's server answers: an authenticated request's principal's (the same on
+ * every replica), else `unauthenticated`.
+ */
+function ownerOf(authInfo: AuthInfo | undefined, unauthenticated: TaskOwner | undefined) {
+  // the handlers' reading of the principal, from the `AuthInfo` their context will carry
+  const principal = principalOf({ http: { authInfo } } as Parameters<typeof principalOf>[0]);
+  return principal ? principalTaskOwner(principal) : unauthenticated;
+}
 
 /**
  * A POST without a session: only an `initialize` may start one, on a fresh server instance
@@ -183,11 +205,9 @@ async function initialize(
     });
   }
   const transport = sessions.open();
-  await factory(createTaskOwner()).connect(transport);
-  return await transport.handleRequest(c.req.raw, {
-    parsedBody: body,
-    authInfo: requestAuth(c.req.raw),
-  });
+  const authInfo = requestAuth(c.req.raw);
+  await factory(ownerOf(authInfo, createTaskOwner())).connect(transport);
+  return await transport.handleRequest(c.req.raw, { parsedBody: body, authInfo });
 }
 
 /** The Hono app serving MCP at `/mcp`, and a `close` that ends every MCP session. */
@@ -209,17 +229,21 @@ export function createMcpHttpApp(
   // one server instance per request, by the SDK's entry; 2025 traffic keeps its sessions.
   // session-less requests have no identity to tell apart (and waymark no authentication): they
   // are one requestor, seeing the tasks they started and none of any session's
-  const stateless = createTaskOwner();
-  const modern = createMcpHandler(() => factory(stateless), {
-    legacy: "reject",
+  // A stateless server keeps no requestor in memory: unauthenticated, tasks are every run's.
+  const sessionless = options.stateless ? undefined : createTaskOwner();
+  const modern = createMcpHandler(({ authInfo }) => factory(ownerOf(authInfo, sessionless)), {
+    legacy: options.stateless ? "stateless" : "reject",
     maxRequestBodySize: maxBytes,
-    onerror: (error) => options.log?.(`MCP (2026-07-28): ${error.message}`),
+    onerror: (error) => options.log?.(`MCP: ${error.message}`),
   });
   app.all("/mcp", async (c) => {
     // a POST's body is read and parsed here, once; nothing reads the request again
     const read = c.req.method === "POST" ? await readPost(c, maxBytes) : { body: undefined };
     if (read instanceof Response) return read;
     const parsedBody = read.body;
+    if (options.stateless) {
+      return await modern.fetch(c.req.raw, { parsedBody, authInfo: requestAuth(c.req.raw) });
+    }
     if (
       c.req.method === "POST" && !c.req.header("mcp-session-id") &&
       !(await isLegacyRequest(c.req.raw, parsedBody, { maxRequestBodySize: maxBytes }))

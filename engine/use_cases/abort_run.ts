@@ -6,6 +6,7 @@
  * tool, addressed by a state token.
  * @module
  */
+import { refuseActor } from "../team_policy.ts";
 import { z } from "npm:zod@4.6.7";
 import { runLabel, sessionLabel } from "../ids.ts";
 import type { EngineDeps } from "../ports.ts";
@@ -32,7 +33,7 @@ export interface AbortOutcome {
 
 /** Aborts a run at `nodeId`, or at its preferred tip. */
 export function abortRun(
-  deps: Pick<EngineDeps, "store">,
+  deps: Pick<EngineDeps, "store" | "principal">,
   input: { runId: string; explanation: string; nodeId?: string },
   options: { onAppend?: (sessionId: string) => void } = {},
 ): Promise<Result<AbortOutcome>> {
@@ -48,6 +49,8 @@ export function abortRun(
           run.sessionId,
         );
       }
+      const notYours = refuseActor(run, deps.principal);
+      if (notYours) return notYours;
       if (run.status === "complete") {
         return fail(
           "RUN_COMPLETE",

@@ -11,10 +11,12 @@ import { canonicalJson, sha256Hex } from "../hash.ts";
 import type { AttemptRecord, EngineDeps, NodeRecord, StoreWriter } from "../ports.ts";
 import { fail, ok, type Result } from "../result.ts";
 import type { StepProgress, StepResponse } from "../responses.ts";
+import type { VerificationWait } from "../verification.ts";
 import type { Warning } from "../workflow/catalog.ts";
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
 import type { AttemptKind } from "../vocabulary.ts";
+import { refuseActor } from "../team_policy.ts";
 import { driftWarnings } from "./drift.ts";
 import { replayRecorded } from "./node_response.ts";
 import { loadNode, type NodeContext, verifyPair } from "./run_context.ts";
@@ -38,6 +40,11 @@ export interface CallOptions {
    * a blocked acknowledgement, a replay, a rehydrate or a checkpoint.
    */
   onProgress?: (progress: StepProgress) => void;
+  /**
+   * Told when the step's verification command has to wait for a turn (the server runs only so
+   * many at once), before it runs.
+   */
+  onVerificationWait?: (wait: VerificationWait) => void;
   /**
    * Told when the call replayed an attempt already recorded (its recorded response is returned
    * unchanged): whether this call's payload differs from the one recorded, so was not kept.
@@ -99,7 +106,7 @@ export interface AttemptSpec {
    * for a replay): workflows a parallel step delegates to are looked up, and a verification
    * command runs, here, so no write lock is held meanwhile.
    */
-  prepare?: (attempt: Attempt) => Promise<void>;
+  prepare?: (attempt: Attempt) => Promise<Result<never> | void>;
   /** Decides inside the write transaction (children and tips read through `tx`). */
   decide: (tx: StoreWriter, attempt: Attempt) => Promise<Recorded>;
 }
@@ -152,17 +159,22 @@ export async function recordAttempt(
   const attemptId = claims.attemptId!;
   const digest = await payloadDigest(spec.payload);
   const recorded = await deps.store.getAttempt(claims.runId, claims.nodeId, attemptId, spec.kind);
-  if (recorded) return replay(recorded, { digest, options });
+  if (recorded) {
+    return refuseActor(recorded, deps.principal) ?? replay(recorded, { digest, options });
+  }
   const loaded = await loadNode(deps.store, verified.value.state);
   if (!loaded.ok) return loaded;
   // Nodes are immutable, so the node read above is still right inside the transaction; only
   // its children must be read under the lock (a racing writer's attempt fails the append).
   const { node, run } = loaded.value;
+  const notYours = refuseActor(run, deps.principal);
+  if (notYours) return notYours;
   if (spec.kind === "ack" && run.status === "aborted") return abortedRun(run.runId);
   const refused = spec.refuse?.({ ...loaded.value, attemptId, warnings: [] });
   if (refused) return refused;
   const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
-  await spec.prepare?.({ ...loaded.value, attemptId, warnings });
+  const refusedNow = await spec.prepare?.({ ...loaded.value, attemptId, warnings });
+  if (refusedNow) return refusedNow;
   let committed: Recorded | null = null;
   let result: Result<StepResponse>;
   try {

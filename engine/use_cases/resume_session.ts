@@ -6,6 +6,7 @@
  * tokens. Writes nothing.
  * @module
  */
+import { DEFAULT_RUN_ACCESS, refuseActor } from "../team_policy.ts";
 import type { EngineDeps, RunHit } from "../ports.ts";
 import { SEARCH_LAYERS, type SearchLayer } from "../vocabulary.ts";
 import { ok, type Result } from "../result.ts";
@@ -139,8 +140,21 @@ function candidate(
       gitHeadSha: hit.gitHeadSha,
       ...matchWorkspace(hit, at.current),
     },
-    tip: { nodeId: hit.tipNodeId, pendingStepId: hit.tipPendingStepId, isComplete, ...tokens },
+    tip: {
+      nodeId: hit.tipNodeId,
+      pendingStepId: hit.tipPendingStepId,
+      isComplete,
+      ...tokens,
+      ...(hit.tipMadeBy ? { madeBy: hit.tipMadeBy } : {}),
+    },
     corrupt: hit.corrupt,
+    ...(hit.owner
+      ? {
+        startedBy: hit.owner,
+        access: hit.access ?? DEFAULT_RUN_ACCESS,
+        mayContinue: refuseActor(hit, deps.principal) === null,
+      }
+      : {}),
     ...(hit.delegatedFrom
       ? {
         delegatedFrom: {

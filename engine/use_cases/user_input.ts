@@ -8,6 +8,8 @@
  * ack token it already holds) carries the answers. Recording the same answers again is a replay.
  * @module
  */
+import { refuseActor } from "../team_policy.ts";
+import type { Principal } from "../principal.ts";
 import { canonicalJson, sha256Hex } from "../hash.ts";
 import { runLabel, sessionLabel } from "../ids.ts";
 import { checkContext } from "../limits.ts";
@@ -48,8 +50,9 @@ function answerNotes(keys: readonly string[]): string {
 
 async function targetNode(
   tx: StoreWriter,
-  input: UserInput,
+  at: { input: UserInput; principal: Principal | undefined },
 ): Promise<Result<{ node: NodeRecord; workflowHash: string }>> {
+  const { input } = at;
   const run = await tx.getRunListing(input.runId);
   if (!run) return fail("NODE_NOT_FOUND", `There is no run ${runLabel(input.runId)} here.`);
   if (run.corrupt) {
@@ -58,6 +61,8 @@ async function targetNode(
       run.sessionId,
     );
   }
+  const notYours = refuseActor(run, at.principal);
+  if (notYours) return notYours;
   if (run.status !== "running") {
     return fail(
       run.status === "aborted" ? "RUN_ABORTED" : "RUN_COMPLETE",
@@ -75,7 +80,7 @@ async function record(
   tx: StoreWriter,
   input: UserInput,
 ): Promise<Result<UserInputOutcome>> {
-  const target = await targetNode(tx, input);
+  const target = await targetNode(tx, { input, principal: deps.principal });
   if (!target.ok) return target;
   const { end } = await checkpointChain(tx, target.value.node);
   const hash = target.value.workflowHash;

@@ -9,6 +9,7 @@ export { type DoctorReport, runDoctor } from "./doctor.ts";
 export { collectGarbage, type GcSession } from "./gc.ts";
 export {
   getSession,
+  getSessionActors,
   getSessionNotes,
   listSessions,
   type SessionFilters,

@@ -50,6 +50,12 @@ export interface RunsTable {
   workspace: string | null;
   git_branch: string | null;
   git_head_sha: string | null;
+  /** The principal who started it, as JSON; `null` for an unauthenticated start. */
+  owner: string | null;
+  /** Its subject, to find a principal's runs. */
+  owner_subject: string | null;
+  /** Who besides its owner may act on it (`owner` or `team`); `null` without an owner. */
+  access: string | null;
 }
 
 /** Compiled workflows by hash; immutable. */
@@ -80,6 +86,8 @@ export interface NodesTable {
   created_at: string;
   /** Step nodes from the root to this node, itself included. */
   step_count: Generated<number>;
+  /** The principal whose call made the node, as JSON; `null` for an unauthenticated call. */
+  made_by: string | null;
 }
 
 /** Each distinct context of a run, once: nodes point at it by `context_id`. */
@@ -161,6 +169,19 @@ export interface RunDelegationsTable {
   /** The delegation's position in the step, from 0. */
   idx: number;
   created_seq: number;
+}
+
+/** Review passes (the projection of `review_passed`): one row per review passed per session. */
+export interface ReviewPassesTable {
+  session_id: string;
+  review_id: string;
+  rule: string;
+  /** The files and their hashes, as JSON (`[{path, sha256}]`). */
+  files: string;
+  /** The principal who passed it, as JSON, or `null`. */
+  principal: string | null;
+  created_seq: number;
+  created_at: string;
 }
 
 /** Events recorded at a node that the viewer shows there: reviews, gaps, an abort. */
@@ -256,6 +277,8 @@ export interface Database {
   run_links: RunLinksTable;
   run_delegations: RunDelegationsTable;
   node_events: NodeEventsTable;
+  /** Review passes, found by review id. */
+  review_passes: ReviewPassesTable;
   /** Layer 1: session title, goal and workflow id, by `runs.rowid`. */
   search_titles: SearchTable;
   /** Layer 2: the run's latest notes and artifact preview, by `runs.rowid`. */

@@ -381,6 +381,44 @@ const personalTokens: Migration = {
   },
 };
 
+/**
+ * Review passes: `review_passes` (the projection of `review_passed`), a review's pass in a
+ * session, found by review id whichever session (workspace, machine) recorded it.
+ */
+const reviewPasses: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.createTable("review_passes")
+      .addColumn("session_id", "text", (c) => c.notNull())
+      .addColumn("review_id", "text", (c) => c.notNull())
+      .addColumn("rule", "text", (c) => c.notNull())
+      .addColumn("files", "text", (c) => c.notNull())
+      .addColumn("principal", "text")
+      .addColumn("created_seq", "integer", (c) => c.notNull())
+      .addColumn("created_at", "text", (c) => c.notNull())
+      .addPrimaryKeyConstraint("review_passes_pk", ["session_id", "review_id"])
+      .execute();
+    await db.schema.createIndex("review_passes_by_id").on("review_passes").column("review_id")
+      .execute();
+  },
+};
+
+/**
+ * Who did what: the principal who started a run (`runs.owner`, its `principal` as JSON, with
+ * `owner_subject` to find a principal's runs) and the run's access (`team_policy.ts`), and the
+ * principal whose call made each node (`nodes.made_by`). All `null` for unauthenticated calls
+ * and rows written before; projected from the events' `principal`, so rebuilt from the log.
+ */
+const principals: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable("runs").addColumn("owner", "text").execute();
+    await db.schema.alterTable("runs").addColumn("owner_subject", "text").execute();
+    await db.schema.alterTable("runs").addColumn("access", "text").execute();
+    await db.schema.alterTable("nodes").addColumn("made_by", "text").execute();
+    await db.schema.createIndex("runs_by_owner").on("runs")
+      .columns(["owner_subject", "created_at"]).execute();
+  },
+};
+
 /** Every migration, by name; names sort in application order. */
 export const MIGRATIONS: Record<string, Migration> = {
   "0001_initial": initial,
@@ -396,6 +434,8 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0011_quarantine": quarantine,
   "0012_delegations": delegations,
   "0013_personal_tokens": personalTokens,
+  "0014_review_passes": reviewPasses,
+  "0015_principals": principals,
 };
 
 /** The schema status of a database that has applied `applied` (in any order). */

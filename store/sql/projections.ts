@@ -11,6 +11,7 @@ import { prepare } from "./prepared.ts";
 import { digest } from "./rows.ts";
 import type { Database } from "./database.ts";
 import { searchText } from "./search.ts";
+import { DEFAULT_RUN_ACCESS } from "../../engine/team_policy.ts";
 
 /** Where an event lands: its transaction, its log sequence and time, the dialect's index. */
 export interface ProjectionScope {
@@ -61,6 +62,9 @@ const insertRun = prepare((
     workflowHash: string;
     goal: string | null;
     at: string;
+    owner: string | null;
+    ownerSubject: string | null;
+    access: string | null;
   },
 ) =>
   db.insertInto("runs").values({
@@ -69,6 +73,9 @@ const insertRun = prepare((
     workflow_id: p.workflowId,
     workflow_hash: p.workflowHash,
     goal: p.goal,
+    owner: p.owner,
+    owner_subject: p.ownerSubject,
+    access: p.access,
     created_at: p.at,
     updated_at: p.at,
     last_node_id: null,
@@ -78,7 +85,15 @@ const insertRun = prepare((
 );
 
 async function runStarted(s: ProjectionScope, event: EventOf<"run_started">) {
-  await insertRun.execute(s.tx, { ...event, at: s.at });
+  const { principal } = event;
+  await insertRun.execute(s.tx, {
+    ...event,
+    at: s.at,
+    owner: principal ? JSON.stringify(principal) : null,
+    ownerSubject: principal?.subject ?? null,
+    // a run without an owner has nothing to guard
+    access: principal ? event.access ?? DEFAULT_RUN_ACCESS : null,
+  });
   await s.search.indexRun(s.tx, event.runId);
 }
 
@@ -118,6 +133,7 @@ const insertNode = prepare((db, p: NodeRow) =>
     is_complete: p.is_complete,
     created_seq: p.created_seq,
     created_at: p.created_at,
+    made_by: p.made_by,
     // step nodes from the root: the parent's count, plus one for a step node
     step_count: sql<number>`coalesce((SELECT p.step_count FROM nodes p
       WHERE p.run_id = ${p.run_id} AND p.node_id = ${p.parent_id}), 0) + ${p.stepIncrement}`,
@@ -162,6 +178,7 @@ async function nodeCreated(s: ProjectionScope, event: EventOf<"node_created">) {
     is_complete: event.pendingStepId === null ? 1 : 0,
     created_seq: s.seq,
     created_at: s.at,
+    made_by: event.principal ? JSON.stringify(event.principal) : null,
     stepIncrement: event.nodeKind === "step" ? 1 : 0,
   });
   // the newest tip candidate is the run's preferred tip
@@ -329,6 +346,30 @@ async function runDelegated(s: ProjectionScope, event: EventOf<"run_delegated">)
   });
 }
 
+const insertPass = prepare((db, p: Database["review_passes"]) =>
+  db.insertInto("review_passes").values({
+    session_id: p.session_id,
+    review_id: p.review_id,
+    rule: p.rule,
+    files: p.files,
+    principal: p.principal,
+    created_seq: p.created_seq,
+    created_at: p.created_at,
+  })
+);
+
+async function reviewPassed(s: ProjectionScope, event: EventOf<"review_passed">) {
+  await insertPass.execute(s.tx, {
+    session_id: event.sessionId,
+    review_id: event.reviewId,
+    rule: event.rule,
+    files: JSON.stringify(event.files),
+    principal: event.principal ? JSON.stringify(event.principal) : null,
+    created_seq: s.seq,
+    created_at: s.at,
+  });
+}
+
 const insertNodeEvent = prepare((db, p: Database["node_events"]) =>
   db.insertInto("node_events").values({
     seq: p.seq,
@@ -417,6 +458,8 @@ export async function project(scope: ProjectionScope, event: LoggedEvent): Promi
       return;
     case "run_delegated":
       return await runDelegated(scope, event);
+    case "review_passed":
+      return await reviewPassed(scope, event);
     case "run_aborted":
     case "review_recorded":
     case "gap_recorded":

@@ -4,6 +4,7 @@
  * @module
  */
 import { getDelegationLink, getDelegations } from "./delegation_reads.ts";
+import { getPassedReviews } from "./review_reads.ts";
 import { sql } from "npm:kysely@0.29.9";
 import type {
   AncestorNotes,
@@ -35,6 +36,7 @@ import {
   decodeAttempt,
   decodeJsonOr,
   decodeNode,
+  decodeOwnership,
   decodePinnedSnapshot,
   decodeSnapshot,
   evidenceColumn,
@@ -108,6 +110,8 @@ const runById = prepare((db, p: { runId: string }) =>
       "r.workspace",
       "r.git_branch",
       "r.git_head_sha",
+      "r.owner",
+      "r.access",
     ])
     .where("r.run_id", "=", p.runId)
 );
@@ -129,6 +133,9 @@ const attemptByKey = prepare((
       "a.payload_digest",
       "s.session_id",
       "s.health",
+      "r.run_id",
+      "r.owner",
+      "r.access",
     ])
     .where("a.run_id", "=", p.runId).where("a.node_id", "=", p.nodeId)
     .where("a.attempt_id", "=", p.attemptId).where("a.attempt_kind", "=", p.kind)
@@ -163,7 +170,7 @@ async function getRun(ex: Executor, runId: string): Promise<RunRecord | null> {
   if (!row) return null;
   const observed = row.workspace !== null || row.git_branch !== null || row.git_head_sha !== null;
   return {
-    runId: row.run_id,
+    ...decodeOwnership(row),
     sessionId: row.session_id,
     workflowId: row.workflow_id,
     workflowHash: row.workflow_hash,
@@ -295,5 +302,6 @@ export function createReader(scope: ReadScope, shared: ReaderShared): StoreReade
     getRunListing: (runId) => getRunListing(ex, runId),
     listRuns: (page) => listRuns(ex, page),
     changeCounter: () => changeCounter(ex),
+    getPassedReviews: (ids) => getPassedReviews(ex, ids),
   };
 }

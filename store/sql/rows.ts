@@ -9,7 +9,8 @@ import { z } from "npm:zod@4.6.7";
 import { createHash } from "node:crypto";
 import { canonicalJson } from "../../engine/hash.ts";
 import { runLabel } from "../../engine/ids.ts";
-import type { AttemptRecord, NodeRecord } from "../../engine/ports.ts";
+import type { AttemptRecord, NodeRecord, RunOwnership } from "../../engine/ports.ts";
+import { type Principal, principalSchema } from "../../engine/principal.ts";
 import { evidenceSchema } from "../../engine/evidence.ts";
 import { autonomySchema, riskPolicySchema } from "../../engine/preferences.ts";
 import { InvariantViolationError, StorageCorruptionError } from "../../engine/result.ts";
@@ -18,6 +19,7 @@ import {
   EDGE_KINDS,
   isMember,
   NODE_KINDS,
+  RUN_ACCESS,
   SESSION_KINDS,
   type SessionKind,
 } from "../../engine/vocabulary.ts";
@@ -149,6 +151,12 @@ export interface StoredAttemptRow {
   session_id: string;
   /** `sessions.health`. */
   health: string;
+  /** `runs.run_id`. */
+  run_id: string;
+  /** `runs.owner`. */
+  owner: string | null;
+  /** `runs.access`. */
+  access: string | null;
 }
 
 const outcomeSchema = z.enum(ATTEMPT_OUTCOMES);
@@ -178,7 +186,44 @@ export function decodeAttempt(row: StoredAttemptRow): AttemptRecord {
     sessionId: row.session_id,
     corrupt: row.health === "corrupt",
     payloadDigest: row.payload_digest,
+    ...decodeOwnership(row),
   };
+}
+
+/** The columns of a run row that say who owns it. */
+export interface OwnerColumns {
+  /** `runs.run_id`. */
+  run_id: string;
+  /** `runs.session_id`. */
+  session_id: string;
+  /** `runs.owner`: the starting principal as JSON, or `null`. */
+  owner: string | null;
+  /** `runs.access`. */
+  access: string | null;
+}
+
+const accessSchema = z.enum(RUN_ACCESS);
+
+/**
+ * Who owns a run, from its row. An owner or access that does not decode is storage corruption:
+ * the team policy's guard must never lift because a column was damaged.
+ */
+export function decodeOwnership(row: OwnerColumns): RunOwnership {
+  if (row.owner === null) return { runId: row.run_id, owner: null, access: null };
+  const owner = jsonText(principalSchema).safeParse(row.owner);
+  const access = accessSchema.safeParse(row.access);
+  if (!owner.success || !access.success) {
+    throw new StorageCorruptionError(
+      `The owner of run ${row.run_id} does not decode`,
+      row.session_id,
+    );
+  }
+  return { runId: row.run_id, owner: owner.data, access: access.data };
+}
+
+/** A principal column (`nodes.made_by`, `runs.owner`) for display: `null` when absent or unreadable. */
+export function decodePrincipal(text: string | null | undefined): Principal | null {
+  return decodeJsonOr(principalSchema, text, null);
 }
 
 /** `sessions.kind` as a session kind: anything but a notes session holds workflow runs. */

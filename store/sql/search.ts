@@ -8,7 +8,7 @@ import type { RunHit, SearchQuery } from "../../engine/ports.ts";
 import type { SearchLayer } from "../../engine/vocabulary.ts";
 import type { ReadScope, TextMatch } from "./dialect.ts";
 import type { Executor } from "./graph_sql.ts";
-import { decodeSessionKind } from "./rows.ts";
+import { decodeOwnership, decodePrincipal, decodeSessionKind, type OwnerColumns } from "./rows.ts";
 
 /** Characters of an artifact preview in the search index. */
 const ARTIFACT_PREVIEW_CHARS = 600;
@@ -30,9 +30,7 @@ export function preview(text: string | null | undefined): string | null {
   return flat.length > PREVIEW_CHARS ? `${flat.slice(0, PREVIEW_CHARS - 1)}…` : flat;
 }
 
-interface HitRow {
-  run_id: string;
-  session_id: string;
+interface HitRow extends OwnerColumns {
   title: string;
   kind: string;
   health: string;
@@ -47,6 +45,7 @@ interface HitRow {
   delegated_by: string | null;
   delegated_step: string | null;
   delegated_idx: number | null;
+  tip_made_by: string | null;
 }
 
 /** Details of the given runs, keyed by run id: one indexed query, whatever the store holds. */
@@ -76,6 +75,9 @@ async function hydrate(ex: Executor, runIds: readonly string[]): Promise<Map<str
       "d.parent_run_id as delegated_by",
       "d.step_id as delegated_step",
       "d.idx as delegated_idx",
+      "r.owner",
+      "r.access",
+      "n.made_by as tip_made_by",
     ])
     .where("r.run_id", "in", runIds).execute();
   return new Map(rows.map((r) => [r.run_id, r]));
@@ -83,7 +85,7 @@ async function hydrate(ex: Executor, runIds: readonly string[]): Promise<Map<str
 
 function toHit(row: HitRow, match: TextMatch, tipText: string | undefined): RunHit {
   return {
-    runId: row.run_id,
+    ...decodeOwnership(row),
     sessionId: row.session_id,
     title: row.title,
     sessionKind: decodeSessionKind(row.kind),
@@ -97,6 +99,7 @@ function toHit(row: HitRow, match: TextMatch, tipText: string | undefined): RunH
     updatedAt: row.updated_at,
     tipNodeId: row.last_node_id,
     tipPendingStepId: row.pending_step_id,
+    tipMadeBy: decodePrincipal(row.tip_made_by),
     workspace: row.workspace,
     gitBranch: row.git_branch,
     gitHeadSha: row.git_head_sha,

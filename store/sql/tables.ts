@@ -46,6 +46,7 @@ export const TABLE_ROLES: Record<keyof Database, TableRole> = {
   run_links: "run",
   run_delegations: "run",
   node_events: "run",
+  review_passes: "session",
   search_titles: "search",
   search_tips: "search",
   search_outputs: "search",

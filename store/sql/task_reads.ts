@@ -12,7 +12,7 @@ import { isMember, NODE_KINDS, RUN_STATUSES } from "../../engine/vocabulary.ts";
 import type { RunState } from "../../engine/workflow/interpreter.ts";
 import { ancestorsCte, type Executor } from "./graph_sql.ts";
 import { prepare } from "./prepared.ts";
-import { decodeSessionKind } from "./rows.ts";
+import { decodeOwnership, decodeSessionKind } from "./rows.ts";
 
 /** JSON text parsed, or `fallback` when absent or not JSON (a plain parse: this read is hot). */
 function parseOr(text: string | null, fallback: unknown): unknown {
@@ -85,13 +85,15 @@ const listing = (ex: Executor) =>
     "r.created_at",
     "r.updated_at",
     "r.last_node_id",
+    "r.owner",
+    "r.access",
   ]);
 
 type ListingRow = Awaited<ReturnType<ReturnType<typeof listing>["executeTakeFirstOrThrow"]>>;
 
 function toListing(r: ListingRow): RunListing {
   return {
-    runId: r.run_id,
+    ...decodeOwnership(r),
     sessionId: r.session_id,
     sessionKind: decodeSessionKind(r.kind),
     workflowId: r.workflow_id,
@@ -115,13 +117,14 @@ export async function getRunListing(ex: Executor, runId: string): Promise<RunLis
   return row ? toListing(row) : null;
 }
 
-/** Runs of workflow sessions, most recently changed first. */
+/** Runs of workflow sessions (of one owner, by subject, when asked), most recently changed first. */
 export async function listRuns(
   ex: Executor,
-  page: { limit: number; offset: number },
+  page: { limit: number; offset: number; ownedBy?: string },
 ): Promise<RunListing[]> {
-  const rows = await listing(ex).where("s.kind", "!=", "notes")
-    .orderBy("r.updated_at", "desc").orderBy("r.run_id")
+  let query = listing(ex).where("s.kind", "!=", "notes");
+  if (page.ownedBy !== undefined) query = query.where("r.owner_subject", "=", page.ownedBy);
+  const rows = await query.orderBy("r.updated_at", "desc").orderBy("r.run_id")
     .limit(page.limit).offset(page.offset).execute();
   return rows.map(toListing);
 }

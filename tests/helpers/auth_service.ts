@@ -35,6 +35,19 @@ export interface AuthService {
   stop(): Promise<{ stderr: string }>;
 }
 
+/** Creates a personal access token with the CLI (`tokens create`, `extra` flags added). */
+export async function personalToken(
+  home: string,
+  token: { name: string; scope: string; extra?: readonly string[] },
+): Promise<string> {
+  const made = await runCli(
+    ["tokens", "create", "--name", token.name, "--auth-scope", token.scope, ...token.extra ?? []],
+    { home },
+  );
+  if (made.code !== 0) throw new Error(`tokens create failed: ${made.err}`);
+  return made.out.trim();
+}
+
 /** Starts the IdP and `serve --http 0` trusting it, with `args` added. */
 export async function startAuthService(args: readonly string[] = []): Promise<AuthService> {
   const home = await tempHome();
@@ -57,14 +70,7 @@ export async function startAuthService(args: readonly string[] = []): Promise<Au
     server,
     url: new URL(`http://127.0.0.1:${server.port}/mcp`),
     jwt: (claims = {}) => idp.sign({ aud: RESOURCE, scope: SCOPE, name: "Alice", ...claims }),
-    async pat(name, extra = []) {
-      const made = await runCli(
-        ["tokens", "create", "--name", name, "--auth-scope", SCOPE, ...extra],
-        { home: home.home },
-      );
-      if (made.code !== 0) throw new Error(`tokens create failed: ${made.err}`);
-      return made.out.trim();
-    },
+    pat: (name, extra = []) => personalToken(home.home, { name, scope: SCOPE, extra }),
     async stop() {
       const stderr = server.stderr();
       const { stdout } = await server.stop();

@@ -13,12 +13,17 @@ export interface HttpServer {
   stderr(): string;
   /** Sends SIGTERM and waits for the process: whether it exited cleanly, and its stdout. */
   stop(): Promise<{ success: boolean; stdout: string }>;
+  /** Sends SIGKILL (no chance to finish anything) and waits for the process to be gone. */
+  kill(): Promise<void>;
 }
 
-/** Starts `serve --http 0` on `home` (in `cwd`, with `args` added) and reads its port. */
+/**
+ * Starts `serve --http PORT` (default 0: any free port) on `home` (in `cwd`, with `args` added)
+ * and reads its port.
+ */
 export async function startHttpServer(
   home: string,
-  options: { cwd?: string; args?: readonly string[] } = {},
+  options: { cwd?: string; args?: readonly string[]; port?: number } = {},
 ): Promise<HttpServer> {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
@@ -28,7 +33,7 @@ export async function startHttpServer(
       MAIN,
       "serve",
       "--http",
-      "0",
+      String(options.port ?? 0),
       "--home",
       home,
       ...options.args ?? [],
@@ -62,6 +67,12 @@ export async function startHttpServer(
       const status = await child.status;
       await drain.catch(() => {});
       return { success: status.success, stdout: await stdout };
+    },
+    async kill() {
+      child.kill("SIGKILL");
+      await child.status;
+      await drain.catch(() => {});
+      await stdout.catch(() => {});
     },
   };
 }

@@ -171,6 +171,10 @@ Deno.test("2025-11-25: tasks/result waits for the run and asks the user what it 
     // must not surface as an uncaught error in place of the step's own failure.
     waited.catch(() => {});
     await until("the question", () => asked.length > 0);
+    // the question is asked before it is answered: wait for the answer to be recorded
+    while ((await client.experimental.tasks.getTask(taskId)).status === "input_required") {
+      await new Promise((r) => setTimeout(r, 20));
+    }
     assert.deepEqual(asked[0]!.requestedSchema.required, ["target"]);
     assert.deepEqual(asked[0]!._meta["io.modelcontextprotocol/related-task"], { taskId });
     // the agent goes on with the tokens it had; the user's answer is in the context

@@ -73,6 +73,8 @@ const CASES: Record<string, Case> = {
       corrupt: false,
       status: "complete",
       observed: WS("/w"),
+      owner: null,
+      access: null,
     });
     const session = (await store.getSession(sessionId))!;
     assert.deepEqual(

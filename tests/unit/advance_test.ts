@@ -127,6 +127,8 @@ Deno.test("under never-stop the same problems advance as critical gaps, with pro
       corrupt: false,
       status: "running",
       observed: null,
+      owner: null,
+      access: null,
     },
   });
   assert.deepEqual(events.map((e) => e.kind), [

@@ -2,7 +2,7 @@
  * The protocol revisions waymark speaks, and the one choice between them: a request that
  * carries the per-request `_meta` envelope speaks 2026-07-28; any other speaks what its
  * connection negotiated at the handshake (2025-11-25, or 2025-06-18 and the revisions before
- * it). Handlers choose once per request ({@linkcode revisionOf} with its context) and pass the
+ * it), or on a stateless HTTP server what the request's `MCP-Protocol-Version` header names. Handlers choose once per request ({@linkcode revisionOf} with its context) and pass the
  * revision on; the server's capabilities choose once per connection (without one).
  * @module
  */
@@ -27,5 +27,9 @@ const BY_VERSION: ReadonlyMap<string, Revision> = new Map(
  */
 export function revisionOf(server: Server, ctx?: ServerContext): Revision {
   if (ctx?.mcpReq.envelope !== undefined) return REV_2026_07_28;
-  return BY_VERSION.get(server.getNegotiatedProtocolVersion() ?? "") ?? REV_2025_06_18;
+  // a stateless HTTP server's instance never saw the handshake; the client names its revision
+  // on every request after it (`MCP-Protocol-Version`)
+  const version = server.getNegotiatedProtocolVersion() ??
+    ctx?.http?.req?.headers.get("mcp-protocol-version") ?? "";
+  return BY_VERSION.get(version) ?? REV_2025_06_18;
 }

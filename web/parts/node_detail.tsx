@@ -6,6 +6,7 @@
  * @module
  */
 import type { FC } from "npm:hono@4.13.19/jsx";
+import { principalLabel } from "../../engine/team_policy.ts";
 import { type NodeView, paths } from "../model.ts";
 import { fmtTime, json } from "./display_text.ts";
 import { Artifacts, Markdown } from "./notes.tsx";
@@ -83,6 +84,14 @@ const NodeHead: FC<Part> = ({ node, link }) => (
       <dd>{node.depth}</dd>
       <dt>created</dt>
       <dd>{fmtTime(node.createdAt)}</dd>
+      {node.madeBy
+        ? (
+          <>
+            <dt>by</dt>
+            <dd class="made-by" title={node.madeBy.subject}>{principalLabel(node.madeBy)}</dd>
+          </>
+        )
+        : null}
       {node.parentId
         ? (
           <>

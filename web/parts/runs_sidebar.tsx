@@ -6,6 +6,7 @@
  */
 import type { FC } from "npm:hono@4.13.19/jsx";
 import { sessionLabel } from "../../engine/ids.ts";
+import { principalLabel } from "../../engine/team_policy.ts";
 import { paths, type SessionView } from "../model.ts";
 import { colorClass, fmtTime, plural } from "./display_text.ts";
 import type { Html } from "./shell.tsx";
@@ -94,6 +95,16 @@ export const RunsSidebar: FC<{ view: SessionView }> = ({ view }: { view: Session
                       ? <span>{`nested in ${titleOf(runs, r.parentRunId)}`}</span>
                       : null}
                     {r.agentId ? <span>{`agent ${r.agentId}`}</span> : null}
+                  </span>
+                )
+                : null}
+              {r.startedBy
+                ? (
+                  <span class="rm started-by">
+                    <span>{`started by ${principalLabel(r.startedBy)}`}</span>
+                    <span class="muted">
+                      {r.access === "team" ? "team may continue" : "owner only"}
+                    </span>
                   </span>
                 )
                 : null}

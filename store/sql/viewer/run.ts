@@ -5,6 +5,7 @@
  * @module
  */
 import { sql } from "npm:kysely@0.29.9";
+import type { Principal } from "../../../engine/principal.ts";
 import { StorageCorruptionError } from "../../../engine/result.ts";
 import type { CompiledWorkflow } from "../../../engine/workflow/compiled.ts";
 import { ancestorsCte, NODE_CONTEXT, nodesWithOutputs, nodesWithParent } from "../graph_sql.ts";
@@ -13,6 +14,7 @@ import {
   artifactsColumn,
   contextColumn,
   decodeJsonOr,
+  decodePrincipal,
   eventColumn,
   preferencesColumn,
   responseColumn,
@@ -138,6 +140,8 @@ export interface NodeDetailRow extends GraphNodeRow {
   artifacts: unknown[];
   /** The edge kind from its parent. */
   edgeKind: string | null;
+  /** The principal whose call made it (an ack, a checkpoint, a start); `null` unauthenticated. */
+  madeBy: Principal | null;
   /** Direct children, oldest first. */
   children: { nodeId: string; kind: string; pendingStepId: string | null }[];
   /** Attempts made on this node, oldest first. */
@@ -174,6 +178,7 @@ function nodeDetailRow(db: ViewerDb, { runId, nodeId }: NodeAt) {
       "n.is_complete",
       "n.created_seq",
       "n.created_at",
+      "n.made_by",
       "p.pending_step_id as parent_pending",
       "o.notes_markdown",
       "o.step_id as notes_step_id",
@@ -236,6 +241,7 @@ export async function getNodeDetail(db: ViewerDb, at: NodeAt): Promise<NodeDetai
     notesStepId: row.notes_step_id,
     artifacts: decodeJsonOr(artifactsColumn, row.artifacts, []),
     edgeKind: row.edge_kind,
+    madeBy: decodePrincipal(row.made_by),
     children: children.map((c) => ({
       nodeId: c.node_id,
       kind: c.node_kind,

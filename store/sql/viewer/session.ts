@@ -4,6 +4,8 @@
  * @module
  */
 import { sql } from "npm:kysely@0.29.9";
+import type { Principal } from "../../../engine/principal.ts";
+import { decodePrincipal } from "../rows.ts";
 import { deriveStatus, type SessionSummary, type ViewerDb } from "./sessions_list.ts";
 
 /** Most runs listed in a session's sidebar. */
@@ -37,6 +39,10 @@ export interface RunSummary {
   createdAt: string;
   /** ISO time. */
   updatedAt: string;
+  /** Who started it; `null` when an unauthenticated call did. */
+  startedBy: Principal | null;
+  /** Who besides its starter may continue it (`owner`, `team`); `null` without an owner. */
+  access: string | null;
   /** For a run nested on a workflow stack: the run below it and the node it stood at. */
   parentRunId: string | null;
   /** See `parentRunId`. */
@@ -112,6 +118,8 @@ export async function getSession(db: ViewerDb, sessionId: string): Promise<Sessi
       "r.last_node_id",
       "r.created_at",
       "r.updated_at",
+      "r.owner",
+      "r.access",
       sql<string | null>`substr(w.compiled, 1, ${SNAPSHOT_HEAD_CHARS})`.as("snapshot_head"),
       (eb) =>
         eb.selectFrom("nodes as n").select(sql<number>`count(*)`.as("tips"))
@@ -139,6 +147,8 @@ export async function getSession(db: ViewerDb, sessionId: string): Promise<Sessi
     lastNodeId: r.last_node_id,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+    startedBy: decodePrincipal(r.owner),
+    access: r.owner === null ? null : r.access,
     parentRunId: r.parent_run_id ?? null,
     parentNodeId: r.parent_node_id ?? null,
     agentId: r.agent_id ? r.agent_id : null,
@@ -253,4 +263,70 @@ export async function getSessionNotes(db: ViewerDb, sessionId: string): Promise<
     notesMarkdown: r.notes_markdown ?? "",
     createdAt: r.created_at,
   }));
+}
+
+/** Most review passes shown on a session page (the newest are kept). */
+export const MAX_REVIEW_PASSES = 200;
+
+/** A review pass, as a session page lists it. */
+export interface ReviewPassRow {
+  /** The review's id. */
+  reviewId: string;
+  /** The rule's name. */
+  rule: string;
+  /** The files and the SHA-256 of the content that passed. */
+  files: { path: string; sha256: string }[];
+  /** Who passed it (`displayName`), when the call was authenticated. */
+  principal: string | null;
+  /** ISO time. */
+  createdAt: string;
+}
+
+/** The newest review passes recorded in a session (at most {@linkcode MAX_REVIEW_PASSES}). */
+export async function getReviewPasses(db: ViewerDb, sessionId: string): Promise<ReviewPassRow[]> {
+  const rows = await db.selectFrom("review_passes")
+    .select(["review_id", "rule", "files", "principal", "created_at"])
+    .where("session_id", "=", sessionId)
+    .orderBy("created_seq", "desc").limit(MAX_REVIEW_PASSES).execute();
+  const parse = <T>(text: string | null, fallback: T): T => {
+    try {
+      return text === null ? fallback : JSON.parse(text) as T;
+    } catch {
+      return fallback;
+    }
+  };
+  return rows.map((r) => ({
+    reviewId: r.review_id,
+    rule: r.rule,
+    files: parse(r.files, []),
+    principal: parse<{ displayName?: string } | null>(r.principal, null)?.displayName ?? null,
+    createdAt: r.created_at,
+  }));
+}
+
+/** Who made a run's nodes: one principal's acknowledgements and checkpoints on one run. */
+export interface RunActor {
+  /** Run id. */
+  runId: string;
+  /** The principal. */
+  principal: Principal;
+  /** Nodes its calls made below the root (steps acknowledged, checkpoints, blocked attempts). */
+  nodes: number;
+}
+
+/** Per run of a session, who acknowledged its steps (authenticated calls only), most first. */
+export async function getSessionActors(db: ViewerDb, sessionId: string): Promise<RunActor[]> {
+  const rows = await db.selectFrom("nodes")
+    .select(["run_id", "made_by", sql<number>`count(*)`.as("nodes")])
+    .where(
+      "run_id",
+      "in",
+      db.selectFrom("runs").select("run_id").where("session_id", "=", sessionId),
+    )
+    .where("made_by", "is not", null).where("parent_id", "is not", null)
+    .groupBy(["run_id", "made_by"]).execute();
+  return rows.flatMap((r) => {
+    const principal = decodePrincipal(r.made_by);
+    return principal ? [{ runId: r.run_id, principal, nodes: Number(r.nodes) }] : [];
+  }).sort((a, b) => b.nodes - a.nodes || a.principal.subject.localeCompare(b.principal.subject));
 }
