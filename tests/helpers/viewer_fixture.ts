@@ -5,6 +5,7 @@
  */
 import type { Waymark } from "../../mod.ts";
 import { dbArgs, MAIN, ok, ROOT, type TestClient } from "./server.ts";
+import { placeOf } from "./answers.ts";
 
 /** The fields of a step response the fixtures use. */
 export interface Step {
@@ -62,8 +63,8 @@ export function advance(
 export function ids(step: Step): { sessionId: string; runId: string; nodeId: string } {
   return {
     sessionId: step.session.sessionId.replace(/^ses_/, ""),
-    runId: step.session.runId.replace(/^run_/, ""),
-    nodeId: step.session.nodeId,
+    runId: placeOf(step).runId.replace(/^run_/, ""),
+    nodeId: placeOf(step).nodeId,
   };
 }
 
@@ -122,11 +123,11 @@ export async function seedForkedReview(driver: Driver): Promise<ForkedReview> {
   return {
     sessionId,
     runId,
-    forkNodeId: s1.session.nodeId,
+    forkNodeId: placeOf(s1).nodeId,
     oldTip: s3,
     newTip: b3,
-    checkpointNodeId: cp.checkpoint?.nodeId ?? cp.session.nodeId,
-    notedNodeId: s2.session.nodeId,
+    checkpointNodeId: cp.checkpoint?.nodeId ?? placeOf(cp).nodeId,
+    notedNodeId: placeOf(s2).nodeId,
     notedText,
   };
 }

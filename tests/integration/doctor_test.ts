@@ -17,6 +17,7 @@ import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";
 import { runCli, sqlOn, withoutTokens } from "../helpers/maintenance.ts";
 import { connect, ok, tempHome } from "../helpers/server.ts";
 import { type ForkedReview, inProcess, seedForkedReview } from "../helpers/viewer_fixture.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = Record<string, any>;
@@ -48,7 +49,7 @@ async function answers(home: string, review: ForkedReview & { replay: Replay }):
       out[`resume ${query}`] = await resumeSession(wm.deps, query ? { query } : {});
     }
     for (const tip of [review.oldTip, review.newTip]) {
-      out[`rehydrate ${tip.session.nodeId}`] = await wm.continue({ stateToken: tip.stateToken });
+      out[`rehydrate ${placeOf(tip).nodeId}`] = await wm.continue({ stateToken: tip.stateToken });
     }
     out.sessions = await wm.store.listSessions({ limit: 10, offset: 0 });
     out.session = await wm.store.getSession(review.sessionId);

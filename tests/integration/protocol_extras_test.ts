@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { connectRich, err, ok, type RichClient, tempHome } from "../helpers/server.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = Record<string, any>;
@@ -143,7 +144,7 @@ Deno.test("sessions are resources; subscribers get resources/updated after each 
     const read = await client.client.readResource({ uri });
     const body = JSON.parse((read.contents[0] as { text: string }).text);
     assert.equal(body.sessionId, started.session.sessionId);
-    assert.equal(body.runs[0].runId, started.session.runId);
+    assert.equal(body.runs[0].runId, placeOf(started).runId);
     assert.equal(body.runs[0].latestNotes, "checkpointed");
     await client.client.unsubscribeResource({ uri });
     ok(await client.call("start_workflow", { workflowId: "wr.code_review" }));

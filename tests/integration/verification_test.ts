@@ -39,7 +39,7 @@ Deno.test("with no workspace known the command does not run: VERIFICATION_UNAVAI
     });
     assert.ok(acked.ok);
     assert.equal(acked.value.kind, "ok");
-    const notice = acked.value.warnings.find((w) => w.code === "VERIFICATION_UNAVAILABLE");
+    const notice = acked.value.warnings!.find((w) => w.code === "VERIFICATION_UNAVAILABLE");
     assert.match(notice?.message ?? "", /no workspace folder is known.*run it yourself/);
     assert.equal(acked.value.verification?.verdict, "unavailable");
     assert.equal(await runs(ws.workspace), 0);
