@@ -16,6 +16,7 @@ export const SCENARIOS = [
   "viewer",
   "resume",
   "deepwork",
+  "model",
 ] as const;
 
 /** One scenario. */
