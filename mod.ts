@@ -8,7 +8,7 @@
  * ```ts
  * import { openWaymark } from "./mod.ts";
  * const waymark = await openWaymark({ dbUrl: ":memory:" });
- * const started = await waymark.start({ workflowId: "wr.code_review" });
+ * const started = await waymark.start({ workflowId: "waymark.code_review" });
  * await waymark.close();
  * ```
  * @module
@@ -222,10 +222,12 @@ export interface Waymark {
    * Runs the code a process's first tool call would run for the first time, writing no
    * session data (`tools/rehearsal.ts`); resolves within a quarter second and never rejects.
    * `protocolVersion`: the client's, whose parse is rehearsed; `interrupted`: asked between
-   * parts, `true` ends it.
+   * parts, `true` ends it; `budgetMs`: the longest it may take.
    */
   rehearse(
-    options?: WaymarkServerOptions & Pick<RehearsalOptions, "protocolVersion" | "interrupted">,
+    options?:
+      & WaymarkServerOptions
+      & Pick<RehearsalOptions, "protocolVersion" | "interrupted" | "budgetMs">,
   ): Promise<void>;
   /** Closes the database. */
   close(): Promise<void>;
@@ -293,6 +295,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
           protocolVersion: opts.protocolVersion,
           interrupted: opts.interrupted,
           log: opts.log,
+          budgetMs: opts.budgetMs,
         },
       ),
     close: () => store.close(),

@@ -8,6 +8,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { openWaymark, resolvePaths, type WaymarkOptions } from "../mod.ts";
 import { loadConfig } from "../store/config_file.ts";
+import { ROUTINES_SUBDIR } from "../store/workflow_files/states.ts";
 import { planVerification } from "../engine/verification.ts";
 import { describeCommand } from "../engine/workflow/verify_block.ts";
 import { renderInspect, renderList } from "../engine/text.ts";
@@ -37,7 +38,7 @@ async function nearbyRoutines(
   const routines = new Map<string, WorkflowFile>();
   const ids = new Set<string>();
   const candidates = [...BUNDLED_WORKFLOWS];
-  for (const dir of [dirname(file), join(dirname(file), "routines")]) {
+  for (const dir of [dirname(file), join(dirname(file), ROUTINES_SUBDIR)]) {
     let names: string[] = [];
     try {
       names = await readdir(dir);
@@ -72,7 +73,7 @@ function unknownDelegates(compiled: CompiledWorkflow, known: Set<string>): Warni
 /**
  * `workflows validate FILE`: load, compile and hash the file with the routines it may call, and
  * report its warnings. A file with the text of one waymark ships is that bundled file (so it may
- * use the reserved `wr.` namespace), validated all the same.
+ * use the reserved `waymark.` namespace), validated all the same.
  */
 async function validateFile(file: string, options: WaymarkOptions): Promise<number> {
   const text = await readFile(file, "utf8");

@@ -3,6 +3,7 @@
  * functions of the structured data, so equal data gives equal bytes.
  * @module
  */
+import { ASSESSMENT_ARTIFACT_KIND } from "./assessments.ts";
 import type { WaymarkError } from "./result.ts";
 import type {
   InspectResponse,
@@ -217,7 +218,7 @@ function gateLines(lines: string[], p: PendingStep): void {
   }
   for (const a of p.assessments ?? []) {
     lines.push(
-      `artifact: {"kind":"wr.assessment","assessmentId":"${a.assessmentId}","dimensions":{${
+      `artifact: {"kind":"${ASSESSMENT_ARTIFACT_KIND}","assessmentId":"${a.assessmentId}","dimensions":{${
         a.dimensions.map((d) =>
           `"${d.id}":"<${d.levels.join("|")}>"${d.required ? "" : " (optional)"}`
         )

@@ -337,7 +337,7 @@ async function packageJson(version: string, deps: Map<string, string>): Promise<
       "```js\n" +
       'import { openWaymark } from "waymark";\n' +
       "const waymark = await openWaymark(); // $WAYMARK_HOME or ~/.waymark\n" +
-      'const started = await waymark.start({ workflowId: "wr.code_review" });\n' +
+      'const started = await waymark.start({ workflowId: "waymark.code_review" });\n' +
       "await waymark.close();\n" +
       "```\n",
   );

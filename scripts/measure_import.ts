@@ -13,7 +13,7 @@ const CHECKPOINTER = `
 const [home, stop, mod] = Deno.args;
 const { openWaymark } = await import(mod);
 const wm = await openWaymark({ home, dbUrl: "file:" + home + "/waymark.db", workspace: home });
-const started = await wm.start({ workflowId: "wr.code_review", goal: "live" });
+const started = await wm.start({ workflowId: "waymark.code_review", goal: "live" });
 if (!started.ok) throw new Error(JSON.stringify(started));
 let { stateToken, checkpointToken } = started.value;
 let worst = 0, busy = 0, count = 0;
@@ -36,7 +36,7 @@ console.log(JSON.stringify({ worst: Math.round(worst), busy, count }));
 async function bundleOf(runs: number): Promise<string> {
   const home = await Deno.makeTempDir();
   const wm = await openWaymark({ home, dbUrl: `file:${home}/waymark.db`, workspace: home });
-  const started = await wm.start({ workflowId: "wr.code_review", goal: "many runs" });
+  const started = await wm.start({ workflowId: "waymark.code_review", goal: "many runs" });
   if (!started.ok) throw new Error(started.error.message);
   const text = await exportSession(wm, started.value.session!.sessionId);
   await wm.close();

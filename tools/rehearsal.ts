@@ -32,10 +32,10 @@ export const REHEARSAL_BUDGET_MS = 250;
 
 /**
  * The bundled workflow the rehearsal finds: a small one that calls no routine (finding one
- * that does lists the folders), and not `wr.code_review`, which the first-call bench starts
+ * that does lists the folders), and not `waymark.code_review`, which the first-call bench starts
  * (finding it here would answer that call from the process's memo, not just warm its code).
  */
-export const REHEARSED_WORKFLOW = "wr.docs_update";
+export const REHEARSED_WORKFLOW = "waymark.docs_update";
 
 /** A run id (hex) that no run has: its listing's read finds nothing. */
 const NO_RUN = "0".repeat(32);

@@ -6,7 +6,7 @@
  */
 import { type CompiledWorkflow, workflowHash } from "../workflow/compiled.ts";
 import type { LoadedWorkflow } from "../workflow/catalog.ts";
-import { checkWorkflowId } from "../workflow/workflow_ids.ts";
+import { BUNDLED_NAMESPACE, checkWorkflowId } from "../workflow/workflow_ids.ts";
 import type { WorkflowLoadError } from "../workflow/parse.ts";
 import type { SourceKind } from "../vocabulary.ts";
 import { compileJobWorkflow } from "./compile.ts";
@@ -148,8 +148,8 @@ function refused(job: LoadedJob, message: string): WorkflowLoadError {
 }
 
 /**
- * Jobs as ordinary workflows, id `<job>.<workflow>`, for the default profile. A job named `wr`
- * is refused like any other source claiming `wr.*`; names that are not valid id segments are
+ * Jobs as ordinary workflows, id `<job>.<workflow>`, for the default profile. A job named
+ * `waymark` is refused like any other source claiming `waymark.*`; names that are not valid id segments are
  * reported with the rule.
  */
 export function jobsAsWorkflows(
@@ -161,10 +161,10 @@ export function jobsAsWorkflows(
     issues: [{ path: "", message: e.error }],
   }));
   for (const job of jobs.jobs) {
-    if (job.name === "wr") {
+    if (job.name === BUNDLED_NAMESPACE) {
       errors.push(refused(
         job,
-        "`wr`: the `wr.` namespace is reserved for workflows bundled with waymark; rename the job",
+        `\`${BUNDLED_NAMESPACE}\`: the \`${BUNDLED_NAMESPACE}.\` namespace is reserved for workflows bundled with waymark; rename the job`,
       ));
       continue;
     }

@@ -5,6 +5,7 @@
  */
 import type { EngineDeps } from "../ports.ts";
 import type { Warning } from "../workflow/catalog.ts";
+import { findCurrentWorkflow } from "./inspect_workflow.ts";
 import { SESSION_NOTES_ID } from "./session_notes.ts";
 
 /** Warnings when the workflow on disk no longer matches the run's pinned snapshot. */
@@ -14,8 +15,7 @@ export async function driftWarnings(
   pinnedHash: string,
 ): Promise<Warning[]> {
   if (workflowId === SESSION_NOTES_ID) return [];
-  const current = await deps.workflows.find?.(workflowId) ??
-    (await deps.workflows.load()).workflows.find((w) => w.id === workflowId);
+  const current = await findCurrentWorkflow(deps.workflows, workflowId);
   if (!current) {
     return [{
       code: "WORKFLOW_FILE_GONE",

@@ -9,6 +9,7 @@ import type { LoadedSet, LoadedWorkflow } from "../workflow/catalog.ts";
 import { guard } from "./error_guard.ts";
 import { summarize } from "./list_workflows.ts";
 import { allSteps } from "../workflow/interpreter.ts";
+import { FORMER_IDS_UNTIL, formerBundledAlias } from "../workflow/workflow_ids.ts";
 
 const PREVIEW_CHARS = 280;
 
@@ -27,12 +28,46 @@ export function findWorkflow(set: LoadedSet, workflowId: string): Result<LoadedW
   );
 }
 
-/** Finds a workflow by id, compiling only it when the source can; else as {@linkcode findWorkflow}. */
+/** The workflow that defines exactly `workflowId`, compiling only it when the source can. */
+async function findExact(
+  source: WorkflowSource,
+  workflowId: string,
+): Promise<LoadedWorkflow | null> {
+  return await source.find?.(workflowId) ??
+    (await source.load()).workflows.find((w) => w.id === workflowId) ?? null;
+}
+
+/**
+ * The workflow an id names now: the one that defines it, or, when none does, the bundled
+ * workflow a former bundled id (`wr.<name>`) became, with a warning saying the new id. A user's
+ * own `wr.*` file always wins over the alias.
+ */
+export async function findCurrentWorkflow(
+  source: WorkflowSource,
+  workflowId: string,
+): Promise<LoadedWorkflow | null> {
+  const found = await findExact(source, workflowId);
+  const renamed = found ? null : formerBundledAlias(workflowId);
+  if (!renamed) return found;
+  const target = await findExact(source, renamed);
+  if (target?.source !== "bundled") return null;
+  return {
+    ...target,
+    warnings: [...target.warnings, {
+      code: "WORKFLOW_ID_RENAMED",
+      message:
+        `\`${workflowId}\` is now \`${renamed}\`: waymark's bundled workflows moved out of WorkRail's \`wr.\` namespace. ` +
+        `The old id works until waymark ${FORMER_IDS_UNTIL}; use \`${renamed}\`.`,
+    }],
+  };
+}
+
+/** Finds a workflow by id (or a former bundled id), or explains which ids exist. */
 export async function lookupWorkflow(
   source: WorkflowSource,
   workflowId: string,
 ): Promise<Result<LoadedWorkflow>> {
-  const found = await source.find?.(workflowId);
+  const found = await findCurrentWorkflow(source, workflowId);
   return found ? ok(found) : findWorkflow(await source.load(), workflowId);
 }
 

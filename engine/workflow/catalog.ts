@@ -1,13 +1,19 @@
 /**
  * From source files to runnable workflows: parse, compile, hash, and the rules that depend on
- * where a file came from (`wr.*` only from bundled files, legacy ids with a warning). Pure:
+ * where a file came from (`waymark.*` only from bundled files, legacy ids with a warning). Pure:
  * adapters hand in file text and keep the results cached by file version.
  * @module
  */
 import { compileWorkflow, isRoutineId } from "./compile.ts";
 import { type CompiledWorkflow, workflowHash } from "./compiled.ts";
 import type { WorkflowFile } from "./schema.ts";
-import { checkWorkflowId, namespaceOf, suggestedRename } from "./workflow_ids.ts";
+import {
+  BUNDLED_NAMESPACE,
+  checkWorkflowId,
+  namespaceOf,
+  onlyBundledMayDefine,
+  suggestedRename,
+} from "./workflow_ids.ts";
 import { parseWorkflowText, type WorkflowLoadError } from "./parse.ts";
 import { parse as parseJsonc } from "npm:jsonc-parser@3.3.1";
 import { compareText } from "../collate.ts";
@@ -63,11 +69,6 @@ export interface LoadedSet {
 export interface LoadOptions {
   /** Routines by id for `templateCall` (besides those among the files loaded together). */
   routines?: ReadonlyMap<string, WorkflowFile>;
-  /**
-   * Who may define `wr.*` ids: only bundled files (the default), or, for tests that load a
-   * trusted corpus from disk, every file.
-   */
-  reservedNamespace?: "bundled_only" | "trust_all_for_tests";
 }
 
 /** A parsed file: validated and checked against the source rules, not yet compiled. */
@@ -84,18 +85,14 @@ export function readBundledFile(input: SourceFile): { ok: true; workflow: Workfl
   return { ok: true, workflow: parseJsonc(input.text) as WorkflowFile };
 }
 
-/** Parses and validates one file and applies the source rules (`wr.*` only from bundled files). */
-export function parseSourceFile(input: SourceFile, options: LoadOptions = {}): ParsedSource {
+/** Parses and validates one file and applies the source rules (`waymark.*` only from bundled files). */
+export function parseSourceFile(input: SourceFile): ParsedSource {
   const parsed = input.source === "bundled"
     ? readBundledFile(input)
     : parseWorkflowText(input.text, input.file);
   if (!parsed.ok) return parsed;
   const file = parsed.workflow;
-  const idCheck = checkWorkflowId(file.id);
-  if (
-    idCheck.status === "namespaced" && idCheck.namespace === "wr" && input.source !== "bundled" &&
-    options.reservedNamespace !== "trust_all_for_tests"
-  ) {
+  if (input.source !== "bundled" && onlyBundledMayDefine(file.id)) {
     return {
       ok: false,
       error: {
@@ -103,10 +100,10 @@ export function parseSourceFile(input: SourceFile, options: LoadOptions = {}): P
         issues: [{
           path: "id",
           message:
-            `\`${file.id}\`: the \`wr.\` namespace is reserved for workflows bundled with waymark; ` +
+            `\`${file.id}\`: the \`${BUNDLED_NAMESPACE}.\` namespace is reserved for workflows bundled with waymark; ` +
             `rename it, for example to \`${
-              input.source === "project" ? "project" : "user"
-            }.${idCheck.name}\``,
+              suggestedRename(file.id.slice(BUNDLED_NAMESPACE.length + 1), input.source)
+            }\``,
         }],
       },
     };
@@ -162,7 +159,7 @@ export async function loadWorkflowFiles(
   inputs: readonly SourceFile[],
   options: LoadOptions = {},
 ): Promise<({ ok: true; workflow: LoadedWorkflow } | { ok: false; error: WorkflowLoadError })[]> {
-  const parsed = inputs.map((input) => parseSourceFile(input, options));
+  const parsed = inputs.map((input) => parseSourceFile(input));
   return await compileAll(parsed, options);
 }
 
@@ -199,7 +196,7 @@ export async function loadWorkflowFile(
   input: SourceFile,
   options: LoadOptions = {},
 ): Promise<{ ok: true; workflow: LoadedWorkflow } | { ok: false; error: WorkflowLoadError }> {
-  const parsed = parseSourceFile(input, options);
+  const parsed = parseSourceFile(input);
   if (!parsed.ok) return parsed;
   return await compileParsed(parsed, options.routines ?? new Map());
 }
@@ -256,12 +253,6 @@ export function declaredId(text: string): string | null {
   }
   const id = (data as { id?: unknown } | null)?.id;
   return typeof id === "string" ? id : null;
-}
-
-/** Whether only a bundled file can define `id` (the `wr.` namespace is reserved for them). */
-export function onlyBundledMayDefine(id: string): boolean {
-  const check = checkWorkflowId(id);
-  return check.status === "namespaced" && check.namespace === "wr";
 }
 
 /**

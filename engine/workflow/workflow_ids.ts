@@ -1,12 +1,23 @@
 /**
- * Workflow ids: `namespace.name` with exactly one dot; `wr.` is reserved for bundled files;
- * legacy ids without a dot still run, with a warning.
+ * Workflow ids: `namespace.name` with exactly one dot; `waymark.` is reserved for bundled files;
+ * legacy ids without a dot still run, with a warning. `wr.` is WorkRail's namespace: a user's
+ * WorkRail files keep their ids, and waymark's own former `wr.<name>` ids are aliases of
+ * `waymark.<name>` for one release.
  * @module
  */
 
 import type { SourceKind } from "../vocabulary.ts";
 
 const SEGMENT = /^[a-z][a-z0-9_-]*$/;
+
+/** The namespace only workflows bundled with waymark may use. */
+export const BUNDLED_NAMESPACE = "waymark";
+
+/** The namespace waymark's bundled workflows used before 0.2 (WorkRail's, which users keep). */
+export const FORMER_BUNDLED_NAMESPACE = "wr";
+
+/** The release after which the former bundled ids stop resolving. */
+export const FORMER_IDS_UNTIL = "0.3.0";
 
 /** What an id is: a namespaced id, a legacy id, or not an id at all. */
 export type IdCheck =
@@ -42,4 +53,21 @@ export function namespaceOf(id: string): string {
 export function suggestedRename(id: string, source: SourceKind): string {
   const namespace = source === "project" ? "project" : source === "extra" ? "team" : "user";
   return `${namespace}.${id.toLowerCase().replace(/[^a-z0-9_-]/g, "-").replace(/^[^a-z]+/, "")}`;
+}
+
+/** Whether only a bundled file can define `id` (the `waymark.` namespace is reserved for them). */
+export function onlyBundledMayDefine(id: string): boolean {
+  return namespaceOf(id) === BUNDLED_NAMESPACE && checkWorkflowId(id).status === "namespaced";
+}
+
+/**
+ * The bundled id a former bundled id names (`wr.<name>` → `waymark.<name>`), or `null`. It is
+ * only a candidate: the alias holds when no source defines the former id itself and the
+ * candidate is a bundled workflow.
+ */
+export function formerBundledAlias(id: string): string | null {
+  const check = checkWorkflowId(id);
+  return check.status === "namespaced" && check.namespace === FORMER_BUNDLED_NAMESPACE
+    ? `${BUNDLED_NAMESPACE}.${check.name}`
+    : null;
 }

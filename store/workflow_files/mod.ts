@@ -6,7 +6,7 @@
  *
  * - its declared id and the digest of its text: in memory per file version, and, with a
  *   {@linkcode WorkflowCache}, between processes by version (`workflow_cache.ts`), so a new
- *   process finds one workflow without reading the other files, and a `wr.*` id reads no
+ *   process finds one workflow without reading the other files, and a `waymark.*` id reads no
  *   directory file at all;
  * - its text and parse, only once something needs them (a candidate not compiled before, a
  *   routine to compile against);
@@ -17,6 +17,7 @@
  *   listings compile nothing.
  * @module
  */
+import { join } from "node:path";
 import { compareText } from "../../engine/collate.ts";
 import type { WorkflowSource } from "../../engine/ports.ts";
 import type { WorkflowSummary } from "../../engine/responses.ts";
@@ -25,12 +26,12 @@ import { SOURCE_KINDS } from "../../engine/vocabulary.ts";
 import {
   type LoadedSet,
   type LoadedWorkflow,
-  onlyBundledMayDefine,
   parseSourceFile,
   resolveCatalog,
   type SourceFile,
 } from "../../engine/workflow/catalog.ts";
 import { isRoutineId } from "../../engine/workflow/compile.ts";
+import { onlyBundledMayDefine } from "../../engine/workflow/workflow_ids.ts";
 import type { WorkflowLoadError } from "../../engine/workflow/parse.ts";
 import { type IndexedFile, sha256, type WorkflowCache } from "./cache.ts";
 import { keyOf, WorkflowMemo } from "./memo.ts";
@@ -42,12 +43,18 @@ import {
   type ListedFile,
   type Listing,
   readState,
+  ROUTINES_SUBDIR,
   type SourceDir,
   textState,
 } from "./states.ts";
 
 export type { SourceDir } from "./states.ts";
 export { COMPILED_CACHE_ENTRIES } from "./memo.ts";
+
+/** A folder and its `routines/` subfolder, listed as folders of the same source. */
+function withRoutinesDir(dir: SourceDir): SourceDir[] {
+  return [dir, { ...dir, dir: join(dir.dir, ROUTINES_SUBDIR) }];
+}
 
 /** How many lookups by id are remembered for an unchanged listing. */
 const FOUND_IDS = 256;
@@ -125,7 +132,7 @@ class FolderSource implements WorkflowSource {
     options: WorkflowSourceOptions,
   ) {
     this.#bundled = bundled;
-    this.#dirs = dirs;
+    this.#dirs = dirs.flatMap(withRoutinesDir);
     this.#extra = options.extra;
     this.#memo = new WorkflowMemo(options.cache);
   }
@@ -305,7 +312,7 @@ class FolderSource implements WorkflowSource {
   }
 
   /**
-   * A `wr.*` id is only ever a bundled file's, and those cannot change: no listing, and the
+   * A `waymark.*` id is only ever a bundled file's, and those cannot change: no listing, and the
    * answer is kept unless the compiler read routines (which may live in folders).
    */
   async #findBundled(workflowId: string): Promise<LoadedWorkflow | null | undefined> {

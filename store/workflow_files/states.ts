@@ -18,7 +18,7 @@ import { type IndexedFile, RECENT_EDIT_MS, sha256 } from "./cache.ts";
 
 /** A directory of workflow files and its source kind. */
 export interface SourceDir {
-  /** Source kind (decides precedence and whether `wr.*` is allowed). */
+  /** Source kind (decides precedence and whether `waymark.*` is allowed). */
   source: Exclude<SourceKind, "bundled">;
   /** The directory. */
   dir: string;
@@ -58,6 +58,12 @@ function statVersion(source: string, file: string): { version: string; mtimeMs: 
 
 // Listing and stat-ing run on every call (the drift check needs the files' current state);
 // the synchronous calls cost microseconds where their async forms cost a scheduler hop each.
+/**
+ * A workflow folder's routines may live in its `routines/` subfolder (WorkRail's layout); the
+ * source lists it as a folder of the same kind, and `workflows validate` looks there too.
+ */
+export const ROUTINES_SUBDIR = "routines";
+
 /** A directory's workflow files (`.json`, `.jsonc`; not `.schema.json`), sorted, with versions. */
 export function listDir({ source, dir }: SourceDir): Listing {
   let names: string[];

@@ -90,7 +90,7 @@ interface FirstCall {
 const FIRST_CALLS: Record<string, FirstCall> = {
   "start_workflow (bundled)": {
     tool: "start_workflow",
-    args: { workflowId: "wr.code_review" },
+    args: { workflowId: "waymark.code_review" },
     settled: true,
   },
   "start_workflow (library)": {
@@ -101,7 +101,7 @@ const FIRST_CALLS: Record<string, FirstCall> = {
   "list_workflows": { tool: "list_workflows", args: {}, settled: true },
   "start_workflow (bundled), at once": {
     tool: "start_workflow",
-    args: { workflowId: "wr.code_review" },
+    args: { workflowId: "waymark.code_review" },
     settled: false,
   },
 };

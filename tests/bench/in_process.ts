@@ -217,7 +217,7 @@ async function main(): Promise<number> {
 
     // ---- warm-up ------------------------------------------------------------------------
     const warmupN = quick ? 50 : 200;
-    for (let i = 0; i < 20; i++) await handle(startTool, { workflowId: "wr.code_review" });
+    for (let i = 0; i < 20; i++) await handle(startTool, { workflowId: "waymark.code_review" });
     let warm = (await handle(startTool, { workflowId: LONG_ID })).value as unknown as Tip;
     const warmPairs: Record<string, unknown>[] = [];
     for (let i = 0; i < warmupN; i++) {
@@ -232,7 +232,7 @@ async function main(): Promise<number> {
     const startSplits: Split[] = [];
     sqlStats = new Map();
     for (let i = 0; i < samples; i++) {
-      startSplits.push((await handle(startTool, { workflowId: "wr.code_review" })).split);
+      startSplits.push((await handle(startTool, { workflowId: "waymark.code_review" })).split);
     }
     const startSql = sqlStats;
 

@@ -265,9 +265,11 @@ async function main(): Promise<void> {
       const cpu = { client: after.client - before.client, server: after.server - before.server };
       report(op, level, times, { server: await serverStats(admin, false), cpu, writes: sent });
     };
-    for (let i = 0; i < 20; i++) await call("start_workflow", { workflowId: "wr.code_review" });
+    for (let i = 0; i < 20; i++) {
+      await call("start_workflow", { workflowId: "waymark.code_review" });
+    }
     await measure("start_workflow", 0, async () => {
-      await call("start_workflow", { workflowId: "wr.code_review" });
+      await call("start_workflow", { workflowId: "waymark.code_review" });
     });
     let marked = await call("start_workflow", { workflowId: LONG_ID });
     await measure("checkpoint_workflow", 0, async (i) => {

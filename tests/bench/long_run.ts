@@ -21,7 +21,7 @@ import {
 } from "./session.ts";
 import type { Config } from "./config.ts";
 
-const START_ID = "wr.code_review";
+const START_ID = "waymark.code_review";
 
 /** One level's samples (ms). */
 export interface LevelResult {

@@ -86,7 +86,7 @@ export async function resumeBench(
           gitHeadSha: (i % 2 ? "b" : "a").repeat(40),
         };
         const started = await startWorkflow(waymark.deps, {
-          workflowId: "wr.code_review",
+          workflowId: "waymark.code_review",
           goal: `Review ${pick()} ${pick()} ${i}`,
         }, { workspace });
         if (!started.ok) throw new Error(started.error.message);

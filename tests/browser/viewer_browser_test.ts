@@ -171,7 +171,7 @@ Deno.test({
         await list.goto(`${base}/`);
         await list.locator("#live.on").waitFor({ timeout: 10_000 });
         const started = await driver.start({
-          workflowId: "wr.bug_investigation",
+          workflowId: "waymark.bug_investigation",
           goal: "A third session, live",
         });
         assert.ok(started.stateToken);

@@ -1,6 +1,6 @@
 /**
  * Test helpers for the WorkRail corpus (`../shared/corpus/workrail`, or `$WAYMARK_CORPUS_DIR`):
- * its files as trusted test sources, and an in-process waymark whose workflow source is the
+ * its files as an ordinary source, and an in-process waymark whose workflow source is the
  * corpus.
  * @module
  */
@@ -53,18 +53,16 @@ export function corpusFiles(dir = CORPUS_DIR!): { rel: string; path: string; tex
   return out.sort((a, b) => a.rel.localeCompare(b.rel));
 }
 
-/** The corpus as source files of a trusted test source (kind `extra`). */
+/** The corpus as source files of an ordinary source (kind `extra`), as `--workflows-dir` gives them. */
 export function corpusSources(dir = CORPUS_DIR!): SourceFile[] {
   return corpusFiles(dir).map((f) => ({ source: "extra", file: `corpus:${f.rel}`, text: f.text }));
 }
 
-/** Loads the corpus through the trusted test option; every result, in file order. */
+/** Loads the corpus as an ordinary source loads it; every result, in file order. */
 export async function loadCorpus(
   dir = CORPUS_DIR!,
 ): Promise<{ set: LoadedSet; workflows: LoadedWorkflow[]; errors: WorkflowLoadError[] }> {
-  const results = await loadWorkflowFiles(corpusSources(dir), {
-    reservedNamespace: "trust_all_for_tests",
-  });
+  const results = await loadWorkflowFiles(corpusSources(dir));
   const workflows = results.flatMap((r) => r.ok ? [r.workflow] : []);
   const errors = results.flatMap((r) => r.ok ? [] : [r.error]);
   return { set: resolveCatalog(workflows, errors), workflows, errors };

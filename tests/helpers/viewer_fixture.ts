@@ -89,7 +89,7 @@ export interface ForkedReview {
 /** A code review with notes, an artifact, a checkpoint and a fork (a rewind from step 1). */
 export async function seedForkedReview(driver: Driver): Promise<ForkedReview> {
   const s0 = await driver.start({
-    workflowId: "wr.code_review",
+    workflowId: "waymark.code_review",
     goal: "Review PR #42: retry logic in the uploader",
     context: { changeSize: "medium", prUrl: "https://example.com/pr/42" },
   });
@@ -158,7 +158,7 @@ export async function seedHostile(
   driver: Driver,
 ): Promise<{ sessionId: string; runId: string; nodeId: string }> {
   const s0 = await driver.start({
-    workflowId: "wr.code_review",
+    workflowId: "waymark.code_review",
     goal: HOSTILE.goal,
     context: HOSTILE.context,
   });

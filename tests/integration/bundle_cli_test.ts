@@ -120,7 +120,12 @@ Deno.test("export --all writes one bundle per session; a refused import writes n
   try {
     const client = await connect(a.home);
     await seedForkedReview(overMcp(client));
-    ok(await client.call("start_workflow", { workflowId: "wr.bug_investigation", goal: "Flaky" }));
+    ok(
+      await client.call("start_workflow", {
+        workflowId: "waymark.bug_investigation",
+        goal: "Flaky",
+      }),
+    );
     await client.close();
     const dir = join(a.home, "out");
     const all = await runCli(["sessions", "export", "--all", "-o", dir], { home: a.home });

@@ -103,7 +103,7 @@ Deno.test("a forged bundle whose content breaks a session rule is refused with t
   try {
     const review = await seedForkedReview(inProcess(wa));
     const text = await exported(wa, review.sessionId);
-    await wb.start({ workflowId: "wr.code_review", goal: "already here" });
+    await wb.start({ workflowId: "waymark.code_review", goal: "already here" });
     const before = await dumpAll(b.dbUrl);
     for (const [what, bad, reason] of forgeries(text)) {
       const result = await importBundle(wb, bad);
@@ -128,7 +128,7 @@ Deno.test("a token placeholder naming a run the bundle does not bring stays text
   const wa = await open(a.home);
   try {
     const review = await seedForkedReview(inProcess(wa));
-    const resident = await wa.start({ workflowId: "wr.bug_investigation", goal: "resident" });
+    const resident = await wa.start({ workflowId: "waymark.bug_investigation", goal: "resident" });
     assert.ok(resident.ok);
     const runId = parseRunLabel(placeOf(resident.value).runId)!;
     const { nodeId } = resident.value.session!;

@@ -38,7 +38,7 @@ async function origin(): Promise<
   const { home, cleanup } = await tempHome();
   const wm = await open(home);
   const review = await seedForkedReview(inProcess(wm));
-  await wm.start({ workflowId: "wr.bug_investigation", goal: "Flaky upload test" });
+  await wm.start({ workflowId: "waymark.bug_investigation", goal: "Flaky upload test" });
   return {
     home,
     wm,
@@ -66,7 +66,7 @@ Deno.test("a session exports to the same bytes, without tokens, and again after 
     const bundle = JSON.parse(a.text) as Bundle;
     assert.equal(bundle.bundleSchemaVersion, 1);
     assert.deepEqual(bundle.events.map((e) => e.n), bundle.events.map((_, i) => i + 1));
-    assert.deepEqual(bundle.snapshots.map((s) => s.workflowId), ["wr.code_review"]);
+    assert.deepEqual(bundle.snapshots.map((s) => s.workflowId), ["waymark.code_review"]);
     const wb = await open(b.home);
     try {
       const first = await importBundle(wb, a.text);
@@ -168,7 +168,7 @@ Deno.test("every kind of tampering is refused whole, with the reason, and nothin
     const other = JSON.parse(await exported(a.wm, bug.sessionId)) as Bundle;
     const wb = await open(b.home);
     try {
-      await wb.start({ workflowId: "wr.code_review", goal: "already here" });
+      await wb.start({ workflowId: "waymark.code_review", goal: "already here" });
       const before = await dumpAll(b.dbUrl);
       for (const [what, text, reason] of tamperings(a.text, other)) {
         const result = await importBundle(wb, text);

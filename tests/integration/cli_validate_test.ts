@@ -1,6 +1,6 @@
 /**
  * `waymark workflows validate FILE`: a file that calls a routine beside it validates with the
- * expanded step count and its hash; a file defining `wr.*` is refused with the rename.
+ * expanded step count and its hash; a file defining `waymark.*` is refused with the rename.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -18,7 +18,7 @@ async function validate(file: string): Promise<{ code: number; out: string; err:
   return { code: ran.code, out: text(ran.stdout), err: text(ran.stderr) };
 }
 
-Deno.test("workflows validate expands routines beside the file and refuses wr.* outside bundled", async () => {
+Deno.test("workflows validate expands routines beside the file and refuses waymark.* outside bundled", async () => {
   const dir = await Deno.makeTempDir({ prefix: "waymark-validate-" });
   try {
     await Deno.mkdir(join(dir, "routines"));
@@ -56,7 +56,7 @@ Deno.test("workflows validate expands routines beside the file and refuses wr.* 
     await Deno.writeTextFile(
       reserved,
       JSON.stringify({
-        id: "wr.mine",
+        id: "waymark.mine",
         name: "M",
         description: "d",
         version: "1",
@@ -67,7 +67,7 @@ Deno.test("workflows validate expands routines beside the file and refuses wr.* 
     assert.equal(bad.code, 1);
     assert.match(
       bad.err,
-      /reserved for workflows bundled with waymark; rename it, for example to `user\.mine`/,
+      /reserved for workflows bundled with waymark; rename it, for example to `team\.mine`/,
     );
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});

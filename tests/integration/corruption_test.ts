@@ -105,9 +105,9 @@ Deno.test("a recorded response that fails its digest is refused, marks only its 
   let wm: Waymark | null = null;
   try {
     wm = await open(home);
-    const s1 = value(await wm.start({ workflowId: "wr.bug_investigation" }), "start s1");
+    const s1 = value(await wm.start({ workflowId: "waymark.bug_investigation" }), "start s1");
     const [a1, a2, a3] = await advance(wm, s1, 3);
-    const s2 = value(await wm.start({ workflowId: "wr.code_review" }), "start s2");
+    const s2 = value(await wm.start({ workflowId: "waymark.code_review" }), "start s2");
     const [b1] = await advance(wm, s2, 1);
     // Rehydrating a non-tip node hands out a fresh ack to fork with (and writes nothing).
     const forkable = value(await wm.continue({ stateToken: a2.stateToken }), "rehydrate a2");
@@ -203,7 +203,7 @@ Deno.test("a recorded response that fails its digest is refused, marks only its 
       "replay in healthy session",
     );
     assert.equal(JSON.stringify(again), JSON.stringify(b2));
-    const fresh = value(await wm.start({ workflowId: "wr.bug_investigation" }), "new run");
+    const fresh = value(await wm.start({ workflowId: "waymark.bug_investigation" }), "new run");
     await advance(wm, fresh, 1);
   } finally {
     await wm?.close();
@@ -217,7 +217,7 @@ Deno.test("a replay of an intact attempt in a session marked corrupt is refused 
   let wm: Waymark | null = null;
   try {
     wm = await open(home);
-    const s1 = value(await wm.start({ workflowId: "wr.bug_investigation" }), "start");
+    const s1 = value(await wm.start({ workflowId: "waymark.bug_investigation" }), "start");
     const [a1] = await advance(wm, s1, 2);
     await wm.close();
     wm = null;
@@ -262,11 +262,11 @@ Deno.test("a node whose stored JSON (context, state, preferences) is broken answ
     ];
     const runs: { tip: StepResponse; parent: StepResponse }[] = [];
     for (const _ of cases) {
-      const started = value(await wm.start({ workflowId: "wr.bug_investigation" }), "start");
+      const started = value(await wm.start({ workflowId: "waymark.bug_investigation" }), "start");
       const [a1, a2] = await advance(wm, started, 2);
       runs.push({ parent: a1, tip: a2 });
     }
-    const healthy = value(await wm.start({ workflowId: "wr.code_review" }), "start healthy");
+    const healthy = value(await wm.start({ workflowId: "waymark.code_review" }), "start healthy");
     await wm.close();
     wm = null;
 
@@ -349,7 +349,7 @@ Deno.test("over MCP stdio, a corrupt replay is an isError result with STORAGE_CO
   let wm: Waymark | null = null;
   try {
     wm = await open(home);
-    const s1 = value(await wm.start({ workflowId: "wr.bug_investigation" }), "start");
+    const s1 = value(await wm.start({ workflowId: "waymark.bug_investigation" }), "start");
     const [a1, a2] = await advance(wm, s1, 2);
     await wm.close();
     wm = null;

@@ -571,7 +571,9 @@ Deno.test("SIGKILL while the first start creates the database leaves a database 
         await restarted.initialize().catch((error) => {
           throw new Error(`${label}: ${(error as Error).message}`);
         });
-        const started = await restarted.call("start_workflow", { workflowId: "wr.code_review" });
+        const started = await restarted.call("start_workflow", {
+          workflowId: "waymark.code_review",
+        });
         assert.equal(started.isError ?? false, false, `${label}: ${started.content?.[0]?.text}`);
         await restarted.close();
         restarted = null;

@@ -1,7 +1,7 @@
 /**
  * DeepWork jobs in the default profile: each job workflow is an ordinary workflow
  * `<job>.<workflow>` whose declared outputs are an output contract (blocked attempts apply),
- * a job named `wr` is refused, and both profiles share one store: a run started in the
+ * a job named `waymark` is refused, and both profiles share one store: a run started in the
  * DeepWork profile is found by `resume_session`, continued, and aborted with the default
  * profile's `abort_workflow`, which the DeepWork profile then sees.
  */
@@ -19,9 +19,9 @@ Deno.test("job workflows run in the default profile as <job>.<workflow>, outputs
     for (const id of ["release_notes.full", "release_notes.quick", "research.deep", "tidy.only"]) {
       assert.ok(ids.includes(id), id);
     }
-    assert.ok(!ids.some((id: string) => id.startsWith("wr.sneaky")));
+    assert.ok(!ids.some((id: string) => id.startsWith("waymark.sneaky")));
     const errors = JSON.stringify(listed.loadErrors);
-    assert.match(errors, /`wr`: the `wr\.` namespace is reserved/);
+    assert.match(errors, /`waymark`: the `waymark\.` namespace is reserved/);
     assert.match(errors, /YAML syntax error/);
     const started = ok(await c.call("start_workflow", { workflowId: "tidy.only", goal: "tidy" }));
     assert.equal(started.pending.stepId, "note");

@@ -52,7 +52,7 @@ for (const version of ["v1", "v2"] as const) {
       ]);
       const listed = ok(await c.call("get_workflows", {}));
       const names = listed.jobs.map((j: { name: string }) => j.name);
-      assert.deepEqual(names, ["empty", "nest", "release_notes", "research", "tidy", "wr"]);
+      assert.deepEqual(names, ["empty", "nest", "release_notes", "research", "tidy", "waymark"]);
       const rn = listed.jobs.find((j: { name: string }) => j.name === "release_notes");
       assert.deepEqual(rn, {
         name: "release_notes",

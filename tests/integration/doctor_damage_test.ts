@@ -35,7 +35,7 @@ async function onServer(home: string, fn: (client: TestClient) => Promise<void>)
 async function seed(client: TestClient): Promise<void> {
   const started = ok(
     await client.call("start_workflow", {
-      workflowId: "wr.bug_investigation",
+      workflowId: "waymark.bug_investigation",
       goal: "Flaky upload",
     }),
   );
@@ -74,7 +74,7 @@ for (
           assert.deepEqual(refused.retry, { kind: "not_retryable" });
           assert.match(refused.message, /search index is missing or damaged.*doctor --repair/);
           // writes go on: the index is not a session's data
-          ok(await client.call("start_workflow", { workflowId: "wr.code_review" }));
+          ok(await client.call("start_workflow", { workflowId: "waymark.code_review" }));
         });
         const found = await doctor(home);
         assert.equal(found.code, 1);

@@ -71,7 +71,10 @@ async function seeded(home: string): Promise<ForkedReview & { replay: Replay }> 
   const wm = await open(home);
   try {
     const review = await seedForkedReview(inProcess(wm));
-    const bug = await wm.start({ workflowId: "wr.bug_investigation", goal: "Flaky upload test" });
+    const bug = await wm.start({
+      workflowId: "waymark.bug_investigation",
+      goal: "Flaky upload test",
+    });
     assert.ok(bug.ok);
     // one more ack whose recorded answer a replay must return byte for byte
     const at = await wm.continue({ stateToken: review.newTip.stateToken });
@@ -239,7 +242,7 @@ Deno.test("keyring, workflow files, WAL, integrity, schema age: each found, with
     // a WAL over the limit, with a writer holding it open
     const writer = await open(home);
     try {
-      await writer.start({ workflowId: "wr.code_review" });
+      await writer.start({ workflowId: "waymark.code_review" });
       const target = {
         version: "test",
         buildKind: "source",
@@ -327,7 +330,7 @@ Deno.test({
     try {
       const client = await connect(a.home);
       const backup = `${a.home}/backup.db`;
-      let at = ok(await client.call("start_workflow", { workflowId: "wr.code_review" }));
+      let at = ok(await client.call("start_workflow", { workflowId: "waymark.code_review" }));
       const copying = runCli(["backup", backup], { home: a.home });
       let done = false;
       copying.then(() => done = true);

@@ -25,7 +25,7 @@ Deno.test("requests sent before tools/list are held and answered once waymark is
   await onRawServer(async ({ server }) => {
     await server.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: INITIALIZE });
     await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-    const call = { name: "start_workflow", arguments: { workflowId: "wr.code_review" } };
+    const call = { name: "start_workflow", arguments: { workflowId: "waymark.code_review" } };
     await server.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: call });
     await server.send({ jsonrpc: "2.0", id: 3, method: "prompts/list", params: {} });
     await server.send({ jsonrpc: "2.0", id: 4, method: "tools/list", params: {} });
@@ -104,7 +104,7 @@ Deno.test("stdin closed right after a call sent during start-up: the call is sti
       body: async () => {
         await server.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: INITIALIZE });
         await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-        const call = { name: "start_workflow", arguments: { workflowId: "wr.code_review" } };
+        const call = { name: "start_workflow", arguments: { workflowId: "waymark.code_review" } };
         await server.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: call });
         return { exited: server.close() };
       },
@@ -172,7 +172,7 @@ Deno.test("a start_workflow cancelled during start-up is answered with the run i
   await onRawServer(async ({ server, dbFile }) => {
     await server.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: INITIALIZE });
     await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-    const call = { name: "start_workflow", arguments: { workflowId: "wr.code_review" } };
+    const call = { name: "start_workflow", arguments: { workflowId: "waymark.code_review" } };
     await server.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: call });
     await server.send({
       jsonrpc: "2.0",

@@ -55,17 +55,17 @@ Deno.test("gc removes idle sessions with everything they own and nothing else; d
   try {
     await writeTinyWorkflow(`${home}/workflows`);
     const wm = await openAt(home, daysAgo(40));
-    const s1 = await start(wm, "wr.code_review", "old review");
+    const s1 = await start(wm, "waymark.code_review", "old review");
     await ack(wm, await ack(wm, s1, "mapped the parser"), "reviewed the parser");
-    const s2 = await start(wm, "wr.bug_investigation", "old bug");
+    const s2 = await start(wm, "waymark.bug_investigation", "old bug");
     await ack(wm, s2, "reproduced it");
     const s4 = await ack(wm, await start(wm, "user.tiny", "old and complete"), "done");
     assert.equal(s4.isComplete, true);
     wm.setNow(new Date().toISOString());
-    const s3 = await start(wm, "wr.code_review", "recent review");
+    const s3 = await start(wm, "waymark.code_review", "recent review");
     // an old session imported just now counts as active
     const elsewhere = await openAt(other.home, daysAgo(60));
-    const s5 = await start(elsewhere, "wr.code_review", "imported old review");
+    const s5 = await start(elsewhere, "waymark.code_review", "imported old review");
     const bundle = await exportSession(elsewhere, s5.session!.sessionId);
     await elsewhere.close();
     assert.ok(bundle.ok && (await importBundle(wm, bundle.value.text)).ok);
@@ -85,7 +85,10 @@ Deno.test("gc removes idle sessions with everything they own and nothing else; d
     assert.equal(kept.code, 0, kept.err);
     assert.match(kept.out, new RegExp(`removed ${s4.session!.sessionId}`));
     assert.equal(kept.out.trim().split("\n").length, 1, "--keep-running removed a running session");
-    assert.deepEqual(await snapshotIds(dbUrl), ["wr.bug_investigation", "wr.code_review"]);
+    assert.deepEqual(await snapshotIds(dbUrl), [
+      "waymark.bug_investigation",
+      "waymark.code_review",
+    ]);
 
     const gone = await runCli(["gc", "--older-than", "30d"], { home });
     assert.equal(gone.code, 0, gone.err);
@@ -98,7 +101,7 @@ Deno.test("gc removes idle sessions with everything they own and nothing else; d
     }
     assert.deepEqual(
       await snapshotIds(dbUrl),
-      ["wr.code_review"],
+      ["waymark.code_review"],
       "a snapshot only old runs used is kept",
     );
     // no index row outlives its run or output: doctor's search check below counts any that do
@@ -130,7 +133,7 @@ Deno.test("gc removes idle sessions with everything they own and nothing else; d
     assert.equal(none.code, 2);
     assert.match(none.err, /gc removes nothing without a limit/);
     const later = await openAt(home, daysAgo(100));
-    const s6 = await start(later, "wr.code_review", "very old");
+    const s6 = await start(later, "waymark.code_review", "very old");
     await later.close();
     await Deno.writeTextFile(`${home}/config.json`, '{"retention": {"olderThan": "90d"}}');
     const retained = await runCli(["gc", "--vacuum"], { home });
@@ -161,16 +164,16 @@ Deno.test({
       const wm = await openAt(home, daysAgo(40));
       const idle: string[] = [];
       for (let i = 0; i < 60; i++) {
-        const s = await start(wm, "wr.code_review", `idle ${i}`);
+        const s = await start(wm, "waymark.code_review", `idle ${i}`);
         await ack(wm, s, `notes ${i}`);
         idle.push(s.session!.sessionId);
       }
-      let raced = await start(wm, "wr.bug_investigation", "old but picked up again");
+      let raced = await start(wm, "waymark.bug_investigation", "old but picked up again");
       await wm.close();
 
       const client = await connect(home);
       try {
-        let live = ok(await client.call("start_workflow", { workflowId: "wr.code_review" }));
+        let live = ok(await client.call("start_workflow", { workflowId: "waymark.code_review" }));
         const gc = runCli(["gc", "--older-than", "30d"], { home });
         let finished = false;
         gc.then(() => finished = true);
@@ -202,7 +205,7 @@ Deno.test({
             if (!r.isError) raced = r.structuredContent as unknown as StepResponse;
           }
           if (live.isComplete) {
-            live = ok(await client.call("start_workflow", { workflowId: "wr.code_review" }));
+            live = ok(await client.call("start_workflow", { workflowId: "waymark.code_review" }));
             liveAdvances = 0;
           }
         }

@@ -30,7 +30,10 @@ Deno.test("home 0700; database, WAL, backups and bundles 0600; doctor reports lo
     const db = `${home}/waymark.db`;
     const wm = await openWaymark({ home, dbUrl: `file:${db}`, workspace: dir });
     try {
-      const started = await wm.start({ workflowId: "wr.bug_investigation", goal: "sk-live-123" });
+      const started = await wm.start({
+        workflowId: "waymark.bug_investigation",
+        goal: "sk-live-123",
+      });
       assert.ok(started.ok);
       assert.equal(await modeOf(home), 0o700, "home");
       for (const file of [db, `${db}-wal`, `${db}-shm`]) {

@@ -55,19 +55,23 @@ Deno.test("hostile input over MCP: NUL, __proto__ and the caps refuse up front; 
     await server.handshake("hostile-test");
 
     const nulGoal = refused(
-      await call(server, "start_workflow", '{"workflowId":"wr.code_review","goal":"a\\u0000b"}'),
+      await call(
+        server,
+        "start_workflow",
+        '{"workflowId":"waymark.code_review","goal":"a\\u0000b"}',
+      ),
       "nul_character",
     );
     assert.deepEqual(nulGoal.details.path, ["goal"]);
     refused(
-      await call(server, "start_workflow", '{"workflowId":"wr.code_review","__proto__":{}}'),
+      await call(server, "start_workflow", '{"workflowId":"waymark.code_review","__proto__":{}}'),
       "unknown_key",
     );
     const deep = refused(
       await call(
         server,
         "start_workflow",
-        `{"workflowId":"wr.code_review","context":${nested(6000)}}`,
+        `{"workflowId":"waymark.code_review","context":${nested(6000)}}`,
       ),
       "context_budget_exceeded",
     );
@@ -76,7 +80,7 @@ Deno.test("hostile input over MCP: NUL, __proto__ and the caps refuse up front; 
       await call(
         server,
         "start_workflow",
-        `{"workflowId":"wr.code_review","context":{"blob":"${"x".repeat(300_000)}"}}`,
+        `{"workflowId":"waymark.code_review","context":{"blob":"${"x".repeat(300_000)}"}}`,
       ),
       "context_budget_exceeded",
     );
@@ -84,7 +88,7 @@ Deno.test("hostile input over MCP: NUL, __proto__ and the caps refuse up front; 
     assert.ok(big.details.bytes > LIMITS.contextBytes);
     assert.match(big.message, new RegExp(`limit is ${LIMITS.contextBytes}`));
     const prompt = await server.request(2, "prompts/get", {
-      name: "wr.code_review",
+      name: "waymark.code_review",
       arguments: { goal: "a\u0000b" },
     });
     assert.equal(prompt.error?.code, -32602, JSON.stringify(prompt));
@@ -96,7 +100,7 @@ Deno.test("hostile input over MCP: NUL, __proto__ and the caps refuse up front; 
       await call(
         server,
         "start_workflow",
-        '{"workflowId":"wr.code_review","context":{"__proto__":{"polluted":true},"a":1}}',
+        '{"workflowId":"waymark.code_review","context":{"__proto__":{"polluted":true},"a":1}}',
       ),
     );
     const before = await events();
@@ -181,13 +185,13 @@ Deno.test("library callers get the same caps: a context 6,000 levels deep is ref
   try {
     let context: Record<string, unknown> = { leaf: 1 };
     for (let i = 0; i < 6000; i++) context = { a: context };
-    const started = await wm.start({ workflowId: "wr.code_review", context });
+    const started = await wm.start({ workflowId: "waymark.code_review", context });
     assert.equal(started.ok, false);
     if (started.ok) return;
     assert.equal(started.error.code, "INVALID_ARGUMENTS");
     assert.equal(started.error.details?.reason, "context_budget_exceeded");
     assert.equal(started.error.details?.maxDepth, LIMITS.depth);
-    const ok = await wm.start({ workflowId: "wr.code_review" });
+    const ok = await wm.start({ workflowId: "waymark.code_review" });
     assert.ok(ok.ok);
     const acked = await wm.continue({
       stateToken: ok.value.stateToken,

@@ -67,7 +67,7 @@ Deno.test("serve --http serves MCP at /mcp on 127.0.0.1, with roots, and refuses
     const started = ok(
       await client.callTool({
         name: "start_workflow",
-        arguments: { workflowId: "wr.code_review", goal: "Over HTTP" },
+        arguments: { workflowId: "waymark.code_review", goal: "Over HTTP" },
       }) as never,
     );
     const next = ok(
@@ -201,7 +201,7 @@ Deno.test("serve --http: tasks/list, tasks/get and tasks/cancel see only the tas
     const started = ok(
       await alice.callTool({
         name: "start_workflow",
-        arguments: { workflowId: "wr.code_review", goal: "Alice's review" },
+        arguments: { workflowId: "waymark.code_review", goal: "Alice's review" },
       }) as never,
     );
     const taskId = placeOf(started).runId;
@@ -222,7 +222,7 @@ Deno.test("serve --http: tasks/list, tasks/get and tasks/cancel see only the tas
     const own = ok(
       await mallory.callTool({
         name: "start_workflow",
-        arguments: { workflowId: "wr.code_review", goal: "Mallory's own" },
+        arguments: { workflowId: "waymark.code_review", goal: "Mallory's own" },
       }) as never,
     );
     const after = await mallory.experimental.tasks.listTasks();

@@ -106,7 +106,7 @@ Deno.test("deno install puts `waymark` on PATH from a URL and from the file", as
       assert.match(version.out, /^waymark \d+\.\d+\.\d+ \(bundle\)\n$/);
 
       const ids = await listWorkflows(bin, { cwd: home, env, home });
-      assert.ok(ids.includes("wr.code_review"), ids.join(", "));
+      assert.ok(ids.includes("waymark.code_review"), ids.join(", "));
 
       const printed = await run("waymark", ["setup", "--client", "cursor", "--print"], {
         cwd: home,

@@ -116,7 +116,7 @@ Deno.test("a running server picks up keys rotate: its later tokens survive the n
   let server = new RawServer(home);
   try {
     await server.handshake("rotate-test");
-    const started = (await tool(server, 2, "start_workflow", { workflowId: "wr.code_review" }))
+    const started = (await tool(server, 2, "start_workflow", { workflowId: "waymark.code_review" }))
       .structuredContent;
     const rotate = async () => {
       const ran = await runCli(["keys", "rotate"], { home });

@@ -53,7 +53,11 @@ Deno.test("every file in workflows/ is embedded, and passes `workflows validate`
     }).output();
     const out = new TextDecoder().decode(ran.stdout);
     assert.equal(ran.code, 0, `${name}: ${new TextDecoder().decode(ran.stderr)}`);
-    assert.match(out, /: ok \(wr\.[\w-]+, \d+ steps, sha256:[0-9a-f]{64}\)\n$/, `${name}: ${out}`);
+    assert.match(
+      out,
+      /: ok \(waymark\.[\w-]+, \d+ steps, sha256:[0-9a-f]{64}\)\n$/,
+      `${name}: ${out}`,
+    );
   }
 });
 
@@ -179,7 +183,7 @@ Deno.test("the library's routines are called: each bundled routine has a bundled
   const routines = library.filter((w) => w.kind === "routine");
   assert.ok(routines.length >= 2, `${routines.length} bundled routines`);
   for (const routine of routines) {
-    const name = routine.id.replace(/^wr\.routine-/, "");
+    const name = routine.id.replace(/^waymark\.routine-/, "");
     const callers = library.filter((w) =>
       w.kind === "workflow" && ids(w).includes(`This step runs the routine \`${routine.id}\``)
     );

@@ -31,7 +31,7 @@ const findingOf = (report: Json, check: string): Json =>
 async function walked(home: string, goal: string, steps: number) {
   const wm = await open(home);
   try {
-    const started = await wm.start({ workflowId: "wr.bug_investigation", goal });
+    const started = await wm.start({ workflowId: "waymark.bug_investigation", goal });
     assert.ok(started.ok);
     const at: StepResponse[] = [started.value];
     for (let i = 0; i < steps; i++) {

@@ -138,7 +138,7 @@ for (const line of LINES) {
           assert.ok(step.promptPreview.length > 0 && step.promptPreview.length <= 280);
         }
       }
-      const review = await inspect(c, "wr.code_review");
+      const review = await inspect(c, "waymark.code_review");
       assert.deepEqual(
         review.steps.filter((s: Json) => s.conditional).map((s: Json) => s.stepId),
         ["cross-cutting-impact"],
@@ -154,7 +154,7 @@ for (const line of LINES) {
 
   Deno.test(`[${line}] a bundled workflow walks to completion; replays are byte-identical; rehydrate writes nothing`, async () => {
     await withServer(line, async (c, dbUrl) => {
-      const inspected = await inspect(c, "wr.bug_investigation");
+      const inspected = await inspect(c, "waymark.bug_investigation");
       // Without context, `reproducible` and `isRegression` are unset: both conditional steps skip.
       const expected = inspected.steps.filter((s: Json) => !s.conditional).map((s: Json) =>
         s.stepId
@@ -162,13 +162,13 @@ for (const line of LINES) {
       assert.ok(expected.length >= 5);
 
       const startResult = await c.call("start_workflow", {
-        workflowId: "wr.bug_investigation",
+        workflowId: "waymark.bug_investigation",
         goal: "Find why the export button hangs",
       });
       const start = ok(startResult);
       assertTokens(start);
       assert.equal(start.isComplete, false);
-      assert.equal(start.workflow.id, "wr.bug_investigation");
+      assert.equal(start.workflow.id, "waymark.bug_investigation");
       assert.equal(start.workflow.hash, inspected.workflow.workflowHash);
       assert.match(start.session.sessionId, /^ses_[0-9a-f]{16}$/);
 
@@ -276,7 +276,7 @@ for (const line of LINES) {
 
   Deno.test(`[${line}] advancing an older node forks: forked.existingBranches and two step children`, async () => {
     await withServer(line, async (c, dbUrl) => {
-      const a0 = ok(await c.call("start_workflow", { workflowId: "wr.feature_planning" }));
+      const a0 = ok(await c.call("start_workflow", { workflowId: "waymark.feature_planning" }));
       const a1 = (await advance(c, a0)).data;
       const a2 = (await advance(c, a1)).data;
       assert.equal(a1.forked, undefined);
@@ -349,7 +349,7 @@ for (const line of LINES) {
 
   Deno.test(`[${line}] checkpoint_workflow is idempotent and a later ack attaches after it without forking`, async () => {
     await withServer(line, async (c, dbUrl) => {
-      const n = ok(await c.call("start_workflow", { workflowId: "wr.code_review" }));
+      const n = ok(await c.call("start_workflow", { workflowId: "waymark.code_review" }));
       const args = {
         stateToken: n.stateToken,
         checkpointToken: n.checkpointToken,
@@ -406,16 +406,19 @@ for (const line of LINES) {
 
   Deno.test(`[${line}] start_workflow context drives runCondition: the conditional step is skipped or kept`, async () => {
     await withServer(line, async (c) => {
-      const inspected = await inspect(c, "wr.code_review");
+      const inspected = await inspect(c, "waymark.code_review");
       const all = inspected.steps.map((s: Json) => s.stepId);
       const unconditional = inspected.steps.filter((s: Json) => !s.conditional).map((s: Json) =>
         s.stepId
       );
-      assert.ok(unconditional.length < all.length, "wr.code_review should have a conditional step");
+      assert.ok(
+        unconditional.length < all.length,
+        "waymark.code_review should have a conditional step",
+      );
 
       const small = ok(
         await c.call("start_workflow", {
-          workflowId: "wr.code_review",
+          workflowId: "waymark.code_review",
           context: { changeSize: "small" },
         }),
       );
@@ -425,7 +428,7 @@ for (const line of LINES) {
 
       const large = ok(
         await c.call("start_workflow", {
-          workflowId: "wr.code_review",
+          workflowId: "waymark.code_review",
           context: { changeSize: "large" },
         }),
       );
@@ -440,7 +443,7 @@ Deno.test("a second checkpoint beside an existing branch does not hide that bran
   // checkpointing again adds K2 beside K1. N still has a step descendant C: rehydrating N must
   // still point at the tip, and acking N again starts a sibling branch and must say so.
   await withServer("v2", async (c) => {
-    const n = ok(await c.call("start_workflow", { workflowId: "wr.code_review" }));
+    const n = ok(await c.call("start_workflow", { workflowId: "waymark.code_review" }));
     ok(
       await c.call("checkpoint_workflow", {
         stateToken: n.stateToken,

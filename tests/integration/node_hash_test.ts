@@ -25,7 +25,7 @@ function nodeBinary(): string | null {
 const NODE = nodeBinary();
 
 async function denoHashes(files: SourceFile[]): Promise<Record<string, string>> {
-  const results = await loadWorkflowFiles(files, { reservedNamespace: "trust_all_for_tests" });
+  const results = await loadWorkflowFiles(files);
   return Object.fromEntries(
     results.map((r) => {
       if (!r.ok) throw new Error(JSON.stringify(r.error));
@@ -58,7 +58,7 @@ Deno.test({
         `import { readFileSync } from "node:fs";
 import { loadWorkflowFiles } from "./engine.mjs";
 const files = JSON.parse(readFileSync(new URL("./files.json", import.meta.url), "utf8"));
-const results = await loadWorkflowFiles(files, { reservedNamespace: "trust_all_for_tests" });
+const results = await loadWorkflowFiles(files);
 const out = {};
 for (const r of results) {
   if (!r.ok) throw new Error(JSON.stringify(r.error));

@@ -42,7 +42,7 @@ Deno.test("notes over the cap and one artifact too many are refused by the engin
     Number((await db.execute("SELECT count(*) AS n FROM events")).rows[0]!.n);
   try {
     await server.handshake("caps-test");
-    const started = (await call(server, "start_workflow", { workflowId: "wr.code_review" }))
+    const started = (await call(server, "start_workflow", { workflowId: "waymark.code_review" }))
       .structuredContent;
     const before = await events();
     const ack = { stateToken: started.stateToken, ackToken: started.ackToken };

@@ -269,7 +269,7 @@ Deno.test("a schema's $refs stay inside it, and both clients' validators follow 
       usedBytes: 0,
     };
     const answer = ok(
-      await client.call("start_workflow", { workflowId: "wr.code_review" }),
+      await client.call("start_workflow", { workflowId: "waymark.code_review" }),
     );
     const good = {
       ...answer,

@@ -108,7 +108,7 @@ Deno.test({
     try {
       const started = ok(
         await a.call("start_workflow", {
-          workflowId: "wr.bug_investigation",
+          workflowId: "waymark.bug_investigation",
           goal: "Checkout timeouts",
         }),
       );
@@ -352,7 +352,9 @@ Deno.test({
     try {
       const client = await connect(home, { extraArgs: ["--db", url] });
       try {
-        const started = ok(await client.call("start_workflow", { workflowId: "wr.code_review" }));
+        const started = ok(
+          await client.call("start_workflow", { workflowId: "waymark.code_review" }),
+        );
         ok(
           await client.call("continue_workflow", {
             stateToken: started.stateToken,

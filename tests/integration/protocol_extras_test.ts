@@ -26,7 +26,7 @@ async function withClient(fn: (c: RichClient, dbFile: string) => Promise<void>):
 
 Deno.test("advancing with a progress token sends progress counting step nodes only", async () => {
   await withClient(async (client) => {
-    const started = ok(await client.call("start_workflow", { workflowId: "wr.code_review" }));
+    const started = ok(await client.call("start_workflow", { workflowId: "waymark.code_review" }));
     const seen: { progress: number; total?: number; message?: string }[] = [];
     const first = ok(
       await client.callWithProgress("continue_workflow", {
@@ -66,15 +66,15 @@ Deno.test("each workflow is a prompt that starts it and returns its first step",
   await withClient(async (client, dbFile) => {
     const { prompts } = await client.client.listPrompts();
     const names = prompts.map((p) => p.name);
-    assert.ok(names.includes("wr.bug_investigation"));
-    const prompt = prompts.find((p) => p.name === "wr.code_review")!;
+    assert.ok(names.includes("waymark.bug_investigation"));
+    const prompt = prompts.find((p) => p.name === "waymark.code_review")!;
     assert.deepEqual(prompt.arguments?.map((a) => a.name), ["goal", "context"]);
     const got = await client.client.getPrompt({
-      name: "wr.code_review",
+      name: "waymark.code_review",
       arguments: { goal: "Review the gecko PR", context: '{"ticket":"GK-7"}' },
     });
     const text = (got.messages[0]!.content as { text: string }).text;
-    assert.match(text, /^Run the waymark workflow wr\.code_review/);
+    assert.match(text, /^Run the waymark workflow waymark\.code_review/);
     assert.match(text, /When the step is done, call continue_workflow with:/);
     const run = (got._meta as Json)["waymark/run"];
     assert.match(run.stateToken, /^st1_/);
@@ -94,7 +94,7 @@ Deno.test("each workflow is a prompt that starts it and returns its first step",
       db.close();
     }
     await assert.rejects(
-      client.client.getPrompt({ name: "wr.code_review", arguments: { context: "[1]" } }),
+      client.client.getPrompt({ name: "waymark.code_review", arguments: { context: "[1]" } }),
       /context/,
     );
     await assert.rejects(client.client.getPrompt({ name: "no.such" }), /No workflow/);
@@ -104,7 +104,10 @@ Deno.test("each workflow is a prompt that starts it and returns its first step",
 Deno.test("sessions are resources; subscribers get resources/updated after each append", async () => {
   await withClient(async (client) => {
     const started = ok(
-      await client.call("start_workflow", { workflowId: "wr.code_review", goal: "Resource run" }),
+      await client.call("start_workflow", {
+        workflowId: "waymark.code_review",
+        goal: "Resource run",
+      }),
     );
     const uri = `waymark://sessions/${started.session.sessionId}`;
     const { resources } = await client.client.listResources();
@@ -147,7 +150,7 @@ Deno.test("sessions are resources; subscribers get resources/updated after each 
     assert.equal(body.runs[0].runId, placeOf(started).runId);
     assert.equal(body.runs[0].latestNotes, "checkpointed");
     await client.client.unsubscribeResource({ uri });
-    ok(await client.call("start_workflow", { workflowId: "wr.code_review" }));
+    ok(await client.call("start_workflow", { workflowId: "waymark.code_review" }));
     await assert.rejects(
       client.client.readResource({ uri: "waymark://sessions/ses_0000000000000000" }),
       /No waymark session/,
@@ -162,7 +165,7 @@ Deno.test("sessions are resources; subscribers get resources/updated after each 
 
 Deno.test("a session that fails its integrity check is refused and logged as a health warning", async () => {
   await withClient(async (client, dbFile) => {
-    const started = ok(await client.call("start_workflow", { workflowId: "wr.code_review" }));
+    const started = ok(await client.call("start_workflow", { workflowId: "waymark.code_review" }));
     const args = {
       stateToken: started.stateToken,
       ackToken: started.ackToken,

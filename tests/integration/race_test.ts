@@ -218,7 +218,7 @@ Deno.test("server processes started together on a fresh database all come up", a
       if (attempt !== ATTEMPTS - 1) continue;
       const client = await connect(home);
       try {
-        ok(await client.call("start_workflow", { workflowId: "wr.code_review" }));
+        ok(await client.call("start_workflow", { workflowId: "waymark.code_review" }));
       } finally {
         await client.close();
       }

@@ -66,7 +66,7 @@ Deno.test("a run started in a killed process is found by a word from its notes i
     first = await connectRich(home.home, { roots: [{ uri: fileUri(repo.dir) }] });
     const started = ok(
       await first.call("start_workflow", {
-        workflowId: "wr.bug_investigation",
+        workflowId: "waymark.bug_investigation",
         goal: "Checkout timeouts",
       }),
     );
@@ -129,7 +129,10 @@ Deno.test("two git workspaces on different branches are told apart by ranking; r
     client = await connectRich(home.home, { roots: [{ uri: fileUri(a.dir), name: "a" }] });
     const notes = "Refactored the parser; next: the lexer tests.";
     const runA = ok(
-      await client.call("start_workflow", { workflowId: "wr.code_review", goal: "Parser work" }),
+      await client.call("start_workflow", {
+        workflowId: "waymark.code_review",
+        goal: "Parser work",
+      }),
     );
     ok(
       await client.call("continue_workflow", {
@@ -141,7 +144,10 @@ Deno.test("two git workspaces on different branches are told apart by ranking; r
     await client.setRoots([{ uri: fileUri(b.dir), name: "b" }]);
     // no wait: the notification marks the roots stale, so the next call sees the new ones
     const runB = ok(
-      await client.call("start_workflow", { workflowId: "wr.code_review", goal: "Parser work" }),
+      await client.call("start_workflow", {
+        workflowId: "waymark.code_review",
+        goal: "Parser work",
+      }),
     );
     ok(
       await client.call("continue_workflow", {
@@ -327,7 +333,7 @@ Deno.test("start_session is listed only behind its flag; its notes are found by 
     const names = (await plain.listTools()).tools.map((t) => t.name);
     assert.ok(names.includes("resume_session"));
     assert.ok(!names.includes("start_session"));
-    const run = ok(await plain.call("start_workflow", { workflowId: "wr.code_review" }));
+    const run = ok(await plain.call("start_workflow", { workflowId: "waymark.code_review" }));
     const listed = ok(await plain.call("resume_session", {}));
     assert.equal(listed.candidates[0].runId, placeOf(run).runId);
   } finally {

@@ -60,7 +60,7 @@ async function driveOverStdio(command: string[], cwd: string, home: string): Pro
     assert.deepEqual(ids, BUNDLED_IDS);
     const started = await client.callTool({
       name: "start_workflow",
-      arguments: { workflowId: "wr.code_review" },
+      arguments: { workflowId: "waymark.code_review" },
     });
     assert.equal(started.isError, undefined, JSON.stringify(started.content));
     const first = started.structuredContent as {

@@ -46,7 +46,7 @@ Deno.test("a full disk is STORAGE_FULL, retryable later, naming the database fil
   const { home, dbFile, cleanup } = await tempHome();
   const wm = await open(home);
   try {
-    const started = value(await wm.start({ workflowId: "wr.bug_investigation" }), "start");
+    const started = value(await wm.start({ workflowId: "waymark.bug_investigation" }), "start");
     const before = await eventCount(wm);
     const pages = Number(
       (await (wm.store as SqliteStore).client.execute("PRAGMA page_count")).rows[0]![0],
@@ -81,14 +81,14 @@ Deno.test("a read-only database is STORAGE_READ_ONLY, not retryable, naming the 
   const { home, dbFile, cleanup } = await tempHome();
   const wm = await open(home);
   try {
-    const started = value(await wm.start({ workflowId: "wr.bug_investigation" }), "start");
+    const started = value(await wm.start({ workflowId: "waymark.bug_investigation" }), "start");
     const before = await eventCount(wm);
     // Root ignores file modes, so the connection is made read-only instead.
     await pragmaEverywhere(wm, "PRAGMA query_only = 1");
     for (
       const [what, result] of [
         ["ack", await wm.continue({ stateToken: started.stateToken, ackToken: started.ackToken })],
-        ["start", await wm.start({ workflowId: "wr.code_review" })],
+        ["start", await wm.start({ workflowId: "waymark.code_review" })],
       ] as const
     ) {
       assert.equal(result.ok, false, what);
@@ -138,7 +138,7 @@ Deno.test("damaged pages: STORAGE_CORRUPTION_DETECTED over MCP, session marked, 
   const copy = await tempHome();
   try {
     const wm = await open(original.home);
-    const started = value(await wm.start({ workflowId: "wr.bug_investigation" }), "start");
+    const started = value(await wm.start({ workflowId: "waymark.bug_investigation" }), "start");
     const acked = value(
       await wm.continue({
         stateToken: started.stateToken,
@@ -180,7 +180,9 @@ Deno.test("damaged pages: STORAGE_CORRUPTION_DETECTED over MCP, session marked, 
       assert.equal(health.params?.level, "error");
 
       // A write that touches no damaged page is refused too: this process stopped writing.
-      const refused = err(await client.call("start_workflow", { workflowId: "wr.code_review" }));
+      const refused = err(
+        await client.call("start_workflow", { workflowId: "waymark.code_review" }),
+      );
       assert.equal(refused.code, "STORAGE_CORRUPTION_DETECTED");
       assert.match(refused.message, /stopped writing/);
       // Read-only tools still answer.
@@ -196,7 +198,7 @@ Deno.test("damaged pages: STORAGE_CORRUPTION_DETECTED over MCP, session marked, 
     // A new process may write again (where the pages it needs are intact).
     const restarted = await connectRich(copy.home);
     try {
-      ok(await restarted.call("start_workflow", { workflowId: "wr.code_review" }));
+      ok(await restarted.call("start_workflow", { workflowId: "waymark.code_review" }));
     } finally {
       await restarted.close();
     }

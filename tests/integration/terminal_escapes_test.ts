@@ -21,7 +21,7 @@ Deno.test("sessions list and show print control characters escaped; --json keeps
     const wm = await openWaymark({ home, dbUrl: dbUrlOf(home) });
     let sessionLabel: string;
     try {
-      const started = await wm.start({ workflowId: "wr.code_review", goal: HOSTILE });
+      const started = await wm.start({ workflowId: "waymark.code_review", goal: HOSTILE });
       assert.ok(started.ok, JSON.stringify(started));
       sessionLabel = String(started.value.session!.sessionId);
     } finally {

@@ -143,7 +143,7 @@ function assertShort(response: StepResponse): void {
 Deno.test("every single-character change, deletion, truncation or extension of a token is refused, and nothing is written", async () => {
   const { waymark, close } = await open();
   try {
-    const s0 = value(await waymark.start({ workflowId: "wr.code_review" }));
+    const s0 = value(await waymark.start({ workflowId: "waymark.code_review" }));
     // Use the genuine tokens once, so the attempts they name have records.
     const s1 = value(
       await waymark.continue({ stateToken: s0.stateToken, ackToken: s0.ackToken, output: DONE }),
@@ -249,11 +249,11 @@ Deno.test("every single-character change, deletion, truncation or extension of a
 Deno.test("tokens are scoped to their run and node, and swapped kinds are named", async () => {
   const { waymark, close } = await open();
   try {
-    const a0 = value(await waymark.start({ workflowId: "wr.code_review" }));
+    const a0 = value(await waymark.start({ workflowId: "waymark.code_review" }));
     const a1 = value(
       await waymark.continue({ stateToken: a0.stateToken, ackToken: a0.ackToken, output: DONE }),
     );
-    const b0 = value(await waymark.start({ workflowId: "wr.code_review" }));
+    const b0 = value(await waymark.start({ workflowId: "waymark.code_review" }));
     assert.notEqual(placeOf(a0).runId, placeOf(b0).runId);
     for (const r of [a0, a1, b0]) assertShort(r);
     const before = await snapshot(waymark);
@@ -402,8 +402,8 @@ Deno.test("a token signed by a key this waymark does not hold is refused as unkn
     await rotateKeyring(join(foreignHome.home, "keys.json"));
     const foreign = await openWaymark({ home: foreignHome.home, dbUrl: ":memory:" });
     try {
-      const theirs = value(await foreign.start({ workflowId: "wr.code_review" }));
-      const ours = value(await here.waymark.start({ workflowId: "wr.code_review" }));
+      const theirs = value(await foreign.start({ workflowId: "waymark.code_review" }));
+      const ours = value(await here.waymark.start({ workflowId: "waymark.code_review" }));
       const before = await snapshot(here.waymark);
       const checks: [Result<StepResponse>, Field][] = [
         [await here.waymark.continue({ stateToken: theirs.stateToken }), "stateToken"],
@@ -447,7 +447,7 @@ Deno.test("a token from another fresh WAYMARK_HOME is reported as a foreign key 
   const here = await open();
   const there = await open();
   try {
-    const theirs = value(await there.waymark.start({ workflowId: "wr.code_review" }));
+    const theirs = value(await there.waymark.start({ workflowId: "waymark.code_review" }));
     const details = refused(
       await here.waymark.continue({ stateToken: theirs.stateToken }),
       "TOKEN_INVALID",
@@ -465,7 +465,7 @@ Deno.test("tokens minted before a key rotation still work after it", async () =>
   const home = await tempHome();
   try {
     const before = await openWaymark({ home: home.home });
-    const s0 = value(await before.start({ workflowId: "wr.code_review" }));
+    const s0 = value(await before.start({ workflowId: "waymark.code_review" }));
     await before.close();
     await rotateKeyring(join(home.home, "keys.json"));
     const after = await openWaymark({ home: home.home });
@@ -494,7 +494,7 @@ Deno.test("over MCP stdio, a tampered token comes back as the structured error e
   const home = await tempHome();
   const client = await connect(home.home, { client: "v2" });
   try {
-    const s0 = ok(await client.call("start_workflow", { workflowId: "wr.code_review" }));
+    const s0 = ok(await client.call("start_workflow", { workflowId: "waymark.code_review" }));
     const ack = s0.ackToken as string;
     const middle = Math.floor(ack.length / 2);
     const tampered = ack.slice(0, middle) + (ack[middle] === "Q" ? "R" : "Q") +

@@ -30,7 +30,7 @@ Deno.test("main.ts runs from a URL with no local config: CLI and MCP over stdio"
     }).output();
     const stdout = new TextDecoder().decode(listed.stdout);
     assert.equal(listed.code, 0, new TextDecoder().decode(listed.stderr));
-    assert.match(stdout, /wr\.bug_investigation/);
+    assert.match(stdout, /waymark\.bug_investigation/);
 
     const client = new Client({ name: "url-run-test", version: "1.0.0" });
     await client.connect(
@@ -54,7 +54,7 @@ Deno.test("main.ts runs from a URL with no local config: CLI and MCP over stdio"
     try {
       const started = await client.callTool({
         name: "start_workflow",
-        arguments: { workflowId: "wr.code_review" },
+        arguments: { workflowId: "waymark.code_review" },
       });
       assert.equal(started.isError, undefined);
       assert.equal(

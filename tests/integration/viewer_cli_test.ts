@@ -91,7 +91,7 @@ Deno.test("waymark serve --viewer: MCP over stdio and the viewer side by side; U
     ]);
     const started = await client.callTool({
       name: "start_workflow",
-      arguments: { workflowId: "wr.code_review", goal: "Seen in the side-by-side viewer" },
+      arguments: { workflowId: "waymark.code_review", goal: "Seen in the side-by-side viewer" },
     });
     assert.equal(started.isError, undefined);
     const sessionId = (started.structuredContent as { session: { sessionId: string } }).session

@@ -126,7 +126,7 @@ Deno.test("viewer pages: list with search and filters, session with both branche
     assert.doesNotMatch(searched, new RegExp(`ses_${t.hostile.sessionId}`));
     const none = await (await t.get("/?q=no-such-thing-at-all")).text();
     assert.match(none, /No session matches/);
-    const byWorkflow = await (await t.get("/?workflow=wr.bug_investigation")).text();
+    const byWorkflow = await (await t.get("/?workflow=waymark.bug_investigation")).text();
     assert.match(byWorkflow, /No session matches/);
     const running = await (await t.get("/?status=running&age=1d")).text();
     assert.match(running, /retry logic/);
@@ -192,7 +192,7 @@ Deno.test("viewer JSON API: sessions, session, run graph and node, from which th
     assert.equal(list.hasMore, false);
     const session = await (await t.get(`/api/sessions/ses_${sessionId}`)).json();
     assert.equal(session.runs.length, 1);
-    assert.equal(session.runs[0].workflowId, "wr.code_review");
+    assert.equal(session.runs[0].workflowId, "waymark.code_review");
     assert.equal(session.runs[0].branchCount, 2);
     const graph = await (await t.get(`/api/sessions/ses_${sessionId}/runs/run_${runId}/graph`))
       .json();
@@ -357,11 +357,11 @@ Deno.test("viewer workspace filter: sessions are told apart by the workspace the
       workspace: { workspace, gitBranch: "main", gitHeadSha: null },
     });
     const alpha = await startWorkflow(waymark.deps, {
-      workflowId: "wr.code_review",
+      workflowId: "waymark.code_review",
       goal: "Alpha review",
     }, at("/work/alpha"));
     const beta = await startWorkflow(waymark.deps, {
-      workflowId: "wr.code_review",
+      workflowId: "waymark.code_review",
       goal: "Beta review",
     }, at("/work/beta"));
     assert.ok(alpha.ok && beta.ok);

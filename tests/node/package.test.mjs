@@ -117,12 +117,14 @@ test("a bundled workflow runs to completion on a libSQL file; a replay is identi
     const listed = await w.list();
     assert.ok(listed.ok, JSON.stringify(listed));
     const ids = listed.value.workflows.map((workflow) => workflow.id);
-    for (const id of ["wr.bug_investigation", "wr.code_review", "wr.feature_planning"]) {
+    for (
+      const id of ["waymark.bug_investigation", "waymark.code_review", "waymark.feature_planning"]
+    ) {
       assert.ok(ids.includes(id), `${id} listed: ${ids}`);
     }
     assert.deepEqual(listed.value.loadErrors, []);
 
-    const started = await w.start({ workflowId: "wr.code_review", goal: "review from Node" });
+    const started = await w.start({ workflowId: "waymark.code_review", goal: "review from Node" });
     assert.ok(started.ok, JSON.stringify(started));
     let current = started.value;
     assert.equal(current.isComplete, false);
@@ -199,7 +201,7 @@ test("the declarations type-check a TypeScript consumer", async (t) => {
     `import { openWaymark, type Result, type StepResponse, type Waymark } from "waymark";
 
 const w: Waymark = await openWaymark({ dbUrl: ":memory:", home: "./home" });
-const started: Result<StepResponse> = await w.start({ workflowId: "wr.code_review" });
+const started: Result<StepResponse> = await w.start({ workflowId: "waymark.code_review" });
 if (started.ok) {
   const step: string | undefined = started.value.pending?.stepId;
   const complete: boolean = started.value.isComplete;

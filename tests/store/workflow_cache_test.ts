@@ -72,7 +72,7 @@ async function fixture(dialect: string): Promise<Fixture> {
     ["project/check.json", file("team.routine-check")],
     ["user/caller.jsonc", `// comments are fine\n${caller("team.caller")}`],
     ["user/legacy.json", file("legacy_id")],
-    ["user/reserved.json", file("wr.mine")],
+    ["user/reserved.json", file("waymark.mine")],
     ["user/syntax.json", "{ not json"],
     ["user/invalid.json", JSON.stringify({ id: "team.invalid", steps: [] })],
   ];
@@ -108,7 +108,7 @@ async function assertSameAnswers(actual: WorkflowSource, expected: WorkflowSourc
     workflows: want.workflows.map(summarize),
     errors: want.errors,
   });
-  for (const id of [...want.workflows.map((w) => w.id), "team.nowhere", "wr.mine"]) {
+  for (const id of [...want.workflows.map((w) => w.id), "team.nowhere", "waymark.mine"]) {
     assert.deepStrictEqual(await actual.find!(id), await expected.find!(id), id);
   }
 }
@@ -129,7 +129,9 @@ for (const dialect of Object.keys(DIALECTS)) {
       assert.ok(await count(f.store, "workflow_outcomes") >= 12, "outcomes stored");
       await assertSameAnswers(f.cached(), f.cold()); // from the cache
       // lookups alone, in fresh processes, agree too (nothing listed first)
-      for (const id of ["team.plain", "team.dup", "team.caller", "legacy_id", "wr.code_review"]) {
+      for (
+        const id of ["team.plain", "team.dup", "team.caller", "legacy_id", "waymark.code_review"]
+      ) {
         assert.equal((await f.cached().find!(id))?.hash, (await f.cold().find!(id))?.hash, id);
       }
       const listed = await f.cached().summaries!();

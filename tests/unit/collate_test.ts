@@ -48,7 +48,13 @@ Deno.test("compareText agrees with English collation on random strings, ids and 
       assert.equal(sign(compareText(a, b)), sign(collator.compare(a, b)), `${a} | ${b}`);
     }
   }
-  const names = ["user.lib_050", "user.lib-050", "user.lib050", "User.lib_050", "wr.code_review"];
+  const names = [
+    "user.lib_050",
+    "user.lib-050",
+    "user.lib050",
+    "User.lib_050",
+    "waymark.code_review",
+  ];
   for (const a of names) {
     for (const b of names) assert.equal(sign(compareText(a, b)), sign(collator.compare(a, b)));
   }

@@ -233,7 +233,7 @@ Deno.test("over HTTP too, a top-level __proto__ in tool arguments is refused lik
     const session = init.headers.get("mcp-session-id")!;
     await init.body?.cancel();
     const called = await post(
-      '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"start_workflow","arguments":{"workflowId":"wr.code_review","__proto__":{}}}}',
+      '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"start_workflow","arguments":{"workflowId":"waymark.code_review","__proto__":{}}}}',
       session,
     );
     const text = await called.text();

@@ -15,7 +15,7 @@ import { placeOf } from "../helpers/answers.ts";
 Deno.test("a recap keeps whole entries up to the byte budget exactly, most recent first", async () => {
   const { store, deps } = await memoryDeps();
   try {
-    const started = await startWorkflow(deps, { workflowId: "wr.feature_planning" });
+    const started = await startWorkflow(deps, { workflowId: "waymark.feature_planning" });
     assert.ok(started.ok);
     let at = started.value;
     // three notes of 100, 200 and 300 bytes (multi-byte characters count in bytes)
@@ -70,7 +70,7 @@ Deno.test(`FTS syntax in a query is matched as words, and ties rank by recency t
     const ws = { workspace: "/w", gitBranch: "main", gitHeadSha: "a".repeat(40) };
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const r = await startWorkflow(deps, { workflowId: "wr.code_review", goal: "same" }, {
+      const r = await startWorkflow(deps, { workflowId: "waymark.code_review", goal: "same" }, {
         workspace: ws,
       });
       assert.ok(r.ok);

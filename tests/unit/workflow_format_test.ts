@@ -20,13 +20,13 @@ const minimal = (id: string, extra = "") =>
   ],
 }`;
 
-Deno.test("every bundled workflow loads, is namespaced under wr. and references the schema", async () => {
+Deno.test("every bundled workflow loads, is namespaced under waymark. and references the schema", async () => {
   assert.ok(BUNDLED_WORKFLOWS.length >= 3);
   const routines = routinesAmong(BUNDLED_WORKFLOWS.map((f) => parseSourceFile(f)));
   for (const file of BUNDLED_WORKFLOWS) {
     const loaded = await loadWorkflowFile(file, { routines });
     assert.ok(loaded.ok, loaded.ok ? "" : JSON.stringify(loaded.error));
-    assert.ok(loaded.workflow.id.startsWith("wr."));
+    assert.ok(loaded.workflow.id.startsWith("waymark."));
     assert.deepEqual(loaded.workflow.warnings, []);
     assert.match(file.text, /"\$schema":\s*"\.\/workflow\.schema\.json"/);
   }
@@ -69,11 +69,11 @@ Deno.test("a condition with two operators is refused at load time", () => {
   assert.equal(result.ok, false);
 });
 
-Deno.test("a non-bundled source defining wr.* is refused with a rename suggestion", async () => {
+Deno.test("a non-bundled source defining waymark.* is refused with a rename suggestion", async () => {
   const result = await loadWorkflowFile({
     source: "project",
     file: "p.json",
-    text: minimal("wr.sneaky"),
+    text: minimal("waymark.sneaky"),
   });
   assert.equal(result.ok, false);
   if (result.ok) return;

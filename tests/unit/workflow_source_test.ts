@@ -66,7 +66,7 @@ Deno.test("find compiles on demand and agrees with load on precedence, errors an
       join(user, "caller.jsonc"),
       `// comments are fine\n${caller("team.caller")}`,
     );
-    await Deno.writeTextFile(join(user, "reserved.json"), file("wr.mine"));
+    await Deno.writeTextFile(join(user, "reserved.json"), file("waymark.mine"));
     await Deno.writeTextFile(join(user, "syntax.json"), "{ not json");
     const make = () => createWorkflowSource(BUNDLED_WORKFLOWS, dirs);
 
@@ -78,8 +78,8 @@ Deno.test("find compiles on demand and agrees with load on precedence, errors an
       ["/project/dup.json", "/user/broken.json", "/user/reserved.json", "/user/syntax.json"],
     );
     await assertFindAgreesWithLoad(make);
-    assert.equal(await make().find!("wr.mine"), null, "wr.* only from bundled files");
-    assert.equal((await make().find!("wr.code_review"))?.source, "bundled");
+    assert.equal(await make().find!("waymark.mine"), null, "waymark.* only from bundled files");
+    assert.equal((await make().find!("waymark.code_review"))?.source, "bundled");
   } finally {
     await Deno.remove(root, { recursive: true });
   }
