@@ -18,3 +18,18 @@ export function placeOf(
   }
   return { runId: runLabel(claims.runId), nodeId: claims.nodeId };
 }
+
+/**
+ * An acknowledgement's answer with a `session` again, for tests that follow a run by its session
+ * (the answer itself leaves the run's facts out): the session the run's start named, at the node
+ * the answer's `stateToken` names.
+ */
+export function keepSession<T extends { stateToken: string; session?: Session }>(
+  next: T,
+  from: { session?: Session },
+): T {
+  if (next.session !== undefined || from.session === undefined) return next;
+  return { ...next, session: { ...from.session, nodeId: placeOf(next).nodeId } };
+}
+
+type Session = { sessionId: string; runId: string; nodeId: string };

@@ -228,7 +228,7 @@ Deno.test("an id already taken imports under new ids that resume, advance and fo
       ackToken: rehydrated.value.ackToken,
       output: { notesMarkdown: "carried on in the copy" },
     });
-    assert.ok(next.ok && next.value.session!.sessionId === copy);
+    assert.ok(next.ok && next.value.kind === "ok" && rehydrated.value.session!.sessionId === copy);
     const fork = await continueWorkflow(a.wm.deps, { stateToken: tip.tip.stateToken });
     assert.ok(fork.ok && fork.value.forked, "rehydrating the old tip reports the new branch");
     const sibling = await continueWorkflow(a.wm.deps, {

@@ -23,7 +23,7 @@ import {
   writeTinyWorkflow,
 } from "../helpers/maintenance.ts";
 import { connect, ok, tempHome } from "../helpers/server.ts";
-import { placeOf } from "../helpers/answers.ts";
+import { keepSession, placeOf } from "../helpers/answers.ts";
 
 const hex = (label: string) => label.replace(/^[a-z]+_/, "");
 
@@ -33,6 +33,7 @@ async function start(wm: ClockedWaymark, workflowId: string, goal: string): Prom
   return r.value;
 }
 
+/** Acknowledges `at`, keeping the session the start named on the answer. */
 async function ack(wm: ClockedWaymark, at: StepResponse, notes: string): Promise<StepResponse> {
   const r = await continueWorkflow(wm.deps, {
     stateToken: at.stateToken,
@@ -40,7 +41,7 @@ async function ack(wm: ClockedWaymark, at: StepResponse, notes: string): Promise
     output: { notesMarkdown: notes },
   });
   if (!r.ok) throw new Error(r.error.message);
-  return r.value;
+  return keepSession(r.value, at);
 }
 
 /** Snapshots stored, by workflow id. */
@@ -202,7 +203,9 @@ Deno.test({
               output: { notesMarkdown: `raced ${i}` },
             });
             racedResults.push(!r.isError);
-            if (!r.isError) raced = r.structuredContent as unknown as StepResponse;
+            if (!r.isError) {
+              raced = keepSession(r.structuredContent as unknown as StepResponse, raced);
+            }
           }
           if (live.isComplete) {
             live = ok(await client.call("start_workflow", { workflowId: "waymark.code_review" }));

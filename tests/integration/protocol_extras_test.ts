@@ -75,7 +75,7 @@ Deno.test("each workflow is a prompt that starts it and returns its first step",
     });
     const text = (got.messages[0]!.content as { text: string }).text;
     assert.match(text, /^Run the waymark workflow waymark\.code_review/);
-    assert.match(text, /When the step is done, call continue_workflow with:/);
+    assert.match(text, /Then continue_workflow with stateToken, ackToken, output\.notesMarkdown:/);
     const run = (got._meta as Json)["waymark/run"];
     assert.match(run.stateToken, /^st1_/);
     // the prompt really started a run: its tokens advance it
@@ -85,7 +85,7 @@ Deno.test("each workflow is a prompt that starts it and returns its first step",
         ackToken: run.ackToken,
       }),
     );
-    assert.equal(next.session.sessionId, run.sessionId);
+    assert.equal(placeOf(next).runId, run.runId);
     const db = createClient({ url: `file:${dbFile}` });
     try {
       const row = (await db.execute("SELECT title FROM sessions")).rows[0]!;

@@ -143,7 +143,7 @@ Deno.test("over HTTP a command runs only in a folder the client named as a root,
     assert.equal(without.kind, "ok", "the server's working directory is no client's workspace");
     assert.equal(without.verification.verdict, "unavailable");
     assert.ok(
-      without.warnings.some((w: { code: string }) => w.code === "VERIFICATION_UNAVAILABLE"),
+      (without.warnings ?? []).some((w: { code: string }) => w.code === "VERIFICATION_UNAVAILABLE"),
     );
     assert.equal(await runs(ws.workspace), 0);
     const withRoot = await first(rooted);

@@ -70,7 +70,7 @@ const CASES: Record<string, Case> = {
       runId,
       sessionId,
       workflowId: "project.plain",
-      workflowHash: done.workflow!.hash,
+      workflowHash: root.workflow!.hash,
       corrupt: false,
       status: "complete",
       observed: WS("/w"),
@@ -87,7 +87,7 @@ const CASES: Record<string, Case> = {
     );
     const pinned = (await testWorkflows()).workflows.find((w) => w.id === "project.plain")!;
     assert.deepEqual(
-      await store.getSnapshot(done.workflow!.hash),
+      await store.getSnapshot(root.workflow!.hash),
       JSON.parse(JSON.stringify(pinned.compiled)),
     );
     // A second run of the same workflow pins no second snapshot and lists first.
