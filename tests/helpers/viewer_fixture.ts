@@ -5,14 +5,14 @@
  */
 import type { Waymark } from "../../mod.ts";
 import { dbArgs, MAIN, ok, ROOT, type TestClient } from "./server.ts";
-import { placeOf } from "./answers.ts";
+import { keepSession, placeOf } from "./answers.ts";
 
 /** The fields of a step response the fixtures use. */
 export interface Step {
   stateToken: string;
   ackToken?: string;
   checkpointToken: string;
-  session: { sessionId: string; runId: string; nodeId: string };
+  session?: { sessionId: string; runId: string; nodeId: string };
   checkpoint?: { nodeId: string };
 }
 
@@ -45,24 +45,25 @@ export function overMcp(client: TestClient): Driver {
   };
 }
 
-/** Advances a step with notes (and artifacts). */
-export function advance(
+/** Advances a step with notes (and artifacts); the answer keeps the session of `at`. */
+export async function advance(
   driver: Driver,
   at: Step,
   notesMarkdown?: string,
   artifacts?: Record<string, unknown>[],
 ): Promise<Step> {
-  return driver.continue({
+  const next = await driver.continue({
     stateToken: at.stateToken,
     ackToken: at.ackToken,
     ...(notesMarkdown || artifacts ? { output: { notesMarkdown, artifacts } } : {}),
   });
+  return keepSession(next, at);
 }
 
 /** Hex ids of a session's parts (the viewer's URLs take `ses_`/`run_` forms too). */
 export function ids(step: Step): { sessionId: string; runId: string; nodeId: string } {
   return {
-    sessionId: step.session.sessionId.replace(/^ses_/, ""),
+    sessionId: step.session!.sessionId.replace(/^ses_/, ""),
     runId: placeOf(step).runId.replace(/^run_/, ""),
     nodeId: placeOf(step).nodeId,
   };

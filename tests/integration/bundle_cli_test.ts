@@ -79,7 +79,8 @@ Deno.test({
             output: { notesMarkdown: "Continued on the second machine." },
           }),
         );
-        assert.equal(advanced.session.sessionId, sid);
+        assert.equal(advanced.kind, "ok");
+        assert.equal(here.session.sessionId, sid);
         const rewound = ok(
           await clientB.call("continue_workflow", { stateToken: here.stateToken }),
         );

@@ -109,7 +109,7 @@ Deno.test("damaged projections, search rows and snapshots are found, and --repai
       `DELETE FROM edges WHERE to_id = '${review.checkpointNodeId}'`,
       `UPDATE runs SET last_node_id = NULL, status = 'complete' WHERE run_id IN ${runs}`,
       "DELETE FROM sessions WHERE title = 'Flaky upload test'",
-      `UPDATE attempts SET response = replace(response, '"isComplete":false', '"isComplete":true')
+      `UPDATE attempts SET response = replace(response, '"kind":"ok"', '"kind":"ko"')
         WHERE run_id IN ${runs} AND attempt_kind = 'ack'`,
       "INSERT INTO edges VALUES ('ffffffffffffffff', 'a', 'b', 'acked_step', 1)",
       "DELETE FROM search_tips",
