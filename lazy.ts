@@ -3,7 +3,8 @@
  * read. `waymark serve` answers its client before the engine and the store have loaded
  * (`tools/early_server.ts`), so nothing the start-up path imports may load them: the commands
  * (`cli/`), and inside them the web adapters, the commands on the store (with the maintenance
- * operations they call) and the store's optional modules, load here, on demand. A test walks the start-up path's static imports and fails on any runtime edge into
+ * operations they call) and the store's optional modules, load here, on demand; so does `waymark
+ * hook`, on its own, without the commands (a host waits on it). A test walks the start-up path's static imports and fails on any runtime edge into
  * `engine/` or `store/` (`tests/unit/early_path_test.ts`).
  *
  * From source, {@linkcode load} imports a module by a computed specifier: Deno prepares every
@@ -20,7 +21,7 @@
 export type Carried = "apart" | "inline";
 
 /** A part's name. */
-export type PartName = "cli" | "web" | "commands" | "store";
+export type PartName = "cli" | "web" | "commands" | "store" | "hook";
 
 /** A part loaded on first use. */
 export interface LazyPart {
@@ -36,6 +37,7 @@ export const LAZY_PARTS: Readonly<Record<PartName, LazyPart>> = {
   web: { within: "cli", carried: "apart" },
   commands: { within: "cli", carried: "inline" },
   store: { within: "cli", carried: "inline" },
+  hook: { within: null, carried: "apart" },
 };
 
 /** Every module loaded on first use: its path from the repository root, and its part. */
@@ -43,8 +45,10 @@ export const LAZY_MODULES = {
   cli: { path: "cli/mod.ts", part: "cli" },
   viewer: { path: "web/mod.ts", part: "web" },
   mcpHttp: { path: "web/mcp_http.ts", part: "web" },
+  auth: { path: "web/auth/mod.ts", part: "web" },
   postgres: { path: "store/postgres/mod.ts", part: "store" },
   storeCommands: { path: "cli/store_commands.ts", part: "commands" },
+  hook: { path: "cli/hook/mod.ts", part: "hook" },
 } as const satisfies Record<string, { path: string; part: PartName }>;
 
 /** A lazily loaded module's name. */

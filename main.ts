@@ -3,7 +3,8 @@
  * (`cli/commands.ts`) names, or prints its help (`cli/help.ts`). `serve` over stdio (any profile,
  * no viewer) answers its client's handshake and `tools/list` at once from the profile's published
  * face (`tools/profiles/registry.ts`) and loads the engine and the store meanwhile
- * (`tools/early_server.ts`); every other command loads the commands (`cli/mod.ts`) first. While
+ * (`tools/early_server.ts`); every other command loads what it needs: the commands (`cli/mod.ts`),
+ * or, for `waymark hook`, the hook alone (`cli/hook/mod.ts`), which a host waits on. While
  * serving stdio, stdout carries JSON-RPC only; everything else
  * goes to stderr.
  * @module
@@ -14,7 +15,7 @@ import type { WaymarkOptions, WaymarkServerOptions } from "./mod.ts";
 import { VERSION } from "./version.ts";
 import { type Environment, type Flags, parseArgsOptions, parseSettings } from "./cli/flags.ts";
 import { findCommand } from "./cli/commands.ts";
-import { helpFor, overallHelp, usageText } from "./cli/help.ts";
+import { flagMistake, helpFor, overallHelp, untakenFlags, usageText } from "./cli/help.ts";
 import { earlyServer } from "./tools/early_server.ts";
 import { PROFILES } from "./tools/profiles/registry.ts";
 import { serveMcpStdio } from "./tools/stdio.ts";
@@ -47,7 +48,11 @@ function commandLine(
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options: parseArgsOptions() });
   } catch (error) {
-    printErr(`${(error as Error).message}\n\n${overallHelp()}`);
+    const unknown = (error as { code?: string }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION"
+      ? unknownFlag(argv)
+      : null;
+    if (unknown) printErr(`${unknown}\n`);
+    else printErr(`${(error as Error).message} (\`waymark --help\` lists the flags)\n`);
     return 2;
   }
   const settings = parseSettings(parsed.values, process.env);
@@ -56,6 +61,20 @@ function commandLine(
     return 2;
   }
   return { flags: settings.flags, env: settings.env, positionals: parsed.positionals };
+}
+
+/** What to say about the first flag in `argv` that waymark does not know, if any. */
+function unknownFlag(argv: string[]): string | null {
+  const { tokens, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: parseArgsOptions(),
+    strict: false,
+    tokens: true,
+  });
+  const known = parseArgsOptions();
+  const typed = tokens.find((t) => t.kind === "option" && !Object.hasOwn(known, t.name));
+  return typed?.kind === "option" ? flagMistake(typed.rawName, positionals) : null;
 }
 
 /** The MCP server's options from the flags and the environment. */
@@ -114,12 +133,23 @@ async function main(argv: string[]): Promise<number> {
     printErr(usageText(found));
     return 2;
   }
+  const [untaken] = untakenFlags(found.command, flags);
+  if (untaken) {
+    printErr(`${flagMistake(`--${untaken}`, positionals)}\n`);
+    return 2;
+  }
   const options = waymarkOptions(flags);
   const server = serverOptions(flags, env);
   const plainStdio = flags.http === undefined && flags.viewer !== true;
   if (found.name === "serve" && plainStdio) return await serveEarly(options, server);
-  const cli = await loadCli();
-  return await found.command.run(cli, {
+  // every command that loads the commands says first when the home is no folder (the hook, which
+  // loads only itself, never fails its host)
+  const loadChecked = async () => {
+    const cli = await loadCli();
+    await cli.checkHome(options);
+    return cli;
+  };
+  return await found.command.run(loadChecked, {
     options,
     flags,
     args: found.args,
@@ -129,7 +159,7 @@ async function main(argv: string[]): Promise<number> {
       printErr(usageText(found));
       return 2;
     },
-  });
+  }).catch(async (error) => (await loadCli()).commandFailed(error, options));
 }
 
 /**

@@ -13,7 +13,6 @@
  * ```
  * @module
  */
-import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { jobsAsWorkflows, type JobSource } from "./engine/deepwork/job_catalog.ts";
@@ -46,10 +45,13 @@ import {
 import { BUNDLED_WORKFLOWS } from "./workflows/mod.ts";
 import { VERSION } from "./version.ts";
 import { redactDbUrl } from "./store/db_url.ts";
+import { homePaths } from "./store/home_paths.ts";
 import { createMcpServer, type ToolProfile } from "./tools/mod.ts";
 import { type RehearsalOptions, rehearse } from "./tools/rehearsal.ts";
 import type { ProfileName } from "./tools/profiles/registry.ts";
 import { PROFILE_TOOLS } from "./tools/profiles/tools.ts";
+import { namedSchemaFolders } from "./tools/profiles/deepwork/named_schema_folders.ts";
+import type { NamedSchemaSource } from "./engine/review/ports.ts";
 import { claudeReviewer, commandReviewer } from "./tools/profiles/deepwork/reviewer.ts";
 import { commandVerifier } from "./tools/verify_runner.ts";
 import type { WaymarkServer } from "./tools/waymark_server.ts";
@@ -168,18 +170,19 @@ export interface WaymarkPaths {
   workspace: string;
   /** Folders of DeepWork job folders, with `DEEPWORK_ADDITIONAL_JOBS_FOLDERS` last. */
   jobDirs: string[];
+  /** Folders of named schemas (`DEEPWORK_ADDITIONAL_SCHEMAS_FOLDERS`). */
+  schemaDirs: string[];
 }
 
 /** Resolves options and environment into concrete paths. */
 export function resolvePaths(options: WaymarkOptions = {}): WaymarkPaths {
   const env = (name: string) => process.env[name] || undefined;
-  const home = resolve(options.home ?? env("WAYMARK_HOME") ?? join(homedir(), ".waymark"));
-  const dbUrl = options.dbUrl ?? env("WAYMARK_DB_URL") ?? `file:${join(home, "waymark.db")}`;
+  const { home, dbUrl, keysFile } = homePaths(options);
   const workspace = resolve(options.workspace ?? process.cwd());
   return {
     home,
     dbUrl,
-    keysFile: join(home, "keys.json"),
+    keysFile,
     workflowDirs: [
       { source: "user", dir: join(home, "workflows") },
       { source: "project", dir: join(workspace, ".waymark", "workflows") },
@@ -193,6 +196,8 @@ export function resolvePaths(options: WaymarkOptions = {}): WaymarkPaths {
       ...(options.jobDirs ?? []),
       ...additionalJobFolders(env("DEEPWORK_ADDITIONAL_JOBS_FOLDERS")),
     ].map((dir) => resolve(dir)),
+    schemaDirs: additionalJobFolders(env("DEEPWORK_ADDITIONAL_SCHEMAS_FOLDERS"))
+      .map((dir) => resolve(dir)),
   };
 }
 
@@ -216,6 +221,8 @@ export interface Waymark {
   checkpoint(input: CheckpointInput): Promise<Result<StepResponse>>;
   /** DeepWork jobs (the workspace's and the configured folders'). */
   readonly jobs: JobSource;
+  /** Named schemas (the project's, `DEEPWORK_ADDITIONAL_SCHEMAS_FOLDERS`' and the bundled set). */
+  readonly schemas: NamedSchemaSource;
   /** Creates an MCP server over this waymark (one per connection). */
   mcpServer(options?: WaymarkServerOptions): ReturnType<typeof createMcpServer>;
   /**
@@ -244,6 +251,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
     jobDirs: [...(options.jobDirs ?? []), ...config.jobDirs],
   });
   const jobs = createJobSource({ dirs: paths.jobDirs });
+  const schemas = namedSchemaFolders({ dirs: paths.schemaDirs });
   const store = await opening(databaseFile(paths.dbUrl), () =>
     openStore(paths.dbUrl, {
       busyTimeoutMs: options.busyTimeoutMs,
@@ -277,6 +285,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
     continue: (input) => continueWorkflow(deps, input),
     checkpoint: (input) => checkpointWorkflow(deps, input),
     jobs,
+    schemas,
     mcpServer: (opts = {}) =>
       createMcpServer(deps, {
         version: VERSION,
@@ -285,11 +294,15 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
         onto: opts.onto,
         taskOwner: opts.taskOwner,
         commandsNeedRoots: opts.commandsNeedRoots,
-        profile: profileOf(jobs, opts),
+        profile: profileOf({ jobs, schemas }, opts),
       }),
     rehearse: (opts = {}) =>
       rehearse(
-        { deps, prepareQueries: () => store.prepareQueries(), profile: profileOf(jobs, opts) },
+        {
+          deps,
+          prepareQueries: () => store.prepareQueries(),
+          profile: profileOf({ jobs, schemas }, opts),
+        },
         {
           version: VERSION,
           protocolVersion: opts.protocolVersion,
@@ -331,9 +344,12 @@ function databaseFile(dbUrl: string): string {
 }
 
 /** The tools a server's options name, built from this waymark's jobs. */
-function profileOf(jobs: JobSource, options: WaymarkServerOptions): ToolProfile {
+function profileOf(
+  sources: { jobs: JobSource; schemas: NamedSchemaSource },
+  options: WaymarkServerOptions,
+): ToolProfile {
   return PROFILE_TOOLS[options.profile ?? "default"]({
-    jobs,
+    ...sources,
     gate: () => gateOf(options.qualityGate),
     log: options.log,
   });

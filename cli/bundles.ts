@@ -20,12 +20,13 @@ import {
   verifyBundle,
   writeBundle,
 } from "../store/maintenance/mod.ts";
-import { selectedSessions } from "./sessions.ts";
+import { selectedSessions, sessionOfId } from "./sessions.ts";
 import { type CliHost, type CliInput, type OpenedWaymark, withWaymark, writeJson } from "./host.ts";
 
 async function exportOne(host: CliHost, id: string, output: string | undefined): Promise<number> {
   return await withWaymark(host, async (waymark) => {
-    const exported = await exportSession(waymark, id);
+    const sessionId = await sessionOfId(waymark.store, id);
+    const exported = await exportSession(waymark, sessionId ? sessionLabel(sessionId) : id);
     if (!exported.ok) {
       host.stderr(`${exported.error.message}\n`);
       return 1;

@@ -8,15 +8,32 @@
  */
 import type { FlagName } from "./flags.ts";
 import type { CommandInput } from "./host.ts";
+import { load } from "../lazy.ts";
 
 /** The commands loaded on demand (`../lazy.ts`). */
 type Cli = typeof import("./mod.ts");
 
+/** Loads the commands: a command that needs them calls it, one that does not never does. */
+export type LoadCli = () => Promise<Cli>;
+
 /** A command on the store: loaded from within the commands on first use. */
 const onStore =
   (name: keyof typeof import("./store_commands.ts")) =>
-  async (cli: Cli, input: CommandInput): Promise<number> =>
-    (await cli.storeCommands())[name](input);
+  async (cli: LoadCli, input: CommandInput): Promise<number> =>
+    (await (await cli()).storeCommands())[name](input);
+
+/** The names of the commands' functions that run a command. */
+type CliCommand = {
+  [K in keyof Cli]: Cli[K] extends (input: CommandInput) => Promise<number> ? K : never;
+}[keyof Cli];
+
+/** A command of the commands (`mod.ts`), loaded first. */
+const ofCli = (name: CliCommand) => async (cli: LoadCli, input: CommandInput): Promise<number> =>
+  await ((await cli())[name] as (input: CommandInput) => Promise<number>)(input);
+
+/** `waymark hook EVENT`: loads only the hook (`hook/mod.ts`), never the commands. */
+const onHook = async (_cli: LoadCli, input: CommandInput): Promise<number> =>
+  await (await load<typeof import("./hook/mod.ts")>("hook")).hook(input);
 
 /** One command: how the help shows it, the flags it takes, and what runs it. */
 export interface Command {
@@ -24,8 +41,8 @@ export interface Command {
   readonly forms: readonly (readonly [args: string, does: string])[];
   /** The flags it takes besides the common ones (`FLAGS`' `common`). */
   readonly flags?: readonly FlagName[];
-  /** Runs it. */
-  run(cli: Cli, input: CommandInput): Promise<number>;
+  /** Runs it, loading what it needs (most commands: the commands, `cli`). */
+  run(cli: LoadCli, input: CommandInput): Promise<number>;
 }
 
 /** A command with subcommands, such as `waymark sessions list`. */
@@ -45,9 +62,22 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
       ["", "serve MCP over stdio (the default command)"],
       ["--http PORT", "serve MCP over Streamable HTTP at http://127.0.0.1:PORT/mcp"],
       ["--viewer", "... and the read-only viewer beside it (URL logged to stderr)"],
+      [
+        "--http PORT --bind ADDR --auth-resource URL ...",
+        "the team service: authenticated (docs/team_service.md)",
+      ],
     ],
     flags: [
       "http",
+      "bind",
+      "auth-resource",
+      "auth-issuer",
+      "auth-jwks-url",
+      "auth-scope",
+      "auth-jwks-timeout",
+      "personal-tokens",
+      "tls-cert",
+      "tls-key",
       "viewer",
       "viewer-port",
       "max-body-bytes",
@@ -63,46 +93,64 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
       "quality-gate-timeout",
       "quality-gate-max-attempts",
     ],
-    run: (cli, input) => cli.serve(input),
+    run: ofCli("serve"),
   },
   view: {
     forms: [["", "serve the read-only session viewer on 127.0.0.1"]],
     flags: ["port", "header-timeout", "body-timeout"],
-    run: (cli, input) => cli.view(input),
+    run: ofCli("view"),
   },
   workflows: {
     default: "list",
     subcommands: {
       list: {
         forms: [["", "list workflows from every source"]],
-        run: (cli, input) => cli.listWorkflows(input),
+        flags: json,
+        run: ofCli("listWorkflows"),
       },
       inspect: {
         forms: [["ID", "show one workflow's steps"]],
-        run: (cli, input) => cli.inspectWorkflow(input),
+        flags: json,
+        run: ofCli("inspectWorkflow"),
       },
       validate: {
         forms: [["FILE", "check a workflow file and print its workflowHash"]],
-        run: (cli, input) => cli.validateWorkflow(input),
+        run: ofCli("validateWorkflow"),
       },
       schema: {
         forms: [["", 'print the workflow files\' JSON Schema (for "$schema")']],
-        run: (cli, input) => cli.workflowSchema(input),
+        run: ofCli("workflowSchema"),
       },
     },
+  },
+  review: {
+    forms: [
+      ["", "the review tasks of .deepreview rules for what git shows as changed"],
+      ["--files FILE... | --files -", "... for these files (- reads them from stdin)"],
+    ],
+    flags: ["base-ref", "files", ...json],
+    run: ofCli("review"),
   },
   keys: {
     subcommands: {
       rotate: {
         forms: [["", "new signing key; tokens signed by the previous one stay valid"]],
-        run: (cli, input) => cli.rotateKeys(input),
+        run: ofCli("rotateKeys"),
       },
     },
   },
   setup: {
     forms: [["--client NAME", "add this waymark to an MCP client's configuration"]],
     flags: ["client", "scope", "print", "profile"],
-    run: (cli, input) => cli.setup(input),
+    run: ofCli("setup"),
+  },
+  hook: {
+    forms: [[
+      "session-start",
+      "for a host's session-start hook: the workspace's open runs and how to take them up " +
+      "(hook JSON on stdin; always exits 0)",
+    ]],
+    run: onHook,
   },
   sessions: {
     default: "list",
@@ -113,17 +161,37 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
         run: onStore("listSessions"),
       },
       show: {
-        forms: [["ID", "one session's runs, tips and latest notes"]],
+        forms: [["ID", "one session's runs, tips and latest notes (ID: ses_…, or a run's run_…)"]],
         flags: json,
         run: onStore("showSession"),
       },
       export: {
         forms: [
-          ["ID", "a session as one verified JSON bundle (default stdout)"],
+          ["ID", "a session (or a run's, by run_…) as one verified JSON bundle (default stdout)"],
           ["--all -o DIR", "one bundle per session"],
         ],
         flags: ["output", "all", "status", "older-than"],
         run: onStore("exportSessions"),
+      },
+    },
+  },
+  tokens: {
+    default: "list",
+    subcommands: {
+      create: {
+        forms: [["--name NAME", "a personal access token for serve --http, printed once"]],
+        flags: ["name", "expires", "bot", "auth-scope", ...json],
+        run: onStore("createToken"),
+      },
+      list: {
+        forms: [["", "personal access tokens (never the tokens), newest first"]],
+        flags: json,
+        run: onStore("listTokens"),
+      },
+      revoke: {
+        forms: [["ID", "refuse a personal access token from now on"]],
+        flags: json,
+        run: onStore("revokeToken"),
       },
     },
   },

@@ -14,6 +14,7 @@ import { DEFAULT_BUSY_TIMEOUT_MS, DURABILITIES } from "../store/open_options.ts"
 import { SESSION_STATUS_FILTERS as STATUS_FILTERS } from "../engine/vocabulary.ts";
 import { PROFILE_NAMES } from "../tools/profiles/registry.ts";
 import { CLIENT_NAMES, SCOPES } from "./setup/clients.ts";
+import { authUrlSchema, scopeSchema } from "../store/auth_settings.ts";
 
 const port = (name: string) =>
   z.string().regex(/^\d{1,5}$/, `${name} must be a port number from 0 to 65535`)
@@ -113,8 +114,53 @@ export const FLAGS = {
   http: {
     schema: port,
     value: "PORT",
-    help: "Streamable HTTP on 127.0.0.1:PORT instead of stdio",
+    help: "Streamable HTTP on 127.0.0.1:PORT (or --bind ADDR) instead of stdio",
   },
+  bind: {
+    schema: (name: string) =>
+      text(name).regex(/^[A-Za-z0-9.:\[\]-]{1,255}$/, `${name} must be an IP address or host name`),
+    value: "ADDR",
+    help: "with --http, the address to listen on (default 127.0.0.1); anything but loopback " +
+      "is refused unless authentication is configured (--auth-resource …)",
+  },
+  "auth-resource": {
+    schema: authUrlSchema,
+    value: "URL",
+    help: "with --http, require authentication: this server's public MCP URL " +
+      "(https://host/mcp), the audience every token must name (docs/team_service.md)",
+  },
+  "auth-issuer": {
+    schema: authUrlSchema,
+    value: "URL",
+    help: "accept bearer JWTs of this identity provider (its issuer URL)",
+  },
+  "auth-jwks-url": {
+    schema: authUrlSchema,
+    value: "URL",
+    help: "the issuer's JWKS (default: jwks_uri from the issuer's metadata)",
+  },
+  "auth-scope": {
+    schema: (name: string) => z.array(scopeSchema(name)),
+    value: "SCOPE",
+    help: "with --http, a scope every token must carry (repeatable); with `tokens create`, a " +
+      "scope the token grants (default: config.json's auth.scopes)",
+  },
+  "auth-jwks-timeout": {
+    schema: milliseconds(60_000),
+    value: "MS",
+    help: "how long fetching the issuer's keys may take before a call is refused (default 3000)",
+  },
+  "personal-tokens": {
+    schema: toggle,
+    help: "with --http, accept personal access tokens made by `waymark tokens create`",
+  },
+  "tls-cert": {
+    schema: text,
+    value: "FILE",
+    help: "with --http and --tls-key, serve HTTPS with this certificate chain (PEM); usually a " +
+      "proxy in front terminates TLS instead (docs/team_service.md)",
+  },
+  "tls-key": { schema: text, value: "FILE", help: "the private key (PEM) of --tls-cert" },
   viewer: {
     schema: toggle,
     help: "the read-only viewer beside the server (its URL logged to stderr)",
@@ -221,6 +267,21 @@ export const FLAGS = {
     value: "AGE",
     help: "idle longer than AGE: 45m, 12h, 30d, 2w",
   },
+  name: {
+    schema: (name: string) =>
+      text(name).regex(
+        /^[A-Za-z0-9][A-Za-z0-9._@ -]{0,63}$/,
+        `${name} must be 1 to 64 letters, digits, spaces or ._@- (starting with a letter or digit)`,
+      ),
+    value: "NAME",
+    help: "who a personal access token stands for (shown as its principal)",
+  },
+  expires: {
+    schema: durationSchema,
+    value: "AGE",
+    help: "the token expires after AGE: 12h, 30d, 2w (default: never)",
+  },
+  bot: { schema: toggle, help: "the token stands for a bot (CI, a cloud agent), not a person" },
   "dry-run": { schema: toggle, help: "say what would be removed; remove nothing" },
   "keep-running": { schema: toggle, help: "keep sessions with a run still running" },
   vacuum: {
@@ -233,6 +294,17 @@ export const FLAGS = {
       "file modes), then check again",
   },
   json: { schema: toggle, help: "JSON on stdout instead of lines" },
+  "base-ref": {
+    schema: text,
+    value: "REF",
+    help: "review what changed since the merge-base with REF (default main, else master)",
+  },
+  files: {
+    schema: texts,
+    value: "FILE",
+    help: "review these files instead of what git shows as changed (repeatable; - reads a " +
+      "list from stdin)",
+  },
   help: {
     schema: toggle,
     short: "h",
@@ -268,6 +340,7 @@ export const environmentSchema = z.object({
   WAYMARK_ENABLE_START_SESSION: yesNo("WAYMARK_ENABLE_START_SESSION").optional(),
   WAYMARK_PROFILE: oneOf(PROFILE_NAMES)("WAYMARK_PROFILE").optional(),
   DEEPWORK_ADDITIONAL_JOBS_FOLDERS: z.string().optional(),
+  DEEPWORK_ADDITIONAL_SCHEMAS_FOLDERS: z.string().optional(),
 });
 
 /** Validated flags. */

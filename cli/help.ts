@@ -126,3 +126,59 @@ export function usageText(found: Exclude<Found, { kind: "unknown" }>): string {
   );
   return `usage: ${forms.join("\n       ")}\n(waymark ${found.name} --help says more)\n`;
 }
+
+/** The edit distance between two words (insertions, deletions, substitutions). */
+function distance(a: string, b: string): number {
+  let above = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const here = [i];
+    for (let j = 1; j <= b.length; j++) {
+      here[j] = Math.min(
+        above[j]! + 1,
+        here[j - 1]! + 1,
+        above[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    above = here;
+  }
+  return above[b.length]!;
+}
+
+/** The flag of `known` nearest to `typed`, when it is near enough to be a slip of the keys. */
+function nearest(typed: string, known: readonly string[]): string | null {
+  let best: { flag: string; d: number } | null = null;
+  for (const flag of known) {
+    const d = distance(typed, flag);
+    if (d > 0 && (!best || d < best.d)) best = { flag, d };
+  }
+  return best && best.d <= Math.max(2, Math.floor(typed.length / 3)) ? best.flag : null;
+}
+
+/**
+ * What the command line says about a flag that `positionals`' command does not take: one waymark
+ * does not know (`--viewr`), or one of another command's. Names the command, the nearest of its
+ * own flags (`did you mean --viewer?`) and where its flags are listed.
+ */
+export function flagMistake(typed: string, positionals: readonly string[]): string {
+  const found = findCommand(positionals);
+  const command = found.kind === "command" ? found : null;
+  const name = typed.replace(/^-+/, "").split("=")[0]!;
+  const known: string[] = command ? [...COMMON, ...(command.command.flags ?? [])] : [
+    ...Object.keys(FLAGS),
+  ];
+  const which = command ? `waymark ${command.name}` : "waymark";
+  const head = Object.hasOwn(FLAGS, name) && command
+    ? `\`${which}\` does not take --${name}`
+    : `unknown flag ${typed.split("=")[0]}${command ? ` for \`${which}\`` : ""}`;
+  // a one-letter flag is no misspelt word
+  const guess = /^-[^-]/.test(typed) ? null : nearest(name, known);
+  return `${head}${
+    guess ? `; did you mean --${guess}?` : ""
+  } (\`${which} --help\` lists its flags)`;
+}
+
+/** The flags set in `flags` that `command` takes neither as its own nor as a common one. */
+export function untakenFlags(command: Command, flags: Record<string, unknown>): string[] {
+  const takes = new Set<string>([...COMMON, ...(command.flags ?? [])]);
+  return Object.keys(flags).filter((f) => flags[f] !== undefined && !takes.has(f));
+}

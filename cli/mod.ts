@@ -5,14 +5,19 @@
  * {@linkcode openServe}.
  * @module
  */
-import { resolvePaths } from "../mod.ts";
+import { fileOfOpenFailure, resolvePaths, type WaymarkOptions } from "../mod.ts";
 import { rotateKeyring } from "../store/mod.ts";
+import { homeProblem } from "../store/private_files.ts";
+import { redactDbUrl } from "../store/db_url.ts";
+import { databaseFile } from "../store/libsql/maintenance.ts";
+import { commandFailure } from "./startup_failure.ts";
 import { load } from "../lazy.ts";
 import type { CommandInput } from "./host.ts";
 import { processHost, setup as setupClient } from "./setup/mod.ts";
-import { printOut } from "./terminal.ts";
+import { printErr, printOut } from "./terminal.ts";
 
 export { type OpenedServe, openServe, serve, view } from "./serve.ts";
+export { review } from "./review.ts";
 export { inspectWorkflow, listWorkflows, validateWorkflow, workflowSchema } from "./workflows.ts";
 
 /**
@@ -39,4 +44,36 @@ export async function setup(input: CommandInput): Promise<number> {
  */
 export function storeCommands(): Promise<typeof import("./store_commands.ts")> {
   return load("storeCommands");
+}
+
+/**
+ * Reports a command's failure to open or use its store as `serve` reports it to its client (what
+ * is damaged or wrong, `waymark doctor`, the latest backup, moving the file aside), exit 1;
+ * anything else is thrown on as it is.
+ */
+export function commandFailed(error: unknown, options: WaymarkOptions): number {
+  if (error instanceof HomeRefused) {
+    printErr(`[waymark] ${error.message}\n`);
+    return 1;
+  }
+  const { dbUrl } = resolvePaths(options);
+  const said = commandFailure(error, {
+    openedFile: fileOfOpenFailure(error),
+    dbFile: databaseFile(dbUrl) ?? redactDbUrl(dbUrl),
+  });
+  if (said === null) throw error;
+  printErr(`[waymark] ${said}\n`);
+  return 1;
+}
+
+/** Thrown by {@linkcode checkHome}: the home is there but is no folder. */
+class HomeRefused extends Error {}
+
+/**
+ * Refuses a home that is there but is no folder (a file, a link to nothing) before a command
+ * uses it, in the words `serve` uses; a folder, or nothing there yet, passes.
+ */
+export async function checkHome(options: WaymarkOptions): Promise<void> {
+  const problem = await homeProblem(resolvePaths(options).home);
+  if (problem) throw new HomeRefused(`waymark cannot use its home: ${problem}.`);
 }

@@ -8,12 +8,19 @@ import process from "node:process";
 import {
   fileOfOpenFailure,
   openWaymark,
+  resolvePaths,
   serveMcpStdio,
   VERSION,
   type WaymarkOptions,
   type WaymarkServerOptions,
 } from "../mod.ts";
 import { redactDbUrl } from "../store/db_url.ts";
+import {
+  type AuthSettings,
+  loadConfig,
+  resolveAuthSettings,
+  sqlPersonalTokens,
+} from "../store/mod.ts";
 import type { WaymarkServer } from "../tools/waymark_server.ts";
 import type { GateFailure } from "../tools/message_gate.ts";
 import { earlyServer } from "../tools/early_server.ts";
@@ -97,15 +104,7 @@ export async function serveFailure(failure: GateFailure): Promise<number> {
 /** `waymark serve` when it starts with everything loaded: over HTTP, or with the viewer. */
 export async function serve(input: CommandInput): Promise<number> {
   const { options, flags, server } = input;
-  if (flags.http !== undefined) {
-    return await serveHttp(options, {
-      port: flags.http,
-      server,
-      maxBodyBytes: flags["max-body-bytes"],
-      maxSessions: flags["max-sessions"],
-      deadlines: deadlinesOf(flags),
-    });
-  }
+  if (flags.http !== undefined) return await serveHttp(options, input);
   return await serveStdio(options, {
     server,
     viewer: flags.viewer === true,
@@ -191,34 +190,110 @@ export async function view(input: CommandInput): Promise<number> {
   return 0;
 }
 
-async function serveHttp(
+/** The authentication `serve --http` enforces: config.json's `auth` section under the flags. */
+async function authSettingsOf(
   options: WaymarkOptions,
-  flags: {
-    port: number;
-    server: WaymarkServerOptions;
-    maxBodyBytes?: number;
-    maxSessions?: number;
-    deadlines: Partial<Deadlines>;
-  },
-): Promise<number> {
+  flags: Flags,
+): Promise<{ ok: true; settings: AuthSettings | null } | { ok: false; message: string }> {
+  const { auth } = await loadConfig(resolvePaths(options).home);
+  return resolveAuthSettings(auth, {
+    resource: flags["auth-resource"],
+    issuer: flags["auth-issuer"],
+    jwksUrl: flags["auth-jwks-url"],
+    scopes: flags["auth-scope"],
+    jwksTimeoutMs: flags["auth-jwks-timeout"],
+    personalTokens: flags["personal-tokens"],
+  });
+}
+
+async function serveHttp(options: WaymarkOptions, input: CommandInput): Promise<number> {
+  const { flags } = input;
+  const auth = await authSettingsOf(options, flags);
+  if (!auth.ok) {
+    log(`fatal: ${auth.message}`);
+    return 2;
+  }
+  const { settings } = auth;
+  const { createAuthGate, isLoopback } = await load<typeof import("../web/auth/mod.ts")>("auth");
+  const hostname = flags.bind ?? "127.0.0.1";
+  if (!isLoopback(hostname) && !settings) {
+    log(
+      `fatal: refusing to listen on ${hostname} without authentication: anyone who can reach ` +
+        "it could read and write every session. Configure it (--auth-resource URL with " +
+        "--auth-issuer URL and/or --personal-tokens; docs/team_service.md), or bind 127.0.0.1.",
+    );
+    return 2;
+  }
+  const tls = await tlsOf(flags);
+  if (typeof tls === "string") {
+    log(`fatal: ${tls}`);
+    return 2;
+  }
   const waymark = await openWaymark(options);
   log(`database ${redactDbUrl(waymark.paths.dbUrl)}`);
+  const gate = settings
+    ? createAuthGate({
+      settings,
+      personalTokens: settings.personalTokens
+        ? sqlPersonalTokens(waymark.store.db, waymark.deps)
+        : undefined,
+      log,
+    })
+    : undefined;
   // Loaded on demand: it serves with Deno.serve, and plain stdio serving never needs it.
   const { serveMcpHttp } = await load<typeof import("../web/mcp_http.ts")>("mcpHttp");
+  let hosts: string[] = [];
+  const viewer = flags.viewer ? await viewerBeside(waymark, () => hosts) : undefined;
   const handle = await serveMcpHttp(
-    (taskOwner) => waymark.mcpServer({ ...flags.server, taskOwner, commandsNeedRoots: true }),
+    (taskOwner) => waymark.mcpServer({ ...input.server, taskOwner, commandsNeedRoots: true }),
     {
-      port: flags.port,
+      port: flags.http!,
+      hostname,
+      tls,
       log,
-      maxBodyBytes: flags.maxBodyBytes,
-      maxSessions: flags.maxSessions,
-      deadlines: flags.deadlines,
+      maxBodyBytes: flags["max-body-bytes"],
+      maxSessions: flags["max-sessions"],
+      deadlines: deadlinesOf(flags),
+      auth: gate,
+      fallback: viewer?.app.fetch,
     },
   );
+  const { allowedHostsFor } = await load<typeof import("../web/mod.ts")>("viewer");
+  hosts = [...allowedHostsFor(handle.port), ...(gate ? [gate.publicHost] : [])];
+  if (viewer) log(`viewer: the same address, at / (behind the same authentication)`);
   const stop = () => void handle.close();
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
   await handle.finished;
+  viewer?.close();
   await waymark.close();
   return 0;
+}
+
+/** The certificate and key of `--tls-cert`/`--tls-key` (both or neither), or what is wrong. */
+async function tlsOf(flags: Flags): Promise<{ cert: string; key: string } | undefined | string> {
+  const certFile = flags["tls-cert"];
+  const keyFile = flags["tls-key"];
+  if (certFile === undefined && keyFile === undefined) return undefined;
+  if (certFile === undefined || keyFile === undefined) {
+    return "--tls-cert FILE and --tls-key FILE go together (a certificate chain and its key, PEM)";
+  }
+  const read = (file: string, flag: string) =>
+    Deno.readTextFile(file).catch((error) => {
+      throw `${flag} ${file}: ${(error as Error).message}`;
+    });
+  try {
+    return { cert: await read(certFile, "--tls-cert"), key: await read(keyFile, "--tls-key") };
+  } catch (why) {
+    return String(why);
+  }
+}
+
+/** The viewer served by the HTTP service's own listener, behind its guards. */
+async function viewerBeside(
+  waymark: Awaited<ReturnType<typeof openWaymark>>,
+  hosts: () => readonly string[],
+): Promise<import("../web/mod.ts").Viewer> {
+  const { createViewerApp } = await load<typeof import("../web/mod.ts")>("viewer");
+  return createViewerApp({ db: waymark.store.db, allowedHosts: hosts, log });
 }

@@ -5,7 +5,13 @@
  * @module
  */
 import { resolve } from "node:path";
-import { parseSessionLabel, runLabel, sessionLabel } from "../engine/ids.ts";
+import {
+  parseRunLabel,
+  parseSessionLabel,
+  RUN_PREFIX,
+  runLabel,
+  sessionLabel,
+} from "../engine/ids.ts";
 import {
   getSession,
   getSessionNotes,
@@ -66,12 +72,26 @@ export async function listCommand(host: CliHost, input: CliInput): Promise<numbe
   });
 }
 
-/** `waymark sessions show ID`. */
+/**
+ * The stored id of the session `id` names: a session (`ses_…`, or its hex), or a run (`run_…`,
+ * the id the DeepWork profile hands agents as `session_id`), whose session it is; `null` when it
+ * names neither.
+ */
+export async function sessionOfId(
+  store: Pick<OpenedWaymark["store"], "getRun">,
+  id: string,
+): Promise<string | null> {
+  if (!id.startsWith(RUN_PREFIX)) return parseSessionLabel(id);
+  const runId = parseRunLabel(id);
+  return runId ? (await store.getRun(runId))?.sessionId ?? null : null;
+}
+
+/** `waymark sessions show ID` (a session's id, or one of its runs'). */
 export async function showCommand(host: CliHost, input: CliInput): Promise<number> {
   const [id] = input.args;
   if (!id) return input.usage();
-  const sessionId = parseSessionLabel(id);
   return await withWaymark(host, async ({ store }) => {
+    const sessionId = await sessionOfId(store, id);
     const detail = sessionId ? await getSession(store.db, sessionId) : null;
     const port = sessionId ? await store.getSession(sessionId) : null;
     if (!detail || !port || !sessionId) {

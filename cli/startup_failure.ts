@@ -15,7 +15,7 @@ import {
   StorageUnavailableError,
   type WaymarkError,
 } from "../engine/result.ts";
-import { storageError } from "../store/storage_errors.ts";
+import { damagedFileRemedy, storageError } from "../store/storage_errors.ts";
 import type { GateFailure } from "../tools/message_gate.ts";
 
 /**
@@ -36,18 +36,24 @@ const ERRNO_ADVICE: Record<string, string> = {
   EPERM: "waymark may not read or write it: fix its permissions",
 };
 
-/** The waymark error for a failure to open `file` (`undefined`: not known which file). */
-export function startupError(error: unknown, file: string | undefined): StartupError {
+/**
+ * The waymark error for a failure to open `file` (`undefined`: not known which file); `restart`
+ * says how to try again once it is fixed (by default, starting the server again).
+ */
+export function startupError(
+  error: unknown,
+  file: string | undefined,
+  restart = "then start the server again",
+): StartupError {
   const where = file ?? "its data folder";
   const reason = error instanceof Error ? error.message : String(error);
   const details = { file: where, reason };
   const classified = storageError(error, { location: where });
-  const restart = "then start the server again";
   if (classified instanceof StorageCorruptionError) {
     return {
       code: "STORAGE_CORRUPTION_DETECTED",
-      message: `${classified.message}. Run \`waymark doctor\` to see what is damaged; restore ` +
-        `${where} from a backup or move it aside (waymark then starts empty), ${restart}.`,
+      message: `${classified.message}. Run \`waymark doctor\` to see what is damaged; ` +
+        `${damagedFileRemedy(where)}, ${restart}.`,
       retry: { kind: "not_retryable" },
       details,
     };
@@ -56,7 +62,7 @@ export function startupError(error: unknown, file: string | undefined): StartupE
     return {
       code: "STORAGE_BUSY",
       message:
-        `The database ${where} stayed locked by another process while waymark started; ${restart}.`,
+        `The database ${where} stayed locked by another process past the busy timeout; ${restart}.`,
       retry: { kind: "retryable_after_ms", afterMs: 1_000 },
       details,
     };
@@ -95,4 +101,21 @@ export function startupFailure(error: unknown, file: string | undefined): GateFa
     message: `waymark could not start, so this server exits after answering: ${data.message}`,
     data,
   };
+}
+
+/**
+ * What a command other than stdio `serve` says when it could not use its store: the words `serve`
+ * answers its client with, or `null` for a failure that is no storage fault and opened no file
+ * (which the command line reports as it is). `dbFile` is the database, for a fault met after it
+ * opened.
+ */
+export function commandFailure(
+  error: unknown,
+  at: { openedFile: string | undefined; dbFile: string },
+): string | null {
+  const classified = storageError(error, { location: at.dbFile });
+  const storage = classified instanceof StorageCorruptionError ||
+    classified instanceof StorageBusyError || classified instanceof StorageUnavailableError;
+  if (!storage && at.openedFile === undefined) return null;
+  return startupError(error, at.openedFile ?? at.dbFile, "then run the command again").message;
 }

@@ -1,5 +1,5 @@
 /**
- * The commands on the store (`sessions`, `import`, `gc`, `doctor`, `backup`), each run with the
+ * The commands on the store (`sessions`, `tokens`, `import`, `gc`, `doctor`, `backup`), each run with the
  * host of this process (paths, openers, the output streams, the clock). Loaded on first use
  * from the commands (`mod.ts`, through `../lazy.ts`), with the maintenance operations they call.
  * @module
@@ -13,6 +13,7 @@ import { doctorCommand } from "./doctor.ts";
 import { gcCommand } from "./gc.ts";
 import type { CliHost, CommandInput, StoreCommand } from "./host.ts";
 import { listCommand, showCommand } from "./sessions.ts";
+import * as tokens from "./tokens.ts";
 import { printErr, printOut } from "./terminal.ts";
 
 /** What the commands on the store get: paths, openers and the output streams. */
@@ -57,3 +58,9 @@ export const gc: (input: CommandInput) => Promise<number> = onStore(gcCommand);
 export const doctor: (input: CommandInput) => Promise<number> = onStore(doctorCommand);
 /** `waymark backup FILE`. */
 export const backup: (input: CommandInput) => Promise<number> = onStore(backupCommand);
+/** `waymark tokens create --name N`. */
+export const createToken: (input: CommandInput) => Promise<number> = onStore(tokens.createCommand);
+/** `waymark tokens list`. */
+export const listTokens: (input: CommandInput) => Promise<number> = onStore(tokens.listCommand);
+/** `waymark tokens revoke ID`. */
+export const revokeToken: (input: CommandInput) => Promise<number> = onStore(tokens.revokeCommand);

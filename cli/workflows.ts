@@ -12,8 +12,14 @@ import { ROUTINES_SUBDIR } from "../store/workflow_files/states.ts";
 import { planVerification } from "../engine/verification.ts";
 import { describeCommand } from "../engine/workflow/verify_block.ts";
 import { renderInspect, renderList } from "../engine/text.ts";
-import { loadWorkflowFile, parseSourceFile } from "../engine/workflow/catalog.ts";
-import { isRoutineId } from "../engine/workflow/compile.ts";
+import {
+  compileParsed,
+  type LoadedWorkflow,
+  loadWorkflowFile,
+  type ParsedSource,
+  parseSourceFile,
+  routinesAmong,
+} from "../engine/workflow/catalog.ts";
 import { allSteps, stepCount } from "../engine/workflow/interpreter.ts";
 import { workflowJsonSchema } from "../engine/workflow/json_schema.ts";
 import { formatLoadError, parseWorkflowText } from "../engine/workflow/parse.ts";
@@ -22,21 +28,24 @@ import { unfillablePlaceholders } from "../engine/workflow/placeholder_check.ts"
 import type { WorkflowFile } from "../engine/workflow/schema.ts";
 import type { Warning } from "../engine/workflow/catalog.ts";
 import type { CompiledWorkflow } from "../engine/workflow/compiled.ts";
-import { delegatedIds } from "../engine/use_cases/delegations.ts";
+import {
+  delegatedIds,
+  type Delegates,
+  fanOutMessage,
+  tooWide,
+} from "../engine/use_cases/delegations.ts";
 import { BUNDLED_WORKFLOWS } from "../workflows/mod.ts";
 import type { CommandInput } from "./host.ts";
 import { printErr, printOut } from "./terminal.ts";
 
 /**
- * Routines a file being validated may call: the bundled ones, and those in its own folder and in
- * a `routines/` folder beside it (files that fail to load are simply not offered); and the ids
- * of every workflow there, which its parallel steps may delegate to.
+ * What a file being validated sees beside it: the routines it may call (the bundled ones, and
+ * those in its own folder and in a `routines/` folder beside it; files that fail to load are
+ * simply not offered), and every workflow there, which its parallel steps may delegate to.
  */
-async function nearbyRoutines(
+async function nearbyFiles(
   file: string,
-): Promise<{ routines: Map<string, WorkflowFile>; ids: Set<string> }> {
-  const routines = new Map<string, WorkflowFile>();
-  const ids = new Set<string>();
+): Promise<{ routines: Map<string, WorkflowFile>; parsed: ParsedSource[] }> {
   const candidates = [...BUNDLED_WORKFLOWS];
   for (const dir of [dirname(file), join(dirname(file), ROUTINES_SUBDIR)]) {
     let names: string[] = [];
@@ -51,18 +60,30 @@ async function nearbyRoutines(
       candidates.push({ source: "extra", file: path, text: await readFile(path, "utf8") });
     }
   }
-  for (const candidate of candidates) {
-    const parsed = parseSourceFile(candidate);
-    if (parsed.ok) ids.add(parsed.file.id);
-    if (parsed.ok && isRoutineId(parsed.file.id) && !routines.has(parsed.file.id)) {
-      routines.set(parsed.file.id, parsed.file);
-    }
+  const parsed = candidates.map((c) => parseSourceFile(c));
+  return { routines: routinesAmong(parsed), parsed };
+}
+
+/**
+ * The workflows the file's parallel steps may delegate to, found beside it, in the bundled
+ * library, or the file itself (first found wins, as a library lists it).
+ */
+async function nearbyDelegates(
+  workflow: LoadedWorkflow,
+  nearby: { routines: Map<string, WorkflowFile>; parsed: ParsedSource[] },
+): Promise<Delegates> {
+  const out = new Map<string, LoadedWorkflow>([[workflow.id, workflow]]);
+  if (delegatedIds(workflow.compiled).size === 0) return out;
+  for (const p of nearby.parsed) {
+    if (!p.ok || out.has(p.file.id)) continue;
+    const loaded = await compileParsed(p, nearby.routines);
+    if (loaded.ok) out.set(loaded.workflow.id, loaded.workflow);
   }
-  return { routines, ids };
+  return out;
 }
 
 /** A warning for each delegation to a workflow neither bundled nor beside the file. */
-function unknownDelegates(compiled: CompiledWorkflow, known: Set<string>): Warning[] {
+function unknownDelegates(compiled: CompiledWorkflow, known: Delegates): Warning[] {
   return [...delegatedIds(compiled)].filter((id) => !known.has(id)).map((id) => ({
     code: "DELEGATION_UNAVAILABLE",
     message:
@@ -79,7 +100,7 @@ async function validateFile(file: string, options: WaymarkOptions): Promise<numb
   const text = await readFile(file, "utf8");
   const shipped = BUNDLED_WORKFLOWS.some((b) => b.text === text);
   const checked = shipped ? parseWorkflowText(text, file) : null;
-  const nearby = await nearbyRoutines(file);
+  const nearby = await nearbyFiles(file);
   const loaded = checked && !checked.ok ? checked : await loadWorkflowFile(
     { source: shipped ? "bundled" : "extra", file, text },
     { routines: nearby.routines },
@@ -89,13 +110,19 @@ async function validateFile(file: string, options: WaymarkOptions): Promise<numb
     return 1;
   }
   const { workflow } = loaded;
+  const delegates = await nearbyDelegates(workflow, nearby);
+  const wide = tooWide(workflow.compiled, delegates);
+  if (wide) {
+    printErr(`${file}: ${fanOutMessage(workflow.id, wide)}\n`);
+    return 1;
+  }
   printOut(
     `${file}: ok (${workflow.id}, ${stepCount(workflow.compiled)} steps, ${workflow.hash})\n`,
   );
   const checks = [
     ...unfillablePlaceholders(workflow.compiled),
     ...backtrackingPatterns(workflow.compiled),
-    ...unknownDelegates(workflow.compiled, nearby.ids),
+    ...unknownDelegates(workflow.compiled, delegates),
   ];
   for (const w of [...workflow.warnings, ...checks]) {
     printOut(`warning [${w.code}]: ${w.message}\n`);
@@ -128,10 +155,27 @@ async function commandLines(compiled: CompiledWorkflow, options: WaymarkOptions)
   } allows them (docs/verification.md); otherwise the agent runs them\n${lines.join("")}`;
 }
 
-/** `waymark workflows validate FILE`. */
+/** `waymark workflows validate FILE`: a file that cannot be read is said so, with what to do. */
 export async function validateWorkflow(input: CommandInput): Promise<number> {
   const [file] = input.args;
-  return file ? await validateFile(file, input.options) : input.usage();
+  if (!file) return input.usage();
+  const unreadable = await readFile(file, "utf8").then(() => null, (error) => error as Error);
+  if (unreadable) {
+    const code = (unreadable as { code?: string }).code;
+    const why = code === "ENOENT"
+      ? "no such file (check the path)"
+      : code === "EISDIR"
+      ? "it is a folder; name one workflow file in it"
+      : unreadable.message;
+    printErr(`${file}: cannot read it: ${why}\n`);
+    return 1;
+  }
+  return await validateFile(file, input.options);
+}
+
+/** A value as the JSON `--json` prints: indented, one newline after. */
+function json(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
 }
 
 /** `waymark workflows schema`. */
@@ -146,7 +190,7 @@ export async function listWorkflows(input: CommandInput): Promise<number> {
   try {
     const result = await waymark.list();
     if (!result.ok) throw new Error(result.error.message);
-    printOut(`${renderList(result.value)}\n`);
+    printOut(input.flags.json ? json(result.value) : `${renderList(result.value)}\n`);
     return 0;
   } finally {
     await waymark.close();
@@ -164,7 +208,7 @@ export async function inspectWorkflow(input: CommandInput): Promise<number> {
       printErr(`${result.error.message}\n`);
       return 1;
     }
-    printOut(`${renderInspect(result.value)}\n`);
+    printOut(input.flags.json ? json(result.value) : `${renderInspect(result.value)}\n`);
     return 0;
   } finally {
     await waymark.close();

@@ -8,6 +8,7 @@ import type { RunState } from "./workflow/interpreter.ts";
 import type { Preferences } from "./preferences.ts";
 import type { WorkspaceObservation } from "./workspace.ts";
 import type { Evidence } from "./evidence.ts";
+import type { Principal } from "./principal.ts";
 import type {
   AdvanceOutcome,
   Capability,
@@ -190,7 +191,27 @@ export type DomainEvent =
     attemptId: string;
   } & Evidence)
   | StackEvent
-  | DelegationEvent;
+  | DelegationEvent
+  | ReviewPassedEvent;
+
+/**
+ * A review found nothing left to fix (`mark_review_as_passed`), recorded in its workspace's
+ * reviews session: while its files keep these contents, the review is not handed out again.
+ */
+export interface ReviewPassedEvent {
+  kind: "review_passed";
+  sessionId: string;
+  /** The review's id (`plan.ts`: the rule, its file, the files and their contents). */
+  reviewId: string;
+  /** The rule's name. */
+  rule: string;
+  /** The file that states the rule (a project path, or `bundled:<name>`). */
+  definedIn: string;
+  /** The files reviewed, with the SHA-256 of the content that passed. */
+  files: { path: string; sha256: string }[];
+  /** Who passed it, when the call was authenticated; absent otherwise. */
+  principal?: Principal;
+}
 
 /** What a settled child run left for its parent's synthesis step, bounded. */
 export interface DelegationDigest {

@@ -40,6 +40,11 @@ export const LIMITS = {
   delegationDigestBytes: 8 * 1024,
   /** Parallel steps nested inside child runs opened at once (a child whose first step delegates). */
   delegationDepth: 3,
+  /**
+   * Runs one call may open at a parallel step, nested children included (a child whose first
+   * step delegates opens its own at once): a wider fan-out is refused before anything is written.
+   */
+  runsOpenedAtOnce: 64,
   /** File paths named in one DeepWork `finished_step`. */
   outputFiles: 1000,
   /**
@@ -47,6 +52,12 @@ export const LIMITS = {
    * is recorded by size and modification time instead (the answer lists it).
    */
   hashedBytes: 512 * 1024 * 1024,
+  /** Reference files inlined into one review task; the rest are named as left out. */
+  referenceFiles: 20,
+  /** Bytes of reference files inlined into one review task; a file past it is cut, with a marker. */
+  referenceBytes: 256 * 1024,
+  /** Bytes of one file read to check it against a named schema's JSON Schema. */
+  schemaCheckBytes: 1024 * 1024,
 } as const;
 
 const encoder = new TextEncoder();

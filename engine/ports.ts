@@ -13,7 +13,12 @@ import type { RunState } from "./workflow/interpreter.ts";
 import type { Preferences } from "./preferences.ts";
 import type { WorkspaceObservation } from "./workspace.ts";
 import type { Evidence } from "./evidence.ts";
-import type { VerificationPolicy, VerificationRequest, VerificationRun } from "./verification.ts";
+import type {
+  VerificationPolicy,
+  VerificationRequest,
+  VerificationRun,
+  VerificationWait,
+} from "./verification.ts";
 import type {
   AttemptKind,
   AttemptOutcome,
@@ -420,6 +425,8 @@ export interface StoreReader {
   listRuns(options: { limit: number; offset: number }): Promise<RunListing[]>;
   /** A number that grows whenever anything is appended (by any process); cheap to read. */
   changeCounter(): Promise<number>;
+  /** The ids among `reviewIds` that have a pass recorded, in any session. */
+  getPassedReviews(reviewIds: readonly string[]): Promise<Set<string>>;
 }
 
 /** Read and append access inside one write transaction. */
@@ -463,8 +470,14 @@ export interface WorkflowSource {
 export interface VerificationRunner {
   /** The user's policy (from their config). */
   readonly policy: VerificationPolicy;
-  /** Runs one command; never throws (a failure to start is `error`). */
-  run(request: VerificationRequest): Promise<VerificationRun>;
+  /**
+   * Runs one command; never throws (a failure to start is `error`). A runner that runs only so
+   * many at once tells `onWaiting` when this one has to wait for a turn.
+   */
+  run(
+    request: VerificationRequest,
+    options?: { onWaiting?: (wait: VerificationWait) => void },
+  ): Promise<VerificationRun>;
 }
 
 /** Everything a use-case may touch. */

@@ -35,6 +35,9 @@ export const ERROR_CODES = [
   "STEP_NOT_FOUND",
   "STORAGE_UNREACHABLE",
   "INVARIANT_VIOLATION",
+  "DELEGATION_LIMIT_EXCEEDED",
+  "REVIEW_NOT_FOUND",
+  "CHANGES_UNAVAILABLE",
 ] as const;
 /** An error code. */
 export type ErrorCode = typeof ERROR_CODES[number];

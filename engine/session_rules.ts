@@ -31,6 +31,7 @@ import {
 } from "./vocabulary.ts";
 import type { CompiledWorkflow } from "./workflow/compiled.ts";
 import { positionProblem, stepIds } from "./workflow/positions.ts";
+import { REVIEW_ID } from "./review/plan.ts";
 
 /** One event as logged (a bundle's, or a log row's): its position, kind, time and payload. */
 export interface RuleEvent {
@@ -171,6 +172,14 @@ const PAYLOADS: Record<typeof EVENT_KINDS[number], z.ZodType> = {
     command: z.array(z.string()).min(1),
     exitCode: z.number().int().nullable(),
   }),
+  review_passed: z.looseObject({
+    ...inSession,
+    reviewId: z.string().regex(REVIEW_ID, "is not a review id"),
+    rule: z.string().min(1),
+    definedIn: z.string().min(1),
+    files: z.array(z.looseObject({ path: z.string().min(1), sha256: z.string() })).min(1)
+      .max(LIMITS.outputFiles),
+  }),
 };
 
 /** What the rules know of one run so far. */
@@ -192,6 +201,8 @@ type Payload = Record<string, unknown>;
 class Rules {
   readonly runs = new Map<string, RunFacts>();
   readonly #steps = new Map<CompiledWorkflow, Set<string>>();
+  /** Review ids passed (the projection keeps one pass per review per session). */
+  readonly passes = new Set<string>();
   sessionId: string | null = null;
   title = "";
 
@@ -224,6 +235,11 @@ class Rules {
     if (this.sessionId === null) return "comes before the session was created";
     if (p.sessionId !== this.sessionId) return "belongs to another session";
     if (kind === "run_started") return this.runStarted(p);
+    if (kind === "review_passed") {
+      if (this.passes.has(String(p.reviewId))) return "passes its review a second time";
+      this.passes.add(String(p.reviewId));
+      return null;
+    }
     const run = this.runs.get(String(p.runId));
     if (!run) return "names a run not started before it";
     switch (kind) {

@@ -53,6 +53,9 @@ export const verificationSettingsSchema = z.strictObject({
   workspaces: z.record(z.string().min(1), workspacePolicySchema).describe(
     "Absolute workspace folders (a folder's subfolders included) and what may run there.",
   ),
+  maxConcurrent: z.int().min(1).max(256).optional().describe(
+    "Commands one server runs at once (default: the machine's cores); the rest wait their turn.",
+  ),
 });
 
 /** One workspace's policy, parsed. */
@@ -73,6 +76,16 @@ export interface WorkspacePolicy {
 export interface VerificationPolicy {
   /** Workspaces, each with its allowlist. */
   workspaces: WorkspacePolicy[];
+  /** Commands one server runs at once; absent, the runner's default (the machine's cores). */
+  maxConcurrent?: number;
+}
+
+/** A command waiting for its turn: how many are ahead of it, and how many run at once. */
+export interface VerificationWait {
+  /** Commands waiting before this one (0: it runs next). */
+  ahead: number;
+  /** Commands running at once, at most. */
+  limit: number;
 }
 
 /** The policy of a parsed config section, or what is wrong with a pattern. */
@@ -103,7 +116,11 @@ export function parsePolicy(
       env: [...(w.env ?? VERIFICATION_DEFAULTS.env)],
     });
   }
-  return { ok: true, policy: { workspaces } };
+  const max = section.maxConcurrent;
+  return {
+    ok: true,
+    policy: max === undefined ? { workspaces } : { workspaces, maxConcurrent: max },
+  };
 }
 
 /** Whether `path` is `folder` or inside it (both absolute and normalised; `/` or `\`). */

@@ -44,8 +44,11 @@ export const EDGE_KINDS = ["acked_step", "checkpoint"] as const;
 /** An edge kind. */
 export type EdgeKind = typeof EDGE_KINDS[number];
 
-/** What a session holds: workflow runs, or only checkpoints (`start_session`). */
-export const SESSION_KINDS = ["workflow", "notes"] as const;
+/**
+ * What a session holds: workflow runs, only checkpoints (`start_session`), or a project's review
+ * passes (`mark_review_as_passed`, one session per workspace).
+ */
+export const SESSION_KINDS = ["workflow", "notes", "reviews"] as const;
 /** A session kind. */
 export type SessionKind = typeof SESSION_KINDS[number];
 
@@ -140,6 +143,7 @@ export const EVENT_KINDS = [
   "delegations_settled",
   "delegations_collected",
   "evidence_recorded",
+  "review_passed",
 ] as const;
 
 /** Why a session bundle could not be written or read (`waymark sessions export` / `import`). */
@@ -182,6 +186,14 @@ export type JobOutputType = typeof JOB_OUTPUT_TYPES[number];
 export const JOB_STEP_STATUSES = ["needs_work", "next_step", "workflow_complete"] as const;
 /** A `finished_step` status. */
 export type JobStepStatus = typeof JOB_STEP_STATUSES[number];
+
+/**
+ * How a review rule turns the changed files it matches into review tasks: one per file, one for
+ * all of them, or one for every changed file once any matches.
+ */
+export const REVIEW_STRATEGIES = ["individual", "matches_together", "all_changed_files"] as const;
+/** A review strategy. */
+export type ReviewStrategy = typeof REVIEW_STRATEGIES[number];
 
 /** Who reviewed a step's outputs: the agent itself, an external command, a JSON Schema. */
 export const REVIEWERS = ["self", "external", "json_schema"] as const;

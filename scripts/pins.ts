@@ -1,10 +1,13 @@
 /**
- * `deno task pins`: copies the exact version `deno.json`'s import map gives each npm package into
- * every `npm:name@version` specifier of the sources (imports, `@jsxImportSource` and `@ts-types`
- * directives alike). The import map is where a version is chosen (`deno outdated --update`
- * edits it) and what the tests' bare imports resolve through; the sources carry copies because a
- * remote run (`deno run -A <url>/main.ts`) reads no `deno.json`. The architecture test fails
- * while a copy differs or names a package the import map does not.
+ * `deno task pins`: copies the exact version the import map (`tests/deno.json`'s, the tests'
+ * workspace member) gives each npm package into every `npm:name@version` specifier of the
+ * sources (imports, `@jsxImportSource` and `@ts-types` directives alike). The import map is where
+ * a version is chosen (`deno outdated --update` edits it) and what the tests' bare imports
+ * resolve through; it sits in the tests' member, not the root `deno.json`, because Deno installs
+ * every package of the root's import map when anything starts, while `waymark serve` fetches only
+ * what it imports (`docs/install.md`). The sources carry copies because a remote run
+ * (`deno run -A <url>/main.ts`) reads no `deno.json`. The architecture test fails while a copy
+ * differs or names a package the import map does not.
  * @module
  */
 import { join, relative } from "node:path";
@@ -29,15 +32,18 @@ const SOURCES = [
 /** An `npm:name@version` specifier with an exact version: the package and the version. */
 const NPM_PIN = /npm:((?:@[\w.-]+\/)?[\w.-]+)@(\d[^/"'`\s)]*)/g;
 
-/** Package name → exact version, from `deno.json`'s `imports`; a range there is refused. */
+/** The file whose `imports` choose every package's version. */
+export const PIN_FILE = "tests/deno.json";
+
+/** Package name → exact version, from {@linkcode PIN_FILE}'s `imports`; a range is refused. */
 export async function importMapPins(): Promise<Map<string, string>> {
-  const config = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json")));
+  const config = JSON.parse(await Deno.readTextFile(join(ROOT, PIN_FILE)));
   const pins = new Map<string, string>();
   for (const [key, target] of Object.entries(config.imports as Record<string, string>)) {
     const match = /^npm:((?:@[^/@]+\/)?[^/@]+)@([^/]+)(\/.*)?$/.exec(target);
     if (!match) continue;
     if (!/^\d+\.\d+\.\d+(?:[-+][\w.+-]*)?$/.test(match[2]!)) {
-      throw new Error(`deno.json maps ${key} to ${target}: pin an exact version`);
+      throw new Error(`${PIN_FILE} maps ${key} to ${target}: pin an exact version`);
     }
     pins.set(match[1]!, match[2]!);
   }
@@ -66,8 +72,8 @@ export function pinProblems(text: string, pins: ReadonlyMap<string, string>): st
   const problems: string[] = [];
   for (const [, name, version] of text.matchAll(NPM_PIN)) {
     const pinned = pins.get(name!);
-    if (pinned === undefined) problems.push(`npm:${name}@${version} (not in deno.json)`);
-    else if (pinned !== version) problems.push(`npm:${name}@${version} (deno.json: ${pinned})`);
+    if (pinned === undefined) problems.push(`npm:${name}@${version} (not in ${PIN_FILE})`);
+    else if (pinned !== version) problems.push(`npm:${name}@${version} (${PIN_FILE}: ${pinned})`);
   }
   return problems;
 }
@@ -92,5 +98,5 @@ if (import.meta.main) {
       changed++;
     }
   }
-  console.error(`pins: ${changed} file(s) updated from deno.json`);
+  console.error(`pins: ${changed} file(s) updated from ${PIN_FILE}`);
 }

@@ -1,7 +1,8 @@
 /**
  * `$WAYMARK_HOME/config.json` (JSON or JSONC): extra workflow directories, the global
- * default preferences that every new session copies, the retention `waymark gc` applies, and
- * where verification commands may run (`docs/verification.md`).
+ * default preferences that every new session copies, the retention `waymark gc` applies,
+ * where verification commands may run (`docs/verification.md`), and how `serve --http`
+ * authenticates (`docs/team_service.md`).
  * @module
  */
 import { readFile } from "node:fs/promises";
@@ -9,13 +10,14 @@ import { isAbsolute, join, resolve } from "node:path";
 import { parse, type ParseError, printParseErrorCode } from "npm:jsonc-parser@3.3.1";
 import { z } from "npm:zod@4.6.7";
 import { type PreferencesPatch, preferencesPatchSchema } from "../engine/preferences.ts";
-import { formatPath } from "../engine/workflow/parse.ts";
+import { formatPath } from "../engine/issue_path.ts";
 import {
   parsePolicy,
   type VerificationPolicy,
   verificationSettingsSchema,
 } from "../engine/verification.ts";
 import { durationSchema } from "./maintenance/duration.ts";
+import { type AuthSettingsFile, authSettingsFileSchema } from "./auth_settings.ts";
 
 const configSchema = z.object({
   $schema: z.string().optional(),
@@ -32,6 +34,9 @@ const configSchema = z.object({
   verification: verificationSettingsSchema.optional().describe(
     "Where waymark may run workflows' verification commands, and which (off when absent).",
   ),
+  auth: authSettingsFileSchema.optional().describe(
+    "Authentication of `serve --http` (docs/team_service.md); flags override each field.",
+  ),
 }).strict();
 
 /** The settings read from the config file. */
@@ -46,6 +51,8 @@ export interface WaymarkConfig {
   jobDirs: string[];
   /** Where verification commands may run: no workspace when the file says nothing. */
   verification: VerificationPolicy;
+  /** The `auth` section (`serve --http`'s authentication), as written. */
+  auth: AuthSettingsFile;
 }
 
 const retentionAge = durationSchema("retention.olderThan");
@@ -64,6 +71,7 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
         retention: null,
         jobDirs: [],
         verification: { workspaces: [] },
+        auth: {},
       };
     }
     throw error;
@@ -85,7 +93,7 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
     throw new Error(
       `${file}: ${
         problems.join("; ")
-      }. Allowed keys: workflowDirs (string[]), preferences ({autonomy, riskPolicy}), retention ({olderThan}), jobDirs (string[]), verification ({workspaces: {"/abs/folder": {allow, timeoutSeconds, outputBytes, env}}}).`,
+      }. Allowed keys: workflowDirs (string[]), preferences ({autonomy, riskPolicy}), retention ({olderThan}), jobDirs (string[]), verification ({workspaces: {"/abs/folder": {allow, timeoutSeconds, outputBytes, env}}, maxConcurrent}), auth ({resource, issuer, jwksUrl, scopes, personalTokens, jwksTimeoutMs, clockToleranceSeconds}).`,
     );
   }
   const olderThan = parsed.data.retention?.olderThan;
@@ -94,6 +102,7 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
   const verification = verificationPolicy(file, parsed.data.verification);
   return {
     verification,
+    auth: parsed.data.auth ?? {},
     retention: olderThan && age?.success ? { olderThan, olderThanMs: age.data } : null,
     workflowDirs: (parsed.data.workflowDirs ?? []).map((dir) =>
       isAbsolute(dir) ? dir : join(home, dir)

@@ -18,3 +18,18 @@ export function isDbUrl(url: string): boolean {
 export function redactDbUrl(url: string): string {
   return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@/]*@/i, "$1***@");
 }
+
+/**
+ * The file a `file:` URL names, for the native connections; undefined for memory databases
+ * (a second connection would be a second database) and URLs with parameters, which stay on
+ * the client.
+ */
+export function localFilePath(url: string): string | undefined {
+  if (!url.startsWith("file:") || url.includes("?") || url.includes(":memory:")) return undefined;
+  const rest = url.slice("file:".length);
+  if (rest.startsWith("//")) {
+    const match = /^\/\/(localhost)?(\/.*)$/.exec(rest);
+    return match ? decodeURIComponent(match[2]) : undefined;
+  }
+  return decodeURIComponent(rest);
+}

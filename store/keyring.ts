@@ -21,7 +21,7 @@ import { Buffer } from "node:buffer";
 import process from "node:process";
 import { z } from "npm:zod@4.6.7";
 import type { Keyring, SigningKey } from "../engine/tokens.ts";
-import { formatPath } from "../engine/workflow/parse.ts";
+import { formatPath } from "../engine/issue_path.ts";
 
 /** The fewest bytes a secret may decode to (what waymark generates: 32 random bytes). */
 const MIN_SECRET_BYTES = 32;
@@ -182,6 +182,19 @@ async function writeExclusive(path: string, content: string): Promise<boolean> {
 function loadLive(path: string): Keyring {
   const read = readKeysText(path);
   return liveKeyring(path, { keyring: parseKeyFile(read.text, path), stamp: read.stamp });
+}
+
+/**
+ * Reads the keyring at `path` as it is now, changing nothing: `null` when there is none (a
+ * home where waymark never served). For readers that mint a token and exit (`waymark hook`).
+ */
+export function readKeyring(path: string): Keyring | null {
+  try {
+    return parseKeyFile(readKeysText(path).text, path);
+  } catch (error) {
+    if ((error as { code?: string }).code === "ENOENT") return null;
+    throw error;
+  }
 }
 
 /**

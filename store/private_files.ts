@@ -28,29 +28,33 @@ async function entryAt(path: string) {
 }
 
 /**
- * Makes sure the home is a folder (created 0700 when missing): a file or a symbolic link that
- * leads nowhere is refused with what is there and what to do, instead of mkdir's `EEXIST`.
+ * What is wrong with the home, without creating anything: a file, or a symbolic link that leads
+ * nowhere or to a file, said with what to do; `null` for a folder or nothing there yet.
  */
-export async function prepareHome(home: string): Promise<void> {
+export async function homeProblem(home: string): Promise<string | null> {
   const entry = await entryAt(home);
   if (entry?.isSymbolicLink()) {
     const target = await stat(home).catch(() => null);
     if (!target) {
-      throw new Error(
-        `the waymark home ${home} is a symbolic link to something that does not exist; create its target folder, or point WAYMARK_HOME (or --home) elsewhere`,
-      );
+      return `the waymark home ${home} is a symbolic link to something that does not exist; create its target folder, or point WAYMARK_HOME (or --home) elsewhere`;
     }
-    if (!target.isDirectory()) throw notAFolder(home);
-    return;
+    return target.isDirectory() ? null : notAFolder(home);
   }
-  if (entry && !entry.isDirectory()) throw notAFolder(home);
-  if (!entry) await mkdir(home, { recursive: true, mode: PRIVATE_DIR_MODE });
+  return entry && !entry.isDirectory() ? notAFolder(home) : null;
 }
 
-function notAFolder(home: string): Error {
-  return new Error(
-    `the waymark home ${home} is a file, not a folder; move it away, or point WAYMARK_HOME (or --home) elsewhere`,
-  );
+/**
+ * Makes sure the home is a folder (created 0700 when missing): a file or a symbolic link that
+ * leads nowhere is refused with what is there and what to do, instead of mkdir's `EEXIST`.
+ */
+export async function prepareHome(home: string): Promise<void> {
+  const problem = await homeProblem(home);
+  if (problem) throw new Error(problem);
+  if (!(await entryAt(home))) await mkdir(home, { recursive: true, mode: PRIVATE_DIR_MODE });
+}
+
+function notAFolder(home: string): string {
+  return `the waymark home ${home} is a file, not a folder; move it away, or point WAYMARK_HOME (or --home) elsewhere`;
 }
 
 /**

@@ -32,6 +32,14 @@ function codeOf(error: unknown): string {
   return `${e?.code ?? ""} ${e?.cause?.code ?? ""} ${e?.message ?? ""}`;
 }
 
+/**
+ * What to do with a damaged database file, in the words every command uses (`serve`, the other
+ * commands, `doctor`'s fix): restore the latest backup, or move the file aside.
+ */
+export function damagedFileRemedy(file: string): string {
+  return `restore ${file} from your latest backup (a file \`waymark backup FILE\` wrote: stop the servers and copy it over ${file}) or move ${file} aside (waymark then starts with an empty database)`;
+}
+
 /** Whether a driver error means the database is locked by another writer. */
 export function isBusy(error: unknown): boolean {
   return /SQLITE_BUSY|database is locked/i.test(codeOf(error));

@@ -6,7 +6,7 @@
 import { z } from "npm:zod@4.6.7";
 import { type WaymarkError, waymarkErrorSchema } from "../engine/result.ts";
 import { renderError } from "../engine/text.ts";
-import { formatPath } from "../engine/workflow/parse.ts";
+import { formatPath } from "../engine/issue_path.ts";
 
 /** Schema of the error envelope, published inside every tool's output schema. */
 export const errorEnvelopeSchema = z.object({ error: waymarkErrorSchema });

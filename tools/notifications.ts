@@ -9,6 +9,7 @@ import type { Server, ServerContext } from "npm:@modelcontextprotocol/server@2.4
 import type { StoreReader } from "../engine/ports.ts";
 import type { StepProgress } from "../engine/responses.ts";
 import type { WaymarkError } from "../engine/result.ts";
+import type { VerificationWait } from "../engine/verification.ts";
 import { ForeignChanges } from "./change_watch.ts";
 import type { Notifier } from "./connection.ts";
 import { SESSION_URI_PREFIX, sessionUri } from "./resources.ts";
@@ -67,20 +68,30 @@ export function createNotifier(
   };
 }
 
-/** Sends a progress notification through the request, when it carries a progress token. */
-export function progressSender(
-  ctx: ServerContext,
-): ((progress: StepProgress) => Promise<void>) | undefined {
+/** What a call tells its client through progress notifications. */
+export interface ProgressSender {
+  /** How far the branch is after the call advanced it. */
+  step(progress: StepProgress): Promise<void>;
+  /** That the step's verification command waits for a turn (sent first, so at progress 0). */
+  waiting(wait: VerificationWait): Promise<void>;
+}
+
+/** Sends progress notifications through the request, when it carries a progress token. */
+export function progressSender(ctx: ServerContext): ProgressSender | undefined {
   const progressToken = ctx.mcpReq._meta?.progressToken;
   if (progressToken === undefined) return undefined;
-  return ({ done, total, stepTitle }) =>
+  const send = (progress: number, message: string, total?: number) =>
     ctx.mcpReq.notify({
       method: "notifications/progress",
-      params: {
-        progressToken,
-        progress: done,
-        total,
-        message: `Completed step ${done} of ${total}${stepTitle ? `: ${stepTitle}` : ""}`,
-      },
+      params: { progressToken, progress, ...(total === undefined ? {} : { total }), message },
     }).catch(() => {});
+  return {
+    step: ({ done, total, stepTitle }) =>
+      send(done, `Completed step ${done} of ${total}${stepTitle ? `: ${stepTitle}` : ""}`, total),
+    waiting: ({ ahead, limit }) =>
+      send(
+        0,
+        `Waiting to run the step's verification command: ${limit} already running (this server runs at most ${limit} at once) and ${ahead} waiting ahead of it; it runs when one ends, and this call answers after it.`,
+      ),
+  };
 }

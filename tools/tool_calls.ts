@@ -18,6 +18,7 @@ import type { WorkspaceObservation } from "../engine/workspace.ts";
 import type { Connection } from "./connection.ts";
 import { askBeforeAck } from "./elicit.ts";
 import { errorResult } from "./error_envelope.ts";
+import { unexpectedError } from "../engine/use_cases/error_guard.ts";
 import { progressSender } from "./notifications.ts";
 import { executionOf, listedTool, toolSchemas } from "./publish.ts";
 import { callMeta } from "./task_wire.ts";
@@ -168,7 +169,12 @@ async function runCall(
       onAppend: (sessionId) => appended.add(sessionId),
       onReplay: (replay) => Object.assign(replayed, replay),
       onAnswered: (answered) => told.answered = answered,
-      ...(sendProgress ? { onProgress: (p) => progress.push(sendProgress(p)) } : {}),
+      ...(sendProgress
+        ? {
+          onProgress: (p) => progress.push(sendProgress.step(p)),
+          onVerificationWait: (w) => progress.push(sendProgress.waiting(w)),
+        }
+        : {}),
       ...(call.usesWorkspace ? workspaceOptions(await connection.workspace(ctx)) : {}),
     };
     const result = await call.run(deps, context);
@@ -187,11 +193,7 @@ async function runCall(
     connection.log?.(
       `tool ${name} failed: ${error instanceof Error ? error.stack : String(error)}`,
     );
-    return errorResult({
-      code: "INTERNAL_ERROR",
-      message: "waymark failed unexpectedly; nothing was recorded by this call. Retrying is safe.",
-      retry: { kind: "retryable_immediate" },
-    });
+    return errorResult(unexpectedError(error));
   }
 }
 

@@ -10,12 +10,14 @@
 import { spawn } from "node:child_process";
 import { realpath } from "node:fs/promises";
 import { isAbsolute, join, relative } from "node:path";
+import { availableParallelism } from "node:os";
 import process from "node:process";
 import type { VerificationRunner } from "../engine/ports.ts";
 import type {
   VerificationPolicy,
   VerificationRequest,
   VerificationRun,
+  VerificationWait,
 } from "../engine/verification.ts";
 import { gitState } from "./workspace.ts";
 
@@ -62,7 +64,18 @@ interface Ran {
   stderr: Tail;
 }
 
-/** Runs argv in `cwd` with `env`, killing its process group after `timeoutMs`. */
+/** Ends a command's whole process group (on Windows, the command alone). */
+function endGroup(child: ReturnType<typeof spawn>): void {
+  try {
+    if (process.platform === "win32") child.kill("SIGKILL");
+    else process.kill(-child.pid!, "SIGKILL");
+  } catch { /* already gone */ }
+}
+
+/**
+ * Runs argv in `cwd` with `env` as the leader of a new process group, and ends that group when
+ * the command exits (what it left running in the background) or after `timeoutMs`.
+ */
 function runProcess(
   argv: readonly string[],
   at: { cwd: string; env: Record<string, string>; timeoutMs: number; outputBytes: number },
@@ -88,18 +101,20 @@ function runProcess(
     let finished = false;
     let timedOut = false;
     let grace: ReturnType<typeof setTimeout> | undefined;
+    // a process that left the group (its own session) may hold the pipes open: stop waiting
+    const stopWaiting = (ran: Omit<Ran, "stdout" | "stderr" | "timedOut">) => {
+      grace ??= setTimeout(() => finish(ran), 2000);
+    };
     const timer = setTimeout(() => {
       timedOut = true;
-      try {
-        if (process.platform === "win32") child.kill("SIGKILL");
-        else process.kill(-child.pid!, "SIGKILL");
-      } catch { /* already gone */ }
-      // a grandchild that escaped the group may hold the pipes open: stop waiting for them
-      grace = setTimeout(() => finish({ exitCode: null, signal: "SIGKILL", error: null }), 2000);
+      endGroup(child);
+      stopWaiting({ exitCode: null, signal: "SIGKILL", error: null });
     }, at.timeoutMs);
     const finish = (ran: Omit<Ran, "stdout" | "stderr" | "timedOut">) => {
       if (finished) return;
       finished = true;
+      // the pipes may close before the exit is told: what it left running ends before the answer
+      endGroup(child);
       clearTimeout(timer);
       clearTimeout(grace);
       done({ ...ran, timedOut, stdout, stderr });
@@ -107,6 +122,10 @@ function runProcess(
     child.stdout!.on("data", (d: Uint8Array) => stdout.push(d));
     child.stderr!.on("data", (d: Uint8Array) => stderr.push(d));
     child.on("error", (error) => finish({ exitCode: null, signal: null, error: error.message }));
+    child.on("exit", (code, signal) => {
+      endGroup(child);
+      stopWaiting({ exitCode: code, signal, error: null });
+    });
     child.on("close", (code, signal) => finish({ exitCode: code, signal, error: null }));
   });
 }
@@ -192,7 +211,47 @@ export async function runVerification(request: VerificationRequest): Promise<Ver
   };
 }
 
-/** The runner of the user's policy. */
+/** Turns to run commands: at most `limit` at once, the rest waiting in arrival order. */
+class Turns {
+  #running = 0;
+  #waiting: (() => void)[] = [];
+
+  constructor(readonly limit: number) {}
+
+  /** Waits for a turn (telling `onWaiting` when it must); resolves to its release. */
+  async take(onWaiting?: (wait: VerificationWait) => void): Promise<() => void> {
+    if (this.#running < this.limit) this.#running++;
+    else {
+      onWaiting?.({ ahead: this.#waiting.length, limit: this.limit });
+      // the turn is handed over by the release that wakes this one: the count stays
+      await new Promise<void>((wake) => this.#waiting.push(wake));
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#running--;
+    };
+  }
+}
+
+/**
+ * The runner of the user's policy: one per server, running at most `maxConcurrent` commands at
+ * once (default: the machine's cores), the rest waiting their turn.
+ */
 export function commandVerifier(policy: VerificationPolicy): VerificationRunner {
-  return { policy, run: runVerification };
+  const turns = new Turns(policy.maxConcurrent ?? Math.max(1, availableParallelism()));
+  return {
+    policy,
+    run: async (request, options) => {
+      const release = await turns.take(options?.onWaiting);
+      try {
+        return await runVerification(request);
+      } finally {
+        release();
+      }
+    },
+  };
 }

@@ -45,18 +45,29 @@ const REFUSALS: Record<FramingError | "timeout", string> = {
 };
 
 /**
- * Serves `handler` on 127.0.0.1:`port` behind the deadlines. Throws (like `Deno.serve`, e.g.
- * `AddrInUse`) when the port cannot be bound.
+ * Serves `handler` on 127.0.0.1:`port` (or `hostname`, which callers allow only with
+ * authentication), over TLS when given a certificate, behind the deadlines. Throws (like `Deno.serve`, e.g. `AddrInUse`) when the
+ * port cannot be bound.
  */
 export function serveWithDeadlines(
   handler: (request: Request) => Response | Promise<Response>,
-  options: { port: number; deadlines?: Partial<Deadlines>; log?: (line: string) => void },
+  options: {
+    port: number;
+    hostname?: string;
+    /** A certificate chain and its key (PEM): the listener speaks TLS, the relay plain text. */
+    tls?: { cert: string; key: string };
+    deadlines?: Partial<Deadlines>;
+    log?: (line: string) => void;
+  },
 ): DeadlineServer {
   const deadlines: Deadlines = {
     headerTimeoutMs: options.deadlines?.headerTimeoutMs ?? DEFAULT_DEADLINES.headerTimeoutMs,
     bodyTimeoutMs: options.deadlines?.bodyTimeoutMs ?? DEFAULT_DEADLINES.bodyTimeoutMs,
   };
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: options.port });
+  const address = { hostname: options.hostname ?? "127.0.0.1", port: options.port };
+  const listener: Deno.Listener = options.tls
+    ? Deno.listenTls({ ...address, ...options.tls })
+    : Deno.listen(address);
   const relayed = new Set<number>();
   const inner = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
@@ -91,7 +102,7 @@ export function serveWithDeadlines(
 
 /** Pipes one client connection to the inner server, timing the client's requests. */
 async function relay(
-  client: Deno.TcpConn,
+  client: Deno.Conn,
   at: {
     inner: number;
     deadlines: Deadlines;

@@ -17,6 +17,7 @@ import { allowedHostsFor, hardening, loopbackOnly } from "./request_guard.ts";
 import { readJsonBody } from "./request_body.ts";
 import { createTaskOwner, type TaskOwner } from "../tools/task_owner.ts";
 import { type Deadlines, serveWithDeadlines } from "./deadlines.ts";
+import { type AuthGate, requestAuth } from "./auth/mod.ts";
 import {
   createMcpHandler,
   isJsonContentType,
@@ -37,6 +38,13 @@ export interface McpHttpOptions {
   maxBodyBytes?: number;
   /** The most live MCP sessions; a new one past it closes the one idle longest (default 100). */
   maxSessions?: number;
+  /**
+   * Authentication (`auth/`): every request but the resource metadata needs a bearer token,
+   * and the handlers get its `AuthInfo`; the resource URI's host is answered besides loopback.
+   */
+  auth?: AuthGate;
+  /** What answers every path but `/mcp` (the viewer), behind the same guards; default 404. */
+  fallback?: (request: Request) => Response | Promise<Response>;
 }
 
 /** Live MCP sessions at most, by default. */
@@ -176,7 +184,10 @@ async function initialize(
   }
   const transport = sessions.open();
   await factory(createTaskOwner()).connect(transport);
-  return await transport.handleRequest(c.req.raw, { parsedBody: body });
+  return await transport.handleRequest(c.req.raw, {
+    parsedBody: body,
+    authInfo: requestAuth(c.req.raw),
+  });
 }
 
 /** The Hono app serving MCP at `/mcp`, and a `close` that ends every MCP session. */
@@ -190,7 +201,10 @@ export function createMcpHttpApp(
   }, options.log);
   const maxBytes = options.maxBodyBytes ?? MAX_MESSAGE_BYTES;
   const app = new Hono();
-  app.use("*", ...hardening(), loopbackOnly(() => allowedHostsFor(options.port())));
+  const hosts =
+    () => [...allowedHostsFor(options.port()), ...(options.auth ? [options.auth.publicHost] : [])];
+  app.use("*", ...hardening(), loopbackOnly(hosts));
+  if (options.auth) app.use("*", options.auth.middleware);
   // 2026-07-28 requests (a per-request `_meta` envelope, no session) are served statelessly,
   // one server instance per request, by the SDK's entry; 2025 traffic keeps its sessions.
   // session-less requests have no identity to tell apart (and waymark no authentication): they
@@ -210,7 +224,7 @@ export function createMcpHttpApp(
       c.req.method === "POST" && !c.req.header("mcp-session-id") &&
       !(await isLegacyRequest(c.req.raw, parsedBody, { maxRequestBodySize: maxBytes }))
     ) {
-      return await modern.fetch(c.req.raw, { parsedBody });
+      return await modern.fetch(c.req.raw, { parsedBody, authInfo: requestAuth(c.req.raw) });
     }
     const id = c.req.header("mcp-session-id");
     if (id) {
@@ -221,7 +235,10 @@ export function createMcpHttpApp(
           message: "Unknown or expired MCP session; initialize again.",
         });
       }
-      return await transport.handleRequest(c.req.raw, { parsedBody });
+      return await transport.handleRequest(c.req.raw, {
+        parsedBody,
+        authInfo: requestAuth(c.req.raw),
+      });
     }
     if (c.req.method !== "POST") {
       return rpcError(c, {
@@ -231,6 +248,8 @@ export function createMcpHttpApp(
     }
     return await initialize(c, { sessions, factory, body: parsedBody });
   });
+  const fallback = options.fallback;
+  if (fallback) app.all("*", (c) => fallback(c.req.raw));
   app.notFound((c) => c.text("Not found: MCP is served at /mcp.", 404));
   return { app, close: () => Promise.all([sessions.close(), modern.close()]).then(() => {}) };
 }
@@ -245,20 +264,41 @@ export interface McpHttpHandle {
   close(): Promise<void>;
 }
 
-/** Serves MCP over Streamable HTTP on 127.0.0.1:`port` (Deno), slow clients cut off. */
+/**
+ * Serves MCP over Streamable HTTP on 127.0.0.1:`port` (or `hostname`: callers allow another
+ * address only with `auth`) (Deno), slow clients cut off.
+ */
 export function serveMcpHttp(
   factory: McpServerFactory,
-  options: { port: number; deadlines?: Partial<Deadlines> } & Omit<McpHttpOptions, "port">,
+  options:
+    & {
+      port: number;
+      hostname?: string;
+      /** A certificate chain and key (PEM): serve HTTPS (`docs/team_service.md`). */
+      tls?: { cert: string; key: string };
+      deadlines?: Partial<Deadlines>;
+    }
+    & Omit<McpHttpOptions, "port">,
 ): Promise<McpHttpHandle> {
   let port = options.port;
   const { app, close } = createMcpHttpApp(factory, { ...options, port: () => port });
   const server = serveWithDeadlines(app.fetch, {
     port: options.port,
+    hostname: options.hostname,
+    tls: options.tls,
     deadlines: options.deadlines,
     log: options.log,
   });
   port = server.port;
-  options.log?.(`serving MCP over HTTP at http://127.0.0.1:${port}/mcp`);
+  const host = options.hostname?.includes(":") ? `[${options.hostname}]` : options.hostname;
+  options.log?.(
+    `serving MCP over HTTP at ${options.tls ? "https" : "http"}://${
+      host ?? "127.0.0.1"
+    }:${port}/mcp` +
+      (options.auth
+        ? ` (authentication required; resource metadata at ${options.auth.resourceMetadataUrl})`
+        : ""),
+  );
   return Promise.resolve({
     port,
     finished: server.finished,

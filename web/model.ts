@@ -18,12 +18,14 @@ import {
   getChildRuns,
   getCompiled,
   getNodeDetail,
+  getReviewPasses,
   getRunNodes,
   getSession,
   getSessionNotes,
   getTimeline,
   type GraphNodeRow,
   type NodeDetailRow,
+  type ReviewPassRow,
   type RunSummary,
   type SessionDetail,
   type SessionNote,
@@ -362,6 +364,8 @@ export interface SessionView {
   timeline: TimelineView;
   /** Checkpoint notes of the session, newest first. */
   notes: SessionNote[];
+  /** Review passes recorded in the session (a workspace's reviews session), newest first. */
+  passes: ReviewPassRow[];
   /** The child runs the shown run's parallel steps opened, by node and step. */
   children: { groups: ChildGroup[]; truncated: boolean };
   /** The version the live updater compares. */
@@ -385,13 +389,14 @@ export async function loadSessionView(
     : detail.runs.find((r) => r.runId === runId) ?? null;
   if (runId !== null && !run) return "run";
   const focus = nodeId ?? run?.lastNodeId ?? null;
-  const [graph, node, branch, pinned, notes, children] = await Promise.all([
+  const [graph, node, branch, pinned, notes, children, passes] = await Promise.all([
     run ? loadRunGraph(db, run) : null,
     run && focus ? loadNode(db, run, focus) : null,
     run && focus ? loadBranch(db, run, focus) : null,
     run ? loadPinned(db, run.workflowHash) : null,
     getSessionNotes(db, sessionId),
     run ? getChildRuns(db, run.runId) : { groups: [], truncated: false },
+    getReviewPasses(db, sessionId),
   ]);
   const timeline = await loadTimeline(db, detail, graph);
   if (nodeId !== null && !node) return "node";
@@ -404,6 +409,7 @@ export async function loadSessionView(
     timeline,
     notes,
     children,
+    passes,
     version: `${detail.session.eventCount}@${detail.session.updatedAt}`,
   };
 }

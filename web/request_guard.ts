@@ -36,15 +36,16 @@ export function allowedHost(host: string | undefined, allowed: readonly string[]
   return host !== undefined && allowed.some((h) => h.toLowerCase() === host.toLowerCase());
 }
 
-/** Whether an `Origin` header, when present, is `http://` one of `allowed`. */
+/** Whether an `Origin` header, when present, is `http://` or `https://` one of `allowed`. */
 export function allowedOrigin(origin: string | undefined, allowed: readonly string[]): boolean {
-  return origin === undefined ||
-    allowed.some((h) => origin.toLowerCase() === `http://${h.toLowerCase()}`);
+  const given = origin?.toLowerCase();
+  return given === undefined ||
+    allowed.some((h) => [`http://${h}`, `https://${h}`].includes(given));
 }
 
 /**
  * Refuses (403) a request whose `Host` is missing or not one of `allowedHosts()`, or whose
- * `Origin`, when present, is not `http://` one of them.
+ * `Origin`, when present, is not `http://` or `https://` one of them.
  */
 export function loopbackOnly(allowedHosts: () => readonly string[]): MiddlewareHandler {
   return async (c, next) => {

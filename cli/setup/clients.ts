@@ -52,11 +52,22 @@ export interface Client {
 function appConfigDir(at: Place): string {
   if (at.os === "windows") return at.env("APPDATA") ?? join(at.home, "AppData", "Roaming");
   if (at.os === "darwin") return join(at.home, "Library", "Application Support");
+  return xdgConfigDir(at);
+}
+
+/** The XDG per-user settings folder: Linux's, and that of tools that use it everywhere (OpenCode). */
+function xdgConfigDir(at: Place): string {
   return at.env("XDG_CONFIG_HOME") ?? join(at.home, ".config");
 }
 
 const plain = (launch: Launch) => ({ command: launch.command, args: launch.args });
 const typed = (launch: Launch) => ({ type: "stdio", command: launch.command, args: launch.args });
+/** OpenCode's shape: the program and its arguments as one array. */
+const local = (launch: Launch) => ({
+  type: "local",
+  command: [launch.command, ...launch.args],
+  enabled: true,
+});
 
 /** The clients, by the name `--client` takes. */
 export const CLIENTS = {
@@ -108,6 +119,29 @@ export const CLIENTS = {
     format: "toml",
     serversKey: "mcp_servers",
     entry: plain,
+  },
+  gemini: {
+    title: "Gemini CLI",
+    files: {
+      user: (at) => join(at.home, ".gemini", "settings.json"),
+      project: (at) => join(at.workspace, ".gemini", "settings.json"),
+    },
+    // the entry names this machine's paths, which a project's committed file should not
+    defaultScope: "user",
+    format: "jsonc",
+    serversKey: "mcpServers",
+    entry: plain,
+  },
+  opencode: {
+    title: "OpenCode",
+    files: {
+      user: (at) => join(xdgConfigDir(at), "opencode", "opencode.json"),
+      project: (at) => join(at.workspace, "opencode.json"),
+    },
+    defaultScope: "user",
+    format: "jsonc",
+    serversKey: "mcp",
+    entry: local,
   },
 } as const satisfies Record<string, Client>;
 

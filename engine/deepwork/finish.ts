@@ -6,6 +6,7 @@
  * stack, and its parent's step is pending again.
  * @module
  */
+import { sessionOfJobDir } from "./session_jobs.ts";
 import type { DomainEvent } from "../events.ts";
 import { canonicalJson, sha256Hex } from "../hash.ts";
 import type { StackFrame, StoreReader } from "../ports.ts";
@@ -130,10 +131,15 @@ export function finishStep(
     const top = frame ? await loadFrame(deps.store, frame) : null;
     const replay = await replayed(deps.store, { found: found.value, top, input, attemptId });
     if (!top) return replay ? ok(replay) : noActiveWorkflow(input.session_id);
-    const drift = jobDrift(await deps.jobs.load(input.workspace.workspace), {
-      frame: top.frame,
-      pinned: top.compiled,
-    });
+    const drift = jobDrift(
+      await deps.jobs.load(input.workspace.workspace, {
+        session: sessionOfJobDir(top.frame.jobDir),
+      }),
+      {
+        frame: top.frame,
+        pinned: top.compiled,
+      },
+    );
     const warned = (r: FinishedResponse) => drift.length > 0 ? { ...r, warnings: drift } : r;
     if (replay) return ok(warned(replay));
     const result = await finishTop(deps, { input, found: found.value, top, attemptId });

@@ -4,6 +4,7 @@
  * outputs stay in the log and the viewer; the answer lists the steps to redo.
  * @module
  */
+import { sessionOfJobDir } from "./session_jobs.ts";
 import type { EngineDeps, NodeRecord, StoreReader } from "../ports.ts";
 import { fail, ok, type Result } from "../result.ts";
 import { guard } from "../use_cases/error_guard.ts";
@@ -68,10 +69,13 @@ export function goToStep(
     const frame = found.value.target;
     if (!frame) return noActiveWorkflow(input.session_id);
     const top = await loadFrame(deps.store, frame);
-    const drift = jobDrift(await deps.jobs.load(input.workspace.workspace), {
-      frame,
-      pinned: top.compiled,
-    });
+    const drift = jobDrift(
+      await deps.jobs.load(input.workspace.workspace, { session: sessionOfJobDir(frame.jobDir) }),
+      {
+        frame,
+        pinned: top.compiled,
+      },
+    );
     const warnings = drift.length > 0 ? { warnings: drift } : {};
     const path = await pathBack(deps.store, top.node, input.step_id);
     if (!path) {

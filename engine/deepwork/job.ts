@@ -4,7 +4,7 @@
  * data; instruction files are named here and read by the adapter that loads jobs.
  * @module
  */
-import type { JobOutputType } from "../vocabulary.ts";
+import type { JobOutputType, ReviewStrategy } from "../vocabulary.ts";
 
 /** An output a step must (or may) produce. */
 export interface JobOutputSpec {
@@ -29,7 +29,7 @@ export interface JobReviewSpec {
   /** More guidance for the reviewer. */
   guidance?: string;
   /** For an output's review: each file alone, or all its files together. */
-  strategy?: "individual" | "matches_together";
+  strategy?: Exclude<ReviewStrategy, "all_changed_files">;
 }
 
 /** Something a step reads: a value from the user or a file an earlier step wrote. */

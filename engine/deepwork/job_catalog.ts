@@ -62,8 +62,11 @@ export interface LoadedJobs {
 
 /** Where jobs come from: the folders of a workspace, plus configured ones. */
 export interface JobSource {
-  /** The jobs visible from a workspace folder (`null`: only configured folders). */
-  load(workspace: string | null): Promise<LoadedJobs>;
+  /**
+   * The jobs visible from a workspace folder (`null`: only configured folders); with
+   * `session`, that session's jobs first (`session_jobs.ts`).
+   */
+  load(workspace: string | null, options?: { session?: string | null }): Promise<LoadedJobs>;
 }
 
 /** Compiles and hashes a parsed job's workflows; a missing instruction file fails the job. */

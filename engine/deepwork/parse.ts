@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
-import { formatPath } from "../workflow/parse.ts";
+import { formatPath } from "../issue_path.ts";
 import { JOB_OUTPUT_TYPES } from "../vocabulary.ts";
 import type { JobInputSpec, JobOutputSpec, JobReviewSpec, JobSpec, JobStepSpec } from "./job.ts";
 import { yamlParser } from "./yaml.ts";

@@ -1,5 +1,6 @@
 /**
- * What a step's outputs are reviewed against, as text and as verdicts: the review prompts
+ * What a step's outputs are reviewed against, as text and as verdicts (grouped by the review
+ * rules' strategies and fenced as their tasks are, `engine/review/`): the review prompts
  * (criteria, outputs, guidance), the self-review instructions file, the external reviewer's
  * JSON verdict read strictly (anything else is an error, never a pass), and `json_schema`
  * checks of file outputs. Pure; files are read through the port by the caller.
@@ -10,6 +11,8 @@ import type { CriterionResult } from "../events.ts";
 import { jsonSchemaProblems } from "../json_schema_check.ts";
 import type { CompiledStep } from "../workflow/compiled.ts";
 import { yamlParser } from "./yaml.ts";
+import { groupByStrategy } from "../review/plan.ts";
+import { fenced } from "../review/prompt.ts";
 import type { JobReviewSpec } from "./job.ts";
 import type { RecordedFile, SubmittedOutputs } from "./outputs.ts";
 import type { ReviewRun } from "./ports.ts";
@@ -43,9 +46,13 @@ export function reviewUnits(
     }
     if (at.outputs[review.runEach] === undefined) continue;
     const files = at.files.filter((f) => f.output === review.runEach);
-    if (files.length > 1 && review.strategy !== "matches_together") {
-      for (const f of files) units.push({ review, files: [f], texts: {} });
-    } else units.push({ review, files, texts: texts([review.runEach]) });
+    // the same strategies as review rules (`engine/review/plan.ts`)
+    const groups = groupByStrategy(review.strategy ?? "individual", {
+      matched: files,
+      changed: at.files,
+    });
+    if (groups.length <= 1) units.push({ review, files, texts: texts([review.runEach]) });
+    else for (const group of groups) units.push({ review, files: group, texts: {} });
   }
   return units;
 }
@@ -73,10 +80,10 @@ export function reviewPrompt(
     const id = f.sha256 === null ? `modified ${f.modified}` : `sha256 ${f.sha256}`;
     lines.push(`- \`${f.output}\`: \`${f.path}\` (${f.size} bytes, ${id})`);
     const text = at.inline.get(f.path);
-    if (text !== undefined) lines.push("", "```", text, "```", "");
+    if (text !== undefined) lines.push("", ...fenced(text), "");
   }
   for (const [name, text] of Object.entries(unit.texts)) {
-    lines.push(`- \`${name}\` (text):`, "", "```", text, "```", "");
+    lines.push(`- \`${name}\` (text):`, "", ...fenced(text), "");
   }
   return lines.join("\n");
 }

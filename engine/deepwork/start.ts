@@ -6,7 +6,7 @@
  * @module
  */
 import type { DomainEvent } from "../events.ts";
-import { deriveNodeId, randomHex } from "../ids.ts";
+import { deriveNodeId, parseRunLabel, randomHex } from "../ids.ts";
 import type { EngineDeps, NodeRecord, StackFrame } from "../ports.ts";
 import { applyPreferences, DEFAULT_PREFERENCES } from "../preferences.ts";
 import { checkContext } from "../limits.ts";
@@ -21,6 +21,7 @@ import type { JobDeps, JobPorts } from "./ports.ts";
 import type { GetWorkflowsResponse, JobStartResponse } from "./job_responses.ts";
 import { findStack, stackCaller } from "./find_stack.ts";
 import { beginStep, noActiveWorkflow, stackEntries } from "./stack.ts";
+import { sessionOfJobDir } from "./session_jobs.ts";
 
 /** `get_workflows`: every job visible from the workspace, and every job that failed to load. */
 export function getWorkflows(
@@ -142,6 +143,21 @@ async function placement(
   });
 }
 
+/**
+ * A session job started with a `session_id` that names no running workflow (the agent's own
+ * session key) opens a new stack rather than nest; otherwise `session_id` nests as always.
+ */
+async function placedAs<T extends JobStartInput>(
+  deps: JobDeps,
+  input: T,
+  job: LoadedJob,
+): Promise<T> {
+  if (input.session_id === undefined || sessionOfJobDir(job.dir) === null) return input;
+  const runId = parseRunLabel(input.session_id);
+  const frame = runId ? await deps.store.getStackFrame(runId) : null;
+  return frame?.status === "running" ? input : { ...input, session_id: undefined };
+}
+
 /** Starts a job's workflow: a new session, or a child run on the caller's stack. */
 export function startJobWorkflow(
   deps: JobDeps,
@@ -150,9 +166,12 @@ export function startJobWorkflow(
   return guard(async () => {
     const sized = checkContext(runContext(input));
     if (!sized.ok) return sized;
-    const picked = pickWorkflow(await deps.jobs.load(input.workspace.workspace), input);
+    const picked = pickWorkflow(
+      await deps.jobs.load(input.workspace.workspace, { session: input.session_id }),
+      input,
+    );
     if (!picked.ok) return picked;
-    const placed = await placement(deps, input);
+    const placed = await placement(deps, await placedAs(deps, input, picked.value.job));
     if (!placed.ok) return placed;
     const { sessionId, agentId, owner, frames, parent } = placed.value;
     const root = await rootNode(deps, {

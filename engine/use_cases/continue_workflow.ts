@@ -63,7 +63,9 @@ export function continueWorkflow(
       payload: { context: input.context, output: input.output, preferences: input.preferences },
       refuse: refuseComplete,
       prepare: async (attempt) => {
-        delegates = await loadDelegates(deps, attempt.compiled);
+        const loaded = await loadDelegates(deps, attempt.compiled);
+        if (!loaded.ok) return loaded;
+        delegates = loaded.value;
         verified = await verifyAttempt(deps, attempt, options);
       },
       decide: async (tx, attempt) => {

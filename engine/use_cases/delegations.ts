@@ -19,7 +19,8 @@ import type {
 import { truncateBytes } from "../enforce.ts";
 import type { Warning } from "../workflow/catalog.ts";
 import type { LoadedWorkflow } from "../workflow/catalog.ts";
-import type { CompiledDelegation, CompiledWorkflow } from "../workflow/compiled.ts";
+import type { CompiledDelegation, CompiledStep, CompiledWorkflow } from "../workflow/compiled.ts";
+import { fail, ok, type Result } from "../result.ts";
 import { evaluateCondition } from "../workflow/conditions.ts";
 import { allSteps, currentStep, effectiveContext, initialState } from "../workflow/interpreter.ts";
 import { lookupWorkflow } from "./inspect_workflow.ts";
@@ -47,14 +48,15 @@ export function delegatedIds(compiled: CompiledWorkflow): ReadonlySet<string> {
 
 /**
  * Looks up every workflow a run of `compiled` may delegate to, and theirs in turn (to the
- * nesting limit). A workflow without parallel steps costs nothing.
+ * nesting limit), and refuses a workflow with a parallel step that would open more runs in one
+ * call than {@linkcode LIMITS.runsOpenedAtOnce}. A workflow without parallel steps costs nothing.
  */
 export async function loadDelegates(
   deps: Pick<EngineDeps, "workflows">,
   compiled: CompiledWorkflow,
-): Promise<Delegates> {
+): Promise<Result<Delegates>> {
   let wanted = delegatedIds(compiled);
-  if (wanted.size === 0) return NONE;
+  if (wanted.size === 0) return ok(NONE);
   const out = new Map<string, LoadedWorkflow | null>();
   for (let depth = 0; depth < LIMITS.delegationDepth && wanted.size > 0; depth++) {
     const next = new Set<string>();
@@ -66,7 +68,48 @@ export async function loadDelegates(
     }
     wanted = next;
   }
-  return out;
+  const wide = tooWide(compiled, out);
+  return wide ? fanOutRefused(compiled.id, wide) : ok(out);
+}
+
+/** The id of a parallel step of `compiled` that opens more runs at once than allowed, or `null`. */
+export function tooWide(
+  compiled: CompiledWorkflow,
+  delegates: Delegates,
+): string | null {
+  const step = allSteps(compiled).find((s) =>
+    runsOpenedBy(s, delegates, 0) > LIMITS.runsOpenedAtOnce
+  );
+  return step?.id ?? null;
+}
+
+/** The message for a parallel step past the bound, shared by tools and `workflows validate`. */
+export function fanOutMessage(workflowId: string, stepId: string): string {
+  return `Step \`${stepId}\` of \`${workflowId}\` would open more than ${LIMITS.runsOpenedAtOnce} child runs in one call (its delegations and, nested, those of each child whose first step is itself a parallel step), and one call opens at most ${LIMITS.runsOpenedAtOnce}. It fails the same way every time: fewer delegations, or a plain step before a child's own parallel step, bring it under the bound.`;
+}
+
+function fanOutRefused(workflowId: string, stepId: string): Result<never> {
+  return fail("DELEGATION_LIMIT_EXCEEDED", fanOutMessage(workflowId, stepId), {
+    details: { workflowId, stepId, limit: LIMITS.runsOpenedAtOnce },
+  });
+}
+
+/**
+ * The runs arriving at `step` opens in one call, counting every delegation whose workflow is
+ * known (conditions taken as holding) and, nested, each child's own first step; stops counting
+ * once past the bound, so a recursive fan-out costs at most that many steps.
+ */
+function runsOpenedBy(step: CompiledStep | null, delegates: Delegates, depth: number): number {
+  if (!step?.delegations || depth >= LIMITS.delegationDepth) return 0;
+  let runs = 0;
+  for (const d of step.delegations) {
+    const loaded = delegates.get(d.workflowId);
+    if (!loaded) continue;
+    const first = currentStep(loaded.compiled, initialState(loaded.compiled, d.args ?? {}));
+    runs += 1 + runsOpenedBy(first, delegates, depth + 1);
+    if (runs > LIMITS.runsOpenedAtOnce) return runs;
+  }
+  return runs;
 }
 
 /** The child's context: the parent's keys mapped through `contextMapping`, then `args`. */

@@ -14,6 +14,7 @@ import {
   StorageBusyError,
   StorageCorruptionError,
   StorageUnavailableError,
+  type WaymarkError,
 } from "../result.ts";
 
 /** How long a client should wait before retrying on a full disk. */
@@ -26,16 +27,24 @@ export async function guard<T>(body: () => Promise<Result<T>>): Promise<Result<T
   try {
     return await body();
   } catch (error) {
-    return storageFailure(error) ?? invariantFailure(error) ?? fail(
-      "INTERNAL_ERROR",
-      `waymark failed unexpectedly: ${
-        error instanceof Error ? error.message : String(error)
-      }. Nothing was recorded by this call; retrying is safe.`,
-      {
-        retry: { kind: "retryable_immediate" },
-      },
-    );
+    return storageFailure(error) ?? invariantFailure(error) ??
+      { ok: false, error: unexpectedError(error) };
   }
+}
+
+/**
+ * The error for something thrown that nothing classified: a fault in waymark's own code, which
+ * the same call meets again, so it is never offered as retryable (transient faults, a busy or
+ * unreachable store, are classified above and say when to retry).
+ */
+export function unexpectedError(error: unknown): WaymarkError {
+  const said = error instanceof Error ? error.message : String(error);
+  return {
+    code: "INTERNAL_ERROR",
+    message:
+      `waymark failed unexpectedly (${said}). Nothing was recorded by this call, and calling again the same way most likely fails the same way: do not retry it as is. Run \`waymark doctor\`, and report it with the server's log (stderr).`,
+    retry: { kind: "not_retryable" },
+  };
 }
 
 /** The structured error for a storage fault, or `null` when `error` is none. */

@@ -11,6 +11,7 @@ import { canonicalJson, sha256Hex } from "../hash.ts";
 import type { AttemptRecord, EngineDeps, NodeRecord, StoreWriter } from "../ports.ts";
 import { fail, ok, type Result } from "../result.ts";
 import type { StepProgress, StepResponse } from "../responses.ts";
+import type { VerificationWait } from "../verification.ts";
 import type { Warning } from "../workflow/catalog.ts";
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
@@ -38,6 +39,11 @@ export interface CallOptions {
    * a blocked acknowledgement, a replay, a rehydrate or a checkpoint.
    */
   onProgress?: (progress: StepProgress) => void;
+  /**
+   * Told when the step's verification command has to wait for a turn (the server runs only so
+   * many at once), before it runs.
+   */
+  onVerificationWait?: (wait: VerificationWait) => void;
   /**
    * Told when the call replayed an attempt already recorded (its recorded response is returned
    * unchanged): whether this call's payload differs from the one recorded, so was not kept.
@@ -99,7 +105,7 @@ export interface AttemptSpec {
    * for a replay): workflows a parallel step delegates to are looked up, and a verification
    * command runs, here, so no write lock is held meanwhile.
    */
-  prepare?: (attempt: Attempt) => Promise<void>;
+  prepare?: (attempt: Attempt) => Promise<Result<never> | void>;
   /** Decides inside the write transaction (children and tips read through `tx`). */
   decide: (tx: StoreWriter, attempt: Attempt) => Promise<Recorded>;
 }
@@ -162,7 +168,8 @@ export async function recordAttempt(
   const refused = spec.refuse?.({ ...loaded.value, attemptId, warnings: [] });
   if (refused) return refused;
   const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
-  await spec.prepare?.({ ...loaded.value, attemptId, warnings });
+  const refusedNow = await spec.prepare?.({ ...loaded.value, attemptId, warnings });
+  if (refusedNow) return refusedNow;
   let committed: Recorded | null = null;
   let result: Result<StepResponse>;
   try {

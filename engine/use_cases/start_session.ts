@@ -8,7 +8,7 @@
 import { hashJson } from "../hash.ts";
 import type { EngineDeps } from "../ports.ts";
 import type { PreferencesPatch } from "../preferences.ts";
-import { ok, type Result } from "../result.ts";
+import type { Result } from "../result.ts";
 import type { StepResponse } from "../responses.ts";
 import { beginRun, type StartOptions } from "./start_workflow.ts";
 import { guard } from "./error_guard.ts";
@@ -30,17 +30,15 @@ export function startSession(
 ): Promise<Result<StepResponse>> {
   return guard(async () => {
     const compiled = SESSION_NOTES_WORKFLOW;
-    return ok(
-      await beginRun(deps, {
-        compiled,
-        hash: await hashJson(compiled),
-        warnings: [],
-        title: input.title ?? compiled.name,
-        goal: input.title ?? null,
-        context: {},
-        preferences: input.preferences,
-        sessionKind: "notes",
-      }, options),
-    );
+    return await beginRun(deps, {
+      compiled,
+      hash: await hashJson(compiled),
+      warnings: [],
+      title: input.title ?? compiled.name,
+      goal: input.title ?? null,
+      context: {},
+      preferences: input.preferences,
+      sessionKind: "notes",
+    }, options);
   });
 }

@@ -75,18 +75,16 @@ export function startWorkflow(
     const found = await lookupWorkflow(deps.workflows, input.workflowId);
     if (!found.ok) return found;
     const workflow = found.value;
-    return ok(
-      await beginRun(deps, {
-        compiled: workflow.compiled,
-        hash: workflow.hash,
-        warnings: workflow.warnings,
-        title: input.goal ?? workflow.compiled.name,
-        goal: input.goal ?? null,
-        context: input.context ?? {},
-        preferences: input.preferences,
-        sessionKind: "workflow",
-      }, options),
-    );
+    return await beginRun(deps, {
+      compiled: workflow.compiled,
+      hash: workflow.hash,
+      warnings: workflow.warnings,
+      title: input.goal ?? workflow.compiled.name,
+      goal: input.goal ?? null,
+      context: input.context ?? {},
+      preferences: input.preferences,
+      sessionKind: "workflow",
+    }, options);
   });
 }
 
@@ -115,7 +113,7 @@ export async function beginRun(
   deps: EngineDeps,
   run: NewRun,
   options: StartOptions = {},
-): Promise<StepResponse> {
+): Promise<Result<StepResponse>> {
   const { compiled, hash, context } = run;
   const sessionId = randomHex(deps, 8);
   const runId = randomHex(deps, 8);
@@ -144,6 +142,7 @@ export async function beginRun(
     ...recommendationWarnings(preferences, compiled.recommendedPreferences),
   ];
   const delegates = await loadDelegates(deps, compiled);
+  if (!delegates.ok) return delegates;
   const response = await deps.store.write(async (tx) => {
     const answer = responseFor(deps, root, compiled, { workflowHash: hash, warnings });
     if (compiled.metaGuidance.length > 0) answer.metaGuidance = compiled.metaGuidance;
@@ -153,7 +152,7 @@ export async function beginRun(
       created: root,
       compiled,
       response: answer,
-      delegates,
+      delegates: delegates.value,
     });
     await tx.append([
       ...runEvents(run, { root, pinned, workspace: options.workspace }),
@@ -163,7 +162,7 @@ export async function beginRun(
   });
   options.onAppend?.(sessionLabel(root.sessionId));
   options.onAnswered?.({ node: root, compiled, artifacts: [] });
-  return response;
+  return ok(response);
 }
 
 /** The events that open a run: session, run, pinned snapshot (once per hash), root, workspace. */

@@ -35,7 +35,7 @@ export interface Verified {
 export async function verifyAttempt(
   deps: EngineDeps,
   attempt: Attempt,
-  options: Pick<CallOptions, "workspace" | "commandFolder">,
+  options: Pick<CallOptions, "workspace" | "commandFolder" | "onVerificationWait">,
 ): Promise<Verified | null> {
   const step = currentStep(attempt.compiled, attempt.node.state);
   if (!step?.verify) return null;
@@ -48,7 +48,8 @@ export async function verifyAttempt(
   if (plan.kind === "skip") {
     return { stepId: step.id, evidence: plan.evidence, problems: [], warnings: [plan.warning] };
   }
-  const evidence = evidenceOf(plan.request, await deps.verifier!.run(plan.request));
+  const ran = await deps.verifier!.run(plan.request, { onWaiting: options.onVerificationWait });
+  const evidence = evidenceOf(plan.request, ran);
   return {
     stepId: step.id,
     evidence,

@@ -6,6 +6,7 @@
 import { parse, type ParseError, printParseErrorCode } from "npm:jsonc-parser@3.3.1";
 import type { z } from "npm:zod@4.6.7";
 import { type WorkflowFile, workflowFileSchema } from "./schema.ts";
+import { formatPath } from "../issue_path.ts";
 
 /** One problem found in a workflow file. */
 export interface WorkflowIssue {
@@ -27,15 +28,6 @@ function lineAndColumn(text: string, offset: number): string {
   const before = text.slice(0, offset);
   const line = before.split("\n").length;
   return `line ${line}, column ${offset - before.lastIndexOf("\n")}`;
-}
-
-/** Renders a zod issue path as `steps[2].prompt`. */
-export function formatPath(path: readonly PropertyKey[]): string {
-  let out = "";
-  for (const part of path) {
-    out += typeof part === "number" ? `[${part}]` : `${out ? "." : ""}${String(part)}`;
-  }
-  return out;
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {

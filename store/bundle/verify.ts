@@ -13,7 +13,7 @@ import { ID_HEX } from "../../engine/ids.ts";
 import { nestingProblem, sessionRuleViolation } from "../../engine/session_rules.ts";
 import { tokenPattern } from "../../engine/tokens.ts";
 import type { CompiledWorkflow } from "../../engine/workflow/compiled.ts";
-import { formatPath } from "../../engine/workflow/parse.ts";
+import { formatPath } from "../../engine/issue_path.ts";
 import {
   type Bundle,
   type BundleResult,

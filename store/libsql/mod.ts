@@ -19,6 +19,7 @@ import { createDatabaseFile } from "../private_files.ts";
 import { migrateToLatest, newerSchemaMessage, readSchemaStatus } from "./migrations.ts";
 import { DEFAULT_BUSY_TIMEOUT_MS, DEFAULT_DURABILITY, type Durability } from "../open_options.ts";
 import { systemClock } from "../system.ts";
+import { localFilePath } from "../db_url.ts";
 
 export type { OpenStoreOptions } from "../sql/store.ts";
 
@@ -67,21 +68,6 @@ const SYNCHRONOUS: Record<Durability, string> = { normal: "NORMAL", full: "FULL"
 
 function synchronousPragma(options: OpenStoreOptions): string {
   return `PRAGMA synchronous = ${SYNCHRONOUS[options.durability ?? DEFAULT_DURABILITY]}`;
-}
-
-/**
- * The file a `file:` URL names, for the native connections; undefined for memory databases
- * (a second connection would be a second database) and URLs with parameters, which stay on
- * the client.
- */
-function localFilePath(url: string): string | undefined {
-  if (!url.startsWith("file:") || url.includes("?") || url.includes(":memory:")) return undefined;
-  const rest = url.slice("file:".length);
-  if (rest.startsWith("//")) {
-    const match = /^\/\/(localhost)?(\/.*)$/.exec(rest);
-    return match ? decodeURIComponent(match[2]) : undefined;
-  }
-  return decodeURIComponent(rest);
 }
 
 /** The client of a database without a native pool (`:memory:`, servers): `@libsql/client`. */

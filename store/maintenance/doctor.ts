@@ -11,6 +11,9 @@ import { DOCTOR_CHECKS } from "../../engine/vocabulary.ts";
 import { formatLoadError } from "../../engine/workflow/parse.ts";
 import { inspectKeyring } from "../keyring.ts";
 import { looseModes } from "../private_files.ts";
+import { damagedFileRemedy, storageError } from "../storage_errors.ts";
+import { databaseFile } from "../libsql/maintenance.ts";
+import { StorageCorruptionError } from "../../engine/result.ts";
 import {
   type DoctorFinding,
   eventLog,
@@ -205,6 +208,8 @@ async function databaseChecks(
     store = await target.open();
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
+    const file = databaseFile(target.dbUrl) ?? target.dbUrl;
+    const damaged = storageError(error, { location: file }) instanceof StorageCorruptionError;
     return {
       failed: true,
       findings: [{
@@ -213,6 +218,8 @@ async function databaseChecks(
         message: `cannot open ${target.dbUrl}: ${message}`,
         fix: /newer waymark/.test(message)
           ? "Use the waymark that wrote it, or a newer one."
+          : damaged
+          ? `The file is damaged: ${damagedFileRemedy(file)}.`
           : "Check the path (--db, --home); restore the latest backup if the file is damaged.",
       }],
     };

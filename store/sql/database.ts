@@ -163,6 +163,19 @@ export interface RunDelegationsTable {
   created_seq: number;
 }
 
+/** Review passes (the projection of `review_passed`): one row per review passed per session. */
+export interface ReviewPassesTable {
+  session_id: string;
+  review_id: string;
+  rule: string;
+  /** The files and their hashes, as JSON (`[{path, sha256}]`). */
+  files: string;
+  /** The principal who passed it, as JSON, or `null`. */
+  principal: string | null;
+  created_seq: number;
+  created_at: string;
+}
+
 /** Events recorded at a node that the viewer shows there: reviews, gaps, an abort. */
 export interface NodeEventsTable {
   seq: number;
@@ -225,6 +238,22 @@ export interface QuarantineTable {
   quarantined_at: string;
 }
 
+/** Personal access tokens (`0013_personal_tokens`): only each secret's SHA-256 is kept. */
+export interface PersonalTokensTable {
+  token_id: string;
+  /** The name the creator gave; the principal's display name. */
+  name: string;
+  /** `person` or `bot`. */
+  kind: string;
+  /** Lowercase hex SHA-256 of the whole token. */
+  token_hash: string;
+  /** The scopes granted, space-separated. */
+  scopes: string;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+
 /** The whole schema. */
 export interface Database {
   events: EventsTable;
@@ -240,6 +269,8 @@ export interface Database {
   run_links: RunLinksTable;
   run_delegations: RunDelegationsTable;
   node_events: NodeEventsTable;
+  /** Review passes, found by review id. */
+  review_passes: ReviewPassesTable;
   /** Layer 1: session title, goal and workflow id, by `runs.rowid`. */
   search_titles: SearchTable;
   /** Layer 2: the run's latest notes and artifact preview, by `runs.rowid`. */
@@ -254,4 +285,6 @@ export interface Database {
   workflow_outcomes: WorkflowOutcomesTable;
   /** What doctor set aside (`0011_quarantine`). */
   quarantine: QuarantineTable;
+  /** Personal access tokens of the HTTP service (`personal_tokens.ts`). */
+  personal_tokens: PersonalTokensTable;
 }

@@ -361,6 +361,47 @@ const delegations: Migration = {
   },
 };
 
+/**
+ * Personal access tokens of the HTTP service, for teams without an identity provider: each
+ * token's SHA-256 (never the token), who it names, its scopes, expiry and revocation. Not session
+ * data and not a projection of the log.
+ */
+const personalTokens: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.createTable("personal_tokens")
+      .addColumn("token_id", "text", (c) => c.primaryKey())
+      .addColumn("name", "text", (c) => c.notNull())
+      .addColumn("kind", "text", (c) => c.notNull())
+      .addColumn("token_hash", "text", (c) => c.notNull().unique())
+      .addColumn("scopes", "text", (c) => c.notNull())
+      .addColumn("created_at", "text", (c) => c.notNull())
+      .addColumn("expires_at", "text")
+      .addColumn("revoked_at", "text")
+      .execute();
+  },
+};
+
+/**
+ * Review passes: `review_passes` (the projection of `review_passed`), a review's pass in a
+ * session, found by review id whichever session (workspace, machine) recorded it.
+ */
+const reviewPasses: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.createTable("review_passes")
+      .addColumn("session_id", "text", (c) => c.notNull())
+      .addColumn("review_id", "text", (c) => c.notNull())
+      .addColumn("rule", "text", (c) => c.notNull())
+      .addColumn("files", "text", (c) => c.notNull())
+      .addColumn("principal", "text")
+      .addColumn("created_seq", "integer", (c) => c.notNull())
+      .addColumn("created_at", "text", (c) => c.notNull())
+      .addPrimaryKeyConstraint("review_passes_pk", ["session_id", "review_id"])
+      .execute();
+    await db.schema.createIndex("review_passes_by_id").on("review_passes").column("review_id")
+      .execute();
+  },
+};
+
 /** Every migration, by name; names sort in application order. */
 export const MIGRATIONS: Record<string, Migration> = {
   "0001_initial": initial,
@@ -375,6 +416,8 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0010_log_positions": logPositions,
   "0011_quarantine": quarantine,
   "0012_delegations": delegations,
+  "0013_personal_tokens": personalTokens,
+  "0014_review_passes": reviewPasses,
 };
 
 /** The schema status of a database that has applied `applied` (in any order). */

@@ -329,6 +329,30 @@ async function runDelegated(s: ProjectionScope, event: EventOf<"run_delegated">)
   });
 }
 
+const insertPass = prepare((db, p: Database["review_passes"]) =>
+  db.insertInto("review_passes").values({
+    session_id: p.session_id,
+    review_id: p.review_id,
+    rule: p.rule,
+    files: p.files,
+    principal: p.principal,
+    created_seq: p.created_seq,
+    created_at: p.created_at,
+  })
+);
+
+async function reviewPassed(s: ProjectionScope, event: EventOf<"review_passed">) {
+  await insertPass.execute(s.tx, {
+    session_id: event.sessionId,
+    review_id: event.reviewId,
+    rule: event.rule,
+    files: JSON.stringify(event.files),
+    principal: event.principal ? JSON.stringify(event.principal) : null,
+    created_seq: s.seq,
+    created_at: s.at,
+  });
+}
+
 const insertNodeEvent = prepare((db, p: Database["node_events"]) =>
   db.insertInto("node_events").values({
     seq: p.seq,
@@ -417,6 +441,8 @@ export async function project(scope: ProjectionScope, event: LoggedEvent): Promi
       return;
     case "run_delegated":
       return await runDelegated(scope, event);
+    case "review_passed":
+      return await reviewPassed(scope, event);
     case "run_aborted":
     case "review_recorded":
     case "gap_recorded":

@@ -4,6 +4,7 @@
  * @module
  */
 import { getDelegationLink, getDelegations } from "./delegation_reads.ts";
+import { getPassedReviews } from "./review_reads.ts";
 import { sql } from "npm:kysely@0.29.9";
 import type {
   AncestorNotes,
@@ -295,5 +296,6 @@ export function createReader(scope: ReadScope, shared: ReaderShared): StoreReade
     getRunListing: (runId) => getRunListing(ex, runId),
     listRuns: (page) => listRuns(ex, page),
     changeCounter: () => changeCounter(ex),
+    getPassedReviews: (ids) => getPassedReviews(ex, ids),
   };
 }

@@ -16,7 +16,9 @@ import type { Database } from "./database.ts";
  * uses them; `search` is the dialect's full-text index (kept by the dialect); `record` rows
  * sit beside the log (not rebuilt from it) with a `session_id` column; `cache` rows belong to no
  * session and may be dropped at any time (they are rebuilt from files outside the store);
- * `evidence` rows are what doctor set aside, kept for a person and never removed by waymark.
+ * `evidence` rows are what doctor set aside, kept for a person and never removed by waymark;
+ * `credential` rows belong to no session and are not rebuilt from anything (the HTTP service's
+ * personal access tokens, as hashes): kept by every maintenance command, copied by backups.
  */
 export type TableRole =
   | "log"
@@ -26,7 +28,8 @@ export type TableRole =
   | "search"
   | "record"
   | "cache"
-  | "evidence";
+  | "evidence"
+  | "credential";
 
 /** Every table's role. */
 export const TABLE_ROLES: Record<keyof Database, TableRole> = {
@@ -43,6 +46,7 @@ export const TABLE_ROLES: Record<keyof Database, TableRole> = {
   run_links: "run",
   run_delegations: "run",
   node_events: "run",
+  review_passes: "session",
   search_titles: "search",
   search_tips: "search",
   search_outputs: "search",
@@ -50,6 +54,7 @@ export const TABLE_ROLES: Record<keyof Database, TableRole> = {
   workflow_files: "cache",
   workflow_outcomes: "cache",
   quarantine: "evidence",
+  personal_tokens: "credential",
 };
 
 /** The tables of a role, in schema order. */

@@ -41,11 +41,12 @@ export function reviewCommand(mode: string, counter?: string): string {
 export function connectDeepwork(
   home: string,
   workspace: string,
-  options: { client?: "v1" | "v2"; extraArgs?: string[] } = {},
+  options: { client?: "v1" | "v2"; extraArgs?: string[]; env?: Record<string, string> } = {},
 ): Promise<TestClient> {
   return connect(home, {
     client: options.client,
     cwd: workspace,
+    env: options.env,
     extraArgs: ["--profile", "deepwork", ...(options.extraArgs ?? [])],
   });
 }

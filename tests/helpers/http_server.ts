@@ -9,6 +9,8 @@ import { MAIN } from "./server.ts";
 export interface HttpServer {
   /** The port it listens on (127.0.0.1). */
   port: number;
+  /** What it has written on stderr so far. */
+  stderr(): string;
   /** Sends SIGTERM and waits for the process: whether it exited cleanly, and its stdout. */
   stop(): Promise<{ success: boolean; stdout: string }>;
 }
@@ -43,15 +45,18 @@ export async function startHttpServer(
     const { value, done } = await reader.read();
     if (done) throw new Error(`server exited: ${seen}`);
     seen += value;
-    port = Number(seen.match(/http:\/\/127\.0\.0\.1:(\d+)\/mcp/)?.[1] ?? 0);
+    port = Number(seen.match(/https?:\/\/127\.0\.0\.1:(\d+)\/mcp/)?.[1] ?? 0);
   }
   // keep draining stderr so the child never blocks on a full pipe
   const drain = (async () => {
-    while (!(await reader.read()).done) { /* drain */ }
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      seen += read.value;
+    }
   })();
   const stdout = child.stdout.text();
   return {
     port,
+    stderr: () => seen,
     async stop() {
       child.kill("SIGTERM");
       const status = await child.status;

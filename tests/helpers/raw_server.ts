@@ -18,14 +18,20 @@ export class RawServer {
   readonly #stderr: Promise<string>;
   #waiters: (() => void)[] = [];
 
-  constructor(home: string, extraArgs: string[] = []) {
+  /** `denoFlags` go to `deno run` (such as `--cached-only`); `env` adds to the environment. */
+  constructor(
+    home: string,
+    extraArgs: string[] = [],
+    options: { denoFlags?: string[]; env?: Record<string, string> } = {},
+  ) {
+    const [run, ...rest] = serverArgs(home, extraArgs);
     this.#child = new Deno.Command(Deno.execPath(), {
-      args: serverArgs(home, extraArgs),
+      args: [run!, ...(options.denoFlags ?? []), ...rest],
       cwd: ROOT,
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
-      env: { NO_COLOR: "1" },
+      env: { NO_COLOR: "1", ...options.env },
     }).spawn();
     this.#stdin = this.#child.stdin.getWriter();
     this.#stderr = new Response(this.#child.stderr).text();
@@ -80,19 +86,24 @@ export class RawServer {
     }
   }
 
-  /** Sends a request and waits for its answer. */
-  async request(id: number | string, method: string, params?: Message): Promise<Message> {
+  /** Sends a request and waits for its answer (10 s, or `timeoutMs`). */
+  async request(
+    id: number | string,
+    method: string,
+    params?: Message,
+    timeoutMs?: number,
+  ): Promise<Message> {
     await this.send({ jsonrpc: "2.0", id, method, ...(params ? { params } : {}) });
-    return await this.answer(id);
+    return await this.answer(id, timeoutMs);
   }
 
   /** The handshake: `initialize` as request 1 (protocol 2025-06-18), then `initialized`. */
-  async handshake(clientName: string): Promise<Message> {
+  async handshake(clientName: string, timeoutMs?: number): Promise<Message> {
     const init = await this.request(1, "initialize", {
       protocolVersion: "2025-06-18",
       capabilities: {},
       clientInfo: { name: clientName, version: "1.0.0" },
-    });
+    }, timeoutMs);
     await this.send({ jsonrpc: "2.0", method: "notifications/initialized" });
     return init;
   }

@@ -40,7 +40,7 @@ async function query(db: string, sql: string, args: unknown[] = []) {
 }
 
 for (const version of ["v1", "v2"] as const) {
-  Deno.test(`${version}: the profile lists exactly DeepWork's tools, and get_workflows both formats and load errors`, async () => {
+  Deno.test(`${version}: the profile lists exactly DeepWork's eleven tools, and get_workflows both formats and load errors`, async () => {
     await withServer(version, async (c) => {
       const tools = (await c.listTools()).tools.map((t) => t.name);
       assert.deepEqual(tools, [
@@ -49,6 +49,12 @@ for (const version of ["v1", "v2"] as const) {
         "finished_step",
         "abort_workflow",
         "go_to_step",
+        "get_review_instructions",
+        "get_configured_reviews",
+        "mark_review_as_passed",
+        "register_session_job",
+        "get_session_job",
+        "get_named_schemas",
       ]);
       const listed = ok(await c.call("get_workflows", {}));
       const names = listed.jobs.map((j: { name: string }) => j.name);

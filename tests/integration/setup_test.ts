@@ -13,6 +13,7 @@ import { parse as parseToml } from "npm:smol-toml@1.9.1";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { childEnv, MAIN, ROOT } from "../helpers/server.ts";
+import { claudeBin, geminiBin, hostTestOptions } from "../helpers/hosts.ts";
 
 const FIXTURES = join(ROOT, "tests", "fixtures", "setup");
 const decoder = new TextDecoder();
@@ -72,7 +73,48 @@ const CASES = [
     key: "mcp_servers",
     malformed: "malformed.config.toml",
   },
+  {
+    client: "gemini",
+    args: [],
+    fixture: "gemini.settings.json",
+    file: (f: Folders) => join(f.home, ".gemini", "settings.json"),
+    key: "mcpServers",
+    malformed: "malformed_servers_array.json",
+  },
+  {
+    client: "gemini",
+    args: ["--scope", "project"],
+    fixture: "gemini.settings.json",
+    file: (f: Folders) => join(f.workspace, ".gemini", "settings.json"),
+    key: "mcpServers",
+    malformed: "malformed_unclosed.json",
+  },
+  {
+    client: "opencode",
+    args: [],
+    fixture: "opencode.json",
+    file: (f: Folders) => join(f.home, ".config", "opencode", "opencode.json"),
+    key: "mcp",
+    malformed: "malformed_unclosed.json",
+  },
+  {
+    client: "opencode",
+    args: ["--scope", "project"],
+    fixture: "opencode.json",
+    file: (f: Folders) => join(f.workspace, "opencode.json"),
+    key: "mcp",
+    malformed: "malformed_mcp_array.json",
+  },
 ];
+
+/** The program and arguments of an entry (OpenCode writes them as one `command` array). */
+function launchOf(entry: Record<string, unknown>): { command: unknown; args: unknown } {
+  if (Array.isArray(entry.command)) {
+    const [command, ...args] = entry.command;
+    return { command, args };
+  }
+  return { command: entry.command, args: entry.args };
+}
 
 type Doc = Record<string, Record<string, Record<string, unknown>>>;
 
@@ -154,7 +196,7 @@ for (const c of CASES) {
       assert.ok(linesKept(before, after), `lines of ${c.fixture} lost:\n${after}`);
       const old = read(file, before);
       const now = read(file, after);
-      const entry = now[c.key]!.waymark!;
+      const entry = launchOf(now[c.key]!.waymark!);
       assert.equal(entry.command, Deno.execPath());
       assert.deepEqual(entry.args, ["run", "-A", "--no-config", MAIN, "serve"]);
       const { waymark: _, ...others } = now[c.key]!;
@@ -292,7 +334,7 @@ Deno.test("setup refuses an unknown client and a scope the client lacks, naming 
     assert.equal(unknown.code, 2);
     assert.match(
       unknown.err,
-      /--client must be one of claude-code, claude-desktop, cursor, vscode, codex/,
+      /--client must be one of claude-code, claude-desktop, cursor, vscode, codex, gemini, opencode/,
     );
     const scope = await setup(at, ["--client", "claude-desktop", "--scope", "project"]);
     assert.equal(scope.code, 2);
@@ -303,33 +345,124 @@ Deno.test("setup refuses an unknown client and a scope the client lacks, naming 
   }
 });
 
-Deno.test("the entry setup wrote starts waymark from another folder for a real MCP client", async () => {
-  const at = await folders();
-  try {
-    const home = join(at.home, "waymark-data");
-    const result = await setup(at, ["--client", "vscode", "--home", home]);
-    assert.equal(result.code, 0, result.err);
-    const config = parseJsonc(await Deno.readTextFile(join(at.workspace, ".vscode", "mcp.json")));
-    const entry = config.servers.waymark as { command: string; args: string[] };
-    const client = new Client({ name: "setup-test", version: "1.0.0" });
-    await client.connect(
-      new StdioClientTransport({
-        command: entry.command,
-        args: entry.args,
-        cwd: at.home,
-        env: userEnv(at.home),
-        stderr: "pipe",
-      }),
-    );
+/** The written entries started by a real MCP client: a host's own format, read back as data. */
+const STARTED = [
+  {
+    client: "vscode",
+    file: (f: Folders) => join(f.workspace, ".vscode", "mcp.json"),
+    key: "servers",
+  },
+  {
+    client: "opencode",
+    file: (f: Folders) => join(f.home, ".config", "opencode", "opencode.json"),
+    key: "mcp",
+  },
+  {
+    client: "codex",
+    file: (f: Folders) => join(f.home, ".codex", "config.toml"),
+    key: "mcp_servers",
+  },
+];
+
+for (const c of STARTED) {
+  Deno.test(`the ${c.client} entry setup wrote starts waymark from another folder for a real MCP client`, async () => {
+    const at = await folders();
     try {
-      const listed = await client.callTool({ name: "list_workflows", arguments: {} });
-      assert.equal(listed.isError, undefined, JSON.stringify(listed.content));
-      assert.ok((listed.structuredContent as { workflows: unknown[] }).workflows.length > 0);
+      const home = join(at.home, "waymark-data");
+      const result = await setup(at, ["--client", c.client, "--home", home]);
+      assert.equal(result.code, 0, result.err);
+      const file = c.file(at);
+      const entry = launchOf(read(file, await Deno.readTextFile(file))[c.key]!.waymark!);
+      const client = new Client({ name: "setup-test", version: "1.0.0" });
+      await client.connect(
+        new StdioClientTransport({
+          command: entry.command as string,
+          args: entry.args as string[],
+          cwd: at.home,
+          env: userEnv(at.home),
+          stderr: "pipe",
+        }),
+      );
+      try {
+        const listed = await client.callTool({ name: "list_workflows", arguments: {} });
+        assert.equal(listed.isError, undefined, JSON.stringify(listed.content));
+        assert.ok((listed.structuredContent as { workflows: unknown[] }).workflows.length > 0);
+      } finally {
+        await client.close();
+      }
+      assert.ok((await Deno.stat(join(home, "waymark.db"))).isFile);
     } finally {
-      await client.close();
+      await at.cleanup();
     }
-    assert.ok((await Deno.stat(join(home, "waymark.db"))).isFile);
-  } finally {
-    await at.cleanup();
-  }
-});
+  });
+}
+
+/** Runs a host's own command in the user's setting; its output, whatever the exit code. */
+async function host(
+  at: Folders,
+  command: string,
+  args: string[],
+): Promise<string> {
+  const out = await new Deno.Command(command, {
+    args,
+    cwd: at.workspace,
+    clearEnv: true,
+    env: {
+      ...userEnv(at.home),
+      DISABLE_AUTOUPDATER: "1",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return decoder.decode(out.stdout) + decoder.decode(out.stderr);
+}
+
+/** Records in ~/.claude.json what Claude Code's dialogs record: the folder trusted, its .mcp.json servers approved. */
+async function approveProject(at: Folders): Promise<void> {
+  const file = join(at.home, ".claude.json");
+  const config = JSON.parse(await Deno.readTextFile(file).catch(() => "{}"));
+  config.projects = {
+    [at.workspace]: { hasTrustDialogAccepted: true, enabledMcpjsonServers: ["waymark"] },
+  };
+  await Deno.writeTextFile(file, JSON.stringify(config));
+}
+
+for (const scope of ["project", "user"]) {
+  Deno.test({
+    name: `claude mcp list shows the claude-code entry (${scope}) connected`,
+    ...hostTestOptions("claude"),
+    fn: async () => {
+      const at = await folders();
+      try {
+        const result = await setup(at, ["--client", "claude-code", "--scope", scope]);
+        assert.equal(result.code, 0, result.err);
+        if (scope === "project") await approveProject(at);
+        const listed = await host(at, claudeBin(), ["mcp", "list"]);
+        assert.match(listed, /^waymark: .*main\.ts serve - ✔ Connected$/m, listed);
+      } finally {
+        await at.cleanup();
+      }
+    },
+  });
+
+  Deno.test({
+    name: `gemini mcp list shows the gemini entry (${scope}) connected`,
+    ...hostTestOptions("gemini"),
+    fn: async () => {
+      const at = await folders();
+      try {
+        const result = await setup(at, ["--client", "gemini", "--scope", scope]);
+        assert.equal(result.code, 0, result.err);
+        // Gemini CLI starts no server in a folder the user has not trusted
+        const trusted = join(at.home, ".gemini", "trustedFolders.json");
+        await Deno.mkdir(dirname(trusted), { recursive: true });
+        await Deno.writeTextFile(trusted, JSON.stringify({ [at.workspace]: "TRUST_FOLDER" }));
+        const listed = await host(at, "node", [geminiBin(), "mcp", "list"]);
+        assert.match(listed, /^✓ waymark: .*main\.ts serve \(stdio\) - Connected$/m, listed);
+      } finally {
+        await at.cleanup();
+      }
+    },
+  });
+}

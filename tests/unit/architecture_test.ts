@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { dirname, join, relative, resolve } from "node:path";
-import { importMapPins, pinProblems, repin, sourceFiles } from "../../scripts/pins.ts";
+import { importMapPins, PIN_FILE, pinProblems, repin, sourceFiles } from "../../scripts/pins.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -117,7 +117,7 @@ Deno.test("no circular imports among the project's modules", async () => {
   assert.deepEqual(cycles, []);
 });
 
-Deno.test("every npm specifier names the version deno.json pins, and source uses no bare package names", async () => {
+Deno.test("every npm specifier names the version tests/deno.json pins, and source uses no bare package names", async () => {
   const pins = await importMapPins();
   const stale: string[] = [];
   const bare: string[] = [];
@@ -129,20 +129,23 @@ Deno.test("every npm specifier names the version deno.json pins, and source uses
       if (!/^(\.|node:|npm:)/.test(spec)) bare.push(`${file}: ${spec}`);
     }
   }
-  assert.deepEqual(stale, [], "deno.json's imports choose the versions: run `deno task pins`");
+  assert.deepEqual(stale, [], `${PIN_FILE}'s imports choose the versions: run \`deno task pins\``);
   assert.deepEqual(bare, [], "source must run from a URL with no import map");
   assert.ok(pins.has("zod") && pins.has("@libsql/client"));
 });
 
-Deno.test("the pin check catches a copy that differs from deno.json, and repin fixes it", () => {
+Deno.test("the pin check catches a copy that differs from tests/deno.json, and repin fixes it", () => {
   // spelled in pieces, so that this file's own text holds no pinned specifier
   const npm = (pin: string) => `npm:${pin}`;
   const pins = new Map([["zod", "4.6.7"], ["@types/pg", "8.23.1"]]);
   const text = `import { z } from "${npm("zod@4.5.0")}";\n` +
     `// @ts-types="${npm("@types/pg@8.23.1")}"\n` +
     `import x from "${npm("left-pad@1.3.0")}/sub";\n`;
-  const unknown = `${npm("left-pad@1.3.0")} (not in deno.json)`;
-  assert.deepEqual(pinProblems(text, pins), [`${npm("zod@4.5.0")} (deno.json: 4.6.7)`, unknown]);
+  const unknown = `${npm("left-pad@1.3.0")} (not in ${PIN_FILE})`;
+  assert.deepEqual(pinProblems(text, pins), [
+    `${npm("zod@4.5.0")} (${PIN_FILE}: 4.6.7)`,
+    unknown,
+  ]);
   assert.deepEqual(pinProblems(repin(text, pins), pins), [unknown]);
 });
 

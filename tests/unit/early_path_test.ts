@@ -19,6 +19,8 @@ const EARLY_LEAVES: Readonly<Record<string, string>> = {
   "store/db_url.ts": "the database URLs --db accepts (imports nothing)",
   "store/open_options.ts":
     "the busy timeout and durability defaults the flags show (imports nothing)",
+  "store/auth_settings.ts":
+    "the URL and scope schemas the --auth-* flags are checked with (imports only zod)",
 };
 
 /** One module of `deno info --json`. */

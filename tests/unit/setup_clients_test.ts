@@ -61,8 +61,32 @@ Deno.test("Codex follows CODEX_HOME; Cursor and Claude Code keep dot-files in ho
   assert.equal(fileOf("claude-code", "user", place("linux")), join(HOME, ".claude.json"));
 });
 
+Deno.test("Gemini CLI keeps .gemini/settings.json in home or project; OpenCode follows XDG on every OS", () => {
+  assert.equal(fileOf("gemini", "user", place("windows")), join(HOME, ".gemini", "settings.json"));
+  assert.equal(
+    fileOf("gemini", "project", place("linux")),
+    join("/work/p", ".gemini", "settings.json"),
+  );
+  const opencode = join(".config", "opencode", "opencode.json");
+  assert.equal(fileOf("opencode", "user", place("darwin")), join(HOME, opencode));
+  assert.equal(fileOf("opencode", "user", place("windows")), join(HOME, opencode));
+  assert.equal(
+    fileOf("opencode", "user", place("linux", { XDG_CONFIG_HOME: "/x" })),
+    join("/x", "opencode", "opencode.json"),
+  );
+  assert.equal(fileOf("opencode", "project", place("linux")), join("/work/p", "opencode.json"));
+});
+
 Deno.test("every client offers its default scope, and the names are the table's keys", () => {
-  assert.deepEqual(CLIENT_NAMES, ["claude-code", "claude-desktop", "cursor", "vscode", "codex"]);
+  assert.deepEqual(CLIENT_NAMES, [
+    "claude-code",
+    "claude-desktop",
+    "cursor",
+    "vscode",
+    "codex",
+    "gemini",
+    "opencode",
+  ]);
   for (const name of CLIENT_NAMES) {
     assert.ok(fileOf(name, CLIENTS[name].defaultScope, place("linux")), name);
   }

@@ -89,6 +89,12 @@ Deno.test("each tool's hints say what its use-case does", () => {
     finished_step: false,
     abort_workflow: true,
     go_to_step: false,
+    get_review_instructions: false,
+    get_configured_reviews: false,
+    mark_review_as_passed: false,
+    register_session_job: false,
+    get_session_job: false,
+    get_named_schemas: false,
   });
   assert.deepEqual(
     TOOLS.filter((t) => t.taskSupport).map((t) => t.name),

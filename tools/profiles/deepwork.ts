@@ -1,13 +1,13 @@
 /**
  * The DeepWork tool profile (`serve --profile deepwork`): `get_workflows`, `start_workflow`,
- * `finished_step`, `abort_workflow` and `go_to_step`, with DeepWork's parameter names and
+ * `finished_step`, `abort_workflow` and `go_to_step`, then the tools outside the workflow
+ * lifecycle (reviews, session jobs, named schemas: `deepwork_reviews.ts`), with DeepWork's parameter names and
  * response fields, over waymark's engine and store. Each call is logged to stderr with the tool
  * name and the caller's workflow stack. Thin: the use-cases live in `engine/deepwork/`.
  * @module
  */
 import { z } from "npm:zod@4.6.7";
 import { abortJobWorkflow } from "../../engine/deepwork/abort.ts";
-import { findStack } from "../../engine/deepwork/find_stack.ts";
 import { finishStep } from "../../engine/deepwork/finish.ts";
 import { goToStep } from "../../engine/deepwork/go_to_step.ts";
 import type { JobPorts } from "../../engine/deepwork/ports.ts";
@@ -16,22 +16,26 @@ import {
   finishedResponseSchema,
   getWorkflowsResponseSchema,
   goToStepResponseSchema,
-  type StackEntry,
   startResponseSchema,
 } from "../../engine/deepwork/job_responses.ts";
-import { stackEntries } from "../../engine/deepwork/stack.ts";
 import { getWorkflows, startJobWorkflow } from "../../engine/deepwork/start.ts";
 import { LIMITS } from "../../engine/limits.ts";
-import type { EngineDeps } from "../../engine/ports.ts";
-import type { Result } from "../../engine/result.ts";
-import type { WorkspaceObservation } from "../../engine/workspace.ts";
-import { defineTool, type ToolContext, type ToolProfile } from "../define_tool.ts";
+import { defineTool, type ToolProfile } from "../define_tool.ts";
+import { here, logged } from "./deepwork/call_log.ts";
 import { diskFiles } from "./deepwork/files.ts";
+import { gitWorkspace } from "./deepwork/git_workspace.ts";
+import { namedSchemaFolders } from "./deepwork/named_schema_folders.ts";
+import { deepworkExtraTools } from "./deepwork_reviews.ts";
+import type { NamedSchemaSource, ReviewWorkspace } from "../../engine/review/ports.ts";
 import { connectionPresence } from "./deepwork/presence.ts";
 import { PROFILES, publishedSchemas } from "./registry.ts";
 
 /** What the DeepWork profile is built from. */
 export interface DeepworkProfileOptions extends Omit<JobPorts, "files" | "presence"> {
+  /** Named schemas; default none but the bundled set (`deepwork/named_schema_folders.ts`). */
+  schemas?: NamedSchemaSource;
+  /** The workspace at a root, as the review tools read it; default through git. */
+  workspace?: (root: string) => ReviewWorkspace;
   /** Output files; default the local disk. */
   files?: JobPorts["files"];
   /** Who this connection is; default a new key for it (see `deepwork/presence.ts`). */
@@ -88,51 +92,6 @@ const goToStepInput = z.object({
 }).strict();
 
 const render = (value: unknown) => JSON.stringify(value, null, 2);
-
-function stackText(stack: readonly StackEntry[] | undefined): string {
-  if (!stack) return "-";
-  return stack.length === 0 ? "(empty)" : stack.map((s) => `${s.workflow}@${s.step}`).join(" > ");
-}
-
-/** What a call's log line needs besides its result. */
-interface CallAt {
-  /** The tool. */
-  tool: string;
-  /** Where log lines go. */
-  log: ((line: string) => void) | undefined;
-  /** The engine (to read the stack when the answer does not carry it). */
-  deps: EngineDeps;
-  /** The call's input (its `session_id` and `agent_id` pick the stack). */
-  input: { session_id?: string; agent_id?: string };
-  /** The call's context. */
-  ctx: ToolContext;
-  /** The caller's connection. */
-  presence: JobPorts["presence"];
-}
-
-/**
- * Logs a call with its tool name and the caller's stack: the one the answer carries, else (an
- * error, get_workflows) the one the store holds now.
- */
-async function logged<T>(at: CallAt, result: Result<T>): Promise<Result<T>> {
-  if (!at.log) return result;
-  let stack = result.ok ? (result.value as { stack?: StackEntry[] }).stack : undefined;
-  if (!stack) {
-    const found = await findStack({ store: at.deps.store, presence: at.presence }, {
-      sessionId: at.input.session_id,
-      agentId: at.input.agent_id,
-      workspace: here(at.ctx).workspace,
-    }, { claim: false }).catch(() => null);
-    if (found?.ok) stack = stackEntries(found.value.view.frames);
-  }
-  const outcome = result.ok ? "ok" : `${result.error.code}: ${result.error.message.split("\n")[0]}`;
-  at.log(`deepwork ${at.tool}: ${outcome}; stack: ${stackText(stack)}`);
-  return result;
-}
-
-function here(ctx: ToolContext): WorkspaceObservation {
-  return ctx.workspace ?? { workspace: null, gitBranch: null, gitHeadSha: null };
-}
 
 function startTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
   return [
@@ -243,6 +202,8 @@ const INSTRUCTIONS = [
   "Iterate: on status needs_work, fix what feedback says (have a sub-agent review when asked) and call finished_step again.",
   "Continue: on next_step, begin_step is the next step; starting another workflow meanwhile nests it, and finishing or aborting it returns to this one.",
   "Complete: workflow_complete lists all_outputs. abort_workflow abandons the current workflow; go_to_step goes back to an earlier step.",
+  "Review: get_review_instructions gives review tasks for the changed files (from .deepreview rules and named schemas) to run in parallel sub-agents; mark_review_as_passed records a review that found nothing left to fix.",
+  "Session jobs: register_session_job defines a job for your session, which start_workflow with that session_id finds.",
 ].join(" ");
 
 /** The DeepWork profile over the given jobs, files and quality gate. */
@@ -256,7 +217,16 @@ export function deepworkProfile(options: DeepworkProfileOptions): ToolProfile {
   return {
     serverName: "deepwork",
     instructions: INSTRUCTIONS,
-    tools: [...startTools(ports, options.log), ...stepTools(ports, options.log)],
+    tools: [
+      ...startTools(ports, options.log),
+      ...stepTools(ports, options.log),
+      ...deepworkExtraTools({
+        jobs: ports,
+        schemas: options.schemas ?? namedSchemaFolders({ dirs: [] }),
+        workspace: options.workspace ?? gitWorkspace,
+        log: options.log,
+      }),
+    ],
     // generated from these tools (`deno task schema`), which the early server answers from too
     published: publishedSchemas(PROFILES.deepwork),
   };

@@ -5,6 +5,7 @@
  */
 import type { JobSource } from "../../engine/deepwork/job_catalog.ts";
 import type { JobPorts } from "../../engine/deepwork/ports.ts";
+import type { NamedSchemaSource } from "../../engine/review/ports.ts";
 import type { ToolProfile } from "../define_tool.ts";
 import { DEFAULT_PROFILE } from "./default.ts";
 import { deepworkProfile } from "./deepwork.ts";
@@ -16,6 +17,8 @@ export interface ProfileInputs {
   jobs: JobSource;
   /** The DeepWork quality gate (built only by the profile that uses it). */
   gate: () => JobPorts["gate"];
+  /** Named schemas (DeepWork's review rules for kinds of file). */
+  schemas?: NamedSchemaSource;
   /** Where each call's log line goes (stderr; never stdout). */
   log?: (line: string) => void;
 }
@@ -23,5 +26,6 @@ export interface ProfileInputs {
 /** Each profile's tools, by name. */
 export const PROFILE_TOOLS: Readonly<Record<ProfileName, (at: ProfileInputs) => ToolProfile>> = {
   default: () => DEFAULT_PROFILE,
-  deepwork: (at) => deepworkProfile({ jobs: at.jobs, gate: at.gate(), log: at.log }),
+  deepwork: (at) =>
+    deepworkProfile({ jobs: at.jobs, gate: at.gate(), schemas: at.schemas, log: at.log }),
 };

@@ -13,6 +13,7 @@ import { ChildRuns, DelegatedFrom } from "../parts/child_runs.tsx";
 import { fmtTime, plural } from "../parts/display_text.ts";
 import { Graph, Legend } from "../parts/graph.tsx";
 import { NodeDetail } from "../parts/node_detail.tsx";
+import { ReviewPasses } from "../parts/review_passes.tsx";
 import { RunsSidebar } from "../parts/runs_sidebar.tsx";
 import { SessionNotes } from "../parts/session_notes.tsx";
 import { type Html, Layout } from "../parts/shell.tsx";
@@ -104,11 +105,16 @@ export const SessionPageView: FC<{ view: SessionView }> = (
       <div class="session-grid">
         <RunsSidebar view={view} />
         <div>
-          {graph ? <RunPanel graph={graph} view={view} /> : (
-            <section class="panel">
-              <p class="muted">This session has no runs yet.</p>
-            </section>
-          )}
+          {graph
+            ? <RunPanel graph={graph} view={view} />
+            : view.passes.length > 0
+            ? null
+            : (
+              <section class="panel">
+                <p class="muted">This session has no runs yet.</p>
+              </section>
+            )}
+          <ReviewPasses passes={view.passes} />
           <ChildRuns view={view} />
           {graph && node && view.branch
             ? (

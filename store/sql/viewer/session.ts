@@ -254,3 +254,42 @@ export async function getSessionNotes(db: ViewerDb, sessionId: string): Promise<
     createdAt: r.created_at,
   }));
 }
+
+/** Most review passes shown on a session page (the newest are kept). */
+export const MAX_REVIEW_PASSES = 200;
+
+/** A review pass, as a session page lists it. */
+export interface ReviewPassRow {
+  /** The review's id. */
+  reviewId: string;
+  /** The rule's name. */
+  rule: string;
+  /** The files and the SHA-256 of the content that passed. */
+  files: { path: string; sha256: string }[];
+  /** Who passed it (`displayName`), when the call was authenticated. */
+  principal: string | null;
+  /** ISO time. */
+  createdAt: string;
+}
+
+/** The newest review passes recorded in a session (at most {@linkcode MAX_REVIEW_PASSES}). */
+export async function getReviewPasses(db: ViewerDb, sessionId: string): Promise<ReviewPassRow[]> {
+  const rows = await db.selectFrom("review_passes")
+    .select(["review_id", "rule", "files", "principal", "created_at"])
+    .where("session_id", "=", sessionId)
+    .orderBy("created_seq", "desc").limit(MAX_REVIEW_PASSES).execute();
+  const parse = <T>(text: string | null, fallback: T): T => {
+    try {
+      return text === null ? fallback : JSON.parse(text) as T;
+    } catch {
+      return fallback;
+    }
+  };
+  return rows.map((r) => ({
+    reviewId: r.review_id,
+    rule: r.rule,
+    files: parse(r.files, []),
+    principal: parse<{ displayName?: string } | null>(r.principal, null)?.displayName ?? null,
+    createdAt: r.created_at,
+  }));
+}

@@ -18,6 +18,7 @@ import {
 } from "../../../engine/deepwork/job_catalog.ts";
 import { instructionFiles } from "../../../engine/deepwork/job.ts";
 import { declaredJobName, parseJobYaml } from "../../../engine/deepwork/parse.ts";
+import { sessionJobsFolder, sessionKeyProblem } from "../../../engine/deepwork/session_jobs.ts";
 import type { SourceKind } from "../../../engine/vocabulary.ts";
 
 /** Where jobs are found besides the workspace. */
@@ -92,8 +93,12 @@ export function createJobSource(options: JobSourceOptions): JobSource {
     return loaded;
   }
   return {
-    async load(workspace) {
+    async load(workspace, at = {}) {
+      const session = at.session && !sessionKeyProblem(at.session) ? at.session : null;
       const roots: [string, SourceKind][] = [
+        ...(workspace && session
+          ? [[join(workspace, sessionJobsFolder(session)), "project"] as [string, SourceKind]]
+          : []),
         ...(workspace
           ? [[join(workspace, ".deepwork", "jobs"), "project"] as [string, SourceKind]]
           : []),
@@ -119,7 +124,10 @@ function hitFiles(loaded: Loaded): string[] {
   return [...loaded.job.instructionFiles];
 }
 
-/** The folders `DEEPWORK_ADDITIONAL_JOBS_FOLDERS` names (colon-separated; empty parts skipped). */
+/**
+ * The folders a colon-separated environment variable names (`DEEPWORK_ADDITIONAL_JOBS_FOLDERS`,
+ * `DEEPWORK_ADDITIONAL_SCHEMAS_FOLDERS`); empty parts skipped.
+ */
 export function additionalJobFolders(value: string | undefined): string[] {
   return (value ?? "").split(":").map((p) => p.trim()).filter((p) => p !== "");
 }

@@ -1,0 +1,226 @@
+/**
+ * The DeepWork profile's tools outside the workflow lifecycle: review rules
+ * (`get_review_instructions`, `get_configured_reviews`, `mark_review_as_passed`), session jobs
+ * (`register_session_job`, `get_session_job`) and named schemas (`get_named_schemas`). Thin:
+ * the use-cases are in `engine/review/` and `engine/deepwork/session_jobs.ts`; the workspace
+ * is the client's MCP root, read through git (`deepwork/git_workspace.ts`).
+ * @module
+ */
+import { z } from "npm:zod@4.6.7";
+import type { JobPorts } from "../../engine/deepwork/ports.ts";
+import { getSessionJob, registerSessionJob } from "../../engine/deepwork/session_jobs.ts";
+import { LIMITS } from "../../engine/limits.ts";
+import type { PlannedReview } from "../../engine/review/plan.ts";
+import type { NamedSchemaSource, ReviewWorkspace } from "../../engine/review/ports.ts";
+import {
+  configuredReviewsSchema,
+  namedSchemasSchema,
+  reviewInstructionsSchema,
+  reviewPassedSchema,
+} from "../../engine/review/responses.ts";
+import {
+  getConfiguredReviews,
+  getNamedSchemas,
+  getReviewInstructions,
+  markReviewAsPassed,
+} from "../../engine/review/reviews.ts";
+import type { EngineDeps } from "../../engine/ports.ts";
+import { fail, type Result } from "../../engine/result.ts";
+import { defineTool, type ToolContext, type ToolDefinition } from "../define_tool.ts";
+import { type CallAt, here, logged } from "./deepwork/call_log.ts";
+
+/** What the review and session-job tools are built from. */
+export interface ReviewToolPorts {
+  /** The DeepWork ports (files, presence for the log). */
+  jobs: JobPorts;
+  /** Named schemas. */
+  schemas: NamedSchemaSource;
+  /** The workspace at a root. */
+  workspace: (root: string) => ReviewWorkspace;
+  /** Where each call's log line goes. */
+  log?: (line: string) => void;
+}
+
+const files = z.array(z.string().min(1).max(4096)).max(LIMITS.outputFiles);
+const jobName = z.string().max(LIMITS.nameChars).describe("^[a-z][a-z0-9_]*$");
+const sessionKey = z.string().max(LIMITS.nameChars).describe(
+  "Your session's id: the session the job belongs to.",
+);
+
+function rootOf(ctx: ToolContext): Result<string> {
+  const root = here(ctx).workspace;
+  if (root !== null) return { ok: true, value: root };
+  return fail(
+    "INVALID_ARGUMENTS",
+    "This call needs a workspace folder: the client named no file root (MCP roots), and the server's working directory is not one.",
+  );
+}
+
+const render = (value: unknown) => JSON.stringify(value, null, 2);
+
+/** The facts every tool here shares: it reads the workspace and answers JSON text. */
+const IN_WORKSPACE = { destructive: false, workspace: "always", render } as const;
+/** ... and one that only reads. */
+const READS = { ...IN_WORKSPACE, readOnly: true, idempotent: true } as const;
+
+/** What a call of these tools logs: its tool and the caller's stack (no `session_id` here). */
+function callAt(ports: ReviewToolPorts) {
+  return (tool: string, deps: EngineDeps, ctx: ToolContext): CallAt => ({
+    tool,
+    log: ports.log,
+    deps,
+    input: {},
+    ctx,
+    presence: ports.jobs.presence,
+  });
+}
+
+/** Runs a call's use-case on its workspace (the client's root), logged with the tool's name. */
+function workspaceCall(ports: ReviewToolPorts) {
+  const at = callAt(ports);
+  return async <T>(
+    tool: string,
+    call: { deps: EngineDeps; ctx: ToolContext },
+    run: (ws: ReviewWorkspace) => Promise<Result<T>>,
+  ): Promise<Result<T>> => {
+    const root = rootOf(call.ctx);
+    return logged(
+      at(tool, call.deps, call.ctx),
+      root.ok ? await run(ports.workspace(root.value)) : root,
+    );
+  };
+}
+
+/** The review tools. */
+function reviewTools(ports: ReviewToolPorts, handedOut: Map<string, PlannedReview>) {
+  const inRoot = workspaceCall(ports);
+
+  return [
+    defineTool({
+      name: "get_review_instructions",
+      title: "Review tasks for what changed",
+      description:
+        "The review tasks the project's .deepreview rules and named schemas ask for over the changed files (committed on the branch since main or master, staged, unstaged, untracked; or the `files` given). Run each task's `prompt` in its own sub-agent (`subagent_type`, `description`), in parallel. Reviews already passed for the same contents are left out. `message` says in a line why there is nothing to review.",
+      input: z.object({ files: files.optional().describe("Review these files instead.") })
+        .strict(),
+      output: reviewInstructionsSchema,
+      ...READS,
+      run: (deps, input, ctx) =>
+        inRoot("get_review_instructions", { deps, ctx }, (ws) =>
+          getReviewInstructions(
+            { store: deps.store, schemas: ports.schemas, handedOut },
+            { ws, files: input.files },
+          )),
+    }),
+    defineTool({
+      name: "get_configured_reviews",
+      title: "List the review rules",
+      description:
+        "Every review rule of the project (.deepreview files and named schemas): `name`, `description`, `defining_file` (`path:line`). With `only_rules_matching_files`, only the rules that match at least one of those files. Broken rule files are listed in `errors`.",
+      input: z.object({ only_rules_matching_files: files.optional() }).strict(),
+      output: configuredReviewsSchema,
+      ...READS,
+      run: (deps, input, ctx) =>
+        inRoot(
+          "get_configured_reviews",
+          { deps, ctx },
+          (ws) =>
+            getConfiguredReviews({ schemas: ports.schemas }, {
+              ws,
+              onlyMatching: input.only_rules_matching_files,
+            }),
+        ),
+    }),
+    defineTool({
+      name: "mark_review_as_passed",
+      title: "Mark a review as passed",
+      description:
+        "Record that the review `review_id` found nothing left to fix. It is not handed out again until one of its files changes. The pass is kept in waymark's log (it survives restarts and is shared through a team store).",
+      input: z.object({ review_id: z.string().max(LIMITS.nameChars) }).strict(),
+      output: reviewPassedSchema,
+      ...IN_WORKSPACE,
+      readOnly: false,
+      idempotent: true,
+      run: (deps, input, ctx) =>
+        inRoot("mark_review_as_passed", { deps, ctx }, (ws) =>
+          markReviewAsPassed(
+            { store: deps.store, schemas: ports.schemas, handedOut },
+            { ws, reviewId: input.review_id },
+          )),
+    }),
+    defineTool({
+      name: "get_named_schemas",
+      title: "List the named schemas",
+      description:
+        "The named file schemas (the project's .deepwork/schemas, configured folders and the bundled set): `name`, `summary`, `matchers` (globs of the files each governs). Each is also a review rule for the files it matches.",
+      input: z.object({}).strict(),
+      output: namedSchemasSchema,
+      ...READS,
+      run: (deps, _input, ctx) =>
+        inRoot(
+          "get_named_schemas",
+          { deps, ctx },
+          (ws) => getNamedSchemas({ schemas: ports.schemas }, { ws }),
+        ),
+    }),
+  ];
+}
+
+/** The session-job tools. */
+function sessionJobTools(ports: ReviewToolPorts) {
+  const inRoot = workspaceCall(ports);
+  return [
+    defineTool({
+      name: "register_session_job",
+      title: "Register a job for this session",
+      description:
+        "Define a job for your session only: `job_definition_yaml` is a job.yml (steps' instructions inline), checked like any job. start_workflow called with the same `session_id` finds it. Registering the same `job_name` again replaces it.",
+      input: z.object({
+        job_name: jobName,
+        job_definition_yaml: z.string().max(LIMITS.contextBytes),
+        session_id: sessionKey,
+      }).strict(),
+      output: z.object({
+        status: z.literal("registered"),
+        job_name: z.string(),
+        job_dir: z.string(),
+        message: z.string(),
+      }),
+      ...IN_WORKSPACE,
+      readOnly: false,
+      idempotent: true,
+      run: (deps, input, ctx) =>
+        inRoot(
+          "register_session_job",
+          { deps, ctx },
+          (ws) => registerSessionJob(ports.jobs, { ...input, root: ws.root }),
+        ),
+    }),
+    defineTool({
+      name: "get_session_job",
+      title: "Read a session's job",
+      description:
+        "The job definition (`job_definition_yaml`) registered as `job_name` for `session_id`.",
+      input: z.object({ job_name: jobName, session_id: sessionKey }).strict(),
+      output: z.object({
+        job_name: z.string(),
+        session_id: z.string(),
+        job_definition_yaml: z.string(),
+      }),
+      ...READS,
+      run: (deps, input, ctx) =>
+        inRoot(
+          "get_session_job",
+          { deps, ctx },
+          (ws) => getSessionJob(ports.jobs, { ...input, root: ws.root }),
+        ),
+    }),
+  ];
+}
+
+/** The tools outside the workflow lifecycle, in the order they are listed. */
+export function deepworkExtraTools(ports: ReviewToolPorts): ToolDefinition[] {
+  const handedOut = new Map<string, PlannedReview>();
+  const [instructions, configured, passed, schemas] = reviewTools(ports, handedOut);
+  return [instructions!, configured!, passed!, ...sessionJobTools(ports), schemas!];
+}
