@@ -29,6 +29,7 @@ import {
 import type { CompiledContract, CompiledStep, CompiledWorkflow } from "./workflow/compiled.ts";
 import { evaluateCondition, readVar } from "./workflow/conditions.ts";
 import { notesOptional } from "./workflow/interpreter.ts";
+import { ruleMessage } from "./workflow/notes_rules.ts";
 import type { UserDependency, ValidationCriteria, ValidationRule } from "./workflow/schema.ts";
 import { jsonSchemaProblems } from "./json_schema_check.ts";
 import { linearPattern } from "./linear_regex.ts";
@@ -124,9 +125,7 @@ function schemaProblem(schema: Record<string, unknown>, notes: string): string |
 function ruleProblem(rule: ValidationRule, notes: string): string | null {
   switch (rule.type) {
     case "contains":
-      return notes.toLowerCase().includes(rule.value.toLowerCase())
-        ? null
-        : rule.message ?? `the notes must mention \`${rule.value}\``;
+      return notes.toLowerCase().includes(rule.value.toLowerCase()) ? null : ruleMessage(rule);
     case "regex": {
       // Linear time whatever the pattern: a snapshot may carry one no loader ever checked.
       const pattern = linearPattern(rule.pattern, rule.flags);
@@ -135,17 +134,13 @@ function ruleProblem(rule: ValidationRule, notes: string): string | null {
           rule.flags ?? ""
         } cannot be evaluated (${pattern.reason}); the workflow must be fixed`;
       }
-      return pattern.test(notes)
-        ? null
-        : rule.message ?? `the notes must match /${rule.pattern}/${rule.flags ?? ""}`;
+      return pattern.test(notes) ? null : ruleMessage(rule);
     }
     case "length": {
       const n = [...notes].length;
       const holds = (rule.min === undefined || n >= rule.min) &&
         (rule.max === undefined || n <= rule.max);
-      return holds
-        ? null
-        : rule.message ?? `the notes must be ${rule.min ?? 0}..${rule.max ?? "∞"} characters long`;
+      return holds ? null : ruleMessage(rule);
     }
     case "schema": {
       const problem = schemaProblem(rule.schema, notes);

@@ -86,12 +86,7 @@ export { inspectWorkflow } from "./use_cases/inspect_workflow.ts";
 export { listWorkflows } from "./use_cases/list_workflows.ts";
 export { type StepOutput } from "./use_cases/node_events.ts";
 export { type AnsweredNode, type CallOptions } from "./use_cases/record_attempt.ts";
-export {
-  RESUME_DEFAULT_LIMIT,
-  RESUME_MAX_LIMIT,
-  type ResumeInput,
-  resumeSession,
-} from "./use_cases/resume_session.ts";
+export { RESUME_MAX_LIMIT, type ResumeInput, resumeSession } from "./use_cases/resume_session.ts";
 export { startSession, type StartSessionInput } from "./use_cases/start_session.ts";
 export { type StartInput, startWorkflow } from "./use_cases/start_workflow.ts";
 export { isTerminal, runIdOfTask, type UserQuestion } from "./use_cases/task_status.ts";

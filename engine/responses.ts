@@ -19,6 +19,7 @@ import {
   SEARCH_LAYERS,
   SESSION_KINDS,
   SOURCE_KINDS,
+  USER_DEPENDENCY_REASONS,
   WORKFLOW_KINDS,
 } from "./vocabulary.ts";
 
@@ -33,8 +34,12 @@ export const pendingSchema = z.object({
   stepId: z.string(),
   title: z.string(),
   prompt: z.string().describe("What to do, with context placeholders filled."),
-  agentRole: z.string().optional().describe("The role to take for this step."),
-  requireConfirmation: z.boolean().describe("Confirm with the user before acknowledging."),
+  agentRole: z.string().optional().describe(
+    "The role to take; given on start and rehydrate, and when it changes.",
+  ),
+  requireConfirmation: z.boolean().optional().describe(
+    "true: confirm with the user before acknowledging.",
+  ),
   outputContract: z.object({
     contractRef: z.string(),
     required: z.boolean(),
@@ -58,6 +63,28 @@ export const pendingSchema = z.object({
     iteration: z.number().int(),
     maxIterations: z.number().int(),
   }).optional().describe("The innermost loop this step runs in."),
+  requiredContext: z.array(z.string()).optional().describe(
+    "Context keys the acknowledgement must set in `context` (unless set already).",
+  ),
+  userDependencies: z.array(z.object({
+    key: z.string(),
+    reason: z.enum(USER_DEPENDENCY_REASONS),
+    message: z.string().describe("What the user must provide."),
+  })).optional().describe(
+    "Context keys only the user can supply: ask the user, then set each `key` in `context`.",
+  ),
+  notesRules: z.array(z.object({
+    message: z.string().describe("What the rule asks, as a failure would say it."),
+    label: z.string().optional().describe("The notes need a line starting with this label."),
+    contains: z.string().optional().describe("The notes must mention this text."),
+  })).optional().describe("What output.notesMarkdown must contain, one entry per rule."),
+  followUps: z.array(z.object({
+    level: z.string(),
+    assessmentId: z.string().optional().describe("Only this assessment's dimensions; else any."),
+    guidance: z.string(),
+  })).optional().describe(
+    "A dimension rated `level` keeps the step pending: do `guidance`, then acknowledge again with a new assessment.",
+  ),
 });
 
 /** What a blocker points at. */
@@ -206,11 +233,18 @@ const nodeResponseSchema = z.object({
     "Records notes here without advancing (checkpoint_workflow).",
   ),
   pending: pendingSchema.nullable().describe("The step to do now, or null when complete."),
-  isComplete: z.boolean(),
-  session: z.object({ sessionId: z.string(), runId: z.string(), nodeId: z.string() }),
-  workflow: z.object({ id: z.string(), name: z.string(), hash: z.string() }),
-  preferences: preferencesSchema,
-  warnings: z.array(warningSchema),
+  isComplete: z.boolean().optional().describe(
+    "On start and rehydrate; after an acknowledgement only once true (then pending is null).",
+  ),
+  session: z.object({ sessionId: z.string(), runId: z.string(), nodeId: z.string() }).optional()
+    .describe("On start and rehydrate."),
+  workflow: z.object({ id: z.string(), name: z.string(), hash: z.string() }).optional().describe(
+    "The run's pinned workflow; on start and rehydrate.",
+  ),
+  preferences: preferencesSchema.optional().describe(
+    "In effect here; on start and rehydrate, and when this call changed them.",
+  ),
+  warnings: z.array(warningSchema).optional().describe("Present when there are any."),
   capabilities: z.record(
     z.string(),
     z.object({

@@ -3,6 +3,7 @@
  * functions of the structured data, so equal data gives equal bytes.
  * @module
  */
+import { ASSESSMENT_ARTIFACT_KIND } from "./assessments.ts";
 import type { WaymarkError } from "./result.ts";
 import type {
   InspectResponse,
@@ -79,23 +80,26 @@ function verificationLine(v: NonNullable<StepResponse["verification"]>): string 
 
 /** The step to do now (or that the run is complete), and the workflow-wide guidance. */
 function pendingLines(lines: string[], r: StepResponse): void {
+  const w = r.workflow;
   if (r.pending) {
-    lines.push(
-      `# ${r.pending.title}`,
-      `Step \`${r.pending.stepId}\` of ${r.workflow.name} (\`${r.workflow.id}\`)`,
-    );
-    if (r.pending.agentRole) lines.push(`Role: ${r.pending.agentRole}`);
-    if (r.pending.loop) {
+    const p = r.pending;
+    lines.push(`# ${p.title} (\`${p.stepId}\`)`);
+    if (w) lines.push(`Workflow: ${w.name} (\`${w.id}\`)`);
+    if (p.agentRole) lines.push(`Role: ${p.agentRole}`);
+    if (p.loop) {
       lines.push(
-        `Loop \`${r.pending.loop.loopId}\`: iteration ${r.pending.loop.iteration} of at most ${r.pending.loop.maxIterations}`,
+        `Loop \`${p.loop.loopId}\`: iteration ${p.loop.iteration} of at most ${p.loop.maxIterations}`,
       );
     }
-    if (r.pending.requireConfirmation) {
-      lines.push("Confirm with the user before acknowledging this step.");
-    }
-    lines.push("", r.pending.prompt, "");
+    if (p.requireConfirmation) lines.push("Confirm with the user before acknowledging.");
+    lines.push("", p.prompt, "");
   } else {
-    lines.push(`# ${r.workflow.name} is complete`, "", "There is no pending step.", "");
+    lines.push(
+      `# ${w ? `${w.name} is` : "The run is"} complete`,
+      "",
+      "There is no pending step.",
+      "",
+    );
   }
   if (r.metaGuidance?.length) {
     lines.push("## Guidance for the whole workflow", ...r.metaGuidance.map((g) => `- ${g}`), "");
@@ -149,34 +153,28 @@ function recapLines(lines: string[], r: StepResponse): void {
   }
 }
 
-/** The tokens for the next call, the session facts, capabilities and warnings. */
+/** The tokens for the next call, the gates to pass, the session facts, capabilities and warnings. */
 function footerLines(lines: string[], r: StepResponse): void {
-  lines.push("---");
-  if (r.pending && r.ackToken) {
+  const p = r.pending;
+  if (p && r.ackToken) {
     lines.push(
-      "When the step is done, call continue_workflow with:",
-      `  stateToken: ${r.stateToken}`,
-      `  ackToken: ${r.ackToken}`,
-      r.pending.notesOptional
-        ? "  output.notesMarkdown (optional for this step): a short recap (what you did, what is next)"
-        : "  output.notesMarkdown (required): a short recap (what you did, what is next)",
+      `Then continue_workflow with stateToken, ackToken, output.notesMarkdown${
+        p.notesOptional ? " (optional)" : ""
+      }${gatedInputs(p)}:`,
+      `stateToken: ${r.stateToken}`,
+      `ackToken: ${r.ackToken}`,
     );
-    if (r.pending.outputContract) {
-      lines.push(
-        `  output.artifacts: [${
-          JSON.stringify(r.pending.outputContract.example)
-        }] (${r.pending.outputContract.contractRef}${
-          r.pending.outputContract.required ? ", required" : ""
-        })`,
-      );
-    }
+    gateLines(lines, p);
   } else lines.push(`stateToken: ${r.stateToken}`);
-  lines.push(
-    `To save notes without advancing: checkpoint_workflow with checkpointToken: ${r.checkpointToken}`,
-  );
-  lines.push(
-    `Session ${r.session.sessionId} · run ${r.session.runId} · node ${r.session.nodeId} · autonomy ${r.preferences.autonomy} · risk ${r.preferences.riskPolicy}`,
-  );
+  lines.push(`checkpointToken: ${r.checkpointToken}`);
+  if (r.session) {
+    lines.push(
+      `Session ${r.session.sessionId} · run ${r.session.runId} · node ${r.session.nodeId}`,
+    );
+  }
+  if (r.preferences) {
+    lines.push(`Autonomy ${r.preferences.autonomy} · risk ${r.preferences.riskPolicy}`);
+  }
   if (r.capabilities) {
     lines.push(
       `Capabilities: ${
@@ -186,7 +184,55 @@ function footerLines(lines: string[], r: StepResponse): void {
       }`,
     );
   }
-  for (const w of r.warnings) lines.push(`Warning [${w.code}]: ${w.message}`);
+  for (const w of r.warnings ?? []) lines.push(`Warning [${w.code}]: ${w.message}`);
+}
+
+type PendingStep = NonNullable<StepResponse["pending"]>;
+
+/** The other inputs the step's gates ask for, named in the call line. */
+function gatedInputs(p: PendingStep): string {
+  const inputs = [
+    p.requiredContext || p.userDependencies ? "context" : "",
+    p.outputContract || p.assessments ? "output.artifacts" : "",
+  ].filter(Boolean);
+  return inputs.length ? `, ${inputs.join(", ")}` : "";
+}
+
+const code = (items: readonly string[]) => items.map((i) => `\`${i}\``).join(", ");
+
+/** The step's gates, as `pending` gives them. */
+function gateLines(lines: string[], p: PendingStep): void {
+  if (p.requiredContext) lines.push(`context: set ${code(p.requiredContext)}`);
+  for (const d of p.userDependencies ?? []) {
+    lines.push(`context from the user: \`${d.key}\` (${d.reason}): ${d.message}`);
+  }
+  for (const n of p.notesRules ?? []) {
+    const what = n.label ? `a line \`${n.label} …\`` : n.contains ? `\`${n.contains}\`` : null;
+    lines.push(`notes: ${what ? `${what}; ` : ""}${n.message}`);
+  }
+  if (p.outputContract) {
+    const c = p.outputContract;
+    lines.push(
+      `artifact: ${JSON.stringify(c.example)} (${c.contractRef}${c.required ? ", required" : ""})`,
+    );
+  }
+  for (const a of p.assessments ?? []) {
+    lines.push(
+      `artifact: {"kind":"${ASSESSMENT_ARTIFACT_KIND}","assessmentId":"${a.assessmentId}","dimensions":{${
+        a.dimensions.map((d) =>
+          `"${d.id}":"<${d.levels.join("|")}>"${d.required ? "" : " (optional)"}`
+        )
+          .join(",")
+      }}}`,
+    );
+  }
+  for (const f of p.followUps ?? []) {
+    lines.push(
+      `follow-up: rating \`${f.level}\`${
+        f.assessmentId ? ` in ${f.assessmentId}` : ""
+      } keeps the step pending: ${f.guidance}`,
+    );
+  }
 }
 
 /** The explicit truncation marker, identical wherever a recap is cut. */

@@ -85,6 +85,16 @@ export const ATTEMPT_OUTCOMES = [...ADVANCE_OUTCOMES, "checkpointed"] as const;
 /** An attempt's outcome. */
 export type AttemptOutcome = typeof ATTEMPT_OUTCOMES[number];
 
+/** Reasons a step can depend on something only the user can provide. */
+export const USER_DEPENDENCY_REASONS = [
+  "user_decision",
+  "user_approval",
+  "user_provided_document",
+  "user_credentials",
+  "user_domain_knowledge",
+  "user_environment_access",
+] as const;
+
 /** Severities of a recorded gap, most severe first. */
 export const GAP_SEVERITIES = ["critical", "major", "minor"] as const;
 /** A gap severity. */

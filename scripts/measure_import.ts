@@ -38,7 +38,7 @@ async function bundleOf(runs: number): Promise<string> {
   const wm = await openWaymark({ home, dbUrl: `file:${home}/waymark.db`, workspace: home });
   const started = await wm.start({ workflowId: "waymark.code_review", goal: "many runs" });
   if (!started.ok) throw new Error(started.error.message);
-  const text = await exportSession(wm, started.value.session.sessionId);
+  const text = await exportSession(wm, started.value.session!.sessionId);
   await wm.close();
   await Deno.remove(home, { recursive: true });
   if (!text.ok) throw new Error(text.error.message);

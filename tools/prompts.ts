@@ -109,25 +109,27 @@ async function getPrompt(
     });
   }
   const r = result.value;
-  const runId = parseRunLabel(r.session.runId);
+  // a start always carries the run's facts
+  const [workflow, session] = [r.workflow!, r.session!];
+  const runId = parseRunLabel(session.runId);
   if (runId) connection.owner?.adopt(runId);
   const view = runId ? await connection.tasks.observe(runId, revision).catch(() => null) : null;
   return {
-    description: `${r.workflow.name}: started (${r.session.sessionId}, ${r.session.runId})`,
+    description: `${workflow.name}: started (${session.sessionId}, ${session.runId})`,
     messages: [{
       role: "user" as const,
       content: {
         type: "text" as const,
         text:
-          `Run the waymark workflow ${r.workflow.id} one step at a time, acknowledging each step with continue_workflow.\n\n${
+          `Run the waymark workflow ${workflow.id} one step at a time, acknowledging each step with continue_workflow.\n\n${
             renderStepResponse(r)
           }`,
       },
     }],
     _meta: {
       "waymark/run": {
-        sessionId: r.session.sessionId,
-        runId: r.session.runId,
+        sessionId: session.sessionId,
+        runId: session.runId,
         stateToken: r.stateToken,
         ackToken: r.ackToken,
         checkpointToken: r.checkpointToken,

@@ -1,6 +1,9 @@
 /**
- * A tool's JSON Schemas as `tools/list` publishes them. The input schema is zod's conversion as
- * is: it is what the model reads. The output schema (a success or the error envelope) is what a
+ * A tool's JSON Schemas as `tools/list` publishes them. The input schema is what the model reads
+ * (hosts send it with each request): zod's conversion with its descriptions, without what only
+ * the server's own check needs (string lengths, `additionalProperties`, the keywords that admit
+ * nothing more or less; the server refuses a bad argument with a clear error either way). The
+ * output schema (a success or the error envelope) is what a
  * client compiles and validates every result against (the v1 TypeScript SDK client compiles all
  * of them when it lists tools), so it says the shape and nothing else: every field, its type,
  * which are always present and each closed set, with no prose (the field meanings live in the
@@ -23,9 +26,20 @@ function converted(schema: z.ZodType, io: "input" | "output"): JsonSchema {
   return out;
 }
 
-/** A tool's input schema. */
+/** A tool's input schema, as the model reads it. */
 export function inputJsonSchema(input: z.ZodType): ObjectSchema {
-  return { ...converted(input, "input"), type: "object" };
+  return { type: "object", ...(forModel(converted(input, "input")) as JsonSchema) };
+}
+
+/** Keywords a model does not need to fill an argument in: the server checks them. */
+const SERVER_ONLY = ["minLength", "maxLength", "additionalProperties", "propertyNames"];
+
+/** {@linkcode shape}'s cuts but the descriptions, and the keywords only the server checks. */
+function forModel(schema: unknown): unknown {
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return schema;
+  const s = cutNode(mapSubschemas(schema as JsonSchema, forModel));
+  for (const key of SERVER_ONLY) delete s[key];
+  return s;
 }
 
 /** A tool's output schema: a success of `output`, or the error envelope. */
@@ -64,8 +78,13 @@ function mapSubschemas(schema: JsonSchema, f: (s: unknown, name?: string) => unk
  */
 function shape(schema: unknown): unknown {
   if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return schema;
-  const s = mapSubschemas(schema as JsonSchema, shape);
+  const s = cutNode(mapSubschemas(schema as JsonSchema, shape));
   delete s.description;
+  return s;
+}
+
+/** The cuts of one schema node (its subschemas as they are). */
+function cutNode(s: JsonSchema): JsonSchema {
   if (s.additionalProperties === false) delete s.additionalProperties;
   const empty = (v: unknown) =>
     v !== null && typeof v === "object" && Object.keys(v as object).length === 0;

@@ -79,13 +79,17 @@ function runOfInput(connection: Connection, input: unknown): string | null {
   return claims.ok ? claims.value.runId : null;
 }
 
-/** The run an answer is about (hex), from its `session.runId`, or `null`. */
-function runOfAnswer(answer: CallToolResult): string | null {
+/**
+ * The run an answer is about (hex), from its `session.runId` or else its `stateToken` (an
+ * acknowledgement's answer leaves the session out), or `null`.
+ */
+function runOfAnswer(connection: Connection, answer: CallToolResult): string | null {
+  if (answer.isError) return null;
   const session = (answer.structuredContent as { session?: { runId?: unknown } } | undefined)
     ?.session;
-  return !answer.isError && typeof session?.runId === "string"
+  return typeof session?.runId === "string"
     ? parseRunLabel(session.runId)
-    : null;
+    : runOfInput(connection, answer.structuredContent);
 }
 
 /**
@@ -117,7 +121,7 @@ async function dispatch(
   });
   const told: { answered?: AnsweredNode } = {};
   const answer = await runCall(connection, { name: tool.name, call, ctx, told });
-  const runId = runOfAnswer(answer);
+  const runId = runOfAnswer(connection, answer);
   // a call that made a run's first node started it: its task is this requestor's
   if (runId && told.answered?.node.parentId === null) connection.owner?.adopt(runId);
   const view = runId

@@ -212,8 +212,8 @@ export interface PendingView {
   prompt: string;
   /** Role. */
   agentRole?: string;
-  /** Whether the agent must confirm with the user first. */
-  requireConfirmation: boolean;
+  /** Present when the agent must confirm with the user first. */
+  requireConfirmation?: true;
 }
 
 /** A node, fully. */

@@ -12,6 +12,7 @@ import type { StepResponse } from "../responses.ts";
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import { currentStep } from "../workflow/interpreter.ts";
 import { delegationViews, synthesisSection } from "./delegation_views.ts";
+import { addWarnings } from "./node_response.ts";
 import {
   collectDigest,
   type Delegates,
@@ -38,7 +39,7 @@ export async function arrive(
   if (step === null) return await ended(store, at);
   if (step.delegations) {
     const opened = await openChildren(store, at.created, at);
-    at.response.warnings.push(...opened.warnings);
+    addWarnings(at.response, opened.warnings);
     if (opened.children.length > 0) {
       at.response.delegations = await delegationViews(deps, opened.children, { step });
     }

@@ -78,6 +78,7 @@ async function recordCheckpoint(
   const response = responseFor(deps, created, compiled, {
     workflowHash: run.workflowHash,
     warnings,
+    from: node,
   });
   await describeDelegation({ ...deps, store: tx }, { node: created, compiled, response });
   response.checkpoint = { nodeId: created.nodeId };

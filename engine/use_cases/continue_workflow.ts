@@ -173,7 +173,7 @@ async function recordBlocked(
     deps,
     { ...node, context: a.context, preferences: a.preferences },
     compiled,
-    { workflowHash: attempt.run.workflowHash, warnings: a.warnings },
+    { workflowHash: attempt.run.workflowHash, warnings: a.warnings, from: node },
   );
   if (open) {
     await describeDelegation({ ...deps, store: tx }, { node, compiled, response, tips: true });
@@ -219,6 +219,7 @@ async function recordAdvanced(
   const response = responseFor(deps, created, compiled, {
     workflowHash: run.workflowHash,
     warnings,
+    from: node,
   });
   if (branches.length > 0) {
     // Read before this advance's own child exists, so the preferred tip is the newest node of

@@ -7,10 +7,11 @@ import { randomHex, runLabel, sessionLabel } from "../ids.ts";
 import type { AttemptRecord, EngineDeps, NodeRecord } from "../ports.ts";
 import { ok, type Result, StorageCorruptionError } from "../result.ts";
 import type { StepResponse } from "../responses.ts";
+import type { Preferences } from "../preferences.ts";
 import { mintToken } from "../tokens.ts";
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import type { Warning } from "../workflow/catalog.ts";
-import { isComplete, readState, renderPending } from "../workflow/interpreter.ts";
+import { currentStep, isComplete, readState, renderPending } from "../workflow/interpreter.ts";
 import { CAPABILITIES } from "../vocabulary.ts";
 import { notProvided } from "../workflow/render.ts";
 
@@ -49,30 +50,51 @@ function placeholderWarnings(rendered: ReturnType<typeof renderPending>): Warnin
   }));
 }
 
-/** Builds the response for a node: fresh tokens, the pending step, session facts. */
+/**
+ * The node a call answers from (the one it acknowledged or checkpointed at): what the agent was
+ * told there is not told again.
+ */
+export type AnsweredFrom = Pick<NodeRecord, "state" | "preferences">;
+
+/**
+ * Builds the response for a node: fresh tokens and the pending step. Without `from` (a start,
+ * a rehydrate) it carries the run's facts too: whether it is complete, the session, the pinned
+ * workflow, the preferences and the step's role. With `from`, only what changed since that
+ * node: completion, the preferences when this call changed them, the role when the step's
+ * differs from `from`'s (the tokens name the run and node). Empty warnings and false flags are
+ * left out.
+ */
 export function responseFor(
   deps: Pick<EngineDeps, "keyring" | "random">,
   node: Pick<NodeRecord, "runId" | "nodeId" | "sessionId" | "state" | "context" | "preferences">,
   compiled: CompiledWorkflow,
-  extra: { workflowHash: string; warnings: Warning[] },
+  extra: { workflowHash: string; warnings: Warning[]; from?: AnsweredFrom },
 ): StepResponse {
   const complete = isComplete(compiled, node.state);
   const tokens = tokensFor(deps, node, complete);
   const rendered = renderPending(compiled, node.state, node.context);
-  const response: StepResponse = {
-    kind: "ok",
-    ...tokens,
-    pending: rendered?.pending ?? null,
-    isComplete: complete,
-    session: {
+  const { from } = extra;
+  const pending = rendered?.pending ?? null;
+  if (pending?.agentRole !== undefined && from) {
+    if (currentStep(compiled, from.state)?.agentRole === pending.agentRole) {
+      delete pending.agentRole;
+    }
+  }
+  const response: StepResponse = { kind: "ok", ...tokens, pending };
+  if (!from || complete) response.isComplete = complete;
+  if (!from) {
+    response.session = {
       sessionId: sessionLabel(node.sessionId),
       runId: runLabel(node.runId),
       nodeId: node.nodeId,
-    },
-    workflow: { id: compiled.id, name: compiled.name, hash: extra.workflowHash },
-    preferences: node.preferences,
-    warnings: [...extra.warnings, ...placeholderWarnings(rendered)],
-  };
+    };
+    response.workflow = { id: compiled.id, name: compiled.name, hash: extra.workflowHash };
+  }
+  if (!from || !samePreferences(from.preferences, node.preferences)) {
+    response.preferences = node.preferences;
+  }
+  const warnings = [...extra.warnings, ...placeholderWarnings(rendered)];
+  if (warnings.length > 0) response.warnings = warnings;
   const observed = readState(node.state).caps ?? {};
   const declared = CAPABILITIES.toSorted().flatMap((cap) => {
     const requested = compiled.capabilities?.[cap];
@@ -80,6 +102,15 @@ export function responseFor(
   });
   if (declared.length > 0) response.capabilities = Object.fromEntries(declared);
   return response;
+}
+
+function samePreferences(a: Preferences, b: Preferences): boolean {
+  return a.autonomy === b.autonomy && a.riskPolicy === b.riskPolicy;
+}
+
+/** Adds warnings to a response being built (the field is left out while there are none). */
+export function addWarnings(response: StepResponse, warnings: readonly Warning[]): void {
+  if (warnings.length > 0) (response.warnings ??= []).push(...warnings);
 }
 
 /**

@@ -20,7 +20,7 @@ import { currentStep, initialState } from "../workflow/interpreter.ts";
 import type { WorkspaceObservation } from "../workspace.ts";
 import type { SessionKind } from "../vocabulary.ts";
 import { lookupWorkflow } from "./inspect_workflow.ts";
-import { deriveNodeId, randomHex } from "../ids.ts";
+import { deriveNodeId, randomHex, sessionLabel } from "../ids.ts";
 import { guard } from "./error_guard.ts";
 import type { CallOptions } from "./record_attempt.ts";
 import { nodeCreated } from "./node_events.ts";
@@ -160,7 +160,7 @@ export async function beginRun(
     ]);
     return answer;
   });
-  options.onAppend?.(response.session.sessionId);
+  options.onAppend?.(sessionLabel(root.sessionId));
   options.onAnswered?.({ node: root, compiled, artifacts: [] });
   return ok(response);
 }

@@ -111,7 +111,11 @@ async function record(
     notesMarkdown: answerNotes(keys),
     notesStepId: null,
   });
-  const response = responseFor(deps, created, compiled, { workflowHash: hash, warnings: [] });
+  const response = responseFor(deps, created, compiled, {
+    workflowHash: hash,
+    warnings: [],
+    from: end,
+  });
   response.checkpoint = { nodeId: created.nodeId };
   const { sessionId, runId } = end;
   await tx.append([

@@ -70,7 +70,8 @@ export function withEvidence(
   if (!verified) return recorded;
   const { response } = recorded;
   response.verification = verified.evidence;
-  const nodeId = response.blockedAttempt?.nodeId ?? response.session.nodeId;
+  const nodeId = response.blockedAttempt?.nodeId ?? recorded.answered?.node.nodeId;
+  if (nodeId === undefined) return recorded;
   const event: DomainEvent = {
     kind: "evidence_recorded",
     sessionId: attempt.node.sessionId,

@@ -12,7 +12,9 @@ import type {
   CompiledWorkflow,
 } from "./compiled.ts";
 import { evaluateCondition, readVar } from "./conditions.ts";
+import { type NotesRule, notesRules } from "./notes_rules.ts";
 import { fillPlaceholders, missingPlaceholders } from "./render.ts";
+import type { UserDependency } from "./schema.ts";
 import { CAPABILITIES, type Capability, type CapabilityStatus } from "../vocabulary.ts";
 import { InvariantViolationError } from "../result.ts";
 
@@ -59,8 +61,8 @@ export interface PendingStep {
   prompt: string;
   /** Role the agent should take, when the workflow sets one. */
   agentRole?: string;
-  /** Whether the agent must confirm with the user before acknowledging. */
-  requireConfirmation: boolean;
+  /** Present when the agent must confirm with the user before acknowledging. */
+  requireConfirmation?: true;
   /** The output contract the acknowledgement must satisfy. */
   outputContract?: { contractRef: string; required: boolean; example: Record<string, unknown> };
   /** The innermost enclosing loop, when the step is inside one. */
@@ -69,6 +71,14 @@ export interface PendingStep {
   assessments?: { assessmentId: string; dimensions: CompiledAssessment["dimensions"] }[];
   /** Present when notes may be left out (an output contract, or `notesOptional`). */
   notesOptional?: true;
+  /** Context keys the acknowledgement must set. */
+  requiredContext?: string[];
+  /** Context keys only the user can supply. */
+  userDependencies?: { key: string; reason: UserDependency["reason"]; message: string }[];
+  /** What the notes must contain, rule by rule (those that apply in this context). */
+  notesRules?: NotesRule[];
+  /** Assessment levels that keep the step pending until followed up. */
+  followUps?: { level: string; assessmentId?: string; guidance: string }[];
 }
 
 /** A fact worth telling the agent that came out of a state transition. */
@@ -372,8 +382,10 @@ export function renderPending(
     stepId: step.id,
     title: step.title,
     prompt: fillPlaceholders(template, ctx),
-    requireConfirmation: typeof confirm === "boolean" ? confirm : evaluateCondition(confirm, ctx),
   };
+  if (typeof confirm === "boolean" ? confirm : evaluateCondition(confirm, ctx)) {
+    pending.requireConfirmation = true;
+  }
   if (step.agentRole !== undefined) pending.agentRole = step.agentRole;
   if (step.outputContract) {
     pending.outputContract = {
@@ -389,6 +401,7 @@ export function renderPending(
     }));
   }
   if (notesOptional(step)) pending.notesOptional = true;
+  Object.assign(pending, gateFields(step, ctx));
   if (s.frames.length > 0) {
     const loop = loopsOf(compiled, s.frames).at(-1)!;
     pending.loop = {
@@ -398,6 +411,29 @@ export function renderPending(
     };
   }
   return { pending, missing: missingPlaceholders(template, ctx) };
+}
+
+/** The gates of a step besides its contract and assessments, as fields (only those it has). */
+function gateFields(step: CompiledStep, ctx: Record<string, unknown>): Partial<PendingStep> {
+  const out: Partial<PendingStep> = {};
+  if (step.requiredContext?.length) out.requiredContext = step.requiredContext;
+  if (step.userDependencies?.length) {
+    out.userDependencies = step.userDependencies.map((d) => ({
+      key: d.contextKey,
+      reason: d.reason,
+      message: d.message,
+    }));
+  }
+  const rules = step.validation === undefined ? [] : notesRules(step.validation, ctx);
+  if (rules.length > 0) out.notesRules = rules;
+  if (step.consequences?.length) {
+    out.followUps = step.consequences.map((c) => ({
+      level: c.anyEqualsLevel,
+      ...(c.forAssessment !== undefined ? { assessmentId: c.forAssessment } : {}),
+      guidance: c.guidance,
+    }));
+  }
+  return out;
 }
 
 /**

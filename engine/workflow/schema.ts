@@ -7,7 +7,12 @@
  */
 import { z } from "npm:zod@4.6.7";
 import { autonomySchema, riskPolicySchema } from "../preferences.ts";
-import { CAPABILITIES, type Capability, CAPABILITY_NEEDS } from "../vocabulary.ts";
+import {
+  CAPABILITIES,
+  type Capability,
+  CAPABILITY_NEEDS,
+  USER_DEPENDENCY_REASONS,
+} from "../vocabulary.ts";
 import { uncheckableSchema } from "../json_schema_check.ts";
 import { linearPattern } from "../linear_regex.ts";
 import { LIMITS } from "../limits.ts";
@@ -192,16 +197,6 @@ export const validationCriteriaSchema = z.union([
 export type ValidationRule = z.infer<typeof validationRuleSchema>;
 /** Validation criteria: rules, or `and`/`or`/`not` compositions of them. */
 export type ValidationCriteria = z.infer<typeof validationCriteriaSchema>;
-
-/** Reasons a step can depend on something only the user can provide (a closed set). */
-export const USER_DEPENDENCY_REASONS = [
-  "user_decision",
-  "user_approval",
-  "user_provided_document",
-  "user_credentials",
-  "user_domain_knowledge",
-  "user_environment_access",
-] as const;
 
 /** A user-only dependency: a context key only the user can supply before the step completes. */
 export const userDependencySchema = z.object({

@@ -17,6 +17,7 @@ export const SCENARIOS = [
   "resume",
   "deepwork",
   "hosts",
+  "model",
 ] as const;
 
 /** One scenario. */

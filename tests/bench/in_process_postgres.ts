@@ -21,6 +21,7 @@ import { openWaymark } from "../../mod.ts";
 import { TOOLS } from "../../tools/mod.ts";
 import { LONG_ID, longWorkflow, stats } from "./common.ts";
 import { startBenchPostgres } from "./postgres_db.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 type Op =
   | "advance"
@@ -296,7 +297,7 @@ async function main(): Promise<void> {
       });
       // what the MCP tasks view reads after each call over stdio (its plan window)
       await measure("branch_steps", level, async () => {
-        await waymark.store.getBranchSteps(at.session.runId, at.session.nodeId, 64);
+        await waymark.store.getBranchSteps(placeOf(at).runId, placeOf(at).nodeId, 64);
       });
     };
     for (const level of levels) {

@@ -14,14 +14,17 @@
  * and as a session's first call (`list_bench.ts`); the viewer (`viewer_bench.ts`) and
  * `resume_session` over 10,000 sessions (`resume_bench.ts`); what a client pays
  * (`client_bench.ts`): the v1 SDK client's cold start, advance, replay and rehydrate over its own
- * floor, and the bytes of `tools/list` and of each answer. Medians are what targets use.
+ * floor, and the bytes of `tools/list` and of each answer; what a host's model reads
+ * (`model_bench.ts`): tool definitions and each answer of a walk of the bundled library, as
+ * Claude Code and Gemini CLI pass them on. Medians are what targets use.
  *
  *   deno task bench            full run (several minutes on 2 cores)
  *   deno task bench --quick    smoke run (1,000 prior advances at most, fewer samples)
  *   deno task bench --only client,cold   only those scenarios (cold, long, first, list,
- *                              client, viewer, resume, deepwork, hosts); the floor's call is always
+ *                              client, viewer, resume, deepwork, model, hosts); the floor's call is always
  *                              measured. `hosts` (`host_bytes.ts`): what the model reads through
- *                              real Claude Code and Gemini CLI with the scripted model
+ *                              real Claude Code and Gemini CLI with the scripted model; `model`
+ *                              (`model_bench.ts`): the same bytes in process, every bundled walk
  *
  * Other flags: `--no-roots`, `--keep` (keep the temp dirs), `--samples N`, `--out FILE`,
  * `--cpu-prof DIR` (the long session's server writes a V8 CPU profile there; summarise it with
@@ -49,6 +52,7 @@ import { type LevelResult, longSession } from "./long_run.ts";
 import { BenchFailure, ROOT, type SpawnSpec } from "./session.ts";
 import { type Config, config, type Scenario } from "./config.ts";
 import { benchDatabase } from "./postgres_db.ts";
+import { modelBytes, modelReport } from "./model_bench.ts";
 
 function log(line: string): void {
   console.error(`[bench] ${line}`);
@@ -231,6 +235,8 @@ async function measure(
   const hosts = on("hosts") && hostsThere
     ? await hostBytesBench({ log, workrail: Deno.env.get("WAYMARK_BENCH_WORKRAIL") })
     : undefined;
+  if (on("model")) log("model: walking every bundled workflow for what a host's model reads");
+  const model = on("model") ? await modelBytes() : undefined;
   const rows: Row[] = [
     ...coldRows,
     ...(session
@@ -264,12 +270,13 @@ async function measure(
     })),
   ];
   const targets = [
-    ...benchTargets({ floor, rows, session, first, bytes: client?.bytes }),
+    ...benchTargets({ floor, rows, session, first, bytes: client?.bytes, model }),
     ...(hosts ? hostTargets(hosts) : []),
   ];
   printReport({ cfg, rows, floor, targets, session, bytes: client?.bytes });
   if (resume) console.log(`\n${resumeReport(resume)}`);
   if (deepwork) console.log(`\n${deepworkReport(deepwork)}`);
+  if (model) console.log(`\n${modelReport(model)}`);
   if (hosts) console.log(`\n${hostBytesReport(hosts)}`);
   return {
     benchmark: "waymark-mcp-stdio",
@@ -285,6 +292,7 @@ async function measure(
     table: rows.map((r) => rowJson(r, floor)),
     targets,
     ...(client ? { bytes: client.bytes } : {}),
+    ...(model ? { model } : {}),
     coldStart: Object.fromEntries(
       [...cold].map((
         [subject, samples],

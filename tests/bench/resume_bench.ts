@@ -90,7 +90,7 @@ export async function resumeBench(
           goal: `Review ${pick()} ${pick()} ${i}`,
         }, { workspace });
         if (!started.ok) throw new Error(started.error.message);
-        sessionIds.push(started.value.session.sessionId);
+        sessionIds.push(started.value.session!.sessionId);
         const notes = `Checked ${Array.from({ length: 20 }, pick).join(" ")}; marker tag${i}.`;
         const advanced = await continueWorkflow(waymark.deps, {
           stateToken: started.value.stateToken,

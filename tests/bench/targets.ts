@@ -11,6 +11,7 @@ import { type Stats, stats } from "./common.ts";
 import { type Floor, type Row, type Target, target } from "./report.ts";
 import { DEPTH } from "./client_bench.ts";
 import type { SessionResult } from "./long_run.ts";
+import type { ModelBytes } from "./model_bench.ts";
 
 /** The machine a run measured. */
 export function machine(): {
@@ -52,6 +53,8 @@ export interface Measured {
   first?: Record<string, Stats>;
   /** The client scenario: bytes a client reads. */
   bytes?: Readonly<Record<string, number>>;
+  /** The model scenario: what a host's model reads. */
+  model?: ModelBytes;
 }
 
 function longTargets(r: Measured): (() => Target)[] {
@@ -192,10 +195,32 @@ function clientTargets(r: Measured): (() => Target)[] {
   ];
 }
 
+/** What a host's model reads: tool definitions and an answer beyond its prompt, per host. */
+function modelTargets(r: Measured): (() => Target)[] {
+  const model = () => {
+    if (!r.model) throw new Missing("no model scenario");
+    return r.model;
+  };
+  const bytes = (measure: string, value: () => number, bound: number) => () =>
+    target(measure, value(), { unit: "bytes", target: bound });
+  return [
+    bytes("tool definitions, Claude Code", () => model().claudeTools, 5_000),
+    bytes("tool definitions, Gemini CLI", () => model().geminiTools, 5_000),
+    bytes("answer beyond its prompt, JSON (Claude Code)", () => model().jsonOverhead, 400),
+    bytes("answer beyond its prompt, text (Gemini CLI)", () => model().textOverhead, 400),
+  ];
+}
+
 /** Every target whose scenario ran, in the table's order. */
 export function benchTargets(r: Measured): Target[] {
   const out: Target[] = [];
-  const all = [...longTargets(r), ...startTargets(r), ...listTargets(r.rows), ...clientTargets(r)];
+  const all = [
+    ...longTargets(r),
+    ...startTargets(r),
+    ...listTargets(r.rows),
+    ...clientTargets(r),
+    ...modelTargets(r),
+  ];
   for (const make of all) {
     try {
       out.push(make());

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { openWaymark } from "../../mod.ts";
 import { createViewerApp } from "../../web/mod.ts";
 import { LONG_ID, longWorkflow, r3, type Stats, stats } from "./common.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 /** The target (docs/performance.md): p50 server time to render the session page. */
 export const TARGET_VIEWER_MS = 100;
@@ -123,7 +124,7 @@ export async function viewerBench(
     const rid = `run_${run.run_id}`;
     const someNode = main[Math.floor(mainLength / 2)]!;
     const nodeId = await waymark.continue({ stateToken: someNode.stateToken });
-    const deepNode = nodeId.ok ? nodeId.value.session.nodeId : "";
+    const deepNode = nodeId.ok ? placeOf(nodeId.value).nodeId : "";
     const targets = [
       { operation: "viewer session", path: `/sessions/${sid}` },
       { operation: "viewer node", path: `/sessions/${sid}/runs/${rid}/nodes/${deepNode}` },

@@ -21,6 +21,7 @@ import {
 } from "../helpers/delegation.ts";
 import { connect, ok, ROOT, tempHome } from "../helpers/server.ts";
 import { spawnView } from "../helpers/viewer_fixture.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 // deno-lint-ignore no-explicit-any
 type Any = Record<string, any>;
@@ -65,8 +66,8 @@ Deno.test({
       browser = await launch();
       const base = view.url.replace(/\/$/, "");
       const sid = atParallel.session.sessionId as string;
-      const parentRun = atParallel.session.runId as string;
-      const home_ = atParallel.session.nodeId as string;
+      const parentRun = placeOf(atParallel).runId as string;
+      const home_ = placeOf(atParallel).nodeId as string;
       const parentUrl = `${base}/sessions/${sid}/runs/${parentRun}`;
       const errors: string[] = [];
       const page = await browser.context.newPage();
@@ -158,7 +159,7 @@ Deno.test({
         }),
       );
       assert.equal(synthesis.pending.stepId, "reviews-synthesis");
-      await page.goto(`${parentUrl}/nodes/${synthesis.session.nodeId}`);
+      await page.goto(`${parentUrl}/nodes/${placeOf(synthesis).nodeId}`);
       const collected = page.locator("#node #reviews li.collected");
       assert.match(await collected.innerText(), /Results handed to the synthesis step \(3\)/);
       assert.deepEqual(

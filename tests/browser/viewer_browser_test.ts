@@ -21,6 +21,7 @@ import {
   seedHostile,
   spawnView,
 } from "../helpers/viewer_fixture.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 const SHOTS = join(ROOT, "test-artifacts", "screenshots");
 
@@ -82,19 +83,19 @@ Deno.test({
         );
         assert.equal(await rows.count(), count);
         for (const tip of [review.oldTip, review.newTip]) {
-          assert.ok(await page.locator(`#n-${tip.session.nodeId}`).isVisible());
+          assert.ok(await page.locator(`#n-${placeOf(tip).nodeId}`).isVisible());
         }
         assert.equal(
-          await page.locator(`#n-${review.newTip.session.nodeId}`).getAttribute("data-branch"),
+          await page.locator(`#n-${placeOf(review.newTip).nodeId}`).getAttribute("data-branch"),
           "0",
         );
         assert.equal(
-          await page.locator(`#n-${review.oldTip.session.nodeId}`).getAttribute("data-branch"),
+          await page.locator(`#n-${placeOf(review.oldTip).nodeId}`).getAttribute("data-branch"),
           "1",
         );
         assert.equal(await page.locator(".graph li[data-branch='1']").count() > 0, true);
         assert.equal(
-          await page.locator(`#n-${review.newTip.session.nodeId} .badge.tip`).count(),
+          await page.locator(`#n-${placeOf(review.newTip).nodeId} .badge.tip`).count(),
           1,
         );
         assert.equal(await page.locator(".graph li.kind-checkpoint").count(), 1);
@@ -155,7 +156,7 @@ Deno.test({
           review.newTip,
           "Live: the tests step is done, seen without a reload.",
         );
-        await page.locator(`#n-${next.session.nodeId}`).waitFor({ timeout: 10_000 });
+        await page.locator(`#n-${placeOf(next).nodeId}`).waitFor({ timeout: 10_000 });
         assert.equal(await page.locator(".graph li").count(), before + 1);
         assert.equal(
           await page.evaluate(() => (window as unknown as { __marker?: number }).__marker),
@@ -163,7 +164,7 @@ Deno.test({
           "no reload",
         );
         await page.locator("#node").getByText("seen without a reload").waitFor({ timeout: 10_000 });
-        assert.equal(await page.locator(`#n-${next.session.nodeId} .badge.tip`).count(), 1);
+        assert.equal(await page.locator(`#n-${placeOf(next).nodeId} .badge.tip`).count(), 1);
         // the sessions list updates live too
         const list = await context.newPage();
         watch(list);

@@ -4,6 +4,7 @@
  * @module
  */
 import { join } from "node:path";
+import { keepSession } from "./answers.ts";
 import { ok, type TestClient } from "./server.ts";
 
 /** The parent workflow's id. */
@@ -104,7 +105,7 @@ export async function reachParallel(
   const started = ok(
     await client.call("start_workflow", { workflowId: PARENT_ID, ...(goal ? { goal } : {}) }),
   );
-  return ok(
+  const next = ok(
     await client.call("continue_workflow", {
       stateToken: started.stateToken,
       ackToken: started.ackToken,
@@ -112,6 +113,7 @@ export async function reachParallel(
       output: { notesMarkdown: "Area: billing." },
     }),
   );
+  return keepSession(next as { stateToken: string }, started);
 }
 
 /** Takes up a child run with its delegation token and abandons it with `explanation`. */

@@ -1,11 +1,11 @@
 /**
  * A scripted agent that walks a workflow through MCP the way a diligent agent would, deriving
  * everything it submits from what the workflow shows it: the description (the context keys it
- * reads, with their values, and its optional start inputs) and each pending step (its prompt's
- * "Notes must include the line" templates, "Context to set" and "Needs from the user" sections,
- * the assessment levels and the follow-ups the prompt announces, the output contract's example,
- * the loop it runs in). It never reads the compiled workflow: a gate the prompt does not announce
- * blocks it, which is the point.
+ * reads, with their values, and its optional start inputs) and each pending step's gates as
+ * `pending` gives them as data (`requiredContext`, `userDependencies`, the line labels and texts
+ * of `notesRules`, the assessment levels and `followUps`, the output contract's example, the loop
+ * it runs in), never its prompt's prose about them. It never reads the compiled workflow: a gate
+ * `pending` does not announce blocks it, which is the point.
  *
  * A `variant` picks, for every choice, the variant-th option (modulo), so runs 0..n-1 take every
  * value of every key and every passing level. With `probed`, each step not in it yet is first
@@ -42,32 +42,27 @@ export function readDescription(text: string): Reading {
   return { domains, optional };
 }
 
-/** The `- \`key\`` items of a `## heading` section of a prompt. */
-export function sectionKeys(prompt: string, heading: string): string[] {
-  const at = prompt.indexOf(`\n## ${heading}\n`);
-  if (at < 0) return [];
-  const body = prompt.slice(at + heading.length + 5).split("\n## ")[0]!;
-  return [...body.matchAll(/^- `([^`]+)`/gm)].map((m) => m[1]!);
+/** The keys `pending` says the acknowledgement must set: required ones, and the user's. */
+function gateKeys(pending: Json): { required: string[]; user: string[] } {
+  return {
+    required: pending.requiredContext ?? [],
+    user: (pending.userDependencies ?? []).map((d: Json) => d.key as string),
+  };
 }
 
-/** The lines the prompt says the notes must include (`Label: <what>` templates, filled in). */
-export function requiredLines(prompt: string): string[] {
-  const lines: string[] = [];
-  for (const m of prompt.matchAll(/must include the lines? ((?:`[^`]+`(?:, | and )?)+)/g)) {
-    for (const t of m[1]!.matchAll(/`([^`]+)`/g)) {
-      lines.push(t[1]!.replace(/<[^>]*>/g, "x"));
-    }
-  }
-  return lines;
+/** The lines and texts `pending.notesRules` say the notes must have. */
+export function requiredLines(pending: Json): string[] {
+  return (pending.notesRules ?? []).flatMap((r: Json) =>
+    r.label ? [`${r.label} x`] : r.contains ? [r.contains as string] : []
+  );
 }
 
-/** Levels the prompt says keep the step pending, by assessment (`*` for any). */
-export function blockingLevels(prompt: string): { assessmentId: string; level: string }[] {
-  return [
-    ...prompt.matchAll(
-      /If any dimension(?: of `([^`]+)`)? is `([^`]+)`, the step stays pending/g,
-    ),
-  ].map((m) => ({ assessmentId: m[1] ?? "*", level: m[2]! }));
+/** Levels `pending.followUps` say keep the step pending, by assessment (`*` for any). */
+export function blockingLevels(pending: Json): { assessmentId: string; level: string }[] {
+  return (pending.followUps ?? []).map((f: Json) => ({
+    assessmentId: f.assessmentId ?? "*",
+    level: f.level,
+  }));
 }
 
 /** What the agent saw and did in one run. */
@@ -96,10 +91,8 @@ function pick<T>(options: readonly T[], variant: number): T {
 /** The context keys to set at this step: required ones, the user's, and described keys it names. */
 function decide(run: RunState, pending: Json): Record<string, unknown> {
   const prompt = pending.prompt as string;
-  const wanted = new Set([
-    ...sectionKeys(prompt, "Context to set"),
-    ...sectionKeys(prompt, "Needs from the user"),
-  ]);
+  const gates = gateKeys(pending);
+  const wanted = new Set([...gates.required, ...gates.user]);
   for (const key of run.reading.domains.keys()) if (prompt.includes(`\`${key}\``)) wanted.add(key);
   const now: Record<string, unknown> = {};
   for (const key of wanted) {
@@ -112,7 +105,7 @@ function decide(run: RunState, pending: Json): Record<string, unknown> {
 
 /** One `wr.assessment` per requested assessment: every dimension at a chosen level. */
 function assess(run: RunState, pending: Json, block?: { level: string }): Json[] {
-  const blocking = blockingLevels(pending.prompt);
+  const blocking = blockingLevels(pending);
   return (pending.assessments ?? []).map((a: Json) => {
     const blocks = (l: string) =>
       blocking.some((b) =>
@@ -165,12 +158,10 @@ async function probe(
   const bare: string[] = [];
   if (!pending.notesOptional) bare.push("MISSING_REQUIRED_NOTES");
   const keys = Object.keys(good.context);
-  const users = sectionKeys(pending.prompt, "Needs from the user");
+  const gates = gateKeys(pending);
   for (const k of keys) {
-    if (users.includes(k)) bare.push("USER_ONLY_DEPENDENCY");
-    else if (sectionKeys(pending.prompt, "Context to set").includes(k)) {
-      bare.push("MISSING_CONTEXT_KEY");
-    }
+    if (gates.user.includes(k)) bare.push("USER_ONLY_DEPENDENCY");
+    else if (gates.required.includes(k)) bare.push("MISSING_CONTEXT_KEY");
   }
   if (good.artifacts.length > 0) bare.push("MISSING_REQUIRED_OUTPUT");
   if (pending.notesOptional && good.lines.length > 0) bare.push("MISSING_REQUIRED_OUTPUT");
@@ -182,7 +173,7 @@ async function probe(
       payload: { ...full, output: { ...full.output, notesMarkdown: `Did ${pending.title}.` } },
     });
   }
-  const blocking = blockingLevels(pending.prompt);
+  const blocking = blockingLevels(pending);
   if (blocking.length > 0) {
     const level = blocking[0]!.level;
     const artifacts = [
@@ -245,7 +236,7 @@ export async function walkWorkflow(
     walk.steps.push(pending.stepId);
     walk.prompts.push(pending.prompt);
     const context = decide(run, pending);
-    const lines = requiredLines(pending.prompt);
+    const lines = requiredLines(pending);
     const notes = [`Did ${pending.title}.`, ...lines].join("\n");
     const artifacts = [...assess(run, pending), ...contractArtifact(pending)];
     const probing = options.probed !== undefined && !options.probed.has(pending.stepId);

@@ -17,6 +17,7 @@ import type {
 } from "../../engine/workflow/compiled.ts";
 import { readState } from "../../engine/workflow/interpreter.ts";
 import type { Condition, ValidationCriteria } from "../../engine/workflow/schema.ts";
+import { placeOf } from "./answers.ts";
 
 /** Sets `a.b.c` in a context object. */
 export function setVar(context: Record<string, unknown>, path: string, value: unknown): void {
@@ -232,7 +233,7 @@ async function driveChildren(deps: EngineDeps, response: StepResponse): Promise<
     if (child.status !== "open") continue;
     const started = await startWorkflow(deps, { delegationToken: child.delegationToken });
     if (!started.ok) throw new Error(`start child: ${JSON.stringify(started.error)}`);
-    const run = await deps.store.getRun(started.value.session.runId.replace(/^run_/, ""));
+    const run = await deps.store.getRun(placeOf(started.value).runId.replace(/^run_/, ""));
     const compiled = run && await deps.store.getSnapshot(run.workflowHash);
     if (!compiled) throw new Error(`child ${child.runId} has no pinned workflow`);
     await driveFrom(deps, started.value, { workflowId: child.workflowId, compiled });
@@ -256,8 +257,8 @@ async function driveFrom(
     run.children += await driveChildren(deps, response);
     const step = findStep(compiled.steps, pending.stepId)!;
     const node = await deps.store.getNode(
-      response.session.runId.replace(/^run_/, ""),
-      response.session.nodeId,
+      placeOf(response).runId.replace(/^run_/, ""),
+      placeOf(response).nodeId,
     );
     const frames = readState(node!.state).frames;
     const context: Record<string, unknown> = {};

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ok, tempHome, type TestClient } from "./server.ts";
+import { placeOf } from "./answers.ts";
 
 const CHECK = ["deno", "run", "--quiet", "--allow-read=.", "--allow-write=.", "check.ts"];
 
@@ -242,9 +243,9 @@ export async function driveVerified(
   );
   return {
     sessionId: started.session.sessionId,
-    runId: started.session.runId,
+    runId: placeOf(started).runId,
     failedNodeId: failed.blockedAttempt.nodeId,
-    passedNodeId: passed.session.nodeId,
-    skippedNodeId: linted.session.nodeId,
+    passedNodeId: placeOf(passed).nodeId,
+    skippedNodeId: placeOf(linted).nodeId,
   };
 }

@@ -5,13 +5,14 @@
  */
 import type { Waymark } from "../../mod.ts";
 import { dbArgs, MAIN, ok, ROOT, type TestClient } from "./server.ts";
+import { keepSession, placeOf } from "./answers.ts";
 
 /** The fields of a step response the fixtures use. */
 export interface Step {
   stateToken: string;
   ackToken?: string;
   checkpointToken: string;
-  session: { sessionId: string; runId: string; nodeId: string };
+  session?: { sessionId: string; runId: string; nodeId: string };
   checkpoint?: { nodeId: string };
 }
 
@@ -44,26 +45,27 @@ export function overMcp(client: TestClient): Driver {
   };
 }
 
-/** Advances a step with notes (and artifacts). */
-export function advance(
+/** Advances a step with notes (and artifacts); the answer keeps the session of `at`. */
+export async function advance(
   driver: Driver,
   at: Step,
   notesMarkdown?: string,
   artifacts?: Record<string, unknown>[],
 ): Promise<Step> {
-  return driver.continue({
+  const next = await driver.continue({
     stateToken: at.stateToken,
     ackToken: at.ackToken,
     ...(notesMarkdown || artifacts ? { output: { notesMarkdown, artifacts } } : {}),
   });
+  return keepSession(next, at);
 }
 
 /** Hex ids of a session's parts (the viewer's URLs take `ses_`/`run_` forms too). */
 export function ids(step: Step): { sessionId: string; runId: string; nodeId: string } {
   return {
-    sessionId: step.session.sessionId.replace(/^ses_/, ""),
-    runId: step.session.runId.replace(/^run_/, ""),
-    nodeId: step.session.nodeId,
+    sessionId: step.session!.sessionId.replace(/^ses_/, ""),
+    runId: placeOf(step).runId.replace(/^run_/, ""),
+    nodeId: placeOf(step).nodeId,
   };
 }
 
@@ -122,11 +124,11 @@ export async function seedForkedReview(driver: Driver): Promise<ForkedReview> {
   return {
     sessionId,
     runId,
-    forkNodeId: s1.session.nodeId,
+    forkNodeId: placeOf(s1).nodeId,
     oldTip: s3,
     newTip: b3,
-    checkpointNodeId: cp.checkpoint?.nodeId ?? cp.session.nodeId,
-    notedNodeId: s2.session.nodeId,
+    checkpointNodeId: cp.checkpoint?.nodeId ?? placeOf(cp).nodeId,
+    notedNodeId: placeOf(s2).nodeId,
     notedText,
   };
 }

@@ -12,6 +12,7 @@ import { eventOf, forged, nested } from "../helpers/bundles.ts";
 import { dumpAll, runCli } from "../helpers/maintenance.ts";
 import { connect, err, ok, tempHome } from "../helpers/server.ts";
 import { overMcp, seedForkedReview } from "../helpers/viewer_fixture.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = Record<string, any>;
@@ -60,7 +61,7 @@ Deno.test({
         const found = ok(await clientB.call("resume_session", { query: "retry logic uploader" }));
         const candidate = found.candidates[0];
         assert.equal(candidate.sessionId, sid);
-        assert.equal(candidate.tip.nodeId, review.newTip.session.nodeId);
+        assert.equal(candidate.tip.nodeId, placeOf(review.newTip).nodeId);
         const foreign = err(
           await clientB.call("continue_workflow", { stateToken: review.newTip.stateToken }),
         );
@@ -78,7 +79,8 @@ Deno.test({
             output: { notesMarkdown: "Continued on the second machine." },
           }),
         );
-        assert.equal(advanced.session.sessionId, sid);
+        assert.equal(advanced.kind, "ok");
+        assert.equal(here.session.sessionId, sid);
         const rewound = ok(
           await clientB.call("continue_workflow", { stateToken: here.stateToken }),
         );
@@ -90,7 +92,7 @@ Deno.test({
             output: { notesMarkdown: "A second try on the second machine." },
           }),
         );
-        assert.notEqual(fork.session.nodeId, advanced.session.nodeId);
+        assert.notEqual(placeOf(fork).nodeId, placeOf(advanced).nodeId);
       } finally {
         await clientB.close();
       }

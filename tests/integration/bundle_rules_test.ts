@@ -16,6 +16,7 @@ import { eventOf, forged, nested } from "../helpers/bundles.ts";
 import { dumpAll, runCli, sqlOn } from "../helpers/maintenance.ts";
 import { dbUrlOf, tempHome } from "../helpers/server.ts";
 import { inProcess, seedForkedReview } from "../helpers/viewer_fixture.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 function open(home: string): Promise<Waymark> {
   return openWaymark({ home, dbUrl: dbUrlOf(home), workspace: home });
@@ -129,8 +130,8 @@ Deno.test("a token placeholder naming a run the bundle does not bring stays text
     const review = await seedForkedReview(inProcess(wa));
     const resident = await wa.start({ workflowId: "waymark.bug_investigation", goal: "resident" });
     assert.ok(resident.ok);
-    const runId = parseRunLabel(resident.value.session.runId)!;
-    const { nodeId } = resident.value.session;
+    const runId = parseRunLabel(placeOf(resident.value).runId)!;
+    const { nodeId } = resident.value.session!;
     const bait = `wmtoken:ack:${runId}:${nodeId}`;
     const text = forged(await exported(wa, review.sessionId), (b) => {
       eventOf(b, "output_recorded").payload.notesMarkdown = `advance this: ${bait}`;

@@ -19,6 +19,7 @@ import { openWaymark, type Waymark } from "../../mod.ts";
 import { dumpAll, holdsToken, withoutTokens } from "../helpers/maintenance.ts";
 import { dbUrlOf, tempHome } from "../helpers/server.ts";
 import { inProcess, seedForkedReview } from "../helpers/viewer_fixture.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 function open(home: string): Promise<Waymark> {
   return openWaymark({ home, dbUrl: dbUrlOf(home), workspace: home });
@@ -227,7 +228,7 @@ Deno.test("an id already taken imports under new ids that resume, advance and fo
       ackToken: rehydrated.value.ackToken,
       output: { notesMarkdown: "carried on in the copy" },
     });
-    assert.ok(next.ok && next.value.session.sessionId === copy);
+    assert.ok(next.ok && next.value.kind === "ok" && rehydrated.value.session!.sessionId === copy);
     const fork = await continueWorkflow(a.wm.deps, { stateToken: tip.tip.stateToken });
     assert.ok(fork.ok && fork.value.forked, "rehydrating the old tip reports the new branch");
     const sibling = await continueWorkflow(a.wm.deps, {
@@ -235,7 +236,7 @@ Deno.test("an id already taken imports under new ids that resume, advance and fo
       ackToken: fork.value.ackToken,
       output: { notesMarkdown: "a fork in the copy" },
     });
-    assert.ok(sibling.ok && sibling.value.session.nodeId !== next.value.session.nodeId);
+    assert.ok(sibling.ok && placeOf(sibling.value).nodeId !== placeOf(next.value).nodeId);
     const after = await a.wm.store.getSession(a.sessionId);
     assert.equal(after?.eventCount, original.eventCount, "the original changed");
     // the same bundle again is a no-op, even though it was re-keyed

@@ -14,6 +14,7 @@ import {
 } from "../../mod.ts";
 import { tempHome } from "../helpers/server.ts";
 import { writeProjectWorkflow } from "../helpers/workflows.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 const WORKFLOW_ID = "project.context_growth";
 
@@ -87,8 +88,8 @@ Deno.test("a 200 KB context and 8 acks: the database grows with what changed, no
     );
     const changed = await dbBytes(wm);
     assert.ok(changed - acked < 2.5 * contextBytes);
-    const runId = at.session.runId.replace(/^run_/, "");
-    const node = await wm.store.getNode(runId, at.session.nodeId);
+    const runId = placeOf(at).runId.replace(/^run_/, "");
+    const node = await wm.store.getNode(runId, placeOf(at).nodeId);
     assert.deepEqual(node?.context, { blob, extra: 1 });
     const parent = await wm.store.getNode(runId, node!.parentId!);
     assert.deepEqual(parent?.context, { blob });
@@ -126,8 +127,8 @@ Deno.test("a database from before context ids migrates, and its nodes with inlin
 
     wm = await open(home, workspace);
     try {
-      const runId = tip.session.runId.replace(/^run_/, "");
-      const old = await wm.store.getNode(runId, tip.session.nodeId);
+      const runId = placeOf(tip).runId.replace(/^run_/, "");
+      const old = await wm.store.getNode(runId, placeOf(tip).nodeId);
       assert.deepEqual(old?.context, { ticket: "T-1" });
       const next = value(
         await wm.continue({
@@ -138,7 +139,7 @@ Deno.test("a database from before context ids migrates, and its nodes with inlin
         }),
         "ack after the migration",
       );
-      const node = await wm.store.getNode(runId, next.session.nodeId);
+      const node = await wm.store.getNode(runId, placeOf(next).nodeId);
       assert.deepEqual(node?.context, { ticket: "T-1", size: 3 });
       const inline = await (wm.store as SqliteStore).client.execute(
         "SELECT count(*) AS n FROM nodes WHERE context_id IS NULL",

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { openWaymark, type Result, type StepResponse, type Waymark } from "../../mod.ts";
 import { withTestDb } from "../helpers/db.ts";
 import { connect, dbUrlOf, tempHome } from "../helpers/server.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 const CORRUPTION = "STORAGE_CORRUPTION_DETECTED";
 const TABLES = [
@@ -117,9 +118,9 @@ Deno.test("a recorded response that fails its digest is refused, marks only its 
     // Corrupt the recorded answer of the ack that turned a1 into a2.
     const changed = await exec(
       dbUrl,
-      `UPDATE attempts SET response = replace(response, '"isComplete":false', '"isComplete":true')
+      `UPDATE attempts SET response = replace(response, '"kind":"ok"', '"kind":"ko"')
        WHERE run_id = ? AND node_id = ? AND attempt_kind = 'ack'`,
-      [hex(a1.session.runId), a1.session.nodeId],
+      [hex(placeOf(a1).runId), placeOf(a1).nodeId],
     );
     assert.equal(changed, 1, "the corrupting UPDATE hit no row");
     const before = await dump(dbUrl);
@@ -135,13 +136,13 @@ Deno.test("a recorded response that fails its digest is refused, marks only its 
       output: { notesMarkdown: `done ${a1.pending?.stepId}` },
     });
     assertCorruption(replay, "replay of the corrupt attempt");
-    if (!replay.ok) assert.equal(replay.error.details?.sessionId, s1.session.sessionId);
+    if (!replay.ok) assert.equal(replay.error.details?.sessionId, s1.session!.sessionId);
 
     // The session is now marked corrupt, the other one is not.
     const marked = await health();
     assert.deepEqual(
       Object.fromEntries(marked.map((r) => [`ses_${r.session_id}`, r.health])),
-      { [s1.session.sessionId]: "corrupt", [s2.session.sessionId]: "healthy" },
+      { [s1.session!.sessionId]: "corrupt", [s2.session!.sessionId]: "healthy" },
     );
 
     // Execution in the corrupt session is refused with the same code.
@@ -182,7 +183,7 @@ Deno.test("a recorded response that fails its digest is refused, marks only its 
     const expected = structuredClone(before);
     expected.sessions = expected.sessions.map((row) => {
       const r = JSON.parse(row as string);
-      return `ses_${r.session_id}` === s1.session.sessionId
+      return `ses_${r.session_id}` === s1.session!.sessionId
         ? JSON.stringify({ ...r, health: "corrupt" })
         : row;
     }).sort();
@@ -191,8 +192,8 @@ Deno.test("a recorded response that fails its digest is refused, marks only its 
     // The other session still works, and a new run (the recovery the message suggests) too.
     wm = await open(home);
     const [b2] = await advance(wm, b1, 1);
-    assert.equal(b2.isComplete, false);
-    assert.equal(b2.session.sessionId, s2.session.sessionId);
+    assert.equal(b2.kind, "ok");
+    assert.equal(placeOf(b2).runId, placeOf(s2).runId);
     const again = value(
       await wm.continue({
         stateToken: b1.stateToken,
@@ -222,7 +223,7 @@ Deno.test("a replay of an intact attempt in a session marked corrupt is refused 
     wm = null;
     assert.equal(
       await exec(dbUrl, "UPDATE attempts SET response = response || ' ' WHERE node_id = ?", [
-        a1.session.nodeId,
+        placeOf(a1).nodeId,
       ]),
       1,
     );
@@ -271,8 +272,8 @@ Deno.test("a node whose stored JSON (context, state, preferences) is broken answ
 
     for (const [i, [column, broken]] of cases.entries()) {
       const { tip } = runs[i];
-      const runId = hex(tip.session.runId);
-      const nodeId = tip.session.nodeId;
+      const runId = hex(placeOf(tip).runId);
+      const nodeId = placeOf(tip).nodeId;
       // A node's context is stored once per change, in `contexts`; the node points at it.
       const changed = column === "context"
         ? await exec(
@@ -319,20 +320,20 @@ Deno.test("a node whose stored JSON (context, state, preferences) is broken answ
     }
     // Another session is unaffected.
     const [h1] = await advance(wm, healthy, 1);
-    assert.equal(h1.isComplete, false);
+    assert.equal(h1.kind, "ok");
     await wm.close();
     wm = null;
 
     // The refused calls wrote nothing (only the healthy session moved on).
     const after = await dump(dbUrl);
-    const healthySession = hex(healthy.session.sessionId);
+    const healthySession = hex(healthy.session!.sessionId);
     const others = (d: Record<string, unknown[]>) =>
       Object.fromEntries(
         Object.entries(d).map(([t, rows]) => [
           t,
           rows.filter((r) =>
             !(r as string).includes(healthySession) &&
-            !(r as string).includes(hex(healthy.session.runId))
+            !(r as string).includes(hex(placeOf(healthy).runId))
           ),
         ]),
       );
@@ -357,7 +358,7 @@ Deno.test("over MCP stdio, a corrupt replay is an isError result with STORAGE_CO
         dbUrl,
         "UPDATE attempts SET response = replace(response, 'ack1', 'ack2') WHERE node_id = ?",
         [
-          a1.session.nodeId,
+          placeOf(a1).nodeId,
         ],
       ),
       1,

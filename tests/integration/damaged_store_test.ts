@@ -15,7 +15,7 @@ const OPENING: Record<string, (at: { bundle: string; out: string }) => string[]>
   "serve": () => ["serve", "--http", "0"],
   "view": () => ["view", "--port", "0"],
   "workflows list": () => ["workflows", "list"],
-  "workflows inspect": () => ["workflows", "inspect", "wr.bug_investigation"],
+  "workflows inspect": () => ["workflows", "inspect", "waymark.bug_investigation"],
   "sessions list": () => ["sessions", "list"],
   "sessions show": () => ["sessions", "show", "ses_0000000000000000"],
   "sessions export": (at) => ["sessions", "export", "--all", "-o", join(at.out, "all")],
@@ -25,6 +25,7 @@ const OPENING: Record<string, (at: { bundle: string; out: string }) => string[]>
   "tokens create": () => ["tokens", "create", "--name", "ci"],
   "tokens list": () => ["tokens", "list"],
   "tokens revoke": () => ["tokens", "revoke", "pat_0000000000000000"],
+  "review": (at) => ["review", "--files", at.bundle],
 };
 /**
  * Commands that do not open the store this way: stdio `serve` answers its client
@@ -53,7 +54,7 @@ Deno.test("every command that opens the store names a destroyed database file th
   const out = await Deno.makeTempDir({ prefix: "waymark-damaged-out-" });
   try {
     const client = await connect(home);
-    const started = ok(await client.call("start_workflow", { workflowId: "wr.bug_investigation" }));
+    const started = ok(await client.call("start_workflow", { workflowId: "waymark.bug_investigation" }));
     await client.close();
     const bundle = join(out, "s.json");
     const exported = await runCli(["sessions", "export", started.session.sessionId, "-o", bundle], {

@@ -21,6 +21,7 @@ import {
 } from "../helpers/delegation.ts";
 import { runCli } from "../helpers/maintenance.ts";
 import { connect, ok, tempHome } from "../helpers/server.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = Record<string, any>;
@@ -74,10 +75,10 @@ Deno.test({
       );
       assert.equal(links.length, 3);
       const newParent = links[0]!.parent_run_id as string;
-      assert.notEqual(newParent, hex(atParallel.session.runId));
+      assert.notEqual(newParent, hex(placeOf(atParallel).runId));
       for (const [i, l] of links.entries()) {
         assert.equal(l.parent_run_id, newParent);
-        assert.equal(l.parent_node_id, atParallel.session.nodeId, "node ids stay");
+        assert.equal(l.parent_node_id, placeOf(atParallel).nodeId, "node ids stay");
         assert.equal(l.step_id, "reviews");
         assert.equal(Number(l.idx), i);
         assert.equal(
@@ -104,7 +105,7 @@ Deno.test({
       const viaRecorded = ok(
         await agent.call("start_workflow", { delegationToken: recordedToken }),
       );
-      assert.equal(hex(viaRecorded.session.runId), newSecond);
+      assert.equal(hex(placeOf(viaRecorded).runId), newSecond);
       assert.equal(viaRecorded.pending.stepId, "read");
 
       // A rehydrate of the imported parent lists the children with fresh tokens.
@@ -130,7 +131,7 @@ Deno.test({
       } finally {
         await subagent.close();
       }
-      assert.equal(hex(answers[0]!.session.runId), newSecond);
+      assert.equal(hex(placeOf(answers[0]!).runId), newSecond);
       assert.equal(answers.at(-1)!.delegatedFrom.parentRunId, `run_${newParent}`);
       assert.equal(answers.at(-1)!.delegatedFrom.settled, true);
       const synthesis = ok(

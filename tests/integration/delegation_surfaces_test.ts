@@ -15,6 +15,7 @@ import {
 } from "../helpers/delegation.ts";
 import { connect, ok, tempHome } from "../helpers/server.ts";
 import { ModernClient } from "../helpers/tasks.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = Record<string, any>;
@@ -31,7 +32,7 @@ Deno.test("resume_session finds a child run by its goal and by its id, and says 
     assert.ok(child, JSON.stringify(byGoal.candidates.map((c: Json) => c.runId)));
     assert.equal(byGoal.candidates[0].runId, storage.runId, "the storage review ranks first");
     assert.deepEqual(child.delegatedFrom, {
-      parentRunId: atParallel.session.runId,
+      parentRunId: placeOf(atParallel).runId,
       parentStepId: "reviews",
       index: 1,
     });
@@ -46,10 +47,10 @@ Deno.test("resume_session finds a child run by its goal and by its id, and says 
     const byId = ok(await agent.call("resume_session", { query: storage.runId }));
     assert.equal(byId.candidates.length, 1);
     assert.equal(byId.candidates[0].match, "id");
-    assert.equal(byId.candidates[0].delegatedFrom.parentRunId, atParallel.session.runId);
+    assert.equal(byId.candidates[0].delegatedFrom.parentRunId, placeOf(atParallel).runId);
 
-    const parent = ok(await agent.call("resume_session", { query: atParallel.session.runId }));
-    assert.equal(parent.candidates[0].runId, atParallel.session.runId);
+    const parent = ok(await agent.call("resume_session", { query: placeOf(atParallel).runId }));
+    assert.equal(parent.candidates[0].runId, placeOf(atParallel).runId);
     assert.equal(parent.candidates[0].delegatedFrom, undefined, "the parent is no child");
   } finally {
     await agent.close();
@@ -65,7 +66,7 @@ Deno.test("a parent's task counts its children while the parallel step waits", a
   const host = new ModernClient(home, ws.args);
   try {
     const atParallel = await reachParallel(agent, "Billing change fan-out");
-    const taskId = atParallel.session.runId as string;
+    const taskId = placeOf(atParallel).runId as string;
     const message = async () => (await host.result("tasks/get", { taskId })).statusMessage;
     assert.equal(await message(), "Step 2 of 4: Parallel reviews · 0 of 3 child runs ended");
 

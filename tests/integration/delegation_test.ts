@@ -16,6 +16,7 @@ import {
   reachParallel,
 } from "../helpers/delegation.ts";
 import { connect, err, ok, tempHome, type TestClient } from "../helpers/server.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 function hex(label: string): string {
   return label.replace(/^[a-z]+_/, "");
@@ -207,7 +208,7 @@ Deno.test("a fork inside one child leaves its siblings and the parent as they we
     try {
       const before = await db.number(
         "SELECT count(*) FROM nodes WHERE run_id IN (?, ?)",
-        [hex(atParallel.session.runId), hex(bRun[0]!.session.runId)],
+        [hex(placeOf(atParallel).runId), hex(placeOf(bRun[0]!).runId)],
       );
       // The same tokens replay; a fresh ack token at child a's first step forks a only.
       const replay = ok(
@@ -226,10 +227,10 @@ Deno.test("a fork inside one child leaves its siblings and the parent as they we
         }),
       );
       assert.ok(forked.forked, "the child's advance started a new branch");
-      assert.equal(forked.session.runId, aRun[0]!.session.runId);
+      assert.equal(placeOf(forked).runId, placeOf(aRun[0]!).runId);
       const after = await db.number(
         "SELECT count(*) FROM nodes WHERE run_id IN (?, ?)",
-        [hex(atParallel.session.runId), hex(bRun[0]!.session.runId)],
+        [hex(placeOf(atParallel).runId), hex(placeOf(bRun[0]!).runId)],
       );
       assert.equal(after, before, "the parent and the sibling gained no node");
     } finally {

@@ -17,6 +17,7 @@ import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";
 import { runCli, sqlOn, withoutTokens } from "../helpers/maintenance.ts";
 import { connect, ok, tempHome } from "../helpers/server.ts";
 import { type ForkedReview, inProcess, seedForkedReview } from "../helpers/viewer_fixture.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = Record<string, any>;
@@ -48,7 +49,7 @@ async function answers(home: string, review: ForkedReview & { replay: Replay }):
       out[`resume ${query}`] = await resumeSession(wm.deps, query ? { query } : {});
     }
     for (const tip of [review.oldTip, review.newTip]) {
-      out[`rehydrate ${tip.session.nodeId}`] = await wm.continue({ stateToken: tip.stateToken });
+      out[`rehydrate ${placeOf(tip).nodeId}`] = await wm.continue({ stateToken: tip.stateToken });
     }
     out.sessions = await wm.store.listSessions({ limit: 10, offset: 0 });
     out.session = await wm.store.getSession(review.sessionId);
@@ -108,7 +109,7 @@ Deno.test("damaged projections, search rows and snapshots are found, and --repai
       `DELETE FROM edges WHERE to_id = '${review.checkpointNodeId}'`,
       `UPDATE runs SET last_node_id = NULL, status = 'complete' WHERE run_id IN ${runs}`,
       "DELETE FROM sessions WHERE title = 'Flaky upload test'",
-      `UPDATE attempts SET response = replace(response, '"isComplete":false', '"isComplete":true')
+      `UPDATE attempts SET response = replace(response, '"kind":"ok"', '"kind":"ko"')
         WHERE run_id IN ${runs} AND attempt_kind = 'ack'`,
       "INSERT INTO edges VALUES ('ffffffffffffffff', 'a', 'b', 'acked_step', 1)",
       "DELETE FROM search_tips",

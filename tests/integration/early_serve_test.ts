@@ -13,6 +13,7 @@ import { type Message, onRawServer, tryParse } from "../helpers/raw_server.ts";
 import { openWaymark } from "../../mod.ts";
 import { BUNDLED_IDS } from "../helpers/library.ts";
 import { PROFILE_NAMES, PROFILES } from "../../tools/profiles/registry.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 const INITIALIZE = {
   protocolVersion: "2025-06-18",
@@ -112,7 +113,7 @@ Deno.test("stdin closed right after a call sent during start-up: the call is sti
     assert.equal(code, 0);
     const started = (await server.answer(2, 1)).result;
     assert.equal(started.isError, undefined, JSON.stringify(started.content));
-    assert.ok(started.structuredContent.session.runId);
+    assert.ok(placeOf(started.structuredContent).runId);
   });
 });
 
@@ -179,7 +180,7 @@ Deno.test("a start_workflow cancelled during start-up is answered with the run i
       params: { requestId: 2, reason: "the user pressed Esc" },
     });
     const started = (await server.answer(2)).result;
-    const runId = started.structuredContent.session.runId;
+    const runId = placeOf(started.structuredContent).runId;
     const { code } = await server.close();
     assert.equal(code, 0);
     const db = createClient({ url: `file:${dbFile}` });

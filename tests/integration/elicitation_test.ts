@@ -14,6 +14,7 @@ import { openWaymark } from "../../mod.ts";
 import { parseRunLabel } from "../../engine/ids.ts";
 import { serverParams } from "../helpers/server.ts";
 import { ModernClient, taskHome } from "../helpers/tasks.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 // deno-lint-ignore no-explicit-any
 type Any = Record<string, any>;
@@ -89,8 +90,8 @@ Deno.test("2025: the user is asked; accepted, declined, cancelled; never without
     assert.equal(advanced.pending.stepId, "round");
     const waymark = await openWaymark({ home: home.home, dbUrl: home.dbUrl });
     try {
-      const runId = parseRunLabel(advanced.session.runId)!;
-      const node = await waymark.store.getNode(runId, advanced.session.nodeId);
+      const runId = parseRunLabel(placeOf(advanced).runId)!;
+      const node = await waymark.store.getNode(runId, placeOf(advanced).nodeId);
       assert.equal(node!.context.target, "prod", "the answer is context, as if the agent sent it");
       const branch = await waymark.store.getBranchSteps(runId, node!.nodeId, 20);
       assert.equal(branch.at(-2)!.nodeKind, "checkpoint", "recorded on a node of its own");

@@ -16,6 +16,7 @@ import type { Autonomy } from "../../engine/vocabulary.ts";
 import { openWaymark, type Waymark } from "../../mod.ts";
 import { freshPostgresUrl, testingOnPostgres } from "../helpers/postgres.ts";
 import { connect, ok, tempHome } from "../helpers/server.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 const BLOCKING: Autonomy[] = ["guided", "full_auto_stop_on_user_deps"];
 
@@ -201,13 +202,13 @@ for (const autonomy of BLOCKING) {
         assert.ok(b!.suggestedFix);
         assert.ok(blocked.example, "an example payload");
         assert.equal(blocked.pending!.stepId, c.step, "the same pending step");
-        assert.equal(blocked.session.nodeId, at.session.nodeId);
+        assert.equal(placeOf(blocked).nodeId, placeOf(at).nodeId);
         assert.notEqual(blocked.ackToken, at.ackToken, "a fresh ack");
-        assert.equal(blocked.isComplete, false);
+        assert.equal(blocked.isComplete, undefined, "left out while false");
         assert.match(renderStepResponse(blocked), new RegExp(`BLOCKED[\\s\\S]*${c.code}`));
         const node = await waymark.store.db.selectFrom("nodes").select(["node_kind", "parent_id"])
           .where("node_id", "=", blocked.blockedAttempt!.nodeId).executeTakeFirstOrThrow();
-        assert.deepEqual(node, { node_kind: "blocked_attempt", parent_id: at.session.nodeId });
+        assert.deepEqual(node, { node_kind: "blocked_attempt", parent_id: placeOf(at).nodeId });
         // Retrying with the fresh ack and a passing payload advances from the same node.
         const retried = await ack(deps, blocked, PASS[c.step] as never);
         assert.equal(retried.kind, "ok");
@@ -324,7 +325,7 @@ Deno.test("capability observations are per branch; a preferred one that is unava
       } as never,
     });
     assert.equal(degraded.kind, "ok");
-    assert.ok(degraded.warnings.some((w) => w.code === "PREFERRED_CAPABILITY_UNAVAILABLE"));
+    assert.ok(degraded.warnings!.some((w) => w.code === "PREFERRED_CAPABILITY_UNAVAILABLE"));
     assert.match(degraded.pending!.prompt, /Delegation was observed to be unavailable/);
     assert.equal(degraded.capabilities!.delegation!.observed, "unavailable");
     // A fork from before the observation does not inherit it.
@@ -356,7 +357,7 @@ Deno.test("divergence markers are recorded; invalid known artifacts are reported
       } as never,
     });
     assert.equal(next.kind, "ok");
-    assert.ok(next.warnings.some((w) => w.code === "INVALID_ARTIFACT_IGNORED"));
+    assert.ok(next.warnings!.some((w) => w.code === "INVALID_ARTIFACT_IGNORED"));
     const rows = await waymark.store.db.selectFrom("events").select("payload")
       .where("kind", "=", "divergence_recorded").execute();
     assert.equal(rows.length, 1);
@@ -374,24 +375,24 @@ Deno.test("preferences: set at start, changed on continue, inherited, and warned
       preferences: { autonomy: "full_auto_never_stop" },
     });
     assert.ok(started.ok);
-    assert.ok(started.value.warnings.some((w) => w.code === "PREFERENCE_ABOVE_RECOMMENDED"));
+    assert.ok(started.value.warnings!.some((w) => w.code === "PREFERENCE_ABOVE_RECOMMENDED"));
     const guided = await ack(deps, started.value, {
       ...OBSERVED("available"),
       preferences: { autonomy: "guided" },
     } as never);
-    assert.equal(guided.preferences.autonomy, "guided");
+    assert.equal(guided.preferences!.autonomy, "guided");
     // Guided now applies to the next decision: a missing verdict blocks.
     const blockedOnce = await ack(deps, guided);
     assert.equal(blockedOnce.kind, "blocked");
     // The old node still has the preferences of its time: the same failure is a gap there.
     const old = await continueWorkflow(deps, { stateToken: started.value.stateToken });
     assert.ok(old.ok);
-    assert.equal(old.value.preferences.autonomy, "full_auto_never_stop");
+    assert.equal(old.value.preferences!.autonomy, "full_auto_never_stop");
     const back = await ack(deps, blockedOnce, {
       output: { artifacts: [VERDICT] } as never,
       preferences: { autonomy: "full_auto_never_stop" },
     });
-    assert.ok(back.warnings.some((w) => w.code === "PREFERENCE_ABOVE_RECOMMENDED"));
+    assert.ok(back.warnings!.some((w) => w.code === "PREFERENCE_ABOVE_RECOMMENDED"));
   } finally {
     await close();
   }

@@ -10,6 +10,7 @@ import { openTestDb, withTestDb } from "../helpers/db.ts";
 import { openWaymark } from "../../mod.ts";
 import { createViewerApp } from "../../web/mod.ts";
 import { connect, dbUrlOf, err, ok, tempHome, type TestClient } from "../helpers/server.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = Record<string, any>;
@@ -151,7 +152,7 @@ Deno.test("over MCP (v1 client): notes, a required context key and an assessment
       );
       const recorded = rows.map((r) => JSON.parse(String(r.payload)));
       assert.deepEqual(
-        recorded.map((e: Json) => [e.nodeId === passed.session.nodeId, e.dimensions]),
+        recorded.map((e: Json) => [e.nodeId === placeOf(passed).nodeId, e.dimensions]),
         [
           [false, { evidence: "gaps", confidence: "medium" }],
           [true, { evidence: "complete", confidence: "medium" }],
@@ -220,7 +221,8 @@ Deno.test("the viewer shows a node's recorded assessments", async () => {
       output: { notesMarkdown: "Proven.", artifacts: [readiness("complete", "high")] },
     });
     assert.ok(s2.ok && s2.value.kind === "ok");
-    const { sessionId, runId, nodeId } = s2.value.session;
+    const { sessionId } = s0.value.session!;
+    const { runId, nodeId } = placeOf(s2.value);
     const page = await viewer.app.request(`/sessions/${sessionId}/runs/${runId}/nodes/${nodeId}`, {
       headers: { host: "127.0.0.1:4321" },
     });
@@ -258,17 +260,17 @@ Deno.test("over MCP (v1 client): a snapshot that does not hash to its key, a mis
     const db = await openTestDb(dbUrlOf(home));
     try {
       // A parent that is gone: the recap's walk up from s2 stops short of the root.
-      await db.run("DELETE FROM nodes WHERE node_id = ?", [s1.session.nodeId]);
+      await db.run("DELETE FROM nodes WHERE node_id = ?", [placeOf(s1).nodeId]);
       const orphan = err(await c.call("continue_workflow", { stateToken: s2.stateToken }));
       assert.equal(orphan.code, "INVARIANT_VIOLATION");
       assert.equal(orphan.retry.kind, "not_retryable");
       assert.equal(orphan.details?.invariant, "parent_exists");
-      assert.equal(orphan.details?.orphanNodeId, s2.session.nodeId);
+      assert.equal(orphan.details?.orphanNodeId, placeOf(s2).nodeId);
 
       // A state that is no position in the pinned workflow.
       await db.run("UPDATE nodes SET state = ? WHERE node_id = ?", [
         JSON.stringify({ v: 2, pc: 40, frames: [] }),
-        s0.session.nodeId,
+        placeOf(s0).nodeId,
       ]);
       const lost = err(await c.call("continue_workflow", { stateToken: s0.stateToken }));
       assert.equal(lost.code, "INVARIANT_VIOLATION");

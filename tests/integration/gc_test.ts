@@ -23,6 +23,7 @@ import {
   writeTinyWorkflow,
 } from "../helpers/maintenance.ts";
 import { connect, ok, tempHome } from "../helpers/server.ts";
+import { keepSession, placeOf } from "../helpers/answers.ts";
 
 const hex = (label: string) => label.replace(/^[a-z]+_/, "");
 
@@ -32,6 +33,7 @@ async function start(wm: ClockedWaymark, workflowId: string, goal: string): Prom
   return r.value;
 }
 
+/** Acknowledges `at`, keeping the session the start named on the answer. */
 async function ack(wm: ClockedWaymark, at: StepResponse, notes: string): Promise<StepResponse> {
   const r = await continueWorkflow(wm.deps, {
     stateToken: at.stateToken,
@@ -39,7 +41,7 @@ async function ack(wm: ClockedWaymark, at: StepResponse, notes: string): Promise
     output: { notesMarkdown: notes },
   });
   if (!r.ok) throw new Error(r.error.message);
-  return r.value;
+  return keepSession(r.value, at);
 }
 
 /** Snapshots stored, by workflow id. */
@@ -65,7 +67,7 @@ Deno.test("gc removes idle sessions with everything they own and nothing else; d
     // an old session imported just now counts as active
     const elsewhere = await openAt(other.home, daysAgo(60));
     const s5 = await start(elsewhere, "waymark.code_review", "imported old review");
-    const bundle = await exportSession(elsewhere, s5.session.sessionId);
+    const bundle = await exportSession(elsewhere, s5.session!.sessionId);
     await elsewhere.close();
     assert.ok(bundle.ok && (await importBundle(wm, bundle.value.text)).ok);
     await wm.close();
@@ -74,7 +76,7 @@ Deno.test("gc removes idle sessions with everything they own and nothing else; d
     const dry = await runCli(["gc", "--older-than", "30d", "--dry-run"], { home });
     assert.equal(dry.code, 0, dry.err);
     const listed = dry.out.trim().split("\n").map((l) => /ses_[0-9a-f]{16}/.exec(l)![0]).sort();
-    const old = [s1, s2, s4].map((s) => s.session.sessionId).sort();
+    const old = [s1, s2, s4].map((s) => s.session!.sessionId).sort();
     assert.deepEqual(listed, old);
     assert.match(dry.out, /would remove ses_\w+ +last active .* ~\d+(\.\d)? KB/);
     assert.match(dry.err, /would remove 3 session\(s\), about \d/);
@@ -82,7 +84,7 @@ Deno.test("gc removes idle sessions with everything they own and nothing else; d
 
     const kept = await runCli(["gc", "--older-than", "30d", "--keep-running"], { home });
     assert.equal(kept.code, 0, kept.err);
-    assert.match(kept.out, new RegExp(`removed ${s4.session.sessionId}`));
+    assert.match(kept.out, new RegExp(`removed ${s4.session!.sessionId}`));
     assert.equal(kept.out.trim().split("\n").length, 1, "--keep-running removed a running session");
     assert.deepEqual(await snapshotIds(dbUrl), [
       "waymark.bug_investigation",
@@ -93,9 +95,9 @@ Deno.test("gc removes idle sessions with everything they own and nothing else; d
     assert.equal(gone.code, 0, gone.err);
     for (const s of [s1, s2, s4]) {
       assert.equal(
-        await sessionRows(dbUrl, hex(s.session.sessionId)),
+        await sessionRows(dbUrl, hex(s.session!.sessionId)),
         0,
-        `${s.session.sessionId} left rows`,
+        `${s.session!.sessionId} left rows`,
       );
     }
     assert.deepEqual(
@@ -123,7 +125,7 @@ Deno.test("gc removes idle sessions with everything they own and nothing else; d
     for (const result of [found.value, titled.value]) {
       assert.deepEqual(
         result.candidates.map((c) => c.sessionId).sort(),
-        [s3.session.sessionId, s5.session.sessionId].sort(),
+        [s3.session!.sessionId, s5.session!.sessionId].sort(),
       );
     }
 
@@ -137,7 +139,7 @@ Deno.test("gc removes idle sessions with everything they own and nothing else; d
     await Deno.writeTextFile(`${home}/config.json`, '{"retention": {"olderThan": "90d"}}');
     const retained = await runCli(["gc", "--vacuum"], { home });
     assert.equal(retained.code, 0, retained.err);
-    assert.match(retained.out, new RegExp(`removed ${s6.session.sessionId}`));
+    assert.match(retained.out, new RegExp(`removed ${s6.session!.sessionId}`));
     assert.match(retained.err, /retention 90d/);
     assert.match(retained.err, /vacuuming .*\n.*vacuumed: /);
     await Deno.writeTextFile(`${home}/config.json`, '{"retention": {"olderThan": "ninety days"}}');
@@ -165,7 +167,7 @@ Deno.test({
       for (let i = 0; i < 60; i++) {
         const s = await start(wm, "waymark.code_review", `idle ${i}`);
         await ack(wm, s, `notes ${i}`);
-        idle.push(s.session.sessionId);
+        idle.push(s.session!.sessionId);
       }
       let raced = await start(wm, "waymark.bug_investigation", "old but picked up again");
       await wm.close();
@@ -201,7 +203,9 @@ Deno.test({
               output: { notesMarkdown: `raced ${i}` },
             });
             racedResults.push(!r.isError);
-            if (!r.isError) raced = r.structuredContent as unknown as StepResponse;
+            if (!r.isError) {
+              raced = keepSession(r.structuredContent as unknown as StepResponse, raced);
+            }
           }
           if (live.isComplete) {
             live = ok(await client.call("start_workflow", { workflowId: "waymark.code_review" }));
@@ -213,14 +217,14 @@ Deno.test({
         // the live session kept every advance
         const liveRows = await sqlOn(
           dbUrl,
-          `SELECT count(*) AS n FROM nodes WHERE run_id = '${hex(live.session.runId)}'`,
+          `SELECT count(*) AS n FROM nodes WHERE run_id = '${hex(placeOf(live).runId)}'`,
         );
         assert.equal(Number(liveRows[0]!.n), liveAdvances + 1);
         for (const id of idle) {
           assert.equal(await sessionRows(dbUrl, hex(id)), 0, `${id} left rows`);
         }
         // the raced session is whole or wholly gone
-        const racedId = hex(raced.session.sessionId);
+        const racedId = hex(raced.session!.sessionId);
         const nodes = Number(
           (await sqlOn(dbUrl, `SELECT count(*) AS n FROM nodes WHERE session_id = '${racedId}'`))[
             0

@@ -15,6 +15,7 @@ import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
 import { MAIN } from "../helpers/server.ts";
 import { type Ran, runWithInput } from "../helpers/process.ts";
 import { writeProjectWorkflow } from "../helpers/workflows.ts";
+import { keepSession } from "../helpers/answers.ts";
 import { PARENT_ID, writeDelegationWorkflows } from "../helpers/delegation.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -90,7 +91,7 @@ async function advance(waymark: Waymark, from: Json): Promise<Json> {
   });
   assert.ok(result.ok, JSON.stringify(result));
   await new Promise((wake) => setTimeout(wake, 15));
-  return result.value as Json;
+  return keepSession(result.value as Json & { stateToken: string }, from);
 }
 
 async function digest(path: string): Promise<string> {

@@ -12,6 +12,7 @@ import { openStore } from "../../store/mod.ts";
 import { openWaymark } from "../../mod.ts";
 import { type Message, RawServer } from "../helpers/raw_server.ts";
 import { tempHome } from "../helpers/server.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 let nextId = 100;
 
@@ -159,8 +160,8 @@ Deno.test("hostile input over MCP: NUL, __proto__ and the caps refuse up front; 
     // The stored context, read back through the store, has every key as sent.
     const store = await openStore(`file:${dbFile}`);
     try {
-      const runId = String(advanced.session.runId).replace(/^run_/, "");
-      const node = await store.getNode(runId, advanced.session.nodeId);
+      const runId = String(placeOf(advanced).runId).replace(/^run_/, "");
+      const node = await store.getNode(runId, placeOf(advanced).nodeId);
       assert.ok(node);
       assert.deepEqual(Object.keys(node.context), ["__proto__", "a", "b"]);
       assert.deepEqual(Object.getOwnPropertyDescriptor(node.context, "__proto__")?.value, {

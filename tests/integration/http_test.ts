@@ -9,6 +9,7 @@ import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as HttpTransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ok, tempHome } from "../helpers/server.ts";
 import { startHttpServer } from "../helpers/http_server.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 /** Starts `serve --http 0`; stopping it checks it wrote nothing on stdout and exited cleanly. */
 async function startHttp(
@@ -83,7 +84,7 @@ Deno.test("serve --http serves MCP at /mcp on 127.0.0.1, with roots, and refuses
     const found = ok(
       await client.callTool({ name: "resume_session", arguments: { query: "narwhal" } }) as never,
     );
-    assert.equal(found.candidates[0].runId, started.session.runId);
+    assert.equal(found.candidates[0].runId, placeOf(started).runId);
     assert.equal(found.workspace.workspace, repo, "roots/list reached the client over SSE");
 
     // foreign Host (DNS rebinding) and foreign Origin are refused before MCP sees them
@@ -203,7 +204,7 @@ Deno.test("serve --http: tasks/list, tasks/get and tasks/cancel see only the tas
         arguments: { workflowId: "waymark.code_review", goal: "Alice's review" },
       }) as never,
     );
-    const taskId = started.session.runId;
+    const taskId = placeOf(started).runId;
     const mine = await alice.experimental.tasks.listTasks();
     assert.deepEqual(mine.tasks.map((t: { taskId: string }) => t.taskId), [taskId]);
     assert.equal((await alice.experimental.tasks.getTask(taskId)).status, "working");
@@ -225,7 +226,7 @@ Deno.test("serve --http: tasks/list, tasks/get and tasks/cancel see only the tas
       }) as never,
     );
     const after = await mallory.experimental.tasks.listTasks();
-    assert.deepEqual(after.tasks.map((t: { taskId: string }) => t.taskId), [own.session.runId]);
+    assert.deepEqual(after.tasks.map((t: { taskId: string }) => t.taskId), [placeOf(own).runId]);
   } finally {
     for (const client of clients) await client.close().catch(() => {});
     await server.stop();

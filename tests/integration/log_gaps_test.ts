@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { openWaymark, type StepResponse, type Waymark } from "../../mod.ts";
 import { runCli, sqlOn } from "../helpers/maintenance.ts";
 import { dbUrlOf, tempHome } from "../helpers/server.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = Record<string, any>;
@@ -43,7 +44,7 @@ async function walked(home: string, goal: string, steps: number) {
       assert.ok(next.ok, JSON.stringify(next));
       at.push(next.value);
     }
-    const { sessionId, runId } = at[0]!.session;
+    const { sessionId, runId } = at[0]!.session!;
     const bare = (label: string) => label.replace(/^[a-z]+_/, "");
     return { sessionId: bare(sessionId), runId: bare(runId), at };
   } finally {
@@ -58,7 +59,7 @@ Deno.test("a node_created row deleted mid-run is a gap doctor names; --repair ke
     const run = await walked(home, "gap in the middle", 3);
     const other = await walked(home, "an intact neighbour", 1);
     assert.equal((await doctor(home)).code, 0);
-    const middle = run.at[1]!.session.nodeId.replace(/^[a-z]+_/, "");
+    const middle = placeOf(run.at[1]!).nodeId.replace(/^[a-z]+_/, "");
     const nodes = `SELECT count(*) AS n FROM nodes WHERE run_id = '${run.runId}'`;
     const before = Number((await sqlOn(db, nodes))[0]!.n);
     await sqlOn(

@@ -11,6 +11,7 @@ import { withTestDb } from "../helpers/db.ts";
 import { type CallResult, connect, err, ok, tempHome, type TestClient } from "../helpers/server.ts";
 import { gated } from "../helpers/workflows.ts";
 import { BUNDLED_IDS as BUNDLED } from "../helpers/library.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 type Line = "v1" | "v2";
 const LINES: readonly Line[] = ["v1", "v2"];
@@ -54,7 +55,7 @@ function snapshot(dbUrl: string): Promise<{ counts: Record<string, number>; dump
 
 /** Hex run id as stored, from the `run_…` label agents see. */
 function runHex(response: Json): string {
-  const label = response.session.runId as string;
+  const label = placeOf(response).runId as string;
   assert.match(label, /^run_[0-9a-f]{16}$/);
   return label.slice(4);
 }
@@ -183,8 +184,11 @@ for (const line of LINES) {
         results.push(next.result);
         current = next.data;
         steps.push(current);
-        assert.equal(current.session.runId, start.session.runId);
-        assert.equal(current.session.sessionId, start.session.sessionId);
+        assert.equal(placeOf(current).runId, placeOf(start).runId);
+        // an acknowledgement's answer says what changed: the run's facts came with the start
+        assert.equal(current.session, undefined);
+        assert.equal(current.workflow, undefined);
+        assert.equal(current.preferences, undefined);
         assert.equal(current.forked, undefined, "a straight walk never forks");
       }
       assert.deepEqual(visited, expected);
@@ -239,7 +243,7 @@ for (const line of LINES) {
       const end = ok(await c.call("continue_workflow", { stateToken: last.stateToken }));
       assert.equal(end.isComplete, true);
       assert.equal(end.pending, null);
-      assert.equal(end.session.nodeId, last.session.nodeId);
+      assert.equal(placeOf(end).nodeId, placeOf(last).nodeId);
       assert.equal(end.tip, undefined, "the final node is a tip");
       assert.equal(end.recap.truncated, false);
       assert.deepEqual(
@@ -251,9 +255,9 @@ for (const line of LINES) {
       const mid = steps[1]!;
       const again = ok(await c.call("continue_workflow", { stateToken: mid.stateToken }));
       assert.equal(again.pending.stepId, mid.pending.stepId);
-      assert.equal(again.session.nodeId, mid.session.nodeId);
+      assert.equal(placeOf(again).nodeId, placeOf(mid).nodeId);
       assert.notEqual(again.ackToken, mid.ackToken, "rehydrate mints a fresh ackToken");
-      assert.equal(again.tip?.nodeId, last.session.nodeId, "non-tip rehydrate points at the tip");
+      assert.equal(again.tip?.nodeId, placeOf(last).nodeId, "non-tip rehydrate points at the tip");
       assert.equal(again.tip?.isComplete, true);
 
       const ignored = ok(
@@ -281,7 +285,7 @@ for (const line of LINES) {
       const rehydrated = ok(await c.call("continue_workflow", { stateToken: a0.stateToken }));
       assert.equal(rehydrated.pending.stepId, a0.pending.stepId);
       assert.notEqual(rehydrated.ackToken, a0.ackToken);
-      assert.equal(rehydrated.tip?.nodeId, a2.session.nodeId);
+      assert.equal(rehydrated.tip?.nodeId, placeOf(a2).nodeId);
       assert.match(rehydrated.tip?.stateToken ?? "", /^st1_/);
       assert.match(rehydrated.tip?.ackToken ?? "", /^ack1_/);
 
@@ -295,22 +299,22 @@ for (const line of LINES) {
       assert.ok(fork.forked.existingBranches.length > 0);
       assert.deepEqual(
         fork.forked.existingBranches.map((b: Json) => [b.nodeId, b.kind, b.pendingStepId]),
-        [[a1.session.nodeId, "step", a1.pending.stepId]],
+        [[placeOf(a1).nodeId, "step", a1.pending.stepId]],
       );
-      assert.notEqual(fork.session.nodeId, a1.session.nodeId);
+      assert.notEqual(placeOf(fork).nodeId, placeOf(a1).nodeId);
       assert.equal(
         fork.pending.stepId,
         a1.pending.stepId,
         "the fork is at the same step as the old branch",
       );
-      assert.equal(fork.session.runId, a0.session.runId);
+      assert.equal(placeOf(fork).runId, placeOf(a0).runId);
 
       const children = await query(
         dbUrl,
         "SELECT node_id FROM nodes WHERE run_id = ? AND parent_id = ? AND node_kind = 'step' ORDER BY created_seq",
-        [runHex(a0), a0.session.nodeId],
+        [runHex(a0), placeOf(a0).nodeId],
       );
-      assert.deepEqual(children.map((r) => r.node_id), [a1.session.nodeId, fork.session.nodeId]);
+      assert.deepEqual(children.map((r) => r.node_id), [placeOf(a1).nodeId, placeOf(fork).nodeId]);
 
       // Replaying the fork's pair returns the fork (with its `forked` field), and the original
       // pair still returns the first branch.
@@ -326,7 +330,7 @@ for (const line of LINES) {
           ackToken: a0.ackToken,
         }),
       );
-      assert.equal(replayOriginal.session.nodeId, a1.session.nodeId);
+      assert.equal(placeOf(replayOriginal).nodeId, placeOf(a1).nodeId);
       assert.equal(replayOriginal.forked, undefined);
 
       // Both branches carry on independently; the tip of the old one does not fork.
@@ -368,14 +372,14 @@ for (const line of LINES) {
         "SELECT node_id, parent_id FROM nodes WHERE run_id = ? AND node_kind = 'checkpoint'",
         [runHex(n)],
       );
-      assert.deepEqual(checkpoints, [{ node_id: checkpointId, parent_id: n.session.nodeId }]);
+      assert.deepEqual(checkpoints, [{ node_id: checkpointId, parent_id: placeOf(n).nodeId }]);
 
       const acked = await advance(c, n);
       assert.equal("forked" in acked.data, false, "an ack after a checkpoint must not fork");
       const row = await query(
         dbUrl,
         "SELECT parent_id, node_kind FROM nodes WHERE run_id = ? AND node_id = ?",
-        [runHex(n), acked.data.session.nodeId],
+        [runHex(n), placeOf(acked.data).nodeId],
       );
       assert.deepEqual(row, [{ parent_id: checkpointId, node_kind: "step" }]);
 
@@ -449,7 +453,7 @@ Deno.test("a second checkpoint beside an existing branch does not hide that bran
     );
     const child = (await advance(c, n)).data;
     const r1 = ok(await c.call("continue_workflow", { stateToken: n.stateToken }));
-    assert.equal(r1.tip?.nodeId, child.session.nodeId);
+    assert.equal(r1.tip?.nodeId, placeOf(child).nodeId);
 
     ok(
       await c.call("checkpoint_workflow", {
@@ -464,7 +468,11 @@ Deno.test("a second checkpoint beside an existing branch does not hide that bran
       "rehydrating N after a second checkpoint no longer reports its existing branch (tip/forked missing)",
     );
     const again = (await advance(c, r2)).data;
-    assert.notEqual(again.session.nodeId, child.session.nodeId, "the second ack made a new branch");
+    assert.notEqual(
+      placeOf(again).nodeId,
+      placeOf(child).nodeId,
+      "the second ack made a new branch",
+    );
     assert.ok(
       again.forked?.existingBranches.length > 0,
       "acking N again started a second branch without reporting `forked`",

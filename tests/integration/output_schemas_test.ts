@@ -287,3 +287,31 @@ Deno.test("a schema's $refs stay inside it, and both clients' validators follow 
     await home.cleanup();
   }
 });
+
+Deno.test("an answer recorded before acknowledgements said only what changed still validates, so its replay does", async () => {
+  const home = await tempHome();
+  const client = await connect(home.home, { client: "v1" });
+  try {
+    const { tools } = await client.listTools();
+    const schema = tools.find((t) => t.name === "continue_workflow")!.outputSchema as Json;
+    // the shape every acknowledgement had: the run's facts, false flags and empty warnings
+    const recorded = {
+      kind: "ok",
+      stateToken: "st1_x",
+      ackToken: "ack1_x",
+      checkpointToken: "chk1_x",
+      pending: { stepId: "s", title: "S", prompt: "Do it.", requireConfirmation: false },
+      isComplete: false,
+      session: { sessionId: "ses_1", runId: "run_1", nodeId: "n" },
+      workflow: { id: "user.w", name: "W", hash: "sha256:0" },
+      preferences: { autonomy: "guided", riskPolicy: "conservative" },
+      warnings: [],
+    };
+    assert.equal(new AjvJsonSchemaValidator().getValidator(schema)(recorded).valid, true);
+    const strict = new Validator(closed(schema) as never, "2020-12", false);
+    assert.equal(strict.validate(recorded).valid, true);
+  } finally {
+    await client.close();
+    await home.cleanup();
+  }
+});

@@ -34,7 +34,7 @@ Deno.test("a run keeps its pinned workflow when the file changes or disappears, 
   const waymark = await openWaymark({ home, workspace });
   try {
     const start = value(await waymark.start({ workflowId: "project.pinned" }));
-    assert.deepEqual(start.warnings, []);
+    assert.equal(start.warnings, undefined, "none: left out");
 
     await Deno.writeTextFile(file, workflow("Second, rewritten.", true));
     const second = value(
@@ -45,15 +45,16 @@ Deno.test("a run keeps its pinned workflow when the file changes or disappears, 
       }),
     );
     assert.equal(second.pending?.prompt, "Second, as first written.");
-    assert.deepEqual(second.warnings.map((w) => w.code), ["WORKFLOW_CHANGED_ON_DISK"]);
-    assert.equal(second.workflow.hash, start.workflow.hash);
+    assert.deepEqual(second.warnings!.map((w) => w.code), ["WORKFLOW_CHANGED_ON_DISK"]);
+    const rehydrated2 = value(await waymark.continue({ stateToken: second.stateToken }));
+    assert.equal(rehydrated2.workflow!.hash, start.workflow!.hash);
 
     const fresh = value(await waymark.start({ workflowId: "project.pinned" }));
-    assert.notEqual(fresh.workflow.hash, start.workflow.hash, "a new run pins the new version");
+    assert.notEqual(fresh.workflow!.hash, start.workflow!.hash, "a new run pins the new version");
 
     await Deno.remove(file);
     const rehydrated = value(await waymark.continue({ stateToken: second.stateToken }));
-    assert.deepEqual(rehydrated.warnings.map((w) => w.code), ["WORKFLOW_FILE_GONE"]);
+    assert.deepEqual(rehydrated.warnings!.map((w) => w.code), ["WORKFLOW_FILE_GONE"]);
     const done = value(
       await waymark.continue({
         stateToken: second.stateToken,
@@ -62,7 +63,7 @@ Deno.test("a run keeps its pinned workflow when the file changes or disappears, 
       }),
     );
     assert.equal(done.isComplete, true, "the pinned two-step workflow completes without the file");
-    assert.deepEqual(done.warnings.map((w) => w.code), ["WORKFLOW_FILE_GONE"]);
+    assert.deepEqual(done.warnings!.map((w) => w.code), ["WORKFLOW_FILE_GONE"]);
   } finally {
     await waymark.close();
     await cleanup();
@@ -98,7 +99,7 @@ Deno.test("config.json adds workflow folders and default preferences; a broken o
         await waymark.start({ workflowId: "team.flow", preferences: { riskPolicy: "aggressive" } }),
       );
       assert.equal(
-        chosen.preferences.riskPolicy,
+        chosen.preferences!.riskPolicy,
         "aggressive",
         "the caller's choice wins over the default",
       );

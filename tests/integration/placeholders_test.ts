@@ -35,14 +35,16 @@ Deno.test("a placeholder the context leaves empty shows (not provided: name) and
     assert.equal(bare.pending.stepId, "reproduce");
     assert.match(bare.pending.prompt, /if any: \(not provided: ticket\)\)/);
     assert.doesNotMatch(bare.pending.prompt, /\{\{/);
-    const missing = bare.warnings.filter((w: { code: string }) => w.code === "MISSING_PLACEHOLDER");
+    const missing = (bare.warnings ?? []).filter((w: { code: string }) =>
+      w.code === "MISSING_PLACEHOLDER"
+    );
     assert.equal(missing.length, 1);
     assert.match(missing[0].message, /step `reproduce` uses \{\{ticket\}\}/);
     assert.match(missing[0].message, /context/);
     // Rehydrating says the same.
     const again = ok(await client.call("continue_workflow", { stateToken: bare.stateToken }));
     assert.deepEqual(
-      again.warnings.filter((w: { code: string }) => w.code === "MISSING_PLACEHOLDER"),
+      (again.warnings ?? []).filter((w: { code: string }) => w.code === "MISSING_PLACEHOLDER"),
       missing,
     );
 
@@ -54,7 +56,7 @@ Deno.test("a placeholder the context leaves empty shows (not provided: name) and
     );
     assert.match(given.pending.prompt, /if any: BUG-42\)/);
     assert.deepEqual(
-      given.warnings.filter((w: { code: string }) => w.code === "MISSING_PLACEHOLDER"),
+      (given.warnings ?? []).filter((w: { code: string }) => w.code === "MISSING_PLACEHOLDER"),
       [],
     );
     // One warning per name at the next step: `owner` is missing, `ticket` is given.
@@ -67,7 +69,7 @@ Deno.test("a placeholder the context leaves empty shows (not provided: name) and
     );
     assert.match(next.pending.prompt, /Close BUG-42 and \(not provided: owner\)\./);
     assert.deepEqual(
-      next.warnings.map((w: { code: string }) => w.code),
+      (next.warnings ?? []).map((w: { code: string }) => w.code),
       ["MISSING_PLACEHOLDER"],
     );
   } finally {

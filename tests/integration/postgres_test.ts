@@ -30,6 +30,7 @@ import {
 } from "../helpers/postgres.ts";
 import { connect, err, ok, ROOT } from "../helpers/server.ts";
 import { ack, engineDeps, start, value } from "../store/subjects.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 /** Without a server installed the file is skipped, except on CI (which installs one). */
 const ignore = postgresBin() === null && !Deno.env.get("CI");
@@ -135,7 +136,7 @@ Deno.test({
       assert.equal(found.candidates.length, 1);
       const c = found.candidates[0];
       assert.equal(c.sessionId, started.session.sessionId);
-      assert.equal(c.tip.nodeId, onA.session.nodeId);
+      assert.equal(c.tip.nodeId, placeOf(onA).nodeId);
       assert.notEqual(c.tip.stateToken, onA.stateToken, "B signs with its own key");
       const onB = ok(
         await b.call("continue_workflow", {
@@ -144,10 +145,10 @@ Deno.test({
           output: { notesMarkdown: "Carried on from machine B: the wombat cache is fixed." },
         }),
       );
-      assert.equal(onB.session.runId, started.session.runId);
+      assert.equal(placeOf(onB).runId, placeOf(started).runId);
       // and A sees B's step when it looks again
-      const back = ok(await a.call("resume_session", { query: started.session.runId }));
-      assert.equal(back.candidates[0].tip.nodeId, onB.session.nodeId);
+      const back = ok(await a.call("resume_session", { query: placeOf(started).runId }));
+      assert.equal(back.candidates[0].tip.nodeId, placeOf(onB).nodeId);
       // A's own token still works on A: a replay of its ack answers as before
       const replay = ok(
         await a.call("continue_workflow", {

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { connectRich, err, ok, type RichClient, tempHome } from "../helpers/server.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = Record<string, any>;
@@ -74,7 +75,7 @@ Deno.test("each workflow is a prompt that starts it and returns its first step",
     });
     const text = (got.messages[0]!.content as { text: string }).text;
     assert.match(text, /^Run the waymark workflow waymark\.code_review/);
-    assert.match(text, /When the step is done, call continue_workflow with:/);
+    assert.match(text, /Then continue_workflow with stateToken, ackToken, output\.notesMarkdown:/);
     const run = (got._meta as Json)["waymark/run"];
     assert.match(run.stateToken, /^st1_/);
     // the prompt really started a run: its tokens advance it
@@ -84,7 +85,7 @@ Deno.test("each workflow is a prompt that starts it and returns its first step",
         ackToken: run.ackToken,
       }),
     );
-    assert.equal(next.session.sessionId, run.sessionId);
+    assert.equal(placeOf(next).runId, run.runId);
     const db = createClient({ url: `file:${dbFile}` });
     try {
       const row = (await db.execute("SELECT title FROM sessions")).rows[0]!;
@@ -146,7 +147,7 @@ Deno.test("sessions are resources; subscribers get resources/updated after each 
     const read = await client.client.readResource({ uri });
     const body = JSON.parse((read.contents[0] as { text: string }).text);
     assert.equal(body.sessionId, started.session.sessionId);
-    assert.equal(body.runs[0].runId, started.session.runId);
+    assert.equal(body.runs[0].runId, placeOf(started).runId);
     assert.equal(body.runs[0].latestNotes, "checkpointed");
     await client.client.unsubscribeResource({ uri });
     ok(await client.call("start_workflow", { workflowId: "waymark.code_review" }));

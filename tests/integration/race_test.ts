@@ -19,6 +19,7 @@ import {
   type TestClient,
 } from "../helpers/server.ts";
 import { writeProjectWorkflow } from "../helpers/workflows.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 const WORKFLOW_ID = "project.race_long";
 const STEPS = 30;
@@ -63,7 +64,7 @@ Deno.test("four processes racing the same ack record exactly one advance and ans
 
     const started = ok(await a.call("start_workflow", { workflowId: WORKFLOW_ID }));
     assert.equal(started.pending.stepId, "s01");
-    const runId = hex(started.session.runId);
+    const runId = hex(placeOf(started).runId);
     let stateToken: string = started.stateToken;
     let expectedStep = 1;
 
@@ -74,7 +75,7 @@ Deno.test("four processes racing the same ack record exactly one advance and ans
       const eventsAfter = await db.number("SELECT count(*) AS n FROM events");
       assert.equal(eventsAfter, eventsBefore, `round ${round}: rehydrate wrote events`);
       assert.equal(fresh.pending.stepId, `s${String(expectedStep).padStart(2, "0")}`);
-      const nodeId: string = fresh.session.nodeId;
+      const nodeId: string = placeOf(fresh).nodeId;
       const args = {
         stateToken: fresh.stateToken,
         ackToken: fresh.ackToken,
@@ -109,7 +110,7 @@ Deno.test("four processes racing the same ack record exactly one advance and ans
       );
       assert.equal(children.length, 1, `round ${round}: ${children.length} children for one ack`);
       assert.equal(attempts[0]!.result_node_id, children[0]!.node_id);
-      assert.equal(advanced.session.nodeId, children[0]!.node_id);
+      assert.equal(placeOf(advanced).nodeId, children[0]!.node_id);
       // The stored response is the one every client received.
       assert.equal(attempts[0]!.response, JSON.stringify(advanced));
 

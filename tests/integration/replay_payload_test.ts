@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { type CallResult, connect, ok, tempHome, type TestClient } from "../helpers/server.ts";
 import { writeProjectWorkflow } from "../helpers/workflows.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 const WORKFLOW_ID = "project.replay_payload";
 
@@ -58,7 +59,7 @@ Deno.test("four processes race one ack with different notes: one is kept, three 
       assert.match(result.content[1]!.text, /checkpoint_workflow/);
       assert.match(result.content[1]!.text, /rehydrate/);
     }
-    const nodeId = (winner.structuredContent as { session: { nodeId: string } }).session.nodeId;
+    const nodeId = placeOf(winner.structuredContent as { stateToken: string }).nodeId;
     const notes = await db.execute({
       sql: "SELECT notes_markdown FROM outputs WHERE node_id = ?",
       args: [nodeId],

@@ -13,6 +13,7 @@ import { openStore, type SqliteStore } from "../../store/mod.ts";
 import { BACKLOG_LIMIT } from "../../store/libsql/fts_backlog.ts";
 import { deleteSession } from "../../store/sql/tables.ts";
 import { ack, engineDeps, start, value } from "../store/subjects.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 async function withStore(fn: (store: SqliteStore) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "waymark-backlog-" });
@@ -48,17 +49,17 @@ Deno.test("starts and advances write no index rows; the next search indexes them
     assert.equal(await count(store, "search_tips"), 0);
 
     const titled = value(await resumeSession(deps, { query: "numbat" })).candidates;
-    assert.deepEqual(titled.map((c) => c.runId), [root.session.runId]);
+    assert.deepEqual(titled.map((c) => c.runId), [placeOf(root).runId]);
     assert.equal(await count(store, "search_titles"), 1);
     assert.equal(await through(store, "titles"), 1);
 
     const deep = value(await resumeSession(deps, { query: "quokka" })).candidates;
-    assert.deepEqual(deep.map((c) => c.runId), [root.session.runId]);
+    assert.deepEqual(deep.map((c) => c.runId), [placeOf(root).runId]);
     assert.equal(await count(store, "search_outputs"), 2);
     assert.equal(await through(store), await count(store, "outputs"));
     // the tip is the run's latest output, as when each was indexed on its own
     const tip = value(await resumeSession(deps, { query: "wallaby" })).candidates;
-    assert.deepEqual(tip.map((c) => c.runId), [root.session.runId]);
+    assert.deepEqual(tip.map((c) => c.runId), [placeOf(root).runId]);
     const tips = await sql<{ text: string }>`SELECT text FROM search_tips`.execute(store.db);
     assert.deepEqual(tips.rows.map((r) => r.text), ["The wallaby cutover is done."]);
   });
@@ -89,7 +90,7 @@ Deno.test("outputs written after the newest ones were deleted are still found", 
     value(await resumeSession(deps, { query: "badgers" })); // indexed through the newest
     const before = await through(store);
     await store.db.transaction().execute((tx) =>
-      deleteSession(tx, store.dialect.search, gone.session.sessionId.replace(/^ses_/, ""))
+      deleteSession(tx, store.dialect.search, gone.session!.sessionId.replace(/^ses_/, ""))
     );
     assert.ok(await through(store) < before, "deleting the newest outputs left the mark above");
     assert.equal(await through(store, "titles"), 1, "deleting the newest run left the mark above");
@@ -97,9 +98,9 @@ Deno.test("outputs written after the newest ones were deleted are still found", 
     const next = await start(deps, "project.plain", { goal: "Next about aardvarks" });
     await ack(deps, next, "A note about pangolins.");
     const found = value(await resumeSession(deps, { query: "pangolins" })).candidates;
-    assert.deepEqual(found.map((c) => c.runId), [next.session.runId]);
+    assert.deepEqual(found.map((c) => c.runId), [placeOf(next).runId]);
     const titled = value(await resumeSession(deps, { query: "aardvarks" })).candidates;
-    assert.deepEqual(titled.map((c) => c.runId), [next.session.runId], "the run's title is lost");
+    assert.deepEqual(titled.map((c) => c.runId), [placeOf(next).runId], "the run's title is lost");
     assert.deepEqual(
       value(await resumeSession(deps, { query: "badgers" })).candidates,
       [],
@@ -118,12 +119,12 @@ Deno.test("a database that cannot be written is searched as far as it is indexed
     store.pragmaEverywhere("PRAGMA query_only = 1");
     try {
       const indexed = value(await resumeSession(deps, { query: "echidna" })).candidates;
-      assert.deepEqual(indexed.map((c) => c.runId), [root.session.runId]);
+      assert.deepEqual(indexed.map((c) => c.runId), [placeOf(root).runId]);
       assert.deepEqual(value(await resumeSession(deps, { query: "bilby" })).candidates, []);
     } finally {
       store.pragmaEverywhere("PRAGMA query_only = 0");
     }
     const caught = value(await resumeSession(deps, { query: "bilby" })).candidates;
-    assert.deepEqual(caught.map((c) => c.runId), [root.session.runId]);
+    assert.deepEqual(caught.map((c) => c.runId), [placeOf(root).runId]);
   });
 });

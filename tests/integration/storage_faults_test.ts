@@ -172,7 +172,7 @@ Deno.test("damaged pages: STORAGE_CORRUPTION_DETECTED over MCP, session marked, 
       assert.deepEqual(damaged.retry, { kind: "not_retryable" });
       assert.match(damaged.message, /waymark doctor/);
       assert.ok(damaged.message.includes(copy.dbFile), damaged.message);
-      assert.equal(damaged.details?.sessionId, started.session.sessionId);
+      assert.equal(damaged.details?.sessionId, started.session!.sessionId);
       const health = client.notifications.find((n) =>
         n.method === "notifications/message" && n.params?.logger === "waymark.health"
       );
@@ -192,7 +192,7 @@ Deno.test("damaged pages: STORAGE_CORRUPTION_DETECTED over MCP, session marked, 
     }
     const sessions = await rows(copy.dbFile, "SELECT session_id, health FROM sessions");
     assert.deepEqual(sessions.map((r) => [`ses_${r.session_id}`, r.health]), [
-      [started.session.sessionId, "corrupt"],
+      [started.session!.sessionId, "corrupt"],
     ]);
 
     // A new process may write again (where the pages it needs are intact).

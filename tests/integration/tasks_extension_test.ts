@@ -9,6 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { ModernClient, taskHome, TASKS_EXT } from "../helpers/tasks.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 // deno-lint-ignore no-explicit-any
 type Any = Record<string, any>;
@@ -136,7 +137,7 @@ Deno.test("2026-07-28: a run is a task a client starts, polls, answers, finishes
     assert.equal((await client.result("tasks/get", { taskId })).status, "completed");
 
     // cancelling a working task aborts its run
-    const other = plain.structuredContent.session.runId as string;
+    const other = placeOf(plain.structuredContent).runId as string;
     assert.equal((await client.result("tasks/cancel", { taskId: other })).resultType, "complete");
     const cancelled = await client.result("tasks/get", { taskId: other });
     assert.equal(cancelled.status, "cancelled");

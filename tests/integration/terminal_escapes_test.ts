@@ -23,7 +23,7 @@ Deno.test("sessions list and show print control characters escaped; --json keeps
     try {
       const started = await wm.start({ workflowId: "waymark.code_review", goal: HOSTILE });
       assert.ok(started.ok, JSON.stringify(started));
-      sessionLabel = String(started.value.session.sessionId);
+      sessionLabel = String(started.value.session!.sessionId);
     } finally {
       await wm.close();
     }

@@ -17,6 +17,7 @@ import {
 } from "../../mod.ts";
 import { rotateKeyring } from "../../store/keyring.ts";
 import { connect, err, ok, tempHome } from "../helpers/server.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 const B64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 type Field = "stateToken" | "ackToken" | "checkpointToken";
@@ -234,8 +235,8 @@ Deno.test("every single-character change, deletion, truncation or extension of a
       JSON.stringify(cp),
     );
     assert.equal(
-      value(await waymark.continue({ stateToken: state })).session.nodeId,
-      s0.session.nodeId,
+      placeOf(value(await waymark.continue({ stateToken: state }))).nodeId,
+      placeOf(s0).nodeId,
     );
     const after = await snapshot(waymark);
     assert.deepEqual(after.counts, before.counts);
@@ -253,7 +254,7 @@ Deno.test("tokens are scoped to their run and node, and swapped kinds are named"
       await waymark.continue({ stateToken: a0.stateToken, ackToken: a0.ackToken, output: DONE }),
     );
     const b0 = value(await waymark.start({ workflowId: "waymark.code_review" }));
-    assert.notEqual(a0.session.runId, b0.session.runId);
+    assert.notEqual(placeOf(a0).runId, placeOf(b0).runId);
     for (const r of [a0, a1, b0]) assertShort(r);
     const before = await snapshot(waymark);
 
@@ -472,7 +473,7 @@ Deno.test("tokens minted before a key rotation still work after it", async () =>
       const s1 = value(
         await after.continue({ stateToken: s0.stateToken, ackToken: s0.ackToken, output: DONE }),
       );
-      assert.notEqual(s1.session.nodeId, s0.session.nodeId);
+      assert.notEqual(placeOf(s1).nodeId, placeOf(s0).nodeId);
       assert.notEqual(
         keyIdOf(s1.stateToken),
         keyIdOf(s0.stateToken),

@@ -39,7 +39,7 @@ Deno.test("with no workspace known the command does not run: VERIFICATION_UNAVAI
     });
     assert.ok(acked.ok);
     assert.equal(acked.value.kind, "ok");
-    const notice = acked.value.warnings.find((w) => w.code === "VERIFICATION_UNAVAILABLE");
+    const notice = acked.value.warnings!.find((w) => w.code === "VERIFICATION_UNAVAILABLE");
     assert.match(notice?.message ?? "", /no workspace folder is known.*run it yourself/);
     assert.equal(acked.value.verification?.verdict, "unavailable");
     assert.equal(await runs(ws.workspace), 0);
@@ -143,7 +143,7 @@ Deno.test("over HTTP a command runs only in a folder the client named as a root,
     assert.equal(without.kind, "ok", "the server's working directory is no client's workspace");
     assert.equal(without.verification.verdict, "unavailable");
     assert.ok(
-      without.warnings.some((w: { code: string }) => w.code === "VERIFICATION_UNAVAILABLE"),
+      (without.warnings ?? []).some((w: { code: string }) => w.code === "VERIFICATION_UNAVAILABLE"),
     );
     assert.equal(await runs(ws.workspace), 0);
     const withRoot = await first(rooted);

@@ -45,7 +45,7 @@ Deno.test("a run pinned to a format-1 snapshot runs, and the viewer shows its pe
   let closed = false;
   try {
     const start = value(await waymark.start({ workflowId: "project.flat" }));
-    const hash = start.workflow.hash;
+    const hash = start.workflow!.hash;
     const stored = await waymark.store.db.selectFrom("workflow_snapshots").select("compiled")
       .where("workflow_hash", "=", hash).executeTakeFirstOrThrow();
     // Pin the run to the snapshot and states a format-1 server stored (under their own hash).
@@ -63,7 +63,7 @@ Deno.test("a run pinned to a format-1 snapshot runs, and the viewer shows its pe
     await (waymark.store as SqliteStore).client.execute(
       `UPDATE nodes SET state = json_object('v', 1, 'pc', json_extract(state, '$.pc'))`,
     );
-    const { sessionId, runId } = start.session;
+    const { sessionId, runId } = start.session!;
     const page = await viewer.app.request(`/sessions/${sessionId}/runs/${runId}`, {
       headers: { host: HOST },
     });

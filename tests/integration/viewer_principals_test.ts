@@ -46,7 +46,7 @@ Deno.test("the viewer and sessions show say who started a run and who acknowledg
         output: { notesMarkdown: "the bot carried it on" },
       }),
     );
-    const { sessionId, runId } = start.session;
+    const { sessionId, runId } = start.session!; // a start always names its session
     const get = async (path: string) => {
       const res = await viewer.app.request(path, { headers: { host: HOST } });
       assert.equal(res.status, 200, path);

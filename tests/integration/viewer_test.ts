@@ -14,6 +14,7 @@ import {
   seedForkedReview,
   seedHostile,
 } from "../helpers/viewer_fixture.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 const HOST = "127.0.0.1:4321";
 
@@ -138,10 +139,10 @@ Deno.test("viewer pages: list with search and filters, session with both branche
     const page = await (await t.get(`/sessions/ses_${sessionId}`)).text();
     // both branches: the old tip and the new tip are drawn, on different lanes
     for (const tip of [t.review.oldTip, t.review.newTip]) {
-      assert.match(page, new RegExp(`id="n-${tip.session.nodeId}"`));
+      assert.match(page, new RegExp(`id="n-${placeOf(tip).nodeId}"`));
     }
-    assert.match(page, new RegExp(`id="n-${t.review.newTip.session.nodeId}"[^>]*data-branch="0"`));
-    assert.match(page, new RegExp(`id="n-${t.review.oldTip.session.nodeId}"[^>]*data-branch="1"`));
+    assert.match(page, new RegExp(`id="n-${placeOf(t.review.newTip).nodeId}"[^>]*data-branch="0"`));
+    assert.match(page, new RegExp(`id="n-${placeOf(t.review.oldTip).nodeId}"[^>]*data-branch="1"`));
     assert.match(page, /class="badge tip"/);
     assert.match(page, /kind-checkpoint/);
     assert.match(page, /Steps on this branch/);
@@ -197,7 +198,7 @@ Deno.test("viewer JSON API: sessions, session, run graph and node, from which th
       .json();
     assert.equal(graph.nodes.length, session.runs[0].nodeCount);
     assert.equal(graph.branches.length, 2);
-    assert.equal(graph.preferredTipId, t.review.newTip.session.nodeId);
+    assert.equal(graph.preferredTipId, placeOf(t.review.newTip).nodeId);
     assert.equal(graph.edges.filter((e: { fork: boolean }) => e.fork).length, 1);
     assert.ok(graph.nodes.some((n: { kind: string }) => n.kind === "checkpoint"));
     const node = await (await t.get(

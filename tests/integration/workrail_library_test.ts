@@ -58,14 +58,16 @@ Deno.test("a former bundled id starts the renamed workflow with a notice; a user
   const c = await connect(home.home);
   try {
     const started = ok(await c.call("start_workflow", { workflowId: "wr.docs_update" }));
-    const renamed = started.warnings.find((w: { code: string }) =>
+    const renamed = (started.warnings ?? []).find((w: { code: string }) =>
       w.code === "WORKFLOW_ID_RENAMED"
     );
     assert.ok(renamed, JSON.stringify(started.warnings));
     assert.match(renamed.message, /`wr\.docs_update` is now `waymark\.docs_update`/);
     const direct = ok(await c.call("start_workflow", { workflowId: "waymark.docs_update" }));
     assert.equal(started.pending.stepId, direct.pending.stepId);
-    assert.ok(!direct.warnings.some((w: { code: string }) => w.code === "WORKFLOW_ID_RENAMED"));
+    assert.ok(
+      !(direct.warnings ?? []).some((w: { code: string }) => w.code === "WORKFLOW_ID_RENAMED"),
+    );
     const inspected = ok(await c.call("inspect_workflow", { workflowId: "wr.docs_update" }));
     assert.equal(inspected.workflow.id, "waymark.docs_update");
     const unknown = err(await c.call("start_workflow", { workflowId: "wr.no_such_thing" }));
@@ -88,7 +90,9 @@ Deno.test("a former bundled id starts the renamed workflow with a notice; a user
   try {
     const started = ok(await again.call("start_workflow", { workflowId: "wr.docs_update" }));
     assert.equal(started.pending.stepId, "only_mine");
-    assert.ok(!started.warnings.some((w: { code: string }) => w.code === "WORKFLOW_ID_RENAMED"));
+    assert.ok(
+      !(started.warnings ?? []).some((w: { code: string }) => w.code === "WORKFLOW_ID_RENAMED"),
+    );
     const bundled = ok(await again.call("start_workflow", { workflowId: "waymark.docs_update" }));
     assert.notEqual(bundled.pending.stepId, "only_mine");
   } finally {

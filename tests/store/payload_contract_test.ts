@@ -11,9 +11,10 @@ import { checkpointWorkflow } from "../../engine/use_cases/checkpoint_workflow.t
 import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
 import { parseRunLabel } from "../../engine/ids.ts";
 import { ack, checkpoint, engineDeps, start, type Subject, SUBJECTS, value } from "./subjects.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 async function contextAt(subject: Subject, at: StepResponse): Promise<unknown> {
-  const node = await subject.store.getNode(parseRunLabel(at.session.runId)!, at.session.nodeId);
+  const node = await subject.store.getNode(parseRunLabel(placeOf(at).runId)!, placeOf(at).nodeId);
   return node?.context;
 }
 
@@ -57,7 +58,7 @@ for (const [storeName, open] of Object.entries(SUBJECTS)) {
         [back, { ticket: "T-1", size: 1 }],
       ];
       for (const [at, context] of expected) {
-        assert.deepEqual(await contextAt(subject, at), context, at.session.nodeId);
+        assert.deepEqual(await contextAt(subject, at), context, placeOf(at).nodeId);
       }
     } finally {
       await subject.cleanup();

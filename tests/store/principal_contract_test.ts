@@ -41,8 +41,8 @@ for (const [name, open] of Object.entries(SUBJECTS)) {
       const bob = actingAs(deps, { principal: BOB });
       const first = await start(alice, "project.plain");
       const second = await ack(alice, first, "alice did s1");
-      const runId = parseRunLabel(first.session.runId)!;
-      const sessionId = parseSessionLabel(first.session.sessionId)!;
+      const runId = parseRunLabel(first.session!.runId)!;
+      const sessionId = parseSessionLabel(first.session!.sessionId)!;
 
       const run = await a.store.getRun(runId);
       assert.deepEqual({ owner: run?.owner, access: run?.access }, {

@@ -29,17 +29,18 @@ import {
   value,
   walk,
 } from "./subjects.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 /** The stored ids of a response's session, run and node. */
 function ids(r: StepResponse): { sessionId: string; runId: string; nodeId: string } {
   return {
-    sessionId: parseSessionLabel(r.session.sessionId)!,
-    runId: parseRunLabel(r.session.runId)!,
-    nodeId: r.session.nodeId,
+    sessionId: parseSessionLabel(r.session!.sessionId)!,
+    runId: parseRunLabel(placeOf(r).runId)!,
+    nodeId: placeOf(r).nodeId,
   };
 }
 
-const node = (r: StepResponse) => r.session.nodeId;
+const node = (r: StepResponse) => placeOf(r).nodeId;
 const WS = (workspace: string) => ({ workspace, gitBranch: null, gitHeadSha: null });
 
 type Case = (subject: Subject, deps: EngineDeps) => Promise<void>;
@@ -69,7 +70,7 @@ const CASES: Record<string, Case> = {
       runId,
       sessionId,
       workflowId: "project.plain",
-      workflowHash: done.workflow.hash,
+      workflowHash: root.workflow!.hash,
       corrupt: false,
       status: "complete",
       observed: WS("/w"),
@@ -88,7 +89,7 @@ const CASES: Record<string, Case> = {
     );
     const pinned = (await testWorkflows()).workflows.find((w) => w.id === "project.plain")!;
     assert.deepEqual(
-      await store.getSnapshot(done.workflow.hash),
+      await store.getSnapshot(root.workflow!.hash),
       JSON.parse(JSON.stringify(pinned.compiled)),
     );
     // A second run of the same workflow pins no second snapshot and lists first.
@@ -186,7 +187,7 @@ const CASES: Record<string, Case> = {
     const ignored = value(
       await continueWorkflow(deps, { stateToken: a1!.stateToken, output: { notesMarkdown: "x" } }),
     );
-    assert.ok(ignored.warnings.some((w) => w.code === "IGNORED_WITHOUT_ACK"));
+    assert.ok(ignored.warnings!.some((w) => w.code === "IGNORED_WITHOUT_ACK"));
     assert.deepEqual(await snapshot(), before);
   },
 
@@ -309,7 +310,7 @@ const CASES: Record<string, Case> = {
     );
     const c0 = await start(deps, "project.plain", { goal: "gamma", workspace: "/wc" });
     const c = await ack(deps, await ack(deps, c0, "parser fixed"), "moved on to docs");
-    const run = (r: StepResponse) => r.session.runId;
+    const run = (r: StepResponse) => placeOf(r).runId;
     const search = async (
       query: string | undefined,
       options: { limit?: number; ws?: string } = {},
@@ -340,7 +341,7 @@ const CASES: Record<string, Case> = {
     assert.equal(here.candidates[0]!.workspace.sameWorkspace, true);
     const one = await search("parser", { limit: 1 });
     assert.deepEqual([one.searched, one.candidates.map((x) => x.runId)], [["title"], [run(a)]]);
-    const byId = await search(b.session.sessionId);
+    const byId = await search(b.session!.sessionId);
     assert.deepEqual([byId.searched[0], byId.candidates.map((x) => [x.runId, x.match])], [
       "id",
       [[run(b), "id"]],
@@ -362,7 +363,7 @@ const CASES: Record<string, Case> = {
     const found = value(await resumeSession(deps, { query: "parser" }));
     assert.deepEqual(
       found.candidates.map((x) => x.runId),
-      [twice.session.runId, once.session.runId],
+      [placeOf(twice).runId, placeOf(once).runId],
     );
     assert.ok(found.candidates[0]!.updatedAt < found.candidates[1]!.updatedAt);
   },
@@ -371,8 +372,8 @@ const CASES: Record<string, Case> = {
     const run = await start(deps, "project.plain", { goal: "Déjà vu in the code review" });
     const hits = async (query: string) =>
       value(await resumeSession(deps, { query })).candidates.map((x) => x.runId);
-    assert.deepEqual(await hits("DEJA"), [run.session.runId]);
-    assert.deepEqual(await hits("code_review"), [run.session.runId]);
+    assert.deepEqual(await hits("DEJA"), [placeOf(run).runId]);
+    assert.deepEqual(await hits("code_review"), [placeOf(run).runId]);
     assert.deepEqual(await hits("review_code"), []);
   },
 
@@ -485,7 +486,7 @@ const CASES: Record<string, Case> = {
   ) {
     const s0 = await start(deps, "project.plain");
     const [sessionId, runId] = ["5e55000000000002", "a000000000000002"];
-    const compiled = (await store.getSnapshot(s0.workflow.hash))!;
+    const compiled = (await store.getSnapshot(s0.workflow!.hash))!;
     const workflowHash = `sha256:${"0".repeat(64)}`;
     assert.equal(await store.hasSnapshot(workflowHash), false);
     await store.write((tx) =>
@@ -509,7 +510,7 @@ const CASES: Record<string, Case> = {
       assert.deepEqual(error.seen, {
         invariant: "snapshot_hash",
         workflowHash,
-        contentHash: s0.workflow.hash,
+        contentHash: s0.workflow!.hash,
       });
       return true;
     });

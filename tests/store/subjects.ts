@@ -13,6 +13,7 @@ import type { Result } from "../../engine/result.ts";
 import { checkpointWorkflow } from "../../engine/use_cases/checkpoint_workflow.ts";
 import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
 import { startWorkflow } from "../../engine/use_cases/start_workflow.ts";
+import { keepSession } from "../helpers/answers.ts";
 import {
   type LoadedSet,
   loadWorkflowFiles,
@@ -165,7 +166,7 @@ export async function ack(
   from: StepResponse,
   notes?: string,
 ): Promise<StepResponse> {
-  return value(
+  const next = value(
     await continueWorkflow(deps, {
       stateToken: from.stateToken,
       ackToken: from.ackToken!,
@@ -173,6 +174,7 @@ export async function ack(
     }),
     "ack",
   );
+  return keepSession(next, from); // the cases follow runs by the session their start named
 }
 
 /** Rehydrates `from`'s node (fresh tokens, writes nothing). */

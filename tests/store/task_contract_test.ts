@@ -14,6 +14,7 @@ import { readTask } from "../../engine/use_cases/task_views.ts";
 import { recordUserInput } from "../../engine/use_cases/user_input.ts";
 import { loadWorkflowFiles, resolveCatalog } from "../../engine/workflow/catalog.ts";
 import { ack, engineDeps, rehydrate, start, SUBJECTS, value } from "./subjects.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 const ASK = {
   id: "project.ask",
@@ -42,7 +43,7 @@ async function withAsk(deps: EngineDeps): Promise<EngineDeps> {
   return { ...deps, workflows: { load: () => Promise.resolve(set) } };
 }
 
-const runOf = (r: StepResponse) => parseRunLabel(r.session.runId)!;
+const runOf = (r: StepResponse) => parseRunLabel(placeOf(r).runId)!;
 
 for (const [name, open] of Object.entries(SUBJECTS)) {
   Deno.test(`${name}: branch steps, run listings and the change counter`, async () => {
@@ -61,14 +62,14 @@ for (const [name, open] of Object.entries(SUBJECTS)) {
       assert.equal(listing.goal, "the goal");
       assert.equal(listing.status, "running");
       assert.equal(listing.sessionKind, "workflow");
-      assert.equal(listing.tipNodeId, fork.session.nodeId, "the newest node is the tip");
-      const branch = await subject.store.getBranchSteps(runId, fork.session.nodeId, 10);
+      assert.equal(listing.tipNodeId, placeOf(fork).nodeId, "the newest node is the tip");
+      const branch = await subject.store.getBranchSteps(runId, placeOf(fork).nodeId, 10);
       assert.deepEqual(
         branch.map((b) => [b.nodeKind, b.completedStepId, b.notesMarkdown]),
         [["step", null, null], ["step", "s1", "one again"]],
       );
-      const nearest = await subject.store.getBranchSteps(runId, second.session.nodeId, 1);
-      assert.deepEqual(nearest.map((b) => b.nodeId), [second.session.nodeId]);
+      const nearest = await subject.store.getBranchSteps(runId, placeOf(second).nodeId, 1);
+      assert.deepEqual(nearest.map((b) => b.nodeId), [placeOf(second).nodeId]);
       await startSession(deps, { title: "notes only" }, {});
       const other = await start(deps, "project.plain");
       const runs = await subject.store.listRuns({ limit: 10, offset: 0 });
@@ -113,7 +114,7 @@ for (const [name, open] of Object.entries(SUBJECTS)) {
       );
       assert.equal(next.kind, "ok");
       assert.equal(next.pending?.stepId, "last");
-      const node = (await subject.store.getNode(runId, next.session.nodeId))!;
+      const node = (await subject.store.getNode(runId, placeOf(next).nodeId))!;
       assert.equal(node.context.target, "prod");
       const branch = await subject.store.getBranchSteps(runId, node.nodeId, 10);
       assert.deepEqual(branch.map((b) => b.nodeKind), ["step", "step", "checkpoint", "step"]);

@@ -18,6 +18,7 @@ import {
   resolveCatalog,
 } from "../../engine/workflow/catalog.ts";
 import { memoryDeps } from "../helpers/memory.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 const READINESS = {
   id: "readiness",
@@ -164,7 +165,7 @@ Deno.test("notes: required on a plain step, blank counts as none; optional when 
   const deps = await setup();
   const plain = await walkTo(deps, "plain");
   assert.equal(plain.pending!.notesOptional, undefined);
-  assert.match(renderStepResponse(plain), /output\.notesMarkdown \(required\)/);
+  assert.match(renderStepResponse(plain), /output\.notesMarkdown:/, "no (optional): required");
   let from = plain;
   for (const sent of [{}, { output: notes("  \n ") }]) {
     const blocked = await ack(deps, from, sent);
@@ -180,7 +181,7 @@ Deno.test("notes: required on a plain step, blank counts as none; optional when 
   }
   const quiet = await ack(deps, from, PASS.plain);
   assert.equal(quiet.pending!.notesOptional, true);
-  assert.match(renderStepResponse(quiet), /output\.notesMarkdown \(optional for this step\)/);
+  assert.match(renderStepResponse(quiet), /output\.notesMarkdown \(optional\)/);
   const verdict = await ack(deps, quiet);
   assert.equal(verdict.kind, "ok", "notesOptional: no notes needed");
   assert.equal(verdict.pending!.notesOptional, true, "a contract step never requires notes");
@@ -373,8 +374,8 @@ Deno.test("recorded assessments are read by a later runCondition as assessments.
   assert.equal(medium.pending!.prompt, "Extra checks for (not provided: ticket).");
   // The levels travel with the branch: the next node still sees them.
   const state = await deps.store.getNode(
-    medium.session.runId.replace(/^run_/, ""),
-    medium.session.nodeId,
+    placeOf(medium).runId.replace(/^run_/, ""),
+    placeOf(medium).nodeId,
   );
   assert.deepEqual((state!.state as { assessments?: unknown }).assessments, {
     readiness: { evidence: "complete", confidence: "medium" },

@@ -10,6 +10,7 @@ import { parseQuery, resumeSession } from "../../engine/use_cases/resume_session
 import { startWorkflow } from "../../engine/use_cases/start_workflow.ts";
 import { parseRunLabel } from "../../engine/ids.ts";
 import { memoryDeps } from "../helpers/memory.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 Deno.test("a recap keeps whole entries up to the byte budget exactly, most recent first", async () => {
   const { store, deps } = await memoryDeps();
@@ -27,7 +28,7 @@ Deno.test("a recap keeps whole entries up to the byte budget exactly, most recen
       assert.ok(next.ok);
       at = next.value;
     }
-    const tip = await store.getNode(parseRunLabel(at.session.runId)!, at.session.nodeId);
+    const tip = await store.getNode(parseRunLabel(placeOf(at).runId)!, placeOf(at).nodeId);
     assert.ok(tip);
     const whole = await buildRecap(store, tip, { budgetBytes: 600 });
     assert.deepEqual(
@@ -73,7 +74,7 @@ Deno.test(`FTS syntax in a query is matched as words, and ties rank by recency t
         workspace: ws,
       });
       assert.ok(r.ok);
-      ids.push(r.value.session.runId);
+      ids.push(placeOf(r.value).runId);
     }
     const found = await resumeSession(deps, { query: 'same" OR "*' }, { workspace: ws });
     assert.ok(found.ok);

@@ -40,8 +40,7 @@ export const TOOLS: readonly ToolDefinition[] = [
   defineTool({
     name: "list_workflows",
     title: "List workflows",
-    description:
-      "List every workflow waymark can run: `id`, `name`, `summary`, `kind` (workflow or routine), `idStatus`, `source`. Files that fail to load appear in `loadErrors` with the fix. Read-only.",
+    description: "The workflows to run: `id`, `name`, `summary`; `loadErrors`.",
     input: listInput,
     output: listResponseSchema,
     readOnly: true,
@@ -54,8 +53,7 @@ export const TOOLS: readonly ToolDefinition[] = [
   defineTool({
     name: "inspect_workflow",
     title: "Inspect a workflow",
-    description:
-      "Show a workflow's description and a preview of its `steps` before starting it. Takes `workflowId`. Read-only; never starts a run.",
+    description: "A workflow's `steps`, before starting it.",
     input: inspectInput,
     output: inspectResponseSchema,
     readOnly: true,
@@ -69,7 +67,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "start_workflow",
     title: "Start a workflow",
     description:
-      "Start a run of `workflowId` (optional `context`, `goal`, `preferences`), or take up a child run with only a `delegationToken` (from a parallel step's `delegations`). Returns the `pending` step and three opaque tokens: `stateToken`, `ackToken`, `checkpointToken`. Do the step, then call continue_workflow with the `stateToken` and `ackToken` exactly as returned.",
+      "Start `workflowId` (or a child run: its `delegationToken` alone); do the `pending` step, then call continue_workflow.",
     input: startInput,
     output: startWorkflowResponseSchema,
     readOnly: false,
@@ -84,7 +82,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "continue_workflow",
     title: "Continue a workflow",
     description:
-      "With `stateToken` and `ackToken`: acknowledge the `pending` step and get the next one; put a short recap in `output.notesMarkdown` (required unless `pending.notesOptional`) and new facts in `context`. Replaying the same tokens returns the same answer. An older `stateToken` starts a new branch (`forked`). If the step has an `outputContract`, put the artifact it asks for in `output.artifacts`; if it lists `assessments`, one artifact of kind wr.assessment per assessment there too. When the acknowledgement is missing something the step requires, the answer has `kind` blocked with `blockers` and an `example`: fix it and retry with the new `ackToken` (under full_auto_never_stop it advances and lists `gaps` instead). Without `ackToken`: rehydrate the current step, a `recap`, and fresh tokens, writing nothing. When `isComplete` is true, `pending` is null.",
+      "With `stateToken` and `ackToken`: acknowledge the `pending` step. Send a recap in `output.notesMarkdown` and what `pending` asks: `requiredContext` and `userDependencies` (ask the user) keys in `context`, notes meeting `notesRules`, `outputContract.example` and a wr.assessment per `assessments` entry in `output.artifacts`. If `blockers`: fix, retry with the new `ackToken`. Only `stateToken`: the step, a `recap`, fresh tokens.",
     input: continueInput,
     output: stepResponseSchema,
     readOnly: false,
@@ -98,8 +96,7 @@ export const TOOLS: readonly ToolDefinition[] = [
   defineTool({
     name: "checkpoint_workflow",
     title: "Checkpoint a workflow",
-    description:
-      "Save durable notes at the current step without advancing: `stateToken`, `checkpointToken` and `output` (`notesMarkdown` and/or `artifacts`). Use it after substantial work outside a step so a chat rewind loses nothing. Idempotent; never creates a branch.",
+    description: "Save `output` without advancing (`checkpointToken`).",
     input: checkpointInput,
     output: checkpointStepResponseSchema,
     readOnly: false,
@@ -113,7 +110,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "resume_session",
     title: "Find a session to resume",
     description:
-      "For a brand-new chat: find earlier runs by `query` (words from the title, goal or notes, or a ses_/run_ id; omit it to list recent runs). Returns ranked `candidates`, each a run tip with a `snippet`, how its `workspace` compares with yours (folder, git branch, HEAD), and fresh tokens in `tip`. Then call continue_workflow with only `stateToken` to get the pending step and a recap. Read-only.",
+      "New chat: find runs by `query` (words of their notes or title, a run id; none: recent), then continue_workflow with a `tip.stateToken` alone.",
     input: resumeInput,
     output: resumeResponseSchema,
     readOnly: true,
@@ -126,8 +123,7 @@ export const TOOLS: readonly ToolDefinition[] = [
   defineTool({
     name: "abort_workflow",
     title: "Abort a run",
-    description:
-      "Abandon the run `stateToken` belongs to, with an `explanation`. The run's status becomes aborted (shown by resume_session and the viewer) and it takes no more acknowledgements; checkpoints still add notes. Aborting again changes nothing (`alreadyAborted`).",
+    description: "Abandon the run of `stateToken` (why: `explanation`).",
     input: abortInput,
     output: runAbortResponseSchema,
     readOnly: false,
@@ -146,7 +142,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "start_session",
     title: "Start a notes-only session",
     description:
-      "Open a checkpoint-only session (optional `title`) for durable notes before any workflow. Returns `stateToken` and `checkpointToken`: save notes with checkpoint_workflow; resume_session finds the session later.",
+      "Open a notes-only session (`title`): save notes with checkpoint_workflow and its `checkpointToken`.",
     input: startSessionInput,
     output: startStepResponseSchema,
     readOnly: false,

@@ -6,8 +6,6 @@
  * @module
  */
 
-import { blockingLevels, requiredLines, sectionKeys } from "../mcp_agent.ts";
-
 // deno-lint-ignore no-explicit-any
 type Json = Record<string, any>;
 
@@ -35,7 +33,7 @@ export interface PendingView {
   stepId: string;
   /** Its title. */
   title: string;
-  /** The step's prompt (prose gates are read from it). */
+  /** The step's prompt. */
   prompt: string;
   /** Whether notes may be left out. */
   notesOptional: boolean;
@@ -58,40 +56,24 @@ export interface PendingView {
 /** What a step's gates ask for, where an answer carries them. */
 type Gates = Pick<PendingView, "contextKeys" | "userKeys" | "noteLines" | "followUps">;
 
-/**
- * The gates from the prompt's prose (its "Context to set" and "Needs from the user" sections,
- * the lines the notes must include, the follow-ups it announces): for answers whose `pending`
- * does not carry them as data.
- */
-function proseGates(prompt: string): Gates {
-  return {
-    contextKeys: sectionKeys(prompt, "Context to set"),
-    userKeys: sectionKeys(prompt, "Needs from the user"),
-    noteLines: requiredLines(prompt),
-    followUps: blockingLevels(prompt),
-  };
-}
-
-/** The gates from `pending`'s fields, each falling back to the prose when absent. */
+/** The gates from `pending`'s fields (the prose is for people; an agent reads these). */
 function jsonGates(p: Json): Gates {
-  const prose = proseGates(p.prompt);
   return {
-    contextKeys: p.requiredContext ?? prose.contextKeys,
-    userKeys: p.userDependencies?.map((d: Json) => d.key) ?? prose.userKeys,
-    noteLines: p.notesRules?.map((n: Json) => n.label ? `${n.label} x` : n.contains ?? "")
-      .filter(Boolean) ?? prose.noteLines,
-    followUps: p.followUps?.map((f: Json) => ({
+    contextKeys: p.requiredContext ?? [],
+    userKeys: p.userDependencies?.map((d: Json) => d.key) ?? [],
+    noteLines: (p.notesRules ?? []).map((n: Json) => n.label ? `${n.label} x` : n.contains ?? "")
+      .filter(Boolean),
+    followUps: (p.followUps ?? []).map((f: Json) => ({
       assessmentId: f.assessmentId ?? "*",
       level: f.level,
-    })) ?? prose.followUps,
+    })),
   };
 }
 
 const ticked = (s: string) => [...s.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
 
-/** The gates from a text answer's gate lines (`context: set …`, `notes: …`), else the prose. */
-function textGates(footer: string, prompt: string): Gates {
-  const prose = proseGates(prompt);
+/** The gates from a text answer's gate lines (`context: set …`, `notes: …`). */
+function textGates(footer: string): Gates {
   const set = footer.match(/^context: set (.*)$/m)?.[1];
   const users = [...footer.matchAll(/^context from the user: `([^`]+)`/gm)].map((m) => m[1]!);
   const notes = [...footer.matchAll(/^notes: (?:a line `(.*?) …`|`(.*?)`)/gm)]
@@ -99,10 +81,10 @@ function textGates(footer: string, prompt: string): Gates {
   const follow = [...footer.matchAll(/^follow-up: rating `([^`]+)`(?: in (\S+))?/gm)]
     .map((m) => ({ assessmentId: m[2] ?? "*", level: m[1]! }));
   return {
-    contextKeys: set ? ticked(set) : prose.contextKeys,
-    userKeys: users.length ? users : prose.userKeys,
-    noteLines: notes.length ? notes : prose.noteLines,
-    followUps: follow.length ? follow : prose.followUps,
+    contextKeys: set ? ticked(set) : [],
+    userKeys: users,
+    noteLines: notes,
+    followUps: follow,
   };
 }
 
@@ -309,7 +291,7 @@ function stepFromText(text: string): StepView {
         contractExample: contractOfText(footer),
         assessments: assessmentsOfText(text),
         loopIteration: Number(grab(text, /^Loop `[^`]+`: iteration (\d+)/m) ?? NaN) || undefined,
-        ...textGates(footer, prompt),
+        ...textGates(footer),
       }
       : null,
     blockers: [...text.matchAll(/^- \[([A-Z_]+)\] \([^)]*\) (.*)$/gm)].map((m) => ({
