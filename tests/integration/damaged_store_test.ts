@@ -54,7 +54,9 @@ Deno.test("every command that opens the store names a destroyed database file th
   const out = await Deno.makeTempDir({ prefix: "waymark-damaged-out-" });
   try {
     const client = await connect(home);
-    const started = ok(await client.call("start_workflow", { workflowId: "waymark.bug_investigation" }));
+    const started = ok(
+      await client.call("start_workflow", { workflowId: "waymark.bug_investigation" }),
+    );
     await client.close();
     const bundle = join(out, "s.json");
     const exported = await runCli(["sessions", "export", started.session.sessionId, "-o", bundle], {
