@@ -6,6 +6,7 @@
  * @module
  */
 import { join } from "node:path";
+import { warm } from "../../scripts/warm.ts";
 import { claudeBin, geminiBin } from "./hosts.ts";
 import { MAIN, ROOT } from "./server.ts";
 
@@ -77,11 +78,16 @@ async function run(
   return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr) };
 }
 
+let warmed: Promise<number> | undefined;
+
 /**
  * Makes a throwaway place and writes waymark's entry into each host's configuration with
- * `waymark setup --client NAME --scope user` (the command a user runs).
+ * `waymark setup --client NAME --scope user` (the command a user runs). The first place warms the
+ * cache for what a host's entry runs (`scripts/warm.ts`): a host gives its server a deadline, and a
+ * package fetched mid-call on a cold cache would fail the host, not waymark.
  */
 export async function hostPlace(...clients: ("claude-code" | "gemini")[]): Promise<HostPlace> {
+  if ((await (warmed ??= warm())) !== 0) throw new Error("scripts/warm.ts failed");
   const root = await Deno.makeTempDir({ prefix: "waymark-host-" });
   const place: HostPlace = {
     home: join(root, "home"),
