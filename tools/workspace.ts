@@ -141,20 +141,23 @@ export class RootsCache {
   refresh(fetchRoots: FetchRoots): Promise<void> {
     const generation = ++this.#generation;
     this.#stale = true;
-    const pending = fetchRoots().then(
-      (result) => {
-        if (generation !== this.#generation) return;
-        this.#roots = Object.freeze([...result.roots]);
-        this.#stale = false;
-        this.log?.(`roots: ${result.roots.map((r) => r.uri).join(", ") || "(none)"}`);
-      },
-      (error) => {
-        if (generation !== this.#generation) return;
-        this.log?.(`roots/list failed (${(error as Error)?.message}); using ${this.cwd}`);
-      },
-    ).finally(() => {
-      if (this.#pending === pending) this.#pending = null;
-    });
+    // a request the negotiated era forbids (roots/list on a 2026-07-28 connection) throws at
+    // once rather than rejecting: either way the call keeps the fallback folder
+    const pending = new Promise<Awaited<ReturnType<FetchRoots>>>((resolve) => resolve(fetchRoots()))
+      .then(
+        (result) => {
+          if (generation !== this.#generation) return;
+          this.#roots = Object.freeze([...result.roots]);
+          this.#stale = false;
+          this.log?.(`roots: ${result.roots.map((r) => r.uri).join(", ") || "(none)"}`);
+        },
+        (error) => {
+          if (generation !== this.#generation) return;
+          this.log?.(`roots/list failed (${(error as Error)?.message}); using ${this.cwd}`);
+        },
+      ).finally(() => {
+        if (this.#pending === pending) this.#pending = null;
+      });
     this.#pending = pending;
     return pending;
   }

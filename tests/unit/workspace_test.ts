@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { firstFileRoot, gitState, observeWorkspace } from "../../tools/mod.ts";
+import { RootsCache } from "../../tools/workspace.ts";
 
 Deno.test("the first file:// root is the workspace; other schemes are skipped", () => {
   assert.equal(firstFileRoot([]), null);
@@ -63,4 +64,15 @@ Deno.test("git state from .git files: loose ref, packed ref, detached HEAD, work
   } finally {
     await Deno.remove(root, { recursive: true });
   }
+});
+
+Deno.test("a roots request the negotiated era refuses at once leaves the fallback folder, not a failed call", async () => {
+  const lines: string[] = [];
+  const roots = new RootsCache("/srv/fallback", (line) => lines.push(line));
+  const refused = () => {
+    throw new Error("Method 'roots/list' is not supported by the negotiated protocol version");
+  };
+  assert.equal(await roots.folder(refused), "/srv/fallback");
+  assert.equal(roots.fromRoots, false);
+  assert.match(lines.join("\n"), /roots\/list failed \(Method 'roots\/list' is not supported/);
 });
