@@ -129,6 +129,30 @@ export async function setupClient(place: HostPlace, client: string): Promise<voi
   if (out.code !== 0) throw new Error(`waymark setup --client ${client}: ${out.stderr}`);
 }
 
+/**
+ * Adds a remote waymark to the place's Claude Code with the host's own command (`claude mcp add
+ * --transport http`), sending `Authorization: Bearer <token>` on every request.
+ */
+export async function addHttpServer(place: HostPlace, url: URL, token: string): Promise<void> {
+  const out = await run(
+    claudeBin(),
+    [
+      "mcp",
+      "add",
+      "--transport",
+      "http",
+      "--scope",
+      "user",
+      "waymark",
+      url.href,
+      "--header",
+      `Authorization: Bearer ${token}`,
+    ],
+    { cwd: place.workspace, env: baseEnv(place) },
+  );
+  if (out.code !== 0) throw new Error(`claude mcp add: ${out.stdout}${out.stderr}`);
+}
+
 /** Options of one `claude -p` run. */
 export interface ClaudeRun {
   /** The user's prompt. */
