@@ -12,6 +12,7 @@ import pg from "pg";
 import { err, ok } from "../helpers/server.ts";
 import { type ReplicaClient, replicaClient, startReplicas } from "../helpers/replicas.ts";
 import { startPostgres } from "../helpers/postgres.ts";
+import { placeOf } from "../helpers/answers.ts";
 
 const WORKFLOW = { id: "project.replica_walk", steps: 8 };
 const AGENTS = 20;
@@ -164,7 +165,7 @@ async function policyCase(
     assert.equal(read.pending.stepId, (tip.pending as { stepId: string }).stepId);
     const found = ok(await bob!.call("resume_session", {}));
     const candidate = found.candidates.find((c: { runId: string }) =>
-      c.runId === (tip.session as { runId: string }).runId
+      c.runId === placeOf(tip as { stateToken: string }).runId
     );
     assert.equal(candidate.startedBy.displayName, "alice");
     assert.equal(candidate.tip.madeBy.displayName, "alice", "who acknowledged the last step");
