@@ -1,0 +1,26 @@
+/**
+ * The port through which the engine learns a host's model calls: numbers and times only, read by
+ * an adapter from the host's own records on this machine (`store/transcripts/`).
+ * @module
+ */
+import type { Warning } from "../workflow/catalog.ts";
+import type { ModelCall } from "./usage.ts";
+
+/** Where token counts came from: the host whose records were read. */
+export type UsageSource = "claude_code";
+
+/** What one reading of the host's records found. */
+export interface UsageReading {
+  /** Every model call recorded so far in the host's session, oldest first. */
+  calls: readonly ModelCall[];
+  /** Why the counts are missing or partial (no transcript, unreadable lines), or `null`. */
+  notice: Warning | null;
+}
+
+/** Reads a host's model calls; never throws (a failure is a notice with no calls). */
+export interface UsageMeter {
+  /** The host. */
+  readonly source: UsageSource;
+  /** Reads what the host recorded since the last reading, and returns every call so far. */
+  read(): Promise<UsageReading>;
+}

@@ -1,0 +1,223 @@
+/**
+ * Claude Code's session transcript as a usage meter: the host sets `CLAUDE_CODE_SESSION_ID` in the
+ * environment of the MCP servers it starts and appends each session's messages as JSON lines to
+ * `<config>/projects/<project>/<session>.jsonl` (config: `CLAUDE_CONFIG_DIR`, else `~/.claude`).
+ * Only each assistant line's message id, timestamp and `usage` counts are kept; no text is read
+ * into anything that outlives the line. The file is read incrementally (only bytes appended since
+ * the last reading), so a reading costs what was added, not the session's length.
+ * @module
+ */
+import { open, readdir, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { z } from "npm:zod@4.6.7";
+import type { UsageMeter, UsageReading } from "../../engine/cost/ports.ts";
+import type { ModelCall } from "../../engine/cost/usage.ts";
+import type { Warning } from "../../engine/workflow/catalog.ts";
+
+/** Most bytes read per reading (a larger backlog is read over the following readings). */
+const MAX_READ = 8 * 1024 * 1024;
+
+const count = z.number().int().nonnegative().catch(0);
+
+/** The fields of an assistant line that are kept: everything else is dropped unread. */
+const assistantLine = z.object({
+  type: z.literal("assistant"),
+  timestamp: z.string(),
+  requestId: z.string().optional(),
+  message: z.object({
+    id: z.string(),
+    usage: z.object({
+      input_tokens: count.optional(),
+      output_tokens: count.optional(),
+      cache_creation_input_tokens: count.optional(),
+      cache_read_input_tokens: count.optional(),
+    }),
+  }),
+});
+
+/** One transcript line's model call, `null` for a line that records none, `"bad"` if unreadable. */
+export function parseTranscriptLine(line: string): ModelCall | null | "bad" {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return "bad";
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return "bad";
+  if ((value as { type?: unknown }).type !== "assistant") return null;
+  const parsed = assistantLine.safeParse(value);
+  if (!parsed.success) return null; // an assistant line without usage (a synthetic message)
+  const { message, timestamp } = parsed.data;
+  const u = message.usage;
+  return {
+    id: message.id,
+    at: timestamp,
+    usage: {
+      inputTokens: u.input_tokens ?? 0,
+      outputTokens: u.output_tokens ?? 0,
+      cacheCreationInputTokens: u.cache_creation_input_tokens ?? 0,
+      cacheReadInputTokens: u.cache_read_input_tokens ?? 0,
+    },
+  };
+}
+
+/** Where Claude Code keeps its configuration for this environment. */
+export function claudeConfigDir(env: Record<string, string | undefined>): string | null {
+  if (env.CLAUDE_CONFIG_DIR) return env.CLAUDE_CONFIG_DIR;
+  return env.HOME ? join(env.HOME, ".claude") : null;
+}
+
+/** A session id that is safe as a file name (Claude Code's are UUIDs). */
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+
+/** The project folder name Claude Code derives from a working directory. */
+function projectSlug(cwd: string): string {
+  return cwd.replace(/[^A-Za-z0-9]/g, "-");
+}
+
+/** The transcript of a session: under the working directory's project, else any project's. */
+async function findTranscript(
+  config: string,
+  where: { sessionId: string; cwd: string },
+): Promise<string | null> {
+  const name = `${where.sessionId}.jsonl`;
+  const projects = join(config, "projects");
+  const direct = join(projects, projectSlug(where.cwd), name);
+  if (await isFile(direct)) return direct;
+  let folders: string[];
+  try {
+    folders = await readdir(projects);
+  } catch {
+    return null;
+  }
+  for (const folder of folders) {
+    const candidate = join(projects, folder, name);
+    if (await isFile(candidate)) return candidate;
+  }
+  return null;
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function notice(code: string, message: string): Warning {
+  return { code, message };
+}
+
+/** What the meter keeps between readings. */
+interface Cursor {
+  path: string | null;
+  offset: number;
+  partial: Uint8Array;
+  calls: ModelCall[];
+}
+
+/** Options of {@linkcode claudeCodeMeter}. */
+export interface ClaudeMeterOptions {
+  /** The environment the server was started with (`CLAUDE_CODE_SESSION_ID`, `CLAUDE_CONFIG_DIR`, `HOME`). */
+  env: Record<string, string | undefined>;
+  /** The server's working directory (Claude Code names the project folder after it). */
+  cwd: string;
+}
+
+/**
+ * A meter over the Claude Code session that started this server, or `null` when the environment
+ * names none (another host, or Claude Code not the parent).
+ */
+export function claudeCodeMeter(options: ClaudeMeterOptions): UsageMeter | null {
+  const sessionId = options.env.CLAUDE_CODE_SESSION_ID;
+  const config = claudeConfigDir(options.env);
+  if (!sessionId || !config) return null;
+  if (!SESSION_ID.test(sessionId)) {
+    const bad = notice(
+      "USAGE_UNAVAILABLE",
+      "CLAUDE_CODE_SESSION_ID is not a session id waymark can look up; no tokens are counted.",
+    );
+    return { source: "claude_code", read: () => Promise.resolve({ calls: [], notice: bad }) };
+  }
+  const cursor: Cursor = { path: null, offset: 0, partial: new Uint8Array(), calls: [] };
+  // one reading at a time: two at once would read the same bytes twice
+  let last: Promise<unknown> = Promise.resolve();
+  return {
+    source: "claude_code",
+    read: () => {
+      const next = last.then(() => readMore(cursor, { config, sessionId, cwd: options.cwd }));
+      last = next;
+      return next;
+    },
+  };
+}
+
+async function readMore(
+  cursor: Cursor,
+  where: { config: string; sessionId: string; cwd: string },
+): Promise<UsageReading> {
+  cursor.path ??= await findTranscript(where.config, where);
+  if (!cursor.path) {
+    return {
+      calls: cursor.calls,
+      notice: notice(
+        "USAGE_UNAVAILABLE",
+        `Claude Code's transcript of session ${where.sessionId} is not under ${where.config}/projects; no tokens were counted for this step.`,
+      ),
+    };
+  }
+  try {
+    const bad = await readNewLines(cursor);
+    return {
+      calls: cursor.calls,
+      notice: bad === 0 ? null : notice(
+        "USAGE_PARTIAL",
+        `${bad} line(s) of Claude Code's transcript could not be read and were skipped; the tokens are counted from the rest.`,
+      ),
+    };
+  } catch (error) {
+    return {
+      calls: cursor.calls,
+      notice: notice(
+        "USAGE_UNAVAILABLE",
+        `Claude Code's transcript could not be read (${
+          (error as { code?: string }).code ?? "error"
+        }); no tokens were counted for this step.`,
+      ),
+    };
+  }
+}
+
+/** Reads the bytes appended since the last reading; returns how many lines were unreadable. */
+async function readNewLines(cursor: Cursor): Promise<number> {
+  const file = await open(cursor.path!, "r");
+  try {
+    const { size } = await file.stat();
+    if (size < cursor.offset) { // rewritten: start again
+      cursor.offset = 0;
+      cursor.partial = new Uint8Array();
+      cursor.calls = [];
+    }
+    const length = Math.min(size - cursor.offset, MAX_READ);
+    if (length <= 0) return 0;
+    const chunk = new Uint8Array(cursor.partial.length + length);
+    chunk.set(cursor.partial);
+    const { bytesRead } = await file.read(chunk, cursor.partial.length, length, cursor.offset);
+    cursor.offset += bytesRead;
+    const data = chunk.subarray(0, cursor.partial.length + bytesRead);
+    const end = data.lastIndexOf(0x0a);
+    cursor.partial = data.slice(end + 1); // a line still being written waits for its newline
+    if (end < 0) return 0;
+    let bad = 0;
+    for (const line of new TextDecoder().decode(data.subarray(0, end)).split("\n")) {
+      if (line.trim() === "") continue;
+      const call = parseTranscriptLine(line);
+      if (call === "bad") bad++;
+      else if (call) cursor.calls.push(call);
+    }
+    return bad;
+  } finally {
+    await file.close();
+  }
+}
