@@ -10,7 +10,9 @@ export { collectGarbage, type GcSession } from "./gc.ts";
 export {
   getSession,
   getSessionActors,
+  getRunTokens,
   getSessionNotes,
+  getStepFootprints,
   listSessions,
   type SessionFilters,
   type SessionSummary,
