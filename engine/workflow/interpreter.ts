@@ -15,8 +15,8 @@ import { evaluateCondition, readVar } from "./conditions.ts";
 import { type NotesRule, notesRules } from "./notes_rules.ts";
 import { fillPlaceholders, missingPlaceholders } from "./render.ts";
 import type { UserDependency } from "./schema.ts";
-import { CAPABILITIES, type Capability, type CapabilityStatus } from "../vocabulary.ts";
-import { InvariantViolationError } from "../result.ts";
+import { CAPABILITIES, type Capability, type CapabilityStatus } from "../model/vocabulary.ts";
+import { InvariantViolationError } from "../model/result.ts";
 
 /** An enclosing loop: where it sits in its parent sequence and which iteration is running. */
 export interface LoopFrame {
