@@ -107,7 +107,8 @@ export {
 } from "./workflow/catalog.ts";
 export { compileWorkflow, isRoutineId } from "./workflow/compile.ts";
 export { type CompiledStep, type CompiledWorkflow } from "./workflow/compiled.ts";
-export { allSteps, pendingStep, type RunState, stepCount } from "./workflow/interpreter.ts";
+export { allSteps, type RunState, stepCount } from "./workflow/interpreter.ts";
+export { pendingStep } from "./workflow/pending.ts";
 export { workflowJsonSchema } from "./workflow/json_schema.ts";
 export { formatLoadError, parseWorkflowText } from "./workflow/parse.ts";
 export { formatPath } from "./common/issue_path.ts";

@@ -11,7 +11,8 @@ import type { Preferences } from "../model/preferences.ts";
 import { mintToken } from "../access/tokens.ts";
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import type { Warning } from "../workflow/catalog.ts";
-import { currentStep, isComplete, readState, renderPending } from "../workflow/interpreter.ts";
+import { currentStep, isComplete, readState } from "../workflow/interpreter.ts";
+import { renderPending } from "../workflow/pending.ts";
 import { CAPABILITIES } from "../model/vocabulary.ts";
 import { notProvided } from "../workflow/render.ts";
 

@@ -9,7 +9,8 @@ import { runLabel, sessionLabel } from "../model/ids.ts";
 import type { NodeRecord, RunRecord, StackFrame, StoreReader } from "../model/ports.ts";
 import { fail, type Result, StorageCorruptionError } from "../model/result.ts";
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
-import { currentStep, pendingStep } from "../workflow/interpreter.ts";
+import { currentStep } from "../workflow/interpreter.ts";
+import { pendingStep } from "../workflow/pending.ts";
 import { OUTPUT_SYNTAX } from "./job.ts";
 import type { BeginStep, StackEntry } from "./job_responses.ts";
 

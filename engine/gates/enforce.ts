@@ -28,7 +28,7 @@ import {
 } from "./assessments.ts";
 import type { CompiledContract, CompiledStep, CompiledWorkflow } from "../workflow/compiled.ts";
 import { evaluateCondition, readVar } from "../workflow/conditions.ts";
-import { notesOptional } from "../workflow/interpreter.ts";
+import { notesOptional } from "../workflow/pending.ts";
 import { ruleMessage } from "../workflow/notes_rules.ts";
 import type { UserDependency, ValidationCriteria, ValidationRule } from "../workflow/schema.ts";
 import { jsonSchemaProblems } from "./json_schema_check.ts";
