@@ -16,7 +16,7 @@ import type { Principal } from "../engine/access/principal.ts";
 import { principalLabel } from "../engine/access/team_policy.ts";
 import { totalTokens } from "../engine/cost/usage.ts";
 import {
-  getRunTokens,
+  sumRunTokens,
   getSession,
   getSessionActors,
   getSessionNotes,
@@ -141,7 +141,7 @@ async function footprintOf(
   run: { runId: string; lastNodeId: string | null },
 ) {
   const [tokens, steps] = await Promise.all([
-    getRunTokens(db, run.runId),
+    sumRunTokens(db, run.runId),
     run.lastNodeId ? getStepFootprints(db, { runId: run.runId, nodeId: run.lastNodeId }) : [],
   ]);
   return { tokens, steps: steps.filter((s) => s.durationMs !== null) };

@@ -15,6 +15,12 @@ export interface UsageReading {
   calls: readonly ModelCall[];
   /** Why the counts are missing or partial (no transcript, unreadable lines), or `null`. */
   notice: Warning | null;
+  /**
+   * The end of the last window this meter's calls were counted in (`settle`), or `null`: a call
+   * is counted in one step only, also when two steps' windows overlap (a retry after a blocked
+   * acknowledgement, a fork from an older node).
+   */
+  since: string | null;
 }
 
 /** Reads a host's model calls; never throws (a failure is a notice with no calls). */
@@ -23,4 +29,6 @@ export interface UsageMeter {
   readonly source: UsageSource;
   /** Reads what the host recorded since the last reading, and returns every call so far. */
   read(): Promise<UsageReading>;
+  /** Marks the calls up to `to` (ISO-8601) as counted, once the step they were counted in is recorded. */
+  settle(to: string): void;
 }

@@ -9,6 +9,7 @@ import type { Preferences } from "./preferences.ts";
 import type { WorkspaceObservation } from "./workspace.ts";
 import type { Evidence } from "../verification/evidence.ts";
 import type { Principal } from "../access/principal.ts";
+import type { UsageEvent } from "../cost/usage_event.ts";
 import type {
   AdvanceOutcome,
   Capability,
@@ -208,7 +209,8 @@ type EventBody =
   } & Evidence)
   | StackEvent
   | DelegationEvent
-  | ReviewPassedEvent;
+  | ReviewPassedEvent
+  | UsageEvent;
 
 /**
  * A review found nothing left to fix (`mark_review_as_passed`), recorded in its workspace's

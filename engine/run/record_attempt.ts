@@ -19,6 +19,7 @@ import type { AttemptKind } from "../model/vocabulary.ts";
 import { refuseActor } from "../access/team_policy.ts";
 import { driftWarnings } from "./drift.ts";
 import { replayRecorded } from "../answers/node_response.ts";
+import { measureStep, withUsage } from "../cost/record_usage.ts";
 import { loadNode, type NodeContext, verifyPair } from "./run_context.ts";
 
 /** Options of the execution use-cases. */
@@ -175,12 +176,17 @@ export async function recordAttempt(
   const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
   const refusedNow = await spec.prepare?.({ ...loaded.value, attemptId, warnings });
   if (refusedNow) return refusedNow;
+  const measured = await measureStep(deps, node);
+  const usageAt = { measured, budget: deps.tokenBudget ?? null, node };
   let committed: Recorded | null = null;
   let result: Result<StepResponse>;
   try {
     result = await deps.store.write(async (tx) => {
       committed = null; // a try the store runs again starts afresh
-      const decided = await spec.decide(tx, { ...loaded.value, attemptId, warnings });
+      const decided = withUsage(
+        await spec.decide(tx, { ...loaded.value, attemptId, warnings }),
+        usageAt,
+      );
       await tx.append(withDigest(decided.events, digest));
       committed = decided;
       return ok(decided.response);
@@ -194,6 +200,7 @@ export async function recordAttempt(
   }
   const done = committed as Recorded | null;
   if (done) {
+    if (measured) deps.usage?.settle(measured.to);
     options.onAppend?.(sessionLabel(node.sessionId));
     if (done.progress) options.onProgress?.(done.progress);
     if (done.answered) options.onAnswered?.(done.answered);

@@ -10,7 +10,7 @@ export { collectGarbage, type GcSession } from "./gc.ts";
 export {
   getSession,
   getSessionActors,
-  getRunTokens,
+  sumRunTokens,
   getSessionNotes,
   getStepFootprints,
   listSessions,

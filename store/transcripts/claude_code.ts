@@ -115,6 +115,7 @@ interface Cursor {
   offset: number;
   partial: Uint8Array;
   calls: ModelCall[];
+  since: string | null;
 }
 
 /** Options of {@linkcode claudeCodeMeter}. */
@@ -138,9 +139,19 @@ export function claudeCodeMeter(options: ClaudeMeterOptions): UsageMeter | null 
       "USAGE_UNAVAILABLE",
       "CLAUDE_CODE_SESSION_ID is not a session id waymark can look up; no tokens are counted.",
     );
-    return { source: "claude_code", read: () => Promise.resolve({ calls: [], notice: bad }) };
+    return {
+      source: "claude_code",
+      read: () => Promise.resolve({ calls: [], notice: bad, since: null }),
+      settle: () => {},
+    };
   }
-  const cursor: Cursor = { path: null, offset: 0, partial: new Uint8Array(), calls: [] };
+  const cursor: Cursor = {
+    path: null,
+    offset: 0,
+    partial: new Uint8Array(),
+    calls: [],
+    since: null,
+  };
   // one reading at a time: two at once would read the same bytes twice
   let last: Promise<unknown> = Promise.resolve();
   return {
@@ -149,6 +160,9 @@ export function claudeCodeMeter(options: ClaudeMeterOptions): UsageMeter | null 
       const next = last.then(() => readMore(cursor, { config, sessionId, cwd: options.cwd }));
       last = next;
       return next;
+    },
+    settle: (to) => {
+      if (cursor.since === null || Date.parse(to) > Date.parse(cursor.since)) cursor.since = to;
     },
   };
 }
@@ -161,6 +175,7 @@ async function readMore(
   if (!cursor.path) {
     return {
       calls: cursor.calls,
+      since: cursor.since,
       notice: notice(
         "USAGE_UNAVAILABLE",
         `Claude Code's transcript of session ${where.sessionId} is not under ${where.config}/projects; no tokens were counted for this step.`,
@@ -171,6 +186,7 @@ async function readMore(
     const bad = await readNewLines(cursor);
     return {
       calls: cursor.calls,
+      since: cursor.since,
       notice: bad === 0 ? null : notice(
         "USAGE_PARTIAL",
         `${bad} line(s) of Claude Code's transcript could not be read and were skipped; the tokens are counted from the rest.`,
@@ -179,6 +195,7 @@ async function readMore(
   } catch (error) {
     return {
       calls: cursor.calls,
+      since: cursor.since,
       notice: notice(
         "USAGE_UNAVAILABLE",
         `Claude Code's transcript could not be read (${

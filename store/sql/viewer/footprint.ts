@@ -187,7 +187,7 @@ function fold(step: StepFootprint, payload: string, options: FootprintOptions): 
 }
 
 /** A run's tokens over every branch (abandoned ones too: they were paid for), and steps counted. */
-export async function getRunTokens(
+export async function sumRunTokens(
   db: ViewerDb,
   runId: string,
 ): Promise<{ total: TokenUsage; steps: number } | null> {
