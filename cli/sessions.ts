@@ -16,13 +16,13 @@ import type { Principal } from "../engine/access/principal.ts";
 import { principalLabel } from "../engine/access/team_policy.ts";
 import { totalTokens } from "../engine/cost/usage.ts";
 import {
-  sumRunTokens,
   getSession,
   getSessionActors,
   getSessionNotes,
   getStepFootprints,
   listSessions,
   type SessionSummary,
+  sumRunTokens,
 } from "../store/maintenance/mod.ts";
 import { type CliHost, type CliInput, type OpenedWaymark, withWaymark, writeJson } from "./host.ts";
 

@@ -27,8 +27,12 @@ export interface UsageReading {
 export interface UsageMeter {
   /** The host. */
   readonly source: UsageSource;
-  /** Reads what the host recorded since the last reading, and returns every call so far. */
-  read(): Promise<UsageReading>;
+  /**
+   * Reads what the host recorded since the last reading, and returns every call so far; with
+   * `through`, first waits (a bounded time) until the records hold the call that made that
+   * tool call, since a host may write its records a moment after it calls the tool.
+   */
+  read(options?: { through?: string }): Promise<UsageReading>;
   /** Marks the calls up to `to` (ISO-8601) as counted, once the step they were counted in is recorded. */
   settle(to: string): void;
 }

@@ -18,16 +18,21 @@ export type StepUsage = Omit<UsageEvent, "kind" | "sessionId" | "runId" | "nodeI
 
 /**
  * Measures the step pending at `node`: the calls after its creation (or after the last step this
- * server measured, when later: a call is counted once) up to now; `null` without a meter, or for
- * a node whose creation time was not read.
+ * server measured, when later: a call is counted once) up to now, once the host's records hold
+ * the call that made this request (when the host named it); `null` without a meter, or for a
+ * node whose creation time was not read.
  */
 export async function measureStep(
   deps: Pick<EngineDeps, "usage" | "clock" | "store">,
-  node: Pick<NodeRecord, "runId" | "createdAt">,
+  at: { node: Pick<NodeRecord, "runId" | "createdAt">; hostCallId?: string },
 ): Promise<StepUsage | null> {
+  const { node } = at;
   const meter = deps.usage;
   if (!meter || !node.createdAt) return null;
-  const [reading, before] = await Promise.all([meter.read(), deps.store.getRunTokens(node.runId)]);
+  const [reading, before] = await Promise.all([
+    meter.read(at.hostCallId === undefined ? {} : { through: at.hostCallId }),
+    deps.store.getRunTokens(node.runId),
+  ]);
   const to = deps.clock.now();
   const from = reading.since !== null && Date.parse(reading.since) > Date.parse(node.createdAt)
     ? reading.since
@@ -51,11 +56,10 @@ export function usageWarnings(measured: StepUsage, budget: number | null): Warni
   return [measured.notice, over].filter((w): w is Warning => w !== null && w !== undefined);
 }
 
-/** The record of a call, with the node it created, its events and response (as `Recorded`). */
+/** The record of a call: its events and response (as `Recorded`). */
 interface RecordedLike {
   response: StepResponse;
   events: DomainEvent[];
-  answered?: { node: { nodeId: string } };
 }
 
 /**
@@ -73,9 +77,11 @@ export function withUsage<R extends RecordedLike>(
   const { measured } = at;
   if (!measured) return recorded;
   const { response } = recorded;
-  const nodeId = response.blockedAttempt?.nodeId ?? recorded.answered?.node.nodeId ??
-    response.checkpoint?.nodeId;
-  if (nodeId === undefined) return recorded;
+  const attempt = recorded.events.find((e) =>
+    e.kind === "advance_recorded" || e.kind === "checkpoint_recorded"
+  );
+  if (!attempt || !("resultNodeId" in attempt)) return recorded;
+  const nodeId = attempt.resultNodeId;
   const warnings = usageWarnings(measured, at.budget);
   if (warnings.length > 0) response.warnings = [...(response.warnings ?? []), ...warnings];
   const event: DomainEvent = {

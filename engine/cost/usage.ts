@@ -30,6 +30,8 @@ export interface ModelCall {
   at: string;
   /** Its counts (`calls` is ignored: one call is one). */
   usage: Omit<TokenUsage, "calls">;
+  /** The ids of the tool calls it made (so a reader can wait for the one behind a request). */
+  toolUseIds?: string[];
 }
 
 /** The half-open window of a step: after `from` (its node's creation), up to `to` (its ack). */

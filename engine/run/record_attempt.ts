@@ -58,6 +58,11 @@ export interface CallOptions {
    * on the branch.
    */
   onAnswered?: (answered: AnsweredNode) => void;
+  /**
+   * The host's id of the model's tool call that made this request (Claude Code's
+   * `_meta["claudecode/toolUseId"]`): the step's tokens are read once its records hold it.
+   */
+  hostCallId?: string;
 }
 
 /** A node a call just created, with its run's pinned workflow and the artifacts left on it. */
@@ -176,7 +181,7 @@ export async function recordAttempt(
   const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
   const refusedNow = await spec.prepare?.({ ...loaded.value, attemptId, warnings });
   if (refusedNow) return refusedNow;
-  const measured = await measureStep(deps, node);
+  const measured = await measureStep(deps, { node, hostCallId: options.hostCallId });
   const usageAt = { measured, budget: deps.tokenBudget ?? null, node };
   let committed: Recorded | null = null;
   let result: Result<StepResponse>;

@@ -10,12 +10,12 @@ export { collectGarbage, type GcSession } from "./gc.ts";
 export {
   getSession,
   getSessionActors,
-  sumRunTokens,
   getSessionNotes,
   getStepFootprints,
   listSessions,
   type SessionFilters,
   type SessionSummary,
+  sumRunTokens,
 } from "../sql/viewer/mod.ts";
 export { exportSession } from "../bundle/export.ts";
 export {

@@ -16,6 +16,10 @@ import type { Warning } from "../../engine/workflow/catalog.ts";
 
 /** Most bytes read per reading (a larger backlog is read over the following readings). */
 const MAX_READ = 8 * 1024 * 1024;
+/** How long a reading waits for the call behind a request to reach the transcript. */
+export const TRANSCRIPT_WAIT_MS = 1_500;
+/** How often it looks meanwhile. */
+const POLL_MS = 20;
 
 const count = z.number().int().nonnegative().catch(0);
 
@@ -26,6 +30,7 @@ const assistantLine = z.object({
   requestId: z.string().optional(),
   message: z.object({
     id: z.string(),
+    content: z.array(z.looseObject({ type: z.unknown(), id: z.unknown().optional() })).catch([]),
     usage: z.object({
       input_tokens: count.optional(),
       output_tokens: count.optional(),
@@ -49,9 +54,13 @@ export function parseTranscriptLine(line: string): ModelCall | null | "bad" {
   if (!parsed.success) return null; // an assistant line without usage (a synthetic message)
   const { message, timestamp } = parsed.data;
   const u = message.usage;
+  const toolUseIds = message.content.flatMap((b) =>
+    b.type === "tool_use" && typeof b.id === "string" ? [b.id] : []
+  );
   return {
     id: message.id,
     at: timestamp,
+    ...(toolUseIds.length > 0 ? { toolUseIds } : {}),
     usage: {
       inputTokens: u.input_tokens ?? 0,
       outputTokens: u.output_tokens ?? 0,
@@ -116,6 +125,8 @@ interface Cursor {
   partial: Uint8Array;
   calls: ModelCall[];
   since: string | null;
+  /** Tool call ids seen in the calls read so far. */
+  toolUses: Set<string>;
 }
 
 /** Options of {@linkcode claudeCodeMeter}. */
@@ -151,13 +162,15 @@ export function claudeCodeMeter(options: ClaudeMeterOptions): UsageMeter | null 
     partial: new Uint8Array(),
     calls: [],
     since: null,
+    toolUses: new Set(),
   };
   // one reading at a time: two at once would read the same bytes twice
   let last: Promise<unknown> = Promise.resolve();
   return {
     source: "claude_code",
-    read: () => {
-      const next = last.then(() => readMore(cursor, { config, sessionId, cwd: options.cwd }));
+    read: (wanted = {}) => {
+      const where = { config, sessionId, cwd: options.cwd, through: wanted.through };
+      const next = last.then(() => readMore(cursor, where));
       last = next;
       return next;
     },
@@ -169,7 +182,7 @@ export function claudeCodeMeter(options: ClaudeMeterOptions): UsageMeter | null 
 
 async function readMore(
   cursor: Cursor,
-  where: { config: string; sessionId: string; cwd: string },
+  where: { config: string; sessionId: string; cwd: string; through?: string },
 ): Promise<UsageReading> {
   cursor.path ??= await findTranscript(where.config, where);
   if (!cursor.path) {
@@ -183,7 +196,23 @@ async function readMore(
     };
   }
   try {
-    const bad = await readNewLines(cursor);
+    let bad = await readNewLines(cursor);
+    const started = Date.now();
+    const { through } = where;
+    while (through !== undefined && !cursor.toolUses.has(through)) {
+      if (Date.now() - started >= TRANSCRIPT_WAIT_MS) {
+        return {
+          calls: cursor.calls,
+          since: cursor.since,
+          notice: notice(
+            "USAGE_PARTIAL",
+            `Claude Code's transcript did not record the model call behind this request within ${TRANSCRIPT_WAIT_MS} ms; this step's tokens may leave it out.`,
+          ),
+        };
+      }
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      bad += await readNewLines(cursor);
+    }
     return {
       calls: cursor.calls,
       since: cursor.since,
@@ -215,6 +244,7 @@ async function readNewLines(cursor: Cursor): Promise<number> {
       cursor.offset = 0;
       cursor.partial = new Uint8Array();
       cursor.calls = [];
+      cursor.toolUses.clear();
     }
     const length = Math.min(size - cursor.offset, MAX_READ);
     if (length <= 0) return 0;
@@ -231,7 +261,10 @@ async function readNewLines(cursor: Cursor): Promise<number> {
       if (line.trim() === "") continue;
       const call = parseTranscriptLine(line);
       if (call === "bad") bad++;
-      else if (call) cursor.calls.push(call);
+      else if (call) {
+        cursor.calls.push(call);
+        for (const id of call.toolUseIds ?? []) cursor.toolUses.add(id);
+      }
     }
     return bad;
   } finally {

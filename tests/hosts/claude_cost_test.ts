@@ -9,14 +9,15 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { openWaymark } from "../../mod.ts";
-import { sumRunTokens, getStepFootprints } from "../../store/sql/viewer/mod.ts";
+import { getStepFootprints, sumRunTokens } from "../../store/sql/viewer/mod.ts";
 import { hostTestOptions } from "../helpers/hosts.ts";
 import { answered, conversations } from "../helpers/host_model_runs.ts";
 import { type HostPlace, hostPlace, runClaude } from "../helpers/host_run.ts";
 import { serveAnthropic } from "../helpers/model/anthropic_api.ts";
 import type { Recorded } from "../helpers/model/recording_server.ts";
 
-type Json = Record<string, any>; // deno-lint-ignore-line no-explicit-any
+// deno-lint-ignore no-explicit-any
+type Json = Record<string, any>;
 
 const THREE_STEPS = {
   id: "project.costed",
@@ -110,6 +111,7 @@ Deno.test({
       for (const s of measured) {
         const want = expected.get(s.completedStepId!)!;
         assert.ok(s.tokens, `${s.completedStepId}: no tokens (${s.tokensNotice})`);
+        assert.equal(s.tokensNotice, null, "the transcript held every call in time");
         assert.deepEqual(
           {
             input: s.tokens.inputTokens,

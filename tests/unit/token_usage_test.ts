@@ -19,7 +19,14 @@ import { claudeCodeMeter, parseTranscriptLine } from "../../store/transcripts/cl
 const SESSION = "0b7c1a52-1f7e-4c55-9d0b-3a5c4c1e2f10";
 
 /** An assistant line as Claude Code writes it, with text that must never be kept. */
-function assistant(id: string, at: string, usage: Record<string, number>): string {
+function assistant(
+  id: string,
+  at: string,
+  usage: Record<string, number>,
+  toolUse?: string,
+): string {
+  const content: unknown[] = [{ type: "text", text: "SECRET agent text" }];
+  if (toolUse) content.push({ type: "tool_use", id: toolUse, name: "x", input: { q: "SECRET" } });
   return JSON.stringify({
     type: "assistant",
     sessionId: SESSION,
@@ -29,7 +36,7 @@ function assistant(id: string, at: string, usage: Record<string, number>): strin
     message: {
       id,
       role: "assistant",
-      content: [{ type: "text", text: "SECRET agent text" }],
+      content,
       usage: { service_tier: "standard", ...usage },
     },
   });
@@ -173,4 +180,32 @@ Deno.test("no session id in the environment: no meter; an unsafe one: a notice, 
   const reading = await meter.read();
   assert.equal(reading.notice?.code, "USAGE_UNAVAILABLE");
   assert.deepEqual(reading.calls, []);
+});
+
+Deno.test("a reading waits for the call behind a request; settle makes a call count once", async () => {
+  await withConfig(async (config, file) => {
+    const meter = claudeCodeMeter({
+      env: { CLAUDE_CODE_SESSION_ID: SESSION, CLAUDE_CONFIG_DIR: config },
+      cwd: "/",
+    })!;
+    await writeFile(file, `${assistant("msg_1", "2026-01-01T00:00:01Z", { input_tokens: 1 })}\n`);
+    // the host writes the line of the call behind the request a moment after calling the tool
+    const late = assistant("msg_2", "2026-01-01T00:00:02Z", { input_tokens: 2 }, "toolu_7");
+    const timer = setTimeout(() => appendFile(file, `${late}\n`), 100);
+    const reading = await meter.read({ through: "toolu_7" });
+    clearTimeout(timer);
+    assert.deepEqual(reading.calls.map((c) => c.id), ["msg_1", "msg_2"]);
+    assert.deepEqual(reading.calls[1]!.toolUseIds, ["toolu_7"]);
+    assert.equal(reading.notice, null);
+    assert.equal(reading.since, null);
+    assert.ok(!JSON.stringify(reading).includes("SECRET"));
+
+    meter.settle("2026-01-01T00:00:02Z");
+    meter.settle("2026-01-01T00:00:01Z"); // an older end never moves it back
+    assert.equal((await meter.read()).since, "2026-01-01T00:00:02Z");
+
+    const never = await meter.read({ through: "toolu_missing" });
+    assert.equal(never.notice?.code, "USAGE_PARTIAL");
+    assert.equal(never.calls.length, 2, "what was read still counts");
+  });
 });
