@@ -251,3 +251,114 @@ Deno.test("bad input: a symlink out of the repository, an unreadable file, a 50 
     await repo.cleanup();
   }
 });
+
+Deno.test("bad input: core.autocrlf, a submodule, a sparse checkout", async () => {
+  const repo = await gitRepo({ "a.txt": "one\ntwo\n", "dir/b.txt": "b\n" });
+  const sub = await gitRepo({ "s.txt": "s\n" });
+  try {
+    const snaps = gitSnapshots();
+    await git(repo.dir, "config", "core.autocrlf", "true");
+    await Deno.writeTextFile(`${repo.dir}/a.txt`, "one\r\ntwo\r\nthree\r\n");
+    const crlf = await snaps.take(repo.dir, { runId: RUN, parent: null });
+    // stored as `git add` stores it: line endings normalised
+    assert.equal(await git(repo.dir, "show", `${crlf.snapshot.commit}:a.txt`), "one\ntwo\nthree\n");
+    await Deno.writeTextFile(`${repo.dir}/a.txt`, "changed\r\n");
+    const back = await snaps.restore(repo.dir, {
+      runId: RUN,
+      commit: crlf.snapshot.commit!,
+      dryRun: false,
+    });
+    assert.ok(back.ok);
+    assert.equal(await read(repo.dir, "a.txt"), "one\r\ntwo\r\nthree\r\n");
+
+    await git(
+      repo.dir,
+      "-c",
+      "protocol.file.allow=always",
+      "submodule",
+      "add",
+      "-q",
+      sub.dir,
+      "sub",
+    );
+    const withSub = await snaps.take(repo.dir, { runId: RUN, parent: crlf.snapshot.commit });
+    assert.ok(
+      (await git(repo.dir, "ls-tree", withSub.snapshot.commit!, "sub")).startsWith("160000"),
+    );
+    const subHead = await git(`${repo.dir}/sub`, "rev-parse", "HEAD");
+    const undo = await snaps.restore(repo.dir, {
+      runId: RUN,
+      commit: crlf.snapshot.commit!,
+      dryRun: true,
+    });
+    assert.ok(undo.ok);
+    assert.deepEqual(undo.value.skipped.map((s) => s.path), ["sub"]);
+    assert.equal(await git(`${repo.dir}/sub`, "rev-parse", "HEAD"), subHead);
+
+    await git(repo.dir, "sparse-checkout", "set", "--no-cone", "/a.txt");
+    const sparse = await snaps.take(repo.dir, { runId: RUN, parent: null });
+    assert.ok(sparse.snapshot.commit);
+    // out of the cone, the file is kept as the index has it
+    assert.equal(await git(repo.dir, "show", `${sparse.snapshot.commit}:dir/b.txt`), "b\n");
+    const refused = await snaps.restore(repo.dir, {
+      runId: RUN,
+      commit: crlf.snapshot.commit!,
+      dryRun: false,
+    });
+    assert.ok(!refused.ok);
+    assert.equal(refused.refusal.reason, "sparse_checkout");
+  } finally {
+    await repo.cleanup();
+    await sub.cleanup();
+  }
+});
+
+Deno.test("a user's commit during snapshots, and two snapshotters at once, collide with nothing", async () => {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 2000; i++) files[`f/${i}.txt`] = `${i}\n`;
+  const repo = await gitRepo(files);
+  try {
+    for (let i = 0; i < 200; i++) await Deno.writeTextFile(`${repo.dir}/f/${i}.txt`, `new ${i}\n`);
+    const a = gitSnapshots({ budgetMs: 30_000 });
+    const b = gitSnapshots({ budgetMs: 30_000 });
+    const commit = (async () => {
+      await git(repo.dir, "add", "f/0.txt", "f/1.txt");
+      await git(repo.dir, "commit", "-q", "-m", "user's own");
+    })();
+    const [one, two, three] = await Promise.all([
+      a.take(repo.dir, { runId: RUN, parent: null }),
+      b.take(repo.dir, { runId: RUN, parent: null }),
+      b.take(repo.dir, { runId: "fedcba9876543210", parent: null }),
+      commit,
+    ]);
+    for (const t of [one, two, three]) assert.equal(t.notice?.message, undefined);
+    assert.equal(await git(repo.dir, "log", "-1", "--format=%s"), "user's own\n");
+    // each snapshot holds every file's content on disk, whichever side of the commit it saw
+    for (const t of [one, two, three]) {
+      assert.equal(await git(repo.dir, "show", `${t.snapshot.commit}:f/5.txt`), "new 5\n");
+    }
+    const refs = await git(repo.dir, "for-each-ref", "--format=%(refname)", "refs/waymark/");
+    assert.ok(refs.split("\n").filter((r) => r).length >= 2);
+    assert.equal(await git(repo.dir, "status", "--porcelain", "f/0.txt"), "");
+  } finally {
+    await repo.cleanup();
+  }
+});
+
+Deno.test("forget removes a run's refs and no other run's", async () => {
+  const repo = await gitRepo({ "a.txt": "one\n" });
+  try {
+    const snaps = gitSnapshots();
+    await snaps.take(repo.dir, { runId: RUN, parent: null });
+    await Deno.writeTextFile(`${repo.dir}/a.txt`, "two\n");
+    await snaps.take(repo.dir, { runId: RUN, parent: null });
+    const other = await snaps.take(repo.dir, { runId: "fedcba9876543210", parent: null });
+    assert.equal(await snaps.forget(repo.dir, [RUN]), 2);
+    assert.equal(
+      (await git(repo.dir, "for-each-ref", "--format=%(refname)", "refs/waymark/")).trim(),
+      `refs/waymark/fedcba9876543210/${other.snapshot.commit}`,
+    );
+  } finally {
+    await repo.cleanup();
+  }
+});

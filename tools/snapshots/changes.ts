@@ -9,7 +9,7 @@ import {
   diffMarker,
   SNAPSHOT_LIMITS,
   type SnapshotChanges,
-} from "../../engine/snapshots.ts";
+} from "../../engine/model/snapshots.ts";
 import { runGit } from "./git_process.ts";
 
 /** One entry of `diff-tree --raw -z`: modes, status and path. */

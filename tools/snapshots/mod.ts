@@ -7,7 +7,7 @@ import {
   SNAPSHOT_LIMITS,
   type WorkspaceComparison,
   type WorkspaceSnapshots,
-} from "../../engine/snapshots.ts";
+} from "../../engine/model/snapshots.ts";
 import { parseRaw } from "./changes.ts";
 import { runGit } from "./git_process.ts";
 import { restoreSnapshot } from "./restore.ts";

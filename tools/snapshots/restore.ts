@@ -15,7 +15,7 @@ import {
   type RestoreOutcome,
   type RestoreRefusal,
   SNAPSHOT_LIMITS,
-} from "../../engine/snapshots.ts";
+} from "../../engine/model/snapshots.ts";
 import { parseRaw, type RawEntry } from "./changes.ts";
 import { gitWhy, runGit } from "./git_process.ts";
 import { repoFacts, runRefs, takeSnapshot, writeTree } from "./take.ts";

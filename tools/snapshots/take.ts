@@ -9,7 +9,12 @@
 import { copyFile, lstat, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import type { SnapshotNotice, SnapshotTaken, WorkspaceSnapshot } from "../../engine/snapshots.ts";
+import type {
+  SnapshotNotice,
+  SnapshotParent,
+  SnapshotTaken,
+  WorkspaceSnapshot,
+} from "../../engine/model/snapshots.ts";
 import { changesBetween } from "./changes.ts";
 import { type GitRun, gitWhy, runGit } from "./git_process.ts";
 
@@ -145,7 +150,7 @@ async function commitAndKeep(
 /** Takes one snapshot (see the module's doc); never throws. */
 export async function takeSnapshot(
   workspace: string,
-  at: { runId: string; parent: string | null; budgetMs: number; branch: string | null },
+  at: { runId: string; parent: SnapshotParent; budgetMs: number; branch: string | null },
 ): Promise<SnapshotTaken> {
   const deadline = Date.now() + at.budgetMs;
   const none = (n: SnapshotNotice): SnapshotTaken => ({
@@ -177,9 +182,10 @@ export async function takeSnapshot(
     dirty: written.tree !== written.headTree,
     workspace,
   };
-  const changes = at.parent === null
+  const parent = typeof at.parent === "function" ? await at.parent() : at.parent;
+  const changes = parent === null
     ? null
-    : await changesBetween(workspace, { from: at.parent, to: commit }, deadline);
+    : await changesBetween(workspace, { from: parent, to: commit }, deadline);
   const taken: SnapshotTaken = { snapshot, changes };
   if (written.unreadable.length > 0) {
     taken.notice = {

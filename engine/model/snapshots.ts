@@ -148,15 +148,21 @@ export interface WorkspaceComparison {
   linesRemoved: number;
 }
 
+/** The commit changes are counted from, or how to find it. */
+export type SnapshotParent = string | null | (() => Promise<string | null>);
+
 /**
  * The snapshot port: git behind it, run as a process without a shell. Never throws; every
  * failure is a notice (taking) or a refusal (restoring).
  */
 export interface WorkspaceSnapshots {
-  /** Takes a snapshot of `workspace` for a run, with the changes since `parent` (a commit). */
+  /**
+   * Takes a snapshot of `workspace` for a run, with the changes since `parent` (a commit, asked
+   * for only inside a repository, so a call outside git reads nothing more).
+   */
   take(
     workspace: string,
-    at: { runId: string; parent: string | null; budgetMs?: number },
+    at: { runId: string; parent: SnapshotParent; budgetMs?: number },
   ): Promise<SnapshotTaken>;
   /** How the files now differ from a snapshot; `null` when that cannot be told in time. */
   compare(workspace: string, commit: string): Promise<WorkspaceComparison | null>;
@@ -173,3 +179,31 @@ export interface WorkspaceSnapshots {
 export function diffMarker(keptBytes: number): string {
   return `\n[diff truncated: the first ${keptBytes} bytes kept; see the file list for every change]\n`;
 }
+
+/** The call that restores a snapshot (the undo of a restore, or the rewind of a fork). */
+const restoreCallSchema = z.object({
+  name: z.literal("restore_workspace"),
+  arguments: z.object({ stateToken: z.string(), snapshot: z.string().optional() }),
+});
+
+/** The answer of `restore_workspace` (and `waymark restore --json`). */
+export const restoreResponseSchema = z.object({
+  restored: z.string().describe("The snapshot the files now match."),
+  nodeId: z.string(),
+  dryRun: z.boolean(),
+  before: z.string().nullable().describe("The files as they were; `undo` restores it."),
+  written: z.array(z.string()),
+  deleted: z.array(z.string()).describe("Created since the snapshot, removed."),
+  skipped: z.array(z.object({ path: z.string(), reason: z.string() })),
+  counts: z.object({ written: z.number(), deleted: z.number(), skipped: z.number() }),
+  undo: restoreCallSchema.optional(),
+});
+/** The answer of `restore_workspace`. */
+export type RestoreResponse = z.infer<typeof restoreResponseSchema>;
+
+/** How the files on disk differ from the node an answer stands at, when they do. */
+export const workspaceDiffersSchema = z.object({
+  files: z.number().int(),
+  lines: z.number().int(),
+  call: restoreCallSchema,
+}).describe("The files differ from this node's snapshot; make `call` to rewind them too.");
