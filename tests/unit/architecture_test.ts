@@ -68,7 +68,7 @@ Deno.test("engine/ imports nothing from store/, tools/, web/, node: and touches 
 Deno.test("the purity check catches each kind of violation", () => {
   const bad = [
     'import { openStore } from "../../store/mod.ts";',
-    'import { x } from "../../tools/server.ts";',
+    'import { x } from "../../tools/server/server.ts";',
     'import { y } from "../web/mod.ts";',
     'import { readFile } from "node:fs/promises";',
     "const t = Deno.env.get('X');",
