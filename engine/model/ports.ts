@@ -11,6 +11,7 @@ import type { WorkflowSummary } from "../answers/responses.ts";
 import type { Keyring } from "../access/tokens.ts";
 import type { Preferences } from "./preferences.ts";
 import type { Principal } from "../access/principal.ts";
+import type { WorkspaceSnapshots } from "./snapshots.ts";
 import type {
   VerificationPolicy,
   VerificationRequest,
@@ -199,6 +200,8 @@ export interface EngineDeps {
   defaultPreferences?: Preferences;
   /** Runs verification commands; absent, they never run (`VERIFICATION_UNAVAILABLE`). */
   verifier?: VerificationRunner;
+  /** Takes and restores workspace snapshots (`snapshots.ts`); absent, none are taken. */
+  snapshots?: WorkspaceSnapshots;
   /** Who is calling (`team_policy.ts`'s `actingAs`): none for an unauthenticated call. */
   principal?: Principal;
 }

@@ -235,7 +235,14 @@ export type NodeEvent =
   | Extract<StackEvent, { kind: "review_recorded" | "run_aborted" }>
   | Extract<
     DomainEvent,
-    { kind: "gap_recorded" | "delegations_settled" | "delegations_collected" | "evidence_recorded" }
+    {
+      kind:
+        | "gap_recorded"
+        | "delegations_settled"
+        | "delegations_collected"
+        | "evidence_recorded"
+        | "snapshot_recorded";
+    }
   >;
 
 /** The output recorded on arrival at a node of a branch. */

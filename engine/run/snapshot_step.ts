@@ -91,16 +91,18 @@ export function sayDiffers(
  */
 export function withSnapshot(
   recorded: Recorded,
-  at: { taken: SnapshotTaken | null; stateToken: string },
+  at: {
+    taken: SnapshotTaken | null;
+    stateToken: string;
+    node: Pick<NodeRecord, "sessionId" | "runId">;
+  },
 ): Recorded {
   const { taken } = at;
   if (!taken) return recorded;
   const { response } = recorded;
   const nodeId = response.blockedAttempt?.nodeId ?? recorded.answered?.node.nodeId ??
     response.checkpoint?.nodeId;
-  const node = recorded.answered?.node ??
-    recorded.events.find((e) => e.kind === "node_created" && e.nodeId === nodeId);
-  if (nodeId === undefined || !node || !("sessionId" in node)) return recorded;
+  if (nodeId === undefined) return recorded;
   noticeWarning(response, taken);
   if (response.forked && taken.changes) {
     const c = taken.changes;
@@ -110,7 +112,11 @@ export function withSnapshot(
       stateToken: at.stateToken,
     });
   }
-  const event = snapshotEvent(taken, { sessionId: node.sessionId, runId: node.runId, nodeId });
+  const event = snapshotEvent(taken, {
+    sessionId: at.node.sessionId,
+    runId: at.node.runId,
+    nodeId,
+  });
   const text = JSON.stringify(response);
   const events = recorded.events.flatMap((e): DomainEvent[] =>
     e.kind === "advance_recorded" || e.kind === "checkpoint_recorded"

@@ -12,7 +12,7 @@ import { parseRaw } from "./changes.ts";
 import { runGit } from "./git_process.ts";
 import { restoreSnapshot } from "./restore.ts";
 import { repoFacts, runRefs, takeSnapshot, writeTree } from "./take.ts";
-import { gitState } from "../workspace.ts";
+import { gitState } from "../context/workspace.ts";
 
 /** Options of {@linkcode gitSnapshots}. */
 export interface GitSnapshotsOptions {
