@@ -13,6 +13,7 @@ import type { Preferences } from "./preferences.ts";
 import type { Principal } from "../access/principal.ts";
 import type { UsageMeter } from "../cost/ports.ts";
 import type { TokenUsage } from "../cost/usage.ts";
+import type { WorkspaceSnapshots } from "./snapshots.ts";
 import type {
   VerificationPolicy,
   VerificationRequest,
@@ -207,6 +208,8 @@ export interface EngineDeps {
   usage?: UsageMeter;
   /** Tokens a run may use before every answer warns (the user's config); absent: no budget. */
   tokenBudget?: number;
+  /** Takes and restores workspace snapshots (`snapshots.ts`); absent, none are taken. */
+  snapshots?: WorkspaceSnapshots;
   /** Who is calling (`team_policy.ts`'s `actingAs`): none for an unauthenticated call. */
   principal?: Principal;
 }

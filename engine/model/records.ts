@@ -243,7 +243,8 @@ export type NodeEvent =
         | "delegations_settled"
         | "delegations_collected"
         | "evidence_recorded"
-        | "usage_recorded";
+        | "usage_recorded"
+        | "snapshot_recorded";
     }
   >;
 

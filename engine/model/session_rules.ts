@@ -33,6 +33,7 @@ import {
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import { positionProblem, stepIds } from "../workflow/positions.ts";
 import { REVIEW_ID } from "../review/plan.ts";
+import { SNAPSHOT_LIMITS } from "./snapshots.ts";
 
 /** One event as logged (a bundle's, or a log row's): its position, kind, time and payload. */
 export interface RuleEvent {
@@ -177,6 +178,15 @@ const PAYLOADS: Record<typeof EVENT_KINDS[number], z.ZodType> = {
     verdict: z.enum(VERIFICATION_VERDICTS),
     command: z.array(z.string()).min(1),
     exitCode: z.number().int().nullable(),
+  }),
+  snapshot_recorded: z.looseObject({
+    ...atNode,
+    snapshot: z.looseObject({
+      commit: z.string().regex(/^[0-9a-f]{40,64}$/).nullable(),
+      dirty: z.boolean(),
+      workspace: z.string(),
+    }),
+    changes: z.looseObject({ diff: z.string().max(SNAPSHOT_LIMITS.diffBytes + 256) }).nullable(),
   }),
   review_passed: z.looseObject({
     ...inSession,

@@ -153,6 +153,7 @@ export const EVENT_KINDS = [
   "evidence_recorded",
   "review_passed",
   "usage_recorded",
+  "snapshot_recorded",
 ] as const;
 
 /** Why a session bundle could not be written or read (`waymark sessions export` / `import`). */
