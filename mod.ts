@@ -54,6 +54,7 @@ import { namedSchemaFolders } from "./tools/profiles/deepwork/named_schema_folde
 import type { NamedSchemaSource } from "./engine/review/ports.ts";
 import { claudeReviewer, commandReviewer } from "./tools/profiles/deepwork/reviewer.ts";
 import { commandVerifier } from "./tools/context/verify_runner.ts";
+import { gitSnapshots } from "./tools/snapshots/mod.ts";
 import type { WaymarkServer } from "./tools/server/waymark_server.ts";
 import type { TaskOwner } from "./tools/tasks/owner.ts";
 import type { RunAccess } from "./engine/model/vocabulary.ts";
@@ -280,6 +281,9 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
     random: cryptoRandom,
     defaultPreferences: applyPreferences(DEFAULT_PREFERENCES, config.preferences),
     verifier: commandVerifier(config.verification),
+    snapshots: config.snapshots.enabled
+      ? gitSnapshots({ budgetMs: config.snapshots.budgetMs })
+      : undefined,
   };
   return {
     paths,

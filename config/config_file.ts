@@ -37,6 +37,10 @@ const configSchema = z.object({
   auth: authSettingsFileSchema.optional().describe(
     "Authentication of `serve --http` (docs/team_service.md); flags override each field.",
   ),
+  snapshots: z.object({
+    enabled: z.boolean().optional(),
+    budgetMs: z.number().int().min(0).max(60_000).optional(),
+  }).strict().optional().describe("Workspace snapshots at every step (docs/snapshots.md)."),
 }).strict();
 
 /** The settings read from the config file. */
@@ -53,6 +57,8 @@ export interface WaymarkConfig {
   verification: VerificationPolicy;
   /** The `auth` section (`serve --http`'s authentication), as written. */
   auth: AuthSettingsFile;
+  /** Workspace snapshots: on unless the file turns them off; their time budget (ms). */
+  snapshots: { enabled: boolean; budgetMs?: number };
 }
 
 const retentionAge = durationSchema("retention.olderThan");
@@ -72,6 +78,7 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
         jobDirs: [],
         verification: { workspaces: [] },
         auth: {},
+        snapshots: { enabled: true },
       };
     }
     throw error;
@@ -93,7 +100,7 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
     throw new Error(
       `${file}: ${
         problems.join("; ")
-      }. Allowed keys: workflowDirs (string[]), preferences ({autonomy, riskPolicy}), retention ({olderThan}), jobDirs (string[]), verification ({workspaces: {"/abs/folder": {allow, timeoutSeconds, outputBytes, env}}, maxConcurrent}), auth ({resource, issuer, jwksUrl, scopes, personalTokens, jwksTimeoutMs, clockToleranceSeconds}).`,
+      }. Allowed keys: workflowDirs (string[]), preferences ({autonomy, riskPolicy}), retention ({olderThan}), jobDirs (string[]), verification ({workspaces: {"/abs/folder": {allow, timeoutSeconds, outputBytes, env}}, maxConcurrent}), auth ({resource, issuer, jwksUrl, scopes, personalTokens, jwksTimeoutMs, clockToleranceSeconds}), snapshots ({enabled, budgetMs}).`,
     );
   }
   const olderThan = parsed.data.retention?.olderThan;
@@ -103,6 +110,10 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
   return {
     verification,
     auth: parsed.data.auth ?? {},
+    snapshots: {
+      enabled: parsed.data.snapshots?.enabled ?? true,
+      budgetMs: parsed.data.snapshots?.budgetMs,
+    },
     retention: olderThan && age?.success ? { olderThan, olderThanMs: age.data } : null,
     workflowDirs: (parsed.data.workflowDirs ?? []).map((dir) =>
       isAbsolute(dir) ? dir : join(home, dir)

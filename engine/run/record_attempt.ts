@@ -20,6 +20,7 @@ import { refuseActor } from "../access/team_policy.ts";
 import { driftWarnings } from "./drift.ts";
 import { replayRecorded } from "../answers/node_response.ts";
 import { loadNode, type NodeContext, verifyPair } from "./run_context.ts";
+import { snapshotFolder, snapshotForStep, withSnapshot } from "./snapshot_step.ts";
 
 /** Options of the execution use-cases. */
 export interface CallOptions {
@@ -175,12 +176,17 @@ export async function recordAttempt(
   const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
   const refusedNow = await spec.prepare?.({ ...loaded.value, attemptId, warnings });
   if (refusedNow) return refusedNow;
+  // outside the transaction, like verification: no write lock is held while git runs
+  const taken = await snapshotForStep(deps, { node, workspace: snapshotFolder(options) });
   let committed: Recorded | null = null;
   let result: Result<StepResponse>;
   try {
     result = await deps.store.write(async (tx) => {
       committed = null; // a try the store runs again starts afresh
-      const decided = await spec.decide(tx, { ...loaded.value, attemptId, warnings });
+      const decided = withSnapshot(
+        await spec.decide(tx, { ...loaded.value, attemptId, warnings }),
+        { taken, stateToken: spec.stateToken, node },
+      );
       await tx.append(withDigest(decided.events, digest));
       committed = decided;
       return ok(decided.response);
