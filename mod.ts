@@ -281,7 +281,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
     random: cryptoRandom,
     defaultPreferences: applyPreferences(DEFAULT_PREFERENCES, config.preferences),
     verifier: commandVerifier(config.verification),
-    snapshots: config.snapshots.enabled
+    snapshots: config.snapshots.enabled && process.env.WAYMARK_SNAPSHOTS !== "0"
       ? gitSnapshots({ budgetMs: config.snapshots.budgetMs })
       : undefined,
   };

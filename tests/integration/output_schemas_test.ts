@@ -219,7 +219,7 @@ Deno.test("every kind of answer of every tool validates against its listed outpu
   const client = await connect(home.home, {
     client: "v1",
     cwd: ws,
-    env: { WAYMARK_ENABLE_START_SESSION: "1" },
+    env: { WAYMARK_ENABLE_START_SESSION: "1", WAYMARK_SNAPSHOTS: "1" },
   });
   try {
     const { tools } = await client.listTools();
