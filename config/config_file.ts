@@ -45,6 +45,10 @@ const configSchema = z.object({
   auth: authSettingsFileSchema.optional().describe(
     "Authentication of `serve --http` (docs/team_service.md); flags override each field.",
   ),
+  snapshots: z.object({
+    enabled: z.boolean().optional(),
+    budgetMs: z.number().int().min(0).max(60_000).optional(),
+  }).strict().optional().describe("Workspace snapshots at every step (docs/snapshots.md)."),
 }).strict();
 
 /** The settings read from the config file. */
@@ -63,6 +67,8 @@ export interface WaymarkConfig {
   auth: AuthSettingsFile;
   /** Whether transcripts are read for token counts, and the runs' token budget (`null`: none). */
   cost: { transcripts: boolean; tokenBudget: number | null };
+  /** Workspace snapshots: on unless the file turns them off; their time budget (ms). */
+  snapshots: { enabled: boolean; budgetMs?: number };
 }
 
 const retentionAge = durationSchema("retention.olderThan");
@@ -83,6 +89,7 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
         verification: { workspaces: [] },
         auth: {},
         cost: { transcripts: true, tokenBudget: null },
+        snapshots: { enabled: true },
       };
     }
     throw error;
@@ -104,7 +111,7 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
     throw new Error(
       `${file}: ${
         problems.join("; ")
-      }. Allowed keys: workflowDirs (string[]), preferences ({autonomy, riskPolicy}), retention ({olderThan}), jobDirs (string[]), verification ({workspaces: {"/abs/folder": {allow, timeoutSeconds, outputBytes, env}}, maxConcurrent}), cost ({transcripts, tokenBudget}), auth ({resource, issuer, jwksUrl, scopes, personalTokens, jwksTimeoutMs, clockToleranceSeconds}).`,
+      }. Allowed keys: workflowDirs (string[]), preferences ({autonomy, riskPolicy}), retention ({olderThan}), jobDirs (string[]), verification ({workspaces: {"/abs/folder": {allow, timeoutSeconds, outputBytes, env}}, maxConcurrent}), cost ({transcripts, tokenBudget}), auth ({resource, issuer, jwksUrl, scopes, personalTokens, jwksTimeoutMs, clockToleranceSeconds}), snapshots ({enabled, budgetMs}).`,
     );
   }
   const olderThan = parsed.data.retention?.olderThan;
@@ -117,6 +124,10 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
     cost: {
       transcripts: parsed.data.cost?.transcripts ?? true,
       tokenBudget: parsed.data.cost?.tokenBudget ?? null,
+    },
+    snapshots: {
+      enabled: parsed.data.snapshots?.enabled ?? true,
+      budgetMs: parsed.data.snapshots?.budgetMs,
     },
     retention: olderThan && age?.success ? { olderThan, olderThanMs: age.data } : null,
     workflowDirs: (parsed.data.workflowDirs ?? []).map((dir) =>

@@ -207,3 +207,18 @@ export const workspaceDiffersSchema = z.object({
   lines: z.number().int(),
   call: restoreCallSchema,
 }).describe("The files differ from this node's snapshot; make `call` to rewind them too.");
+
+/** A restore's answer as text: what changed (or would), and the undo. */
+export function renderRestore(r: RestoreResponse): string {
+  const verb = r.dryRun ? "Would write" : "Wrote";
+  const lines = [
+    `${verb} ${r.counts.written} file(s), ${
+      r.dryRun ? "would remove" : "removed"
+    } ${r.counts.deleted}, skipped ${r.counts.skipped}; snapshot ${r.restored}.`,
+    ...r.written.map((p) => `  write  ${p}`),
+    ...r.deleted.map((p) => `  remove ${p}`),
+    ...r.skipped.map((s) => `  skip   ${s.path}: ${s.reason}`),
+  ];
+  if (r.undo) lines.push(`Undo: restore_workspace ${JSON.stringify(r.undo.arguments)}`);
+  return lines.join("\n");
+}

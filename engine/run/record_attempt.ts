@@ -21,6 +21,7 @@ import { driftWarnings } from "./drift.ts";
 import { replayRecorded } from "../answers/node_response.ts";
 import { measureStep, withUsage } from "../cost/record_usage.ts";
 import { loadNode, type NodeContext, verifyPair } from "./run_context.ts";
+import { snapshotFolder, snapshotForStep, withSnapshot } from "./snapshot_step.ts";
 
 /** Options of the execution use-cases. */
 export interface CallOptions {
@@ -181,6 +182,8 @@ export async function recordAttempt(
   const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
   const refusedNow = await spec.prepare?.({ ...loaded.value, attemptId, warnings });
   if (refusedNow) return refusedNow;
+  // outside the transaction, like verification: no write lock is held while git runs
+  const taken = await snapshotForStep(deps, { node, workspace: snapshotFolder(options) });
   const measured = await measureStep(deps, { node, hostCallId: options.hostCallId });
   const usageAt = { measured, budget: deps.tokenBudget ?? null, node };
   let committed: Recorded | null = null;
@@ -189,7 +192,10 @@ export async function recordAttempt(
     result = await deps.store.write(async (tx) => {
       committed = null; // a try the store runs again starts afresh
       const decided = withUsage(
-        await spec.decide(tx, { ...loaded.value, attemptId, warnings }),
+        withSnapshot(
+          await spec.decide(tx, { ...loaded.value, attemptId, warnings }),
+          { taken, stateToken: spec.stateToken, node },
+        ),
         usageAt,
       );
       await tx.append(withDigest(decided.events, digest));

@@ -11,10 +11,29 @@ import type { DomainEvent } from "../model/events.ts";
 import type { EngineDeps, NodeRecord, StoreReader } from "../model/ports.ts";
 import type { SnapshotTaken, WorkspaceSnapshot } from "../model/snapshots.ts";
 import { checkpointChain } from "./branches.ts";
-import type { Recorded } from "./record_attempt.ts";
+import type { WorkspaceObservation } from "../model/workspace.ts";
+
+/** What a call says of its folders (`CallOptions`' fields). */
+type Folders = { workspace?: WorkspaceObservation; commandFolder?: string | null };
+
+/** What an attempt decided (`Recorded`'s fields this module reads). */
+interface Decided {
+  response: StepResponse;
+  events: DomainEvent[];
+  answered?: { node: Pick<NodeRecord, "nodeId"> };
+}
 
 /** Notices said once, at a run's start, not at every step (nothing to snapshot there). */
 const SAID_AT_START = new Set(["SNAPSHOT_NOT_A_REPOSITORY", "SNAPSHOT_NO_GIT"]);
+
+/**
+ * The folder to snapshot for a call: its workspace, unless the call named no folder of its own
+ * (an HTTP client with no root, whose observed folder is the server's).
+ */
+export function snapshotFolder(options: Folders): string | null {
+  if (options.commandFolder === null) return null;
+  return options.workspace?.workspace ?? null;
+}
 
 /** The snapshot recorded at a node, or `null` (none taken, or the node has none). */
 export async function snapshotAt(
@@ -43,6 +62,36 @@ export async function snapshotForStep(
   const taken = await deps.snapshots.take(at.workspace, { runId: at.node.runId, parent });
   if (taken.snapshot.commit === null && SAID_AT_START.has(taken.notice?.code ?? "")) return null;
   return taken;
+}
+
+/** Takes the snapshot of a run's root; `null` without a snapshot port or a workspace folder. */
+export function snapshotForStart(
+  deps: Pick<EngineDeps, "snapshots">,
+  at: { runId: string; workspace: string | null | undefined },
+): Promise<SnapshotTaken | null> {
+  if (!deps.snapshots || !at.workspace) return Promise.resolve(null);
+  return deps.snapshots.take(at.workspace, { runId: at.runId, parent: null });
+}
+
+/**
+ * Says in a rehydrate's `response` how the files differ from the node's snapshot, when they
+ * do (the agent was rewound; its files were not). Nothing is recorded.
+ */
+export async function compareWorkspace(
+  deps: Pick<EngineDeps, "snapshots" | "store">,
+  response: StepResponse,
+  at: { node: NodeRecord; stateToken: string; workspace: string | null | undefined },
+): Promise<void> {
+  if (!deps.snapshots || !at.workspace) return;
+  const snapshot = await snapshotAt(deps.store, at.node);
+  if (!snapshot?.commit || snapshot.workspace !== at.workspace) return;
+  const diff = await deps.snapshots.compare(at.workspace, snapshot.commit);
+  if (!diff) return;
+  sayDiffers(response, {
+    files: diff.files,
+    lines: diff.linesAdded + diff.linesRemoved,
+    stateToken: at.stateToken,
+  });
 }
 
 /** The `snapshot_recorded` event of a node. */
@@ -89,14 +138,14 @@ export function sayDiffers(
  * notice (and, for a fork, how the files differ from the node forked from) in the response and
  * so in the recorded response a replay returns.
  */
-export function withSnapshot(
-  recorded: Recorded,
+export function withSnapshot<R extends Decided>(
+  recorded: R,
   at: {
     taken: SnapshotTaken | null;
     stateToken: string;
     node: Pick<NodeRecord, "sessionId" | "runId">;
   },
-): Recorded {
+): R {
   const { taken } = at;
   if (!taken) return recorded;
   const { response } = recorded;

@@ -37,6 +37,7 @@ import {
   type Recorded,
 } from "../run/record_attempt.ts";
 import { loadNode, verifyPair } from "../run/run_context.ts";
+import { compareWorkspace, snapshotFolder } from "../run/snapshot_step.ts";
 import { type Verified, verifyAttempt, withEvidence } from "../verification/verify_attempt.ts";
 
 /** Input of {@linkcode continueWorkflow}. */
@@ -54,7 +55,7 @@ export function continueWorkflow(
   options: CallOptions = {},
 ): Promise<Result<StepResponse>> {
   return guard(() => {
-    if (input.ackToken === undefined) return rehydrate(deps, input);
+    if (input.ackToken === undefined) return rehydrate(deps, input, options);
     const checked = checkContext(input.context);
     if (!checked.ok) return Promise.resolve(checked);
     const sized = checkOutput(input.output);
@@ -93,7 +94,11 @@ export function continueWorkflow(
   });
 }
 
-async function rehydrate(deps: EngineDeps, input: ContinueInput): Promise<Result<StepResponse>> {
+async function rehydrate(
+  deps: EngineDeps,
+  input: ContinueInput,
+  options: CallOptions,
+): Promise<Result<StepResponse>> {
   const verified = verifyPair(deps, input.stateToken);
   if (!verified.ok) return verified;
   const loaded = await loadNode(deps.store, verified.value.state);
@@ -127,6 +132,11 @@ async function rehydrate(deps: EngineDeps, input: ContinueInput): Promise<Result
   } else {
     response.recap = await buildRecap(deps.store, node);
   }
+  await compareWorkspace(deps, response, {
+    node,
+    stateToken: input.stateToken,
+    workspace: snapshotFolder(options),
+  });
   return ok(response);
 }
 

@@ -18,7 +18,7 @@ import type { EngineDeps } from "../../engine/model/ports.ts";
 import type { WorkspaceObservation } from "../../engine/model/workspace.ts";
 import { observeWorkspace } from "../../tools/context/workspace.ts";
 import { git } from "../helpers/git_repo.ts";
-import { longWorkflow, LONG_ID, r3, stats } from "./common.ts";
+import { LONG_ID, longWorkflow, r3, stats } from "./common.ts";
 
 /** What the scenario measured (ms samples). */
 export interface SnapshotResult {
@@ -40,8 +40,11 @@ async function makeRepo(dir: string, files: number): Promise<void> {
   for (let d = 0; d < files / 100; d++) {
     await Deno.mkdir(join(dir, `d${d}`));
     await Promise.all(
-      Array.from({ length: 100 }, (_, i) =>
-        Deno.writeTextFile(join(dir, `d${d}`, `f${i}.txt`), `file ${d}/${i}\n`.repeat(20))),
+      Array.from(
+        { length: 100 },
+        (_, i) =>
+          Deno.writeTextFile(join(dir, `d${d}`, `f${i}.txt`), `file ${d}/${i}\n`.repeat(20)),
+      ),
     );
   }
   await git(dir, "add", "-A");
@@ -78,7 +81,9 @@ async function advance(w: Walk): Promise<number> {
 }
 
 /** Runs the scenario. */
-export async function snapshotBench(o: { files: number; samples: number }): Promise<SnapshotResult> {
+export async function snapshotBench(
+  o: { files: number; samples: number },
+): Promise<SnapshotResult> {
   const tmp = await Deno.makeTempDir({ prefix: "waymark-snapbench-" });
   try {
     const repo = join(tmp, "repo");
@@ -116,13 +121,18 @@ export async function snapshotBench(o: { files: number; samples: number }): Prom
       const target = inGit.at.stateToken;
       for (let i = 0; i < Math.min(o.samples, 10); i++) {
         for (let k = 0; k < 100; k++) {
-          await Deno.writeTextFile(join(repo, `d${k % 50}`, `f${1 + (k % 2)}.txt`), `r ${i} ${k}\n`);
+          await Deno.writeTextFile(
+            join(repo, `d${k % 50}`, `f${1 + (k % 2)}.txt`),
+            `r ${i} ${k}\n`,
+          );
         }
         const [ms, done] = await timed(() =>
           restoreWorkspace(waymark.deps, { stateToken: target }, { workspace: inGit.ws })
         );
         if (!done.ok) throw new Error(done.error.message);
-        if (done.value.counts.written !== 100) throw new Error(`restored ${done.value.counts.written}`);
+        if (done.value.counts.written !== 100) {
+          throw new Error(`restored ${done.value.counts.written}`);
+        }
         result.restore100.push(ms);
       }
     } finally {
@@ -141,7 +151,9 @@ export function snapshotReport(r: SnapshotResult): string {
   return [
     `snapshots (${r.files} files, medians): git status --porcelain ${p(r.status)} ms; ` +
     `advance in git ${p(r.advanceGit)} ms (${ratio}× git status, target ≤ 3×); ` +
-    `advance outside git ${p(r.advanceNoGit)} ms; restore of 100 files ${p(r.restore100)} ms (target < 1000)`,
+    `advance outside git ${p(r.advanceNoGit)} ms; restore of 100 files ${
+      p(r.restore100)
+    } ms (target < 1000)`,
   ].join("\n");
 }
 
@@ -154,7 +166,10 @@ if (import.meta.main) {
       out: { type: "string" },
     },
   });
-  const result = await snapshotBench({ files: Number(values.files), samples: Number(values.samples) });
+  const result = await snapshotBench({
+    files: Number(values.files),
+    samples: Number(values.samples),
+  });
   console.log(snapshotReport(result));
   const json = {
     files: result.files,

@@ -24,6 +24,9 @@ async function userState(dir: string): Promise<string> {
   ]);
 }
 
+/** Test servers snapshot only when asked (`childEnv`). */
+const SNAPSHOTS_ON = { WAYMARK_SNAPSHOTS: "1" };
+
 const read = (dir: string, path: string) => Deno.readTextFile(`${dir}/${path}`).catch(() => null);
 
 Deno.test("rewind: the answer says the files differ, restore brings them back, undo returns", async () => {
@@ -32,7 +35,7 @@ Deno.test("rewind: the answer says the files differ, restore brings them back, u
   await Deno.mkdir(`${home.home}/workflows`, { recursive: true });
   await Deno.writeTextFile(`${home.home}/workflows/rewind.json`, plainWorkflow("user.rewind", 4));
   await Deno.writeTextFile(`${repo.dir}/x.log`, "ignored 1\n");
-  const c = await connect(home.home, { cwd: repo.dir });
+  const c = await connect(home.home, { cwd: repo.dir, env: SNAPSHOTS_ON });
   try {
     let user = await userState(repo.dir);
     const start = ok(await c.call("start_workflow", { workflowId: "user.rewind" }));
@@ -125,8 +128,8 @@ Deno.test("restore from another workspace is refused and changes nothing", async
   const other = await gitRepo({ "z.txt": "z\n" });
   await Deno.mkdir(`${home.home}/workflows`, { recursive: true });
   await Deno.writeTextFile(`${home.home}/workflows/rewind.json`, plainWorkflow("user.rewind", 2));
-  const here = await connect(home.home, { cwd: repo.dir });
-  const there = await connect(home.home, { cwd: other.dir });
+  const here = await connect(home.home, { cwd: repo.dir, env: SNAPSHOTS_ON });
+  const there = await connect(home.home, { cwd: other.dir, env: SNAPSHOTS_ON });
   try {
     const start = ok(await here.call("start_workflow", { workflowId: "user.rewind" }));
     await Deno.writeTextFile(`${repo.dir}/a.txt`, "v1\n");
