@@ -68,7 +68,7 @@ async function drive(repo: string, home: string, config: string) {
   await Deno.writeTextFile(transcript, "");
   const client = await connect(home, {
     cwd: repo,
-    env: { CLAUDE_CODE_SESSION_ID: SESSION, CLAUDE_CONFIG_DIR: config },
+    env: { CLAUDE_CODE_SESSION_ID: SESSION, CLAUDE_CONFIG_DIR: config, WAYMARK_SNAPSHOTS: "1" },
   });
   try {
     const started = ok(await client.call("start_workflow", { workflowId: STEPS.id }));
@@ -148,7 +148,7 @@ Deno.test({
       const lines = await chart.locator("rect.bar-lines").evaluateAll((rs) =>
         rs.map((r) => r.getAttribute("data-value"))
       );
-      assert.deepEqual(lines, ["2", "2", "0"], "+2 · +1 −1 · nothing");
+      assert.deepEqual(lines, ["2", "3", "0"], "+2 · +2 −1 · nothing");
       const tokens = await chart.locator("rect.bar-tokens").evaluateAll((rs) =>
         rs.map((r) => r.getAttribute("data-value"))
       );
