@@ -6,92 +6,9 @@
  * stays text), and the branch's chart of time, change and tokens per step.
  */
 import assert from "node:assert/strict";
-import { appendFile, mkdir } from "node:fs/promises";
-import { join } from "node:path";
 import { HAS_CHROMIUM, IN_CI, launch } from "../helpers/browser.ts";
-import { gitRepo } from "../helpers/git_repo.ts";
-import { placeOf } from "../helpers/answers.ts";
-import { connect, ok, tempHome, type TestClient } from "../helpers/server.ts";
+import { driveFootprints, footprintPlace, HOSTILE, type Json } from "../helpers/footprint.ts";
 import { spawnView } from "../helpers/viewer_fixture.ts";
-
-// deno-lint-ignore no-explicit-any
-type Json = Record<string, any>;
-
-const STEPS = {
-  id: "project.footprint",
-  name: "Footprint",
-  description: "Three steps that change files.",
-  version: "1.0.0",
-  steps: [
-    { id: "add", title: "Add a file", prompt: "Add it." },
-    { id: "edit", title: "Edit the app", prompt: "Edit it." },
-    { id: "report", title: "Report", prompt: "Say what changed." },
-  ],
-};
-
-const HOSTILE = `<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">`;
-const SESSION = "5d1f3c8e-2b7a-4c1e-9f0d-7a6b5c4d3e2f";
-
-/** The host's transcript: one model call with the given usage, stamped now. */
-async function modelCall(file: string, id: number, input: number): Promise<void> {
-  await appendFile(
-    file,
-    `${
-      JSON.stringify({
-        type: "assistant",
-        timestamp: new Date().toISOString(),
-        sessionId: SESSION,
-        message: {
-          id: `msg_${id}`,
-          content: [{ type: "text", text: "not kept" }],
-          usage: { input_tokens: input, output_tokens: 7, cache_read_input_tokens: 100 },
-        },
-      })
-    }\n`,
-  );
-}
-
-async function ack(client: TestClient, from: Json, notes: string): Promise<Json> {
-  return ok(
-    await client.call("continue_workflow", {
-      stateToken: from.stateToken,
-      ackToken: from.ackToken,
-      output: { notesMarkdown: notes },
-    }),
-  );
-}
-
-/** Drives the run: a new file, then an edit with a hostile line, then nothing. */
-async function drive(repo: string, home: string, config: string) {
-  const transcript = join(config, "projects", "-elsewhere", `${SESSION}.jsonl`);
-  await mkdir(join(config, "projects", "-elsewhere"), { recursive: true });
-  await Deno.writeTextFile(transcript, "");
-  const client = await connect(home, {
-    cwd: repo,
-    env: { CLAUDE_CODE_SESSION_ID: SESSION, CLAUDE_CONFIG_DIR: config, WAYMARK_SNAPSHOTS: "1" },
-  });
-  try {
-    const started = ok(await client.call("start_workflow", { workflowId: STEPS.id }));
-    await Deno.writeTextFile(join(repo, "added.txt"), "one\ntwo\n");
-    await modelCall(transcript, 1, 1000);
-    const added = await ack(client, started, "Added a file.");
-    await Deno.writeTextFile(join(repo, "app.ts"), `export const a = 2;\n// ${HOSTILE}\n`);
-    await modelCall(transcript, 2, 2000);
-    await modelCall(transcript, 3, 3000);
-    const edited = await ack(client, added, "Edited the app.");
-    await modelCall(transcript, 4, 500);
-    const reported = await ack(client, edited, "Reported.");
-    return {
-      sessionId: started.session.sessionId as string,
-      runId: placeOf(started).runId,
-      addedNode: placeOf(added).nodeId,
-      editedNode: placeOf(edited).nodeId,
-      reportedNode: placeOf(reported).nodeId,
-    };
-  } finally {
-    await client.close();
-  }
-}
 
 Deno.test({
   name: "viewer in chromium: each step's duration, tokens, changed files, diff and the chart",
@@ -99,19 +16,12 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    const repo = await gitRepo({ "app.ts": "export const a = 1;\n", ".gitignore": "ignored/\n" });
-    const { home, cleanup } = await tempHome();
-    const config = await Deno.makeTempDir({ prefix: "waymark-claude-config-" });
+    const place = await footprintPlace();
     let view: Awaited<ReturnType<typeof spawnView>> | null = null;
     let browser: Awaited<ReturnType<typeof launch>> | null = null;
     try {
-      await mkdir(join(repo.dir, ".waymark", "workflows"), { recursive: true });
-      await Deno.writeTextFile(
-        join(repo.dir, ".waymark", "workflows", "footprint.json"),
-        JSON.stringify(STEPS),
-      );
-      const drove = await drive(repo.dir, home, config);
-      view = await spawnView(home);
+      const drove = await driveFootprints(place);
+      view = await spawnView(place.home);
       browser = await launch();
       const base = `${view.url.replace(/\/$/, "")}/sessions/${drove.sessionId}/runs/${drove.runId}`;
       const page = await browser.context.newPage();
@@ -158,9 +68,7 @@ Deno.test({
     } finally {
       await browser?.close();
       await view?.stop();
-      await cleanup();
-      await repo.cleanup();
-      await Deno.remove(config, { recursive: true }).catch(() => {});
+      await place.cleanup();
     }
   },
 });
