@@ -56,6 +56,20 @@ export function usageWarnings(measured: StepUsage, budget: number | null): Warni
   return [measured.notice, over].filter((w): w is Warning => w !== null && w !== undefined);
 }
 
+/**
+ * The budget's warning for an answer that records no step (a rehydrate): one read of the run's
+ * total, only when a budget is set.
+ */
+export async function runBudgetWarnings(
+  deps: Pick<EngineDeps, "store" | "tokenBudget">,
+  runId: string,
+): Promise<Warning[]> {
+  if (deps.tokenBudget === undefined) return [];
+  const total = await deps.store.getRunTokens(runId);
+  const over = total ? budgetWarning(total, deps.tokenBudget) : null;
+  return over ? [over] : [];
+}
+
 /** The record of a call: its events and response (as `Recorded`). */
 interface RecordedLike {
   response: StepResponse;

@@ -28,10 +28,11 @@ const STEPS = {
 /** An agent's line that must stay text wherever it is shown. */
 export const HOSTILE =
   `<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">`;
-const SESSION = "5d1f3c8e-2b7a-4c1e-9f0d-7a6b5c4d3e2f";
+/** The host session the transcript is of. */
+export const SESSION = "5d1f3c8e-2b7a-4c1e-9f0d-7a6b5c4d3e2f";
 
 /** The host's transcript: one model call with the given usage, stamped now. */
-async function modelCall(file: string, id: number, input: number): Promise<void> {
+export async function modelCall(file: string, id: number, input: number): Promise<void> {
   await appendFile(
     file,
     `${
@@ -49,7 +50,8 @@ async function modelCall(file: string, id: number, input: number): Promise<void>
   );
 }
 
-async function ack(client: TestClient, from: Json, notes: string): Promise<Json> {
+/** Acknowledges the step an answer handed out, with notes. */
+export async function ack(client: TestClient, from: Json, notes: string): Promise<Json> {
   return ok(
     await client.call("continue_workflow", {
       stateToken: from.stateToken,
