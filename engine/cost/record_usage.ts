@@ -50,6 +50,15 @@ export async function measureStep(
   return measured;
 }
 
+/** A run's budget: the smaller of its workflow's and the user's, or `null` with neither. */
+export function runBudget(
+  deps: Pick<EngineDeps, "tokenBudget">,
+  compiled: { tokenBudget?: number },
+): number | null {
+  const set = [deps.tokenBudget, compiled.tokenBudget].filter((b) => b !== undefined);
+  return set.length === 0 ? null : Math.min(...set);
+}
+
 /** The warnings a measured step adds to its answer: the meter's notice, the budget's warning. */
 export function usageWarnings(measured: StepUsage, budget: number | null): Warning[] {
   const over = measured.runTotal ? budgetWarning(measured.runTotal, budget) : null;
@@ -62,11 +71,12 @@ export function usageWarnings(measured: StepUsage, budget: number | null): Warni
  */
 export async function runBudgetWarnings(
   deps: Pick<EngineDeps, "store" | "tokenBudget">,
-  runId: string,
+  at: { runId: string; compiled: { tokenBudget?: number } },
 ): Promise<Warning[]> {
-  if (deps.tokenBudget === undefined) return [];
-  const total = await deps.store.getRunTokens(runId);
-  const over = total ? budgetWarning(total, deps.tokenBudget) : null;
+  const budget = runBudget(deps, at.compiled);
+  if (budget === null) return [];
+  const total = await deps.store.getRunTokens(at.runId);
+  const over = total ? budgetWarning(total, budget) : null;
   return over ? [over] : [];
 }
 

@@ -19,7 +19,7 @@ import type { AttemptKind } from "../model/vocabulary.ts";
 import { refuseActor } from "../access/team_policy.ts";
 import { driftWarnings } from "./drift.ts";
 import { replayRecorded } from "../answers/node_response.ts";
-import { measureStep, withUsage } from "../cost/record_usage.ts";
+import { measureStep, runBudget, withUsage } from "../cost/record_usage.ts";
 import { loadNode, type NodeContext, verifyPair } from "./run_context.ts";
 import { snapshotFolder, snapshotForStep, withSnapshot } from "./snapshot_step.ts";
 
@@ -185,7 +185,7 @@ export async function recordAttempt(
   // outside the transaction, like verification: no write lock is held while git runs
   const taken = await snapshotForStep(deps, { node, workspace: snapshotFolder(options) });
   const measured = await measureStep(deps, { node, hostCallId: options.hostCallId });
-  const usageAt = { measured, budget: deps.tokenBudget ?? null, node };
+  const usageAt = { measured, budget: runBudget(deps, loaded.value.compiled), node };
   let committed: Recorded | null = null;
   let result: Result<StepResponse>;
   try {

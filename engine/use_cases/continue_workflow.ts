@@ -106,7 +106,7 @@ async function rehydrate(
   if (!loaded.ok) return loaded;
   const { node, run, compiled } = loaded.value;
   const warnings: Warning[] = await driftWarnings(deps, run.workflowId, run.workflowHash);
-  warnings.push(...await runBudgetWarnings(deps, run.runId));
+  warnings.push(...await runBudgetWarnings(deps, { runId: run.runId, compiled }));
   if (input.context || input.output || input.preferences) {
     warnings.push({
       code: "IGNORED_WITHOUT_ACK",

@@ -100,3 +100,52 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "a workflow's token budget warns too, and the smaller of it and the user's applies",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const place = await footprintPlace();
+    try {
+      await Deno.writeTextFile(
+        join(place.repo, ".waymark", "workflows", "budgeted.json"),
+        JSON.stringify({
+          id: "project.budgeted",
+          name: "Budgeted",
+          description: "A workflow with a token budget of its own.",
+          version: "1.0.0",
+          tokenBudget: 1000,
+          steps: [
+            { id: "one", title: "One", prompt: "Do one." },
+            { id: "two", title: "Two", prompt: "Do two." },
+          ],
+        }),
+      );
+      await Deno.writeTextFile(
+        join(place.home, "config.json"),
+        JSON.stringify({ cost: { tokenBudget: 5000 } }),
+      );
+      const folder = join(place.config, "projects", "-x");
+      await mkdir(folder, { recursive: true });
+      const transcript = join(folder, `${SESSION}.jsonl`);
+      await Deno.writeTextFile(transcript, "");
+      const client = await connect(place.home, {
+        cwd: place.repo,
+        env: { CLAUDE_CODE_SESSION_ID: SESSION, CLAUDE_CONFIG_DIR: place.config },
+      });
+      try {
+        const started = ok(await client.call("start_workflow", { workflowId: "project.budgeted" }));
+        await modelCall(transcript, 1, 1000);
+        const first = await ack(client, started, "Over the workflow's budget.");
+        assert.equal(first.kind, "ok");
+        const over = first.warnings.find((w: Json) => w.code === "TOKEN_BUDGET_EXCEEDED");
+        assert.match(over?.message ?? "", /used 1107 tokens, past its budget of 1000/);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await place.cleanup();
+    }
+  },
+});
