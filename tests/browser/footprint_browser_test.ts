@@ -50,6 +50,10 @@ Deno.test({
       assert.equal(await hostile.innerText(), `// ${HOSTILE}`);
       assert.equal(await page.locator(".diff-view script, .diff-view img").count(), 0);
       assert.equal(await page.evaluate(() => (globalThis as Json).__pwned), undefined);
+      if (Deno.env.get("FOOTPRINT_SHOT")) {
+        await page.locator("#footprint").screenshot({ path: Deno.env.get("FOOTPRINT_SHOT")! });
+        await page.locator("#footprint-chart").screenshot({ path: `${Deno.env.get("FOOTPRINT_SHOT")}.chart.png` });
+      }
 
       // the chart: time, lines and tokens for each of the three steps
       await page.goto(`${base}/nodes/${drove.reportedNode}`);

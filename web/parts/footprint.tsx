@@ -103,7 +103,8 @@ export const Footprint: FC<{ step: StepFootprint }> = (
   </section>
 );
 
-const CHART = { bar: 18, gap: 6, height: 70, label: 14 } as const;
+// `left` leaves room for the row names and maxima
+const CHART = { bar: 18, gap: 6, height: 70, label: 14, left: 136 } as const;
 
 /** One row of bars: each step's value scaled to the row's largest. */
 function barRow(values: (number | null)[], top: number) {
@@ -112,6 +113,11 @@ function barRow(values: (number | null)[], top: number) {
     const h = v === null ? 0 : Math.max(v > 0 ? 2 : 0, Math.round((v / max) * CHART.height));
     return { x: i * (CHART.bar + CHART.gap), y: top + CHART.height - h, h };
   });
+}
+
+/** A chart value as text: a duration, a line count or a token count, by row. */
+function valueText(row: number, v: number): string {
+  return row === 0 ? fmtDuration(v) : row === 1 ? `${v} lines` : `${fmtCount(v)} tokens`;
 }
 
 type ChartProps = { steps: StepFootprint[]; sessionId: string; runId: string };
@@ -145,9 +151,9 @@ export const FootprintChart: FC<ChartProps> = (
       <h3>Time, change and tokens per step</h3>
       <svg
         class="footprint-chart"
-        width={width + 110}
+        width={width + CHART.left}
         height={rows.length * rowHeight}
-        viewBox={`0 0 ${width + 110} ${rows.length * rowHeight}`}
+        viewBox={`0 0 ${width + CHART.left} ${rows.length * rowHeight}`}
         role="img"
         aria-label="Time, lines changed and tokens per step on this branch"
       >
@@ -156,21 +162,18 @@ export const FootprintChart: FC<ChartProps> = (
           return (
             <g>
               <text x="0" y={top - 3} class="chart-label">{row.name}</text>
+              <text x="0" y={top + 12} class="chart-label">
+                {`max ${valueText(r, Math.max(0, ...row.values.map((v) => v ?? 0)))}`}
+              </text>
               {barRow(row.values, top).map((b, i) => {
                 const s = shown[i]!;
                 const v = row.values[i];
-                const what = v === null
-                  ? "not recorded"
-                  : r === 0
-                  ? fmtDuration(v)
-                  : r === 1
-                  ? `${v} lines`
-                  : `${fmtCount(v)} tokens`;
+                const what = v === null ? "not recorded" : valueText(r, v);
                 return (
                   <a href={`${paths.node(sessionId, runId, s.nodeId)}#node`} data-nav="1">
                     <rect
                       class={`${row.cls}${v === null ? " bar-none" : ""}`}
-                      x={b.x + 110}
+                      x={b.x + CHART.left}
                       y={v === null ? top + CHART.height - 1 : b.y}
                       width={CHART.bar}
                       height={v === null ? 1 : Math.max(b.h, 1)}
