@@ -3,12 +3,17 @@
  * waymark MCP server in a real git repository, its host's transcript (a Claude Code session file
  * the test appends to, as the host would) read for tokens; a `waymark view` process on the same
  * home shows each step's duration, tokens, changed files and their diff (an agent's hostile line
- * stays text), and the branch's chart of time, change and tokens per step.
+ * stays text), and the branch's chart of time, change and tokens per step (screenshots of both go
+ * to test-artifacts/screenshots/).
  */
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { HAS_CHROMIUM, IN_CI, launch } from "../helpers/browser.ts";
 import { driveFootprints, footprintPlace, HOSTILE, type Json } from "../helpers/footprint.ts";
 import { spawnView } from "../helpers/viewer_fixture.ts";
+import { ROOT } from "../helpers/server.ts";
+
+const SHOTS = join(ROOT, "test-artifacts", "screenshots");
 
 Deno.test({
   name: "viewer in chromium: each step's duration, tokens, changed files, diff and the chart",
@@ -50,10 +55,8 @@ Deno.test({
       assert.equal(await hostile.innerText(), `// ${HOSTILE}`);
       assert.equal(await page.locator(".diff-view script, .diff-view img").count(), 0);
       assert.equal(await page.evaluate(() => (globalThis as Json).__pwned), undefined);
-      if (Deno.env.get("FOOTPRINT_SHOT")) {
-        await page.locator("#footprint").screenshot({ path: Deno.env.get("FOOTPRINT_SHOT")! });
-        await page.locator("#footprint-chart").screenshot({ path: `${Deno.env.get("FOOTPRINT_SHOT")}.chart.png` });
-      }
+      await Deno.mkdir(SHOTS, { recursive: true });
+      await page.locator("#footprint").screenshot({ path: join(SHOTS, "footprint-step.png") });
 
       // the chart: time, lines and tokens for each of the three steps
       await page.goto(`${base}/nodes/${drove.reportedNode}`);
@@ -67,6 +70,7 @@ Deno.test({
         rs.map((r) => r.getAttribute("data-value"))
       );
       assert.deepEqual(tokens, ["1107", "5214", "607"]);
+      await chart.screenshot({ path: join(SHOTS, "footprint-chart.png") });
       assert.deepEqual(errors, []);
       await page.close();
     } finally {
