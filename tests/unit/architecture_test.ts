@@ -168,3 +168,13 @@ Deno.test("tools/ tells protocol revisions apart only in tools/revisions/", asyn
   }
   assert.deepEqual(problems, []);
 });
+
+Deno.test("the roots of engine/ and tools/ hold only their entry file beside folders by concern", async () => {
+  const loose: string[] = [];
+  for (const dir of ["engine", "tools"]) {
+    for await (const entry of Deno.readDir(join(ROOT, dir))) {
+      if (entry.isFile && entry.name !== "mod.ts") loose.push(`${dir}/${entry.name}`);
+    }
+  }
+  assert.deepEqual(loose, [], "put each file in the folder of its concern (docs/architecture.md)");
+});
