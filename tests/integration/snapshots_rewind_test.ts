@@ -133,6 +133,21 @@ Deno.test("rewind: the answer says the files differ, restore brings them back, u
     } finally {
       await db.close();
     }
+    // a bundle carries the snapshots, and the session rules accept them on import
+    const other = await tempHome();
+    try {
+      const sid = start.session.sessionId;
+      const file = `${home.home}/bundle.json`;
+      const out = await runCli(["sessions", "export", sid, "-o", file], { home: home.home });
+      assert.equal(out.code, 0, out.err);
+      const bundle = JSON.parse(await Deno.readTextFile(file));
+      const kinds = bundle.events.map((e: { kind: string }) => e.kind);
+      assert.equal(kinds.filter((k: string) => k === "snapshot_recorded").length, 4);
+      const imported = await runCli(["import", file], { home: other.home });
+      assert.equal(imported.code, 0, imported.err);
+    } finally {
+      await other.cleanup();
+    }
   } finally {
     await c.close();
     await repo.cleanup();
