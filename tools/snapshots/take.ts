@@ -132,7 +132,7 @@ export async function writeTree(
 }
 
 /** Commits `tree` with HEAD as its parent; the commit, or the failure. */
-async function commitTree(
+export async function commitTree(
   workspace: string,
   at: { tree: string; head: string | null; runId: string; deadline: number },
 ): Promise<string | GitRun> {
@@ -147,7 +147,7 @@ async function commitTree(
 }
 
 /** Keeps `sha` under the run's refs; `null` when kept, else the failure. */
-async function keepRef(
+export async function keepRef(
   workspace: string,
   at: { sha: string; runId: string; deadline: number },
 ): Promise<GitRun | null> {
@@ -185,6 +185,8 @@ export async function takeSnapshot(
         ? `no snapshot: it took longer than ${at.budgetMs} ms; the step went on without one`
         : `no snapshot: ${gitWhy(run)}`,
     });
+  // the parent is looked up (in the store) while git works
+  const parent = typeof at.parent === "function" ? at.parent().catch(() => null) : at.parent;
   const written = await writeTree(workspace, { facts: found.facts, deadline });
   if ("code" in written) return failed(written);
   const commit = await commitTree(workspace, { ...written, runId: at.runId, deadline });
@@ -193,10 +195,8 @@ export async function takeSnapshot(
   const [kept, changes] = await Promise.all([
     keepRef(workspace, { sha: commit, runId: at.runId, deadline }),
     (async () => {
-      const parent = typeof at.parent === "function" ? await at.parent() : at.parent;
-      return parent === null
-        ? null
-        : await changesBetween(workspace, { from: parent, to: commit }, deadline);
+      const from = await parent;
+      return from === null ? null : await changesBetween(workspace, { from, to: commit }, deadline);
     })(),
   ]);
   if (kept) return failed(kept);
