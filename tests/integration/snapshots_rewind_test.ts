@@ -11,6 +11,7 @@ import { git, gitRepo } from "../helpers/git_repo.ts";
 import { connect, dbUrlOf, ok, tempHome } from "../helpers/server.ts";
 import { openTestDb } from "../helpers/db.ts";
 import { plainWorkflow } from "../helpers/workflows.ts";
+import { runCli } from "../helpers/maintenance.ts";
 
 /** What the user sees of their repository; a snapshot must not change it. */
 async function userState(dir: string): Promise<string> {
@@ -97,6 +98,23 @@ Deno.test("rewind: the answer says the files differ, restore brings them back, u
     assert.equal(await read(repo.dir, "c.txt"), "made in step 2\n");
     assert.equal(await read(repo.dir, "x.log"), "ignored 2\n");
 
+    // the same from the command line, in the workspace
+    const cli = (...args: string[]) =>
+      runCli(["restore", ...args], { home: home.home, cwd: repo.dir });
+    const dryCli = await cli(first.stateToken, "--dry-run", "--json");
+    assert.equal(dryCli.code, 0, dryCli.err);
+    assert.deepEqual(JSON.parse(dryCli.out).written, ["a.txt"]);
+    assert.equal(await read(repo.dir, "a.txt"), "v2\n");
+    const realCli = await cli(first.stateToken, "--json");
+    assert.equal(realCli.code, 0, realCli.err);
+    assert.equal(await read(repo.dir, "c.txt"), null);
+    const undoCli = await cli(first.stateToken, "--snapshot", JSON.parse(realCli.out).before);
+    assert.equal(undoCli.code, 0, undoCli.err);
+    assert.equal(await read(repo.dir, "c.txt"), "made in step 2\n");
+    const elsewhere = await runCli(["restore", first.stateToken, "--json"], { home: home.home });
+    assert.equal(elsewhere.code, 1);
+    assert.equal(JSON.parse(elsewhere.out).error.details.reason, "workspace_mismatch");
+
     const db = await openTestDb(dbUrlOf(home.home));
     try {
       const rows = await db.rows(
@@ -114,6 +132,21 @@ Deno.test("rewind: the answer says the files differ, restore brings them back, u
       assert.equal(events[1].snapshot.branch, "main");
     } finally {
       await db.close();
+    }
+    // a bundle carries the snapshots, and the session rules accept them on import
+    const other = await tempHome();
+    try {
+      const sid = start.session.sessionId;
+      const file = `${home.home}/bundle.json`;
+      const out = await runCli(["sessions", "export", sid, "-o", file], { home: home.home });
+      assert.equal(out.code, 0, out.err);
+      const bundle = JSON.parse(await Deno.readTextFile(file));
+      const kinds = bundle.events.map((e: { kind: string }) => e.kind);
+      assert.equal(kinds.filter((k: string) => k === "snapshot_recorded").length, 4);
+      const imported = await runCli(["import", file], { home: other.home });
+      assert.equal(imported.code, 0, imported.err);
+    } finally {
+      await other.cleanup();
     }
   } finally {
     await c.close();

@@ -18,7 +18,7 @@ import {
 } from "../../engine/model/snapshots.ts";
 import { parseRaw, type RawEntry } from "./changes.ts";
 import { gitWhy, runGit } from "./git_process.ts";
-import { repoFacts, runRefs, takeSnapshot, writeTree } from "./take.ts";
+import { commitTree, keepRef, repoFacts, runRefs, writeTree } from "./take.ts";
 
 type Refused = { ok: false; refusal: RestoreRefusal };
 type Restored = { ok: true; value: RestoreOutcome } | Refused;
@@ -118,92 +118,67 @@ async function pruneEmpty(workspace: string, paths: string[]): Promise<void> {
   }
 }
 
-/** Writes `paths` of `commit` into the workspace from a temporary index. */
+/** The target's tree in a temporary index (read while the rest is checked), for `checkout-index`. */
+async function targetIndex(
+  workspace: string,
+  at: { commit: string; tmp: string; deadline: number },
+): Promise<{ GIT_INDEX_FILE: string } | null> {
+  const env = { GIT_INDEX_FILE: join(at.tmp, "index") };
+  const read = await runGit(workspace, ["read-tree", at.commit], { deadline: at.deadline, env });
+  return read.code === 0 ? env : null;
+}
+
+/** Writes `paths` from the target's index into the workspace; why not, or `null`. */
 async function writeFiles(
   workspace: string,
-  at: { commit: string; paths: string[]; deadline: number },
+  at: { env: { GIT_INDEX_FILE: string } | null; paths: string[]; deadline: number },
 ): Promise<string | null> {
   if (at.paths.length === 0) return null;
-  const tmp = await mkdtemp(join(tmpdir(), "waymark-restore-"));
-  try {
-    const env = { GIT_INDEX_FILE: join(tmp, "index") };
-    const read = await runGit(workspace, ["read-tree", at.commit], { deadline: at.deadline, env });
-    if (read.code !== 0) return gitWhy(read);
-    const out = await runGit(workspace, ["checkout-index", "-f", "-z", "--stdin"], {
-      deadline: at.deadline,
-      env,
-      input: at.paths.map((p) => `${p}\0`).join(""),
-    });
-    return out.code === 0 ? null : gitWhy(out);
-  } finally {
-    await rm(tmp, { recursive: true, force: true }).catch(() => {});
-  }
+  if (!at.env) return "the snapshot's files could not be read";
+  const out = await runGit(workspace, ["checkout-index", "-f", "-z", "--stdin"], {
+    deadline: at.deadline,
+    env: at.env,
+    input: at.paths.map((p) => `${p}\0`).join(""),
+  });
+  return out.code === 0 ? null : gitWhy(out);
 }
 
 const listed = <T>(items: T[]) => items.slice(0, SNAPSHOT_LIMITS.restoreListed);
 
-/**
- * The files as they are: for a restore, a snapshot kept under the run's refs (the undo); dry,
- * only their tree (nothing is written but git objects).
- */
-async function currentFiles(
+/** The files as they are, as a tree (written while the refusals are checked). */
+async function currentTree(
   workspace: string,
-  at: { runId: string; dryRun: boolean; deadline: number },
-): Promise<{ ok: true; from: string } | Refused> {
-  if (at.dryRun) {
-    const found = await repoFacts(workspace, at.deadline);
-    if (!found.ok) return refuse("not_a_repository", found.notice.message);
-    const tree = await writeTree(workspace, { facts: found.facts, deadline: at.deadline });
-    if ("code" in tree) {
-      return refuse("no_before_snapshot", `the files could not be read (${gitWhy(tree)})`);
-    }
-    if (tree.unreadable.length > 0) {
-      return refuse(
-        "unreadable_files",
-        `the server cannot read ${tree.unreadable.length} file(s) (${
-          tree.unreadable.slice(0, 5).join(", ")
-        }); restoring could lose their content`,
-      );
-    }
-    return { ok: true, from: tree.tree };
-  }
-  const before = await takeSnapshot(workspace, {
-    runId: at.runId,
-    parent: null,
-    budgetMs: at.deadline - Date.now(),
-    branch: null,
-  });
-  if (before.notice?.code === "SNAPSHOT_PARTIAL") {
-    return refuse(
-      "unreadable_files",
-      `${before.notice.message}; restoring could lose their content, so nothing was changed`,
-    );
-  }
-  if (before.snapshot.commit === null) {
+  deadline: number,
+): Promise<{ ok: true; tree: string; head: string | null } | Refused> {
+  const found = await repoFacts(workspace, deadline);
+  if (!found.ok) return refuse("not_a_repository", found.notice.message);
+  const tree = await writeTree(workspace, { facts: found.facts, deadline });
+  if ("code" in tree) {
     return refuse(
       "no_before_snapshot",
-      `the files as they are could not be kept first (${before.notice?.message}); nothing was changed`,
+      `the files as they are could not be read (${gitWhy(tree)}); nothing was changed`,
     );
   }
-  return { ok: true, from: before.snapshot.commit };
+  if (tree.unreadable.length > 0) {
+    return refuse(
+      "unreadable_files",
+      `the server cannot read ${tree.unreadable.length} file(s) (${
+        tree.unreadable.slice(0, 5).join(", ")
+      }); restoring could lose their content, so nothing was changed`,
+    );
+  }
+  return { ok: true, tree: tree.tree, head: tree.head };
 }
 
-/** Restores `commit` of run `runId` in `workspace` (see the module's doc). */
-export async function restoreSnapshot(
+/** What the restore does, `before` (a tree, or the kept commit) → the target. */
+async function planFrom(
   workspace: string,
-  at: { runId: string; commit: string; dryRun: boolean; budgetMs: number },
-): Promise<Restored> {
-  // a restore is asked for, not on the way of a step: it may take longer than a snapshot
-  const deadline = Date.now() + Math.max(at.budgetMs, 60_000);
-  const refused = await precheck(workspace, { ...at, deadline });
-  if (refused) return refused;
-  const current = await currentFiles(workspace, { ...at, deadline });
-  if (!current.ok) return current;
-  const from = current.from;
+  at: { from: string; commit: string; deadline: number },
+): Promise<Awaited<ReturnType<typeof plan>> | Refused> {
   const diff = await runGit(
     workspace,
-    ["diff-tree", "-r", "-z", "--raw", "--no-renames", "--relative", from, at.commit],
-    { deadline },
+    ["diff-tree", "-r", "-z", "--raw", "--no-renames", "--relative", at.from, at.commit],
+    { deadline: at.deadline },
   );
   if (diff.code !== 0) {
     return refuse(
@@ -211,29 +186,83 @@ export async function restoreSnapshot(
       `the snapshots could not be compared (${gitWhy(diff)}); nothing was changed`,
     );
   }
-  const todo = await plan(workspace, parseRaw(diff.out).raw);
-  const outcome: RestoreOutcome = {
+  return await plan(workspace, parseRaw(diff.out).raw);
+}
+
+/** The answer's lists and counts. */
+function outcomeOf(
+  todo: Awaited<ReturnType<typeof plan>>,
+  at: { commit: string; before: string | null; dryRun: boolean },
+): RestoreOutcome {
+  const rewritten = todo.write.filter((p) => todo.remove.includes(p)).length;
+  return {
     restored: at.commit,
-    before: at.dryRun ? null : from,
+    before: at.before,
     dryRun: at.dryRun,
     written: listed(todo.write),
     deleted: listed(todo.remove.filter((p) => !todo.write.includes(p))),
     skipped: listed(todo.skipped),
     counts: {
       written: todo.write.length,
-      deleted: todo.remove.length - todo.write.filter((p) => todo.remove.includes(p)).length,
+      deleted: todo.remove.length - rewritten,
       skipped: todo.skipped.length,
     },
   };
-  if (at.dryRun) return { ok: true, value: outcome };
-  for (const path of todo.remove) await rm(join(workspace, path), { force: true });
-  await pruneEmpty(workspace, todo.remove);
-  const failed = await writeFiles(workspace, { commit: at.commit, paths: todo.write, deadline });
-  if (failed) {
-    return refuse(
-      "write_failed",
-      `some files could not be written (${failed}); restore snapshot ${from} to undo what was changed`,
-    );
+}
+
+/**
+ * Restores `commit` of run `runId` in `workspace` (see the module's doc). The refusals, the
+ * current files' tree and the target's index are read at once; only then is `before` kept.
+ */
+export async function restoreSnapshot(
+  workspace: string,
+  at: { runId: string; commit: string; dryRun: boolean; budgetMs: number },
+): Promise<Restored> {
+  // a restore is asked for, not on the way of a step: it may take longer than a snapshot
+  const deadline = Date.now() + Math.max(at.budgetMs, 60_000);
+  const tmp = await mkdtemp(join(tmpdir(), "waymark-restore-"));
+  try {
+    const [refused, current, env] = await Promise.all([
+      precheck(workspace, { ...at, deadline }),
+      currentTree(workspace, deadline),
+      at.dryRun ? null : targetIndex(workspace, { commit: at.commit, tmp, deadline }),
+    ]);
+    if (refused) return refused;
+    if (!current.ok) return current;
+    if (at.dryRun) {
+      const todo = await planFrom(workspace, { from: current.tree, commit: at.commit, deadline });
+      if ("ok" in todo) return todo;
+      return { ok: true, value: outcomeOf(todo, { ...at, before: null }) };
+    }
+    const before = await commitTree(workspace, { ...current, runId: at.runId, deadline });
+    if (typeof before !== "string") {
+      return refuse(
+        "no_before_snapshot",
+        `the files as they are could not be kept first (${gitWhy(before)}); nothing was changed`,
+      );
+    }
+    const [notKept, todo] = await Promise.all([
+      keepRef(workspace, { sha: before, runId: at.runId, deadline }),
+      planFrom(workspace, { from: before, commit: at.commit, deadline }),
+    ]);
+    if (notKept) {
+      return refuse(
+        "no_before_snapshot",
+        `the files as they are could not be kept first (${gitWhy(notKept)}); nothing was changed`,
+      );
+    }
+    if ("ok" in todo) return todo;
+    for (const path of todo.remove) await rm(join(workspace, path), { force: true });
+    await pruneEmpty(workspace, todo.remove);
+    const failed = await writeFiles(workspace, { env, paths: todo.write, deadline });
+    if (failed) {
+      return refuse(
+        "write_failed",
+        `some files could not be written (${failed}); restore snapshot ${before} to undo what was changed`,
+      );
+    }
+    return { ok: true, value: outcomeOf(todo, { ...at, before }) };
+  } finally {
+    await rm(tmp, { recursive: true, force: true }).catch(() => {});
   }
-  return { ok: true, value: outcome };
 }

@@ -54,8 +54,22 @@ export async function insideGit(folder: string): Promise<boolean> {
 
 type Facts = { ok: true; facts: RepoFacts } | { ok: false; notice: SnapshotNotice };
 
+/** Facts found, by workspace: one `rev-parse` per workspace and process, not per snapshot. */
+const FOUND = new Map<string, RepoFacts>();
+
 /** The repository facts of a workspace, or the notice why there are none. */
 export async function repoFacts(workspace: string, deadline: number): Promise<Facts> {
+  const known = FOUND.get(workspace);
+  if (known && await insideGit(workspace)) return { ok: true, facts: known };
+  const found = await findFacts(workspace, deadline);
+  if (found.ok) {
+    if (FOUND.size >= 64) FOUND.clear();
+    FOUND.set(workspace, found.facts);
+  }
+  return found;
+}
+
+async function findFacts(workspace: string, deadline: number): Promise<Facts> {
   if (!await insideGit(workspace)) {
     return notice("SNAPSHOT_NOT_A_REPOSITORY", `${workspace} is not in a git repository`);
   }
@@ -117,34 +131,34 @@ export async function writeTree(
   }
 }
 
-/** Commits `tree` (parent: HEAD) and keeps it under the run's refs; the commit, or the failure. */
-async function commitAndKeep(
+/** Commits `tree` with HEAD as its parent; the commit, or the failure. */
+export async function commitTree(
   workspace: string,
   at: { tree: string; head: string | null; runId: string; deadline: number },
 ): Promise<string | GitRun> {
   const parent = at.head ? ["-p", at.head] : [];
+  const message = `waymark snapshot of run ${at.runId}`;
   const commit = await runGit(
     workspace,
-    [
-      "commit-tree",
-      "--no-gpg-sign",
-      at.tree,
-      ...parent,
-      "-m",
-      `waymark snapshot of run ${at.runId}`,
-    ],
+    ["commit-tree", "--no-gpg-sign", at.tree, ...parent, "-m", message],
     { deadline: at.deadline, env: COMMIT_ENV },
   );
-  if (commit.code !== 0) return commit;
-  const sha = commit.out.trim();
-  const ref = `${runRefs(at.runId)}${sha}`;
-  const kept = await runGit(workspace, ["update-ref", ref, sha], { deadline: at.deadline });
-  if (kept.code === 0) return sha;
+  return commit.code === 0 ? commit.out.trim() : commit;
+}
+
+/** Keeps `sha` under the run's refs; `null` when kept, else the failure. */
+export async function keepRef(
+  workspace: string,
+  at: { sha: string; runId: string; deadline: number },
+): Promise<GitRun | null> {
+  const ref = `${runRefs(at.runId)}${at.sha}`;
+  const kept = await runGit(workspace, ["update-ref", ref, at.sha], { deadline: at.deadline });
+  if (kept.code === 0) return null;
   // another server kept the same snapshot at the same moment: the ref holds it either way
   const there = await runGit(workspace, ["rev-parse", "-q", "--verify", ref], {
     deadline: at.deadline,
   });
-  return there.code === 0 && there.out.trim() === sha ? sha : kept;
+  return there.code === 0 && there.out.trim() === at.sha ? null : kept;
 }
 
 /** Takes one snapshot (see the module's doc); never throws. */
@@ -171,10 +185,21 @@ export async function takeSnapshot(
         ? `no snapshot: it took longer than ${at.budgetMs} ms; the step went on without one`
         : `no snapshot: ${gitWhy(run)}`,
     });
+  // the parent is looked up (in the store) while git works
+  const parent = typeof at.parent === "function" ? at.parent().catch(() => null) : at.parent;
   const written = await writeTree(workspace, { facts: found.facts, deadline });
   if ("code" in written) return failed(written);
-  const commit = await commitAndKeep(workspace, { ...written, runId: at.runId, deadline });
+  const commit = await commitTree(workspace, { ...written, runId: at.runId, deadline });
   if (typeof commit !== "string") return failed(commit);
+  // the ref and the diff at once: each is a process of its own
+  const [kept, changes] = await Promise.all([
+    keepRef(workspace, { sha: commit, runId: at.runId, deadline }),
+    (async () => {
+      const from = await parent;
+      return from === null ? null : await changesBetween(workspace, { from, to: commit }, deadline);
+    })(),
+  ]);
+  if (kept) return failed(kept);
   const snapshot: WorkspaceSnapshot = {
     commit,
     head: written.head,
@@ -182,10 +207,6 @@ export async function takeSnapshot(
     dirty: written.tree !== written.headTree,
     workspace,
   };
-  const parent = typeof at.parent === "function" ? await at.parent() : at.parent;
-  const changes = parent === null
-    ? null
-    : await changesBetween(workspace, { from: parent, to: commit }, deadline);
   const taken: SnapshotTaken = { snapshot, changes };
   if (written.unreadable.length > 0) {
     taken.notice = {
