@@ -61,6 +61,20 @@ export async function ack(client: TestClient, from: Json, notes: string): Promis
   );
 }
 
+/** Where {@linkcode driveFootprints} left its run: the session, the run and each step's node. */
+export interface DroveFootprints {
+  /** The session (`ses_…`). */
+  sessionId: string;
+  /** The run (`run_…`). */
+  runId: string;
+  /** The node the first step's acknowledgement created. */
+  addedNode: string;
+  /** The second's. */
+  editedNode: string;
+  /** The third's (the run is complete there). */
+  reportedNode: string;
+}
+
 /** Where a footprint run happens. */
 export interface FootprintPlace {
   /** The git repository (the workspace). */
@@ -99,7 +113,7 @@ export async function footprintPlace(): Promise<FootprintPlace> {
  * Drives the run: a new file (one call of 1,000 input tokens), an edit with a hostile line (two
  * calls, 2,000 and 3,000), then nothing (one of 500); each call also 7 output and 100 cache-read.
  */
-export async function driveFootprints(place: FootprintPlace) {
+export async function driveFootprints(place: FootprintPlace): Promise<DroveFootprints> {
   const { repo, home, config } = place;
   const transcript = join(config, "projects", "-elsewhere", `${SESSION}.jsonl`);
   await mkdir(join(config, "projects", "-elsewhere"), { recursive: true });
