@@ -41,6 +41,7 @@ Deno.test({
         /^1,107 tokens \(1,000 in, 7 out, 0 cache write, 100 cache read; 1 call\)/,
       );
       assert.match(await page.locator("#changes-summary").innerText(), /1 file changed · 1 added/);
+      assert.match(await page.locator("#footprint").innerText(), /snapshot\s+[0-9a-f]{12}/);
       const addedRows = page.locator(".diff-view tr.d-add td.dt");
       assert.deepEqual(await addedRows.allInnerTexts(), ["one", "two"]);
 

@@ -73,13 +73,28 @@ export const Footprint: FC<{ step: StepFootprint }> = (
     <dl class="facts">
       <dt>took</dt>
       <dd id="step-duration">
-        {step.durationMs === null ? "—" : fmtDuration(step.durationMs)}
+        {step.durationMs === null ? "— (the run's start)" : fmtDuration(step.durationMs)}
       </dd>
       <dt>tokens</dt>
       <dd id="step-tokens">
         {step.tokens ? fmtTokens(step.tokens) : "not counted"}
         {step.tokensNotice ? <span class="muted small">{` (${step.tokensNotice})`}</span> : null}
       </dd>
+      {step.snapshot
+        ? (
+          <>
+            <dt>snapshot</dt>
+            <dd>
+              <code class="mono" title={step.snapshot.commit}>
+                {step.snapshot.commit.slice(0, 12)}
+              </code>
+              {step.snapshot.dirty
+                ? <span class="muted small">{" (files differed from HEAD)"}</span>
+                : null}
+            </dd>
+          </>
+        )
+        : null}
       {step.evidence
         ? (
           <>
@@ -97,7 +112,10 @@ export const Footprint: FC<{ step: StepFootprint }> = (
     </dl>
     {step.changes ? <Changes changes={step.changes} /> : (
       <p class="muted small">
-        {step.snapshotNotice ?? "No snapshot of the workspace was recorded for this step."}
+        {step.snapshotNotice ??
+          (step.snapshot
+            ? "The run starts here: nothing to compare the files with."
+            : "No snapshot of the workspace was recorded for this step.")}
       </p>
     )}
   </section>

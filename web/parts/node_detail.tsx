@@ -240,7 +240,9 @@ export const NodeDetail: FC<{ node: NodeView; sessionId: string; footprint?: Ste
   return (
     <div>
       <NodeHead node={node} link={link} />
-      {footprint && footprint.durationMs !== null ? <Footprint step={footprint} /> : null}
+      {footprint && (footprint.durationMs !== null || footprint.snapshot)
+        ? <Footprint step={footprint} />
+        : null}
       <NodeRecord node={node} />
       {others.length > 0
         ? <NodeEvents events={others} runHref={(runId) => paths.run(sessionId, runId)} />

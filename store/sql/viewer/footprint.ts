@@ -48,6 +48,10 @@ export type StepChanges = z.infer<typeof changesSchema>;
 
 const snapshotEvent = z.looseObject({
   kind: z.literal("snapshot_recorded"),
+  snapshot: z.looseObject({
+    commit: z.string().nullable().catch(null),
+    dirty: z.boolean().catch(false),
+  }).nullable().catch(null),
   changes: changesSchema.nullable().catch(null),
   notice: z.unknown().optional(),
 });
@@ -78,6 +82,8 @@ export interface StepFootprint {
   durationMs: number | null;
   /** What the step changed in the workspace; `null` when no snapshot was recorded. */
   changes: StepChanges | null;
+  /** The node's snapshot commit and whether the files differed from HEAD, when one was taken. */
+  snapshot: { commit: string; dirty: boolean } | null;
   /** Why there is no snapshot, when the server said (not a git repository, over its budget). */
   snapshotNotice: string | null;
   /** The verification the server ran on the acknowledgement, when one was recorded. */
@@ -126,6 +132,7 @@ export async function getStepFootprints(
       createdAt: r.created_at,
       durationMs: r.parent_created === null ? null : elapsed(r.parent_created, r.created_at),
       changes: null,
+      snapshot: null,
       snapshotNotice: null,
       evidence: null,
       tokens: null,
@@ -171,6 +178,8 @@ function fold(step: StepFootprint, payload: string, options: FootprintOptions): 
     const snapshot = snapshotEvent.safeParse(event);
     if (!snapshot.success) return;
     const { changes, notice } = snapshot.data;
+    const commit = snapshot.data.snapshot?.commit;
+    if (commit) step.snapshot = { commit, dirty: snapshot.data.snapshot?.dirty ?? false };
     step.changes = changes && options.withDiff === false ? { ...changes, diff: "" } : changes;
     step.snapshotNotice = noticeText(notice);
   } else if (event?.kind === "evidence_recorded") {
