@@ -11,7 +11,7 @@ export type UsageSource = "claude_code";
 
 /** What one reading of the host's records found. */
 export interface UsageReading {
-  /** Every model call recorded so far in the host's session, oldest first. */
+  /** The model calls recorded so far in the host's session (after `after`, when asked), oldest first. */
   calls: readonly ModelCall[];
   /** Why the counts are missing or partial (no transcript, unreadable lines), or `null`. */
   notice: Warning | null;
@@ -28,11 +28,12 @@ export interface UsageMeter {
   /** The host. */
   readonly source: UsageSource;
   /**
-   * Reads what the host recorded since the last reading, and returns every call so far; with
-   * `through`, first waits (a bounded time) until the records hold the call that made that
-   * tool call, since a host may write its records a moment after it calls the tool.
+   * Reads what the host recorded since the last reading, and returns the calls so far made after
+   * `after` (ISO-8601; all without it); with `through`, first waits (a bounded time) until the
+   * records hold the call that made that tool call, since a host may write its records a moment
+   * after it calls the tool.
    */
-  read(options?: { through?: string }): Promise<UsageReading>;
+  read(options?: { through?: string; after?: string }): Promise<UsageReading>;
   /** Marks the calls up to `to` (ISO-8601) as counted, once the step they were counted in is recorded. */
   settle(to: string): void;
 }

@@ -30,7 +30,10 @@ export async function measureStep(
   const meter = deps.usage;
   if (!meter || !node.createdAt) return null;
   const [reading, before] = await Promise.all([
-    meter.read(at.hostCallId === undefined ? {} : { through: at.hostCallId }),
+    meter.read({
+      after: node.createdAt,
+      ...(at.hostCallId === undefined ? {} : { through: at.hostCallId }),
+    }),
     deps.store.getRunTokens(node.runId),
   ]);
   const to = deps.clock.now();

@@ -123,7 +123,9 @@ interface Cursor {
   path: string | null;
   offset: number;
   partial: Uint8Array;
+  /** The calls read so far, in order of time, with their times parsed (`ms`, alongside). */
   calls: ModelCall[];
+  ms: number[];
   since: string | null;
   /** Tool call ids seen in the calls read so far. */
   toolUses: Set<string>;
@@ -161,6 +163,7 @@ export function claudeCodeMeter(options: ClaudeMeterOptions): UsageMeter | null 
     offset: 0,
     partial: new Uint8Array(),
     calls: [],
+    ms: [],
     since: null,
     toolUses: new Set(),
   };
@@ -169,7 +172,13 @@ export function claudeCodeMeter(options: ClaudeMeterOptions): UsageMeter | null 
   return {
     source: "claude_code",
     read: (wanted = {}) => {
-      const where = { config, sessionId, cwd: options.cwd, through: wanted.through };
+      const where = {
+        config,
+        sessionId,
+        cwd: options.cwd,
+        through: wanted.through,
+        after: wanted.after,
+      };
       const next = last.then(() => readMore(cursor, where));
       last = next;
       return next;
@@ -182,12 +191,13 @@ export function claudeCodeMeter(options: ClaudeMeterOptions): UsageMeter | null 
 
 async function readMore(
   cursor: Cursor,
-  where: { config: string; sessionId: string; cwd: string; through?: string },
+  where: { config: string; sessionId: string; cwd: string; through?: string; after?: string },
 ): Promise<UsageReading> {
+  const calls = () => callsAfter(cursor, where.after);
   cursor.path ??= await findTranscript(where.config, where);
   if (!cursor.path) {
     return {
-      calls: cursor.calls,
+      calls: calls(),
       since: cursor.since,
       notice: notice(
         "USAGE_UNAVAILABLE",
@@ -202,7 +212,7 @@ async function readMore(
     while (through !== undefined && !cursor.toolUses.has(through)) {
       if (Date.now() - started >= TRANSCRIPT_WAIT_MS) {
         return {
-          calls: cursor.calls,
+          calls: calls(),
           since: cursor.since,
           notice: notice(
             "USAGE_PARTIAL",
@@ -214,7 +224,7 @@ async function readMore(
       bad += await readNewLines(cursor);
     }
     return {
-      calls: cursor.calls,
+      calls: calls(),
       since: cursor.since,
       notice: bad === 0 ? null : notice(
         "USAGE_PARTIAL",
@@ -223,7 +233,7 @@ async function readMore(
     };
   } catch (error) {
     return {
-      calls: cursor.calls,
+      calls: calls(),
       since: cursor.since,
       notice: notice(
         "USAGE_UNAVAILABLE",
@@ -235,6 +245,30 @@ async function readMore(
   }
 }
 
+/** Adds a call in order of time (nearly always at the end: the host appends as it goes). */
+function keep(cursor: Cursor, call: ModelCall): void {
+  const ms = Date.parse(call.at);
+  if (Number.isNaN(ms)) return; // a time that does not parse counts nowhere
+  let i = cursor.ms.length;
+  while (i > 0 && cursor.ms[i - 1]! > ms) i--;
+  cursor.ms.splice(i, 0, ms);
+  cursor.calls.splice(i, 0, call);
+}
+
+/** The calls after a time (all without one), found by binary search: a reading costs the step's calls. */
+function callsAfter(cursor: Cursor, after: string | undefined): readonly ModelCall[] {
+  const from = after === undefined ? Number.NaN : Date.parse(after);
+  if (Number.isNaN(from)) return cursor.calls;
+  let lo = 0;
+  let hi = cursor.ms.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (cursor.ms[mid]! <= from) lo = mid + 1;
+    else hi = mid;
+  }
+  return cursor.calls.slice(lo);
+}
+
 /** Reads the bytes appended since the last reading; returns how many lines were unreadable. */
 async function readNewLines(cursor: Cursor): Promise<number> {
   const file = await open(cursor.path!, "r");
@@ -244,6 +278,7 @@ async function readNewLines(cursor: Cursor): Promise<number> {
       cursor.offset = 0;
       cursor.partial = new Uint8Array();
       cursor.calls = [];
+      cursor.ms = [];
       cursor.toolUses.clear();
     }
     const length = Math.min(size - cursor.offset, MAX_READ);
@@ -262,7 +297,7 @@ async function readNewLines(cursor: Cursor): Promise<number> {
       const call = parseTranscriptLine(line);
       if (call === "bad") bad++;
       else if (call) {
-        cursor.calls.push(call);
+        keep(cursor, call);
         for (const id of call.toolUseIds ?? []) cursor.toolUses.add(id);
       }
     }

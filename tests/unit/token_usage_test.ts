@@ -204,6 +204,9 @@ Deno.test("a reading waits for the call behind a request; settle makes a call co
     meter.settle("2026-01-01T00:00:01Z"); // an older end never moves it back
     assert.equal((await meter.read()).since, "2026-01-01T00:00:02Z");
 
+    const after = await meter.read({ after: "2026-01-01T00:00:01Z" });
+    assert.deepEqual(after.calls.map((c) => c.id), ["msg_2"], "only the calls after a time");
+
     const never = await meter.read({ through: "toolu_missing" });
     assert.equal(never.notice?.code, "USAGE_PARTIAL");
     assert.equal(never.calls.length, 2, "what was read still counts");
