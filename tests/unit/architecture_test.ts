@@ -134,6 +134,25 @@ Deno.test("every npm specifier names the version tests/deno.json pins, and sourc
   assert.ok(pins.has("zod") && pins.has("@libsql/client"));
 });
 
+Deno.test("the workspace's import map holds only packages waymark imports, so `deno task` (which installs it first) needs nothing the bundle does not", async () => {
+  const config = JSON.parse(await Deno.readTextFile(join(ROOT, "tests/deno.json")));
+  const mapped = new Set(
+    Object.values(config.imports as Record<string, string>).map((target) =>
+      /^npm:((?:@[^/@]+\/)?[^/@]+)@/.exec(target)![1]!
+    ),
+  );
+  const product = new Set<string>();
+  for (const file of await sourceFiles()) {
+    if (file.startsWith("tests/") || file.startsWith("scripts/")) continue;
+    const text = await Deno.readTextFile(join(ROOT, file));
+    for (const spec of imports(text)) {
+      const name = /^npm:((?:@[^/@]+\/)?[^/@]+)@/.exec(spec)?.[1];
+      if (name) product.add(name);
+    }
+  }
+  assert.deepEqual([...mapped].filter((name) => !product.has(name)), []);
+});
+
 Deno.test("the pin check catches a copy that differs from tests/deno.json, and repin fixes it", () => {
   // spelled in pieces, so that this file's own text holds no pinned specifier
   const npm = (pin: string) => `npm:${pin}`;
