@@ -11,7 +11,7 @@ import { Client as ClientV1 } from "npm:@modelcontextprotocol/sdk@1.32.2/client/
 import { StdioClientTransport as StdioClientTransportV1 } from "npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js";
 import { ElicitRequestSchema } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { openWaymark } from "../../mod.ts";
-import { parseRunLabel } from "../../engine/ids.ts";
+import { parseRunLabel } from "../../engine/model/ids.ts";
 import { serverParams } from "../helpers/server.ts";
 import { ModernClient, taskHome } from "../helpers/tasks.ts";
 import { placeOf } from "../helpers/answers.ts";
