@@ -161,6 +161,9 @@ async function workflows(source: WorkflowSource): Promise<DoctorFinding> {
   );
 }
 
+/** The checks of files in waymark's home rather than of the database. */
+const HOME_CHECKS: readonly DoctorFinding["check"][] = ["keyring", "permissions", "workflows"];
+
 /** Runs a check; one that throws becomes a problem finding instead of stopping the others. */
 async function attempt(
   check: DoctorFinding["check"],
@@ -173,7 +176,9 @@ async function attempt(
       check,
       ok: false,
       message: `could not check: ${error instanceof Error ? error.message : String(error)}`,
-      fix: "See the integrity finding; restore from a backup if the file is damaged.",
+      fix: HOME_CHECKS.includes(check)
+        ? "Check that this user can read waymark's home and the file the message names."
+        : "See the integrity finding; restore from a backup if the file is damaged.",
     }];
   }
 }
