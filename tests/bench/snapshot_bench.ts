@@ -159,6 +159,23 @@ export function snapshotReport(r: SnapshotResult): string {
   ].join("\n");
 }
 
+/** The scenario's JSON: medians, the ratio to `git status`, and the targets' verdicts. */
+export function snapshotJson(r: SnapshotResult): Record<string, unknown> {
+  const p = (xs: number[]) => r3(stats(xs).p50);
+  const ratio = r3(stats(r.advanceGit).p50 / stats(r.status).p50);
+  return {
+    files: r.files,
+    medians: {
+      gitStatus: p(r.status),
+      advanceGit: p(r.advanceGit),
+      advanceNoGit: p(r.advanceNoGit),
+      restore100: p(r.restore100),
+    },
+    ratioAdvanceOverStatus: ratio,
+    targets: { advanceUnder3xStatus: ratio <= 3, restoreUnder1s: p(r.restore100) < 1000 },
+  };
+}
+
 if (import.meta.main) {
   const { values } = parseArgs({
     args: Deno.args,
@@ -173,16 +190,7 @@ if (import.meta.main) {
     samples: Number(values.samples),
   });
   console.log(snapshotReport(result));
-  const json = {
-    files: result.files,
-    medians: {
-      gitStatus: r3(stats(result.status).p50),
-      advanceGit: r3(stats(result.advanceGit).p50),
-      advanceNoGit: r3(stats(result.advanceNoGit).p50),
-      restore100: r3(stats(result.restore100).p50),
-    },
-    ratioAdvanceOverStatus: r3(stats(result.advanceGit).p50 / stats(result.status).p50),
-  };
+  const json = snapshotJson(result);
   console.log(JSON.stringify(json));
   if (values.out) await Deno.writeTextFile(values.out, JSON.stringify(json, null, 2));
 }
