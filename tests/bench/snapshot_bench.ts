@@ -30,6 +30,8 @@ export interface SnapshotResult {
   advanceGit: number[];
   /** An advance outside git. */
   advanceNoGit: number[];
+  /** The same with snapshots off: what an advance cost before them. */
+  advanceOff: number[];
   /** A restore of 100 changed files. */
   restore100: number[];
 }
@@ -96,7 +98,7 @@ export async function snapshotBench(
     await Deno.mkdir(join(plain, ".waymark", "workflows"), { recursive: true });
     await Deno.writeTextFile(
       join(plain, ".waymark", "workflows", "bench_long.json"),
-      longWorkflow(o.samples * 3 + 20),
+      longWorkflow(o.samples * 4 + 20),
     );
     const waymark = await openWaymark({ home, workspace: plain });
     const result: SnapshotResult = {
@@ -104,11 +106,13 @@ export async function snapshotBench(
       status: [],
       advanceGit: [],
       advanceNoGit: [],
+      advanceOff: [],
       restore100: [],
     };
     try {
       const inGit = await walker(waymark.deps, repo);
       const outside = await walker(waymark.deps, plain);
+      const off = await walker({ ...waymark.deps, snapshots: undefined }, plain);
       for (let i = 0; i < o.samples + 3; i++) {
         for (let k = 0; k < 3; k++) {
           await Deno.writeTextFile(join(repo, `d${k}`, "f0.txt"), `changed ${i}\n`);
@@ -116,10 +120,12 @@ export async function snapshotBench(
         const [s] = await timed(() => git(repo, "status", "--porcelain"));
         const g = await advance(inGit);
         const n = await advance(outside);
+        const f = await advance(off);
         if (i < 3) continue; // warm-up
         result.status.push(s);
         result.advanceGit.push(g);
         result.advanceNoGit.push(n);
+        result.advanceOff.push(f);
       }
       const target = inGit.at.stateToken;
       for (let i = 0; i < Math.min(o.samples, 10); i++) {
@@ -153,10 +159,28 @@ export function snapshotReport(r: SnapshotResult): string {
   return [
     `snapshots (${r.files} files, medians): git status --porcelain ${p(r.status)} ms; ` +
     `advance in git ${p(r.advanceGit)} ms (${ratio}× git status, target ≤ 3×); ` +
-    `advance outside git ${p(r.advanceNoGit)} ms; restore of 100 files ${
-      p(r.restore100)
-    } ms (target < 1000)`,
+    `advance outside git ${p(r.advanceNoGit)} ms (snapshots off ${
+      p(r.advanceOff)
+    } ms); restore of 100 files ${p(r.restore100)} ms (target < 1000)`,
   ].join("\n");
+}
+
+/** The scenario's JSON: medians, the ratio to `git status`, and the targets' verdicts. */
+export function snapshotJson(r: SnapshotResult): Record<string, unknown> {
+  const p = (xs: number[]) => r3(stats(xs).p50);
+  const ratio = r3(stats(r.advanceGit).p50 / stats(r.status).p50);
+  return {
+    files: r.files,
+    medians: {
+      gitStatus: p(r.status),
+      advanceGit: p(r.advanceGit),
+      advanceNoGit: p(r.advanceNoGit),
+      advanceSnapshotsOff: p(r.advanceOff),
+      restore100: p(r.restore100),
+    },
+    ratioAdvanceOverStatus: ratio,
+    targets: { advanceUnder3xStatus: ratio <= 3, restoreUnder1s: p(r.restore100) < 1000 },
+  };
 }
 
 if (import.meta.main) {
@@ -173,16 +197,7 @@ if (import.meta.main) {
     samples: Number(values.samples),
   });
   console.log(snapshotReport(result));
-  const json = {
-    files: result.files,
-    medians: {
-      gitStatus: r3(stats(result.status).p50),
-      advanceGit: r3(stats(result.advanceGit).p50),
-      advanceNoGit: r3(stats(result.advanceNoGit).p50),
-      restore100: r3(stats(result.restore100).p50),
-    },
-    ratioAdvanceOverStatus: r3(stats(result.advanceGit).p50 / stats(result.status).p50),
-  };
+  const json = snapshotJson(result);
   console.log(JSON.stringify(json));
   if (values.out) await Deno.writeTextFile(values.out, JSON.stringify(json, null, 2));
 }

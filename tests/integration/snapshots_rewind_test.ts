@@ -65,6 +65,17 @@ Deno.test("rewind: the answer says the files differ, restore brings them back, u
         output: { notesMarkdown: "step 2: a to v2, c made" },
       }),
     );
+    // a replay returns the recorded answer and takes no snapshot
+    const refs = await git(repo.dir, "for-each-ref", "refs/waymark/");
+    const replayed = ok(
+      await c.call("continue_workflow", {
+        stateToken: first.stateToken,
+        ackToken: first.ackToken,
+        output: { notesMarkdown: "step 2: a to v2, c made" },
+      }),
+    );
+    assert.equal(replayed.stateToken, second.stateToken);
+    assert.equal(await git(repo.dir, "for-each-ref", "refs/waymark/"), refs);
     const checkpoint = ok(
       await c.call("checkpoint_workflow", {
         stateToken: second.stateToken,
@@ -111,6 +122,17 @@ Deno.test("rewind: the answer says the files differ, restore brings them back, u
     const undoCli = await cli(first.stateToken, "--snapshot", JSON.parse(realCli.out).before);
     assert.equal(undoCli.code, 0, undoCli.err);
     assert.equal(await read(repo.dir, "c.txt"), "made in step 2\n");
+    // an acknowledgement that forks from the first node says the files differ from it too
+    const fork = ok(
+      await c.call("continue_workflow", {
+        stateToken: again.stateToken,
+        ackToken: again.ackToken,
+        output: { notesMarkdown: "step 2 again, on the later files" },
+      }),
+    );
+    assert.ok(fork.forked);
+    assert.deepEqual(fork.workspaceDiffers.call.arguments, { stateToken: again.stateToken });
+    assert.equal(fork.workspaceDiffers.files, 2);
     const elsewhere = await runCli(["restore", first.stateToken, "--json"], { home: home.home });
     assert.equal(elsewhere.code, 1);
     assert.equal(JSON.parse(elsewhere.out).error.details.reason, "workspace_mismatch");
@@ -120,7 +142,7 @@ Deno.test("rewind: the answer says the files differ, restore brings them back, u
       const rows = await db.rows(
         "SELECT payload FROM node_events WHERE kind = 'snapshot_recorded' ORDER BY seq",
       );
-      assert.equal(rows.length, 4); // start, two acknowledgements, the checkpoint
+      assert.equal(rows.length, 5); // start, two acknowledgements, the checkpoint, the fork
       const events = rows.map((r) => JSON.parse(r.payload));
       assert.equal(events[0].changes, null);
       assert.deepEqual(
@@ -142,7 +164,7 @@ Deno.test("rewind: the answer says the files differ, restore brings them back, u
       assert.equal(out.code, 0, out.err);
       const bundle = JSON.parse(await Deno.readTextFile(file));
       const kinds = bundle.events.map((e: { kind: string }) => e.kind);
-      assert.equal(kinds.filter((k: string) => k === "snapshot_recorded").length, 4);
+      assert.equal(kinds.filter((k: string) => k === "snapshot_recorded").length, 5);
       const imported = await runCli(["import", file], { home: other.home });
       assert.equal(imported.code, 0, imported.err);
     } finally {

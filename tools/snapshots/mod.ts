@@ -12,7 +12,7 @@ import { parseRaw } from "./changes.ts";
 import { runGit } from "./git_process.ts";
 import { restoreSnapshot } from "./restore.ts";
 import { repoFacts, runRefs, takeSnapshot, writeTree } from "./take.ts";
-import { gitState } from "../context/workspace.ts";
+import { gitState, inGitRepository } from "../context/workspace.ts";
 
 /** Options of {@linkcode gitSnapshots}. */
 export interface GitSnapshotsOptions {
@@ -78,6 +78,15 @@ export function gitSnapshots(options: GitSnapshotsOptions = {}): WorkspaceSnapsh
   const budgetMs = options.budgetMs ?? SNAPSHOT_LIMITS.budgetMs;
   return {
     async take(workspace, at) {
+      if (!inGitRepository(workspace)) {
+        // outside git an advance costs what it cost before snapshots: no file read, no process
+        const notice = {
+          code: "SNAPSHOT_NOT_A_REPOSITORY" as const,
+          message: `no snapshot: ${workspace} is not in a git repository`,
+        };
+        const snapshot = { commit: null, head: null, branch: null, dirty: false, workspace };
+        return { snapshot, changes: null, notice };
+      }
       const { gitBranch } = await gitState(workspace);
       return takeSnapshot(workspace, {
         ...at,
