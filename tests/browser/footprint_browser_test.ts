@@ -72,6 +72,15 @@ Deno.test({
       );
       assert.deepEqual(tokens, ["1107", "5214", "607"]);
       await chart.screenshot({ path: join(SHOTS, "footprint-chart.png") });
+      const api = await page.request.get(
+        `${
+          view.url.replace(/\/$/, "")
+        }/api/sessions/${drove.sessionId}/runs/${drove.runId}/nodes/${drove.editedNode}/footprints`,
+      );
+      const steps = (await api.json()).steps as Json[];
+      assert.deepEqual(steps.map((s) => s.completedStepId), [null, "add", "edit"]);
+      assert.equal(steps[2]!.tokens.inputTokens, 5000);
+      assert.ok(steps[2]!.changes.diff.includes(HOSTILE), "the API carries the diff as data");
       assert.deepEqual(errors, []);
       await page.close();
     } finally {
