@@ -1,14 +1,15 @@
 /**
  * Claude Code's session transcript as a usage meter: the host sets `CLAUDE_CODE_SESSION_ID` in the
  * environment of the MCP servers it starts and appends each session's messages as JSON lines to
- * `<config>/projects/<project>/<session>.jsonl` (config: `CLAUDE_CONFIG_DIR`, else `~/.claude`).
+ * `<config>/projects/<project>/<session>.jsonl` (config: `CLAUDE_CONFIG_DIR`, else `~/.claude`),
+ * its subagents' (the Task tool's) to `<session>/subagents/` beside it.
  * Only each assistant line's message id, timestamp and `usage` counts are kept; no text is read
  * into anything that outlives the line. The file is read incrementally (only bytes appended since
  * the last reading), so a reading costs what was added, not the session's length.
  * @module
  */
 import { open, readdir, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { z } from "npm:zod@4.6.7";
 import type { UsageMeter, UsageReading } from "../../engine/cost/ports.ts";
 import type { ModelCall } from "../../engine/cost/usage.ts";
@@ -118,11 +119,18 @@ function notice(code: string, message: string): Warning {
   return { code, message };
 }
 
-/** What the meter keeps between readings. */
-interface Cursor {
-  path: string | null;
+/** How far one transcript file has been read. */
+interface FileState {
   offset: number;
   partial: Uint8Array;
+}
+
+/** What the meter keeps between readings. */
+interface Cursor {
+  /** The session's main transcript, once found. */
+  path: string | null;
+  /** Each file read (the main one and its subagents'), by path. */
+  files: Map<string, FileState>;
   /** The calls read so far, in order of time, with their times parsed (`ms`, alongside). */
   calls: ModelCall[];
   ms: number[];
@@ -160,8 +168,7 @@ export function claudeCodeMeter(options: ClaudeMeterOptions): UsageMeter | null 
   }
   const cursor: Cursor = {
     path: null,
-    offset: 0,
-    partial: new Uint8Array(),
+    files: new Map(),
     calls: [],
     ms: [],
     since: null,
@@ -206,7 +213,7 @@ async function readMore(
     };
   }
   try {
-    let bad = await readNewLines(cursor);
+    let bad = await readSession(cursor, where.sessionId);
     const started = Date.now();
     const { through } = where;
     while (through !== undefined && !cursor.toolUses.has(through)) {
@@ -221,7 +228,7 @@ async function readMore(
         };
       }
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-      bad += await readNewLines(cursor);
+      bad += await readSession(cursor, where.sessionId);
     }
     return {
       calls: calls(),
@@ -269,27 +276,49 @@ function callsAfter(cursor: Cursor, after: string | undefined): readonly ModelCa
   return cursor.calls.slice(lo);
 }
 
-/** Reads the bytes appended since the last reading; returns how many lines were unreadable. */
-async function readNewLines(cursor: Cursor): Promise<number> {
-  const file = await open(cursor.path!, "r");
+/**
+ * The session's subagents' transcripts (Claude Code writes a subagent's calls, the Task tool's,
+ * to `<session>/subagents/**\/agent-<id>.jsonl` beside the main file); none when there are none.
+ */
+async function subagentFiles(main: string, sessionId: string): Promise<string[]> {
+  const dir = join(dirname(main), sessionId, "subagents");
+  try {
+    const names = await readdir(dir, { recursive: true });
+    return names.filter((n) => /(^|\/)agent-[^/]*\.jsonl$/.test(n)).sort().map((n) => join(dir, n));
+  } catch {
+    return [];
+  }
+}
+
+/** Reads what every transcript of the session gained; returns how many lines were unreadable. */
+async function readSession(cursor: Cursor, sessionId: string): Promise<number> {
+  let bad = await readNewLines(cursor, cursor.path!);
+  for (const path of await subagentFiles(cursor.path!, sessionId)) {
+    bad += await readNewLines(cursor, path);
+  }
+  return bad;
+}
+
+/** Reads the bytes appended to a file since the last reading; returns the lines unreadable. */
+async function readNewLines(cursor: Cursor, path: string): Promise<number> {
+  const file = await open(path, "r");
   try {
     const { size } = await file.stat();
-    if (size < cursor.offset) { // rewritten: start again
-      cursor.offset = 0;
-      cursor.partial = new Uint8Array();
-      cursor.calls = [];
-      cursor.ms = [];
-      cursor.toolUses.clear();
+    let state = cursor.files.get(path);
+    // new, or rewritten shorter: from its start (a call read twice still counts once, by its id)
+    if (!state || size < state.offset) {
+      state = { offset: 0, partial: new Uint8Array() };
+      cursor.files.set(path, state);
     }
-    const length = Math.min(size - cursor.offset, MAX_READ);
+    const length = Math.min(size - state.offset, MAX_READ);
     if (length <= 0) return 0;
-    const chunk = new Uint8Array(cursor.partial.length + length);
-    chunk.set(cursor.partial);
-    const { bytesRead } = await file.read(chunk, cursor.partial.length, length, cursor.offset);
-    cursor.offset += bytesRead;
-    const data = chunk.subarray(0, cursor.partial.length + bytesRead);
+    const chunk = new Uint8Array(state.partial.length + length);
+    chunk.set(state.partial);
+    const { bytesRead } = await file.read(chunk, state.partial.length, length, state.offset);
+    state.offset += bytesRead;
+    const data = chunk.subarray(0, state.partial.length + bytesRead);
     const end = data.lastIndexOf(0x0a);
-    cursor.partial = data.slice(end + 1); // a line still being written waits for its newline
+    state.partial = data.slice(end + 1); // a line still being written waits for its newline
     if (end < 0) return 0;
     let bad = 0;
     for (const line of new TextDecoder().decode(data.subarray(0, end)).split("\n")) {

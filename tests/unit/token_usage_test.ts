@@ -166,8 +166,8 @@ Deno.test("the meter reads only what was appended, waits for a line's end, count
     assert.equal(three.calls.length, 2);
 
     await writeFile(file, `${assistant("msg_9", "2026-01-01T00:01:00Z", { input_tokens: 1 })}\n`);
-    const rewritten = await meter.read();
-    assert.deepEqual(rewritten.calls.map((c) => c.id), ["msg_9"]);
+    const rewritten = await meter.read(); // read again from its start
+    assert.deepEqual(rewritten.calls.map((c) => c.id), ["msg_1", "msg_2", "msg_9"]);
   });
 });
 
@@ -210,5 +210,32 @@ Deno.test("a reading waits for the call behind a request; settle makes a call co
     const never = await meter.read({ through: "toolu_missing" });
     assert.equal(never.notice?.code, "USAGE_PARTIAL");
     assert.equal(never.calls.length, 2, "what was read still counts");
+  });
+});
+
+Deno.test("a subagent's transcript is read with its session's, and its calls waited for", async () => {
+  await withConfig(async (config, file) => {
+    const meter = claudeCodeMeter({
+      env: { CLAUDE_CODE_SESSION_ID: SESSION, CLAUDE_CONFIG_DIR: config },
+      cwd: "/",
+    })!;
+    await writeFile(file, `${assistant("msg_1", "2026-01-01T00:00:01Z", { input_tokens: 1 })}\n`);
+    const folder = join(file.replace(/\.jsonl$/, ""), "subagents", "workflows");
+    await mkdir(folder, { recursive: true });
+    const sub = join(folder, "agent-a1b2.jsonl");
+    await writeFile(sub, `${assistant("msg_s1", "2026-01-01T00:00:02Z", { input_tokens: 5 })}\n`);
+    const first = await meter.read();
+    assert.deepEqual(first.calls.map((c) => c.id), ["msg_1", "msg_s1"]);
+    const late = assistant("msg_s2", "2026-01-01T00:00:03Z", { input_tokens: 7 }, "toolu_sub");
+    const timer = setTimeout(() => appendFile(sub, `${late}\n`), 60);
+    const waited = await meter.read({ through: "toolu_sub" });
+    clearTimeout(timer);
+    assert.equal(waited.notice, null);
+    const u = attributeUsage(waited.calls, {
+      from: "2026-01-01T00:00:00Z",
+      to: "2026-01-01T00:00:03Z",
+    });
+    assert.equal(u.inputTokens, 13);
+    assert.equal(u.calls, 3);
   });
 });
