@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { openWaymark } from "../../mod.ts";
 import { getStepFootprints, sumRunTokens } from "../../store/sql/viewer/mod.ts";
+import { writeDelegationWorkflows } from "../helpers/delegation.ts";
 import { hostTestOptions } from "../helpers/hosts.ts";
 import { answered, conversations } from "../helpers/host_model_runs.ts";
 import { type HostPlace, hostPlace, runClaude } from "../helpers/host_run.ts";
@@ -152,6 +153,43 @@ Deno.test({
       assert.ok(steps.length >= 4);
       assert.ok(steps.every((s) => s.tokens === null && s.tokensNotice === null));
       assert.equal(total, null);
+    } finally {
+      await place.cleanup();
+    }
+  },
+});
+
+Deno.test({
+  name: "a parallel step's children, driven by Claude Code subagents, count their tokens too",
+  ...hostTestOptions("claude"),
+  fn: async () => {
+    const place = await hostPlace("claude-code");
+    try {
+      await writeDelegationWorkflows(place.workspace);
+      const model = serveAnthropic();
+      try {
+        const out = await runClaude(place, {
+          prompt: "Run the waymark workflow `project.fanout` to completion.",
+          modelUrl: model.url,
+        });
+        assert.equal(out.code, 0, `claude exited ${out.code}: ${out.stderr.slice(-800)}`);
+      } finally {
+        await model.close();
+      }
+      const wm = await openWaymark({ home: place.waymarkHome });
+      try {
+        const rows = await wm.store.db.selectFrom("node_events").select(["run_id", "payload"])
+          .where("kind", "=", "usage_recorded").execute();
+        const events = rows.map((r) => ({ runId: r.run_id, ...JSON.parse(r.payload) }));
+        const runs = new Set(events.map((e) => e.runId));
+        assert.equal(runs.size, 4, "the parent and its three children measured their steps");
+        // every acknowledgement found the call behind it (a subagent's in its own transcript)
+        assert.deepEqual(events.filter((e) => e.notice).map((e) => e.notice.code), []);
+        const total = events.reduce((n, e) => n + e.usage.inputTokens + e.usage.outputTokens, 0);
+        assert.ok(total > 0, "tokens were counted");
+      } finally {
+        await wm.close();
+      }
     } finally {
       await place.cleanup();
     }
