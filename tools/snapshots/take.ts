@@ -60,7 +60,7 @@ const FOUND = new Map<string, RepoFacts>();
 /** The repository facts of a workspace, or the notice why there are none. */
 export async function repoFacts(workspace: string, deadline: number): Promise<Facts> {
   const known = FOUND.get(workspace);
-  if (known && await insideGit(workspace)) return { ok: true, facts: known };
+  if (known) return { ok: true, facts: known };
   const found = await findFacts(workspace, deadline);
   if (found.ok) {
     if (FOUND.size >= 64) FOUND.clear();
@@ -118,6 +118,24 @@ export async function writeTree(
   } finally {
     await rm(tmp, { recursive: true, force: true }).catch(() => {});
   }
+}
+
+/** HEAD commits' trees, asked once per commit (HEAD moves seldom; a snapshot is taken often). */
+const TREES = new Map<string, string>();
+
+/** The tree of commit `head`, or `null`. */
+async function treeOf(
+  workspace: string,
+  at: { head: string | null; deadline: number },
+): Promise<string | null> {
+  if (at.head === null) return null;
+  const known = TREES.get(at.head);
+  if (known) return known;
+  const run = await runGit(workspace, ["rev-parse", `${at.head}^{tree}`], at);
+  if (run.code !== 0) return null;
+  if (TREES.size >= 256) TREES.clear();
+  TREES.set(at.head, run.out.trim());
+  return run.out.trim();
 }
 
 /** Commits `tree` with HEAD as its parent; the commit, or the failure. */
@@ -192,10 +210,9 @@ export async function takeSnapshot(
   });
   if (typeof commit !== "string") return failed(commit);
   // the ref and the diff at once: each is a process of its own
-  const [kept, headTree, changes] = await Promise.all([
+  const [kept, headsTree, changes] = await Promise.all([
     keepRef(workspace, { sha: commit, runId: at.runId, deadline }),
-    at.head === null ? null : runGit(workspace, ["rev-parse", `${at.head}^{tree}`], { deadline })
-      .then((r) => r.code === 0 ? r.out.trim() : null),
+    treeOf(workspace, { head: at.head, deadline }),
     (async () => {
       const from = await parent;
       return from === null ? null : await changesBetween(workspace, { from, to: commit }, deadline);
@@ -206,7 +223,7 @@ export async function takeSnapshot(
     commit,
     head: at.head,
     branch: at.branch,
-    dirty: written.tree !== headTree,
+    dirty: written.tree !== headsTree,
     workspace,
   };
   const taken: SnapshotTaken = { snapshot, changes };
