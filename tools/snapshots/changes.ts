@@ -45,20 +45,48 @@ export function parseRaw(out: string): { raw: RawEntry[]; numstat: Map<string, [
 
 const STATUS: Record<string, ChangedFile["status"]> = { A: "added", D: "deleted" };
 
+/** Most bytes read of one diff run: the stats and the start of the patch. */
+const DIFF_READ = 1024 * 1024;
+
+/**
+ * The raw and numstat records (NUL-separated) and the patch, from one `diff-tree` run: the
+ * records end at the first empty record, the patch follows. When the records alone fill the
+ * read, they are read again on their own.
+ */
+async function statsAndPatch(
+  cwd: string,
+  commits: { from: string; to: string },
+  deadline: number,
+): Promise<{ stats: string; patch: string; cut: boolean } | null> {
+  const common = ["diff-tree", "-r", "--no-renames", "--relative", "--no-color", "-z"];
+  const both = await runGit(
+    cwd,
+    [...common, "--raw", "--numstat", "-p", commits.from, commits.to],
+    { deadline, maxOut: DIFF_READ },
+  );
+  if (both.code !== 0 && !both.cut) return null;
+  const end = both.out.indexOf("\0\0");
+  if (end >= 0) {
+    return { stats: both.out.slice(0, end + 1), patch: both.out.slice(end + 2), cut: both.cut };
+  }
+  if (!both.cut) return { stats: both.out, patch: "", cut: false };
+  const stats = await runGit(cwd, [...common, "--raw", "--numstat", commits.from, commits.to], {
+    deadline,
+  });
+  return stats.code === 0 ? { stats: stats.out, patch: "", cut: true } : null;
+}
+
 /** The changes from `from` to `to` inside `cwd` (paths relative to it), or `null` past the deadline. */
 export async function changesBetween(
   cwd: string,
   commits: { from: string; to: string },
   deadline: number,
 ): Promise<SnapshotChanges | null> {
-  const common = ["diff-tree", "-r", "--no-renames", "--relative", "--no-color"];
+  const parts = await statsAndPatch(cwd, commits, deadline);
+  if (!parts) return null;
+  const { raw, numstat } = parseRaw(parts.stats);
+  const patch = { out: parts.patch, cut: parts.cut };
   const budget = SNAPSHOT_LIMITS.diffBytes;
-  const [stats, patch] = await Promise.all([
-    runGit(cwd, [...common, "-z", "--raw", "--numstat", commits.from, commits.to], { deadline }),
-    runGit(cwd, [...common, "-p", commits.from, commits.to], { deadline, maxOut: budget + 1 }),
-  ]);
-  if (stats.code !== 0 || (patch.code !== 0 && !patch.cut)) return null;
-  const { raw, numstat } = parseRaw(stats.out);
   const changes: SnapshotChanges = {
     added: 0,
     modified: 0,

@@ -87,11 +87,12 @@ export function gitSnapshots(options: GitSnapshotsOptions = {}): WorkspaceSnapsh
         const snapshot = { commit: null, head: null, branch: null, dirty: false, workspace };
         return { snapshot, changes: null, notice };
       }
-      const { gitBranch } = await gitState(workspace);
+      const { gitBranch, gitHeadSha } = await gitState(workspace);
       return takeSnapshot(workspace, {
         ...at,
         budgetMs: at.budgetMs ?? budgetMs,
         branch: gitBranch,
+        head: gitHeadSha,
       });
     },
     compare: (workspace, commit) => compare(workspace, { commit, budgetMs }),

@@ -16,6 +16,7 @@ import {
   type RestoreRefusal,
   SNAPSHOT_LIMITS,
 } from "../../engine/model/snapshots.ts";
+import { gitState } from "../context/workspace.ts";
 import { parseRaw, type RawEntry } from "./changes.ts";
 import { gitWhy, runGit } from "./git_process.ts";
 import { commitTree, keepRef, repoFacts, runRefs, writeTree } from "./take.ts";
@@ -167,7 +168,7 @@ async function currentTree(
       }); restoring could lose their content, so nothing was changed`,
     );
   }
-  return { ok: true, tree: tree.tree, head: tree.head };
+  return { ok: true, tree: tree.tree, head: (await gitState(workspace)).gitHeadSha };
 }
 
 /** What the restore does, `before` (a tree, or the kept commit) → the target. */

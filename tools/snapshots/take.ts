@@ -60,7 +60,7 @@ const FOUND = new Map<string, RepoFacts>();
 /** The repository facts of a workspace, or the notice why there are none. */
 export async function repoFacts(workspace: string, deadline: number): Promise<Facts> {
   const known = FOUND.get(workspace);
-  if (known && await insideGit(workspace)) return { ok: true, facts: known };
+  if (known) return { ok: true, facts: known };
   const found = await findFacts(workspace, deadline);
   if (found.ok) {
     if (FOUND.size >= 64) FOUND.clear();
@@ -101,34 +101,41 @@ function unreadable(add: GitRun): string[] {
 export async function writeTree(
   workspace: string,
   at: { facts: RepoFacts; deadline: number },
-): Promise<
-  { tree: string; head: string | null; headTree: string | null; unreadable: string[] } | GitRun
-> {
+): Promise<{ tree: string; unreadable: string[] } | GitRun> {
   const tmp = await mkdtemp(join(tmpdir(), "waymark-snap-"));
   try {
     const env = { GIT_INDEX_FILE: join(tmp, "index") };
     await copyFile(join(at.facts.gitDir, "index"), env.GIT_INDEX_FILE).catch(() => {});
-    const [add, head] = await Promise.all([
-      runGit(workspace, ["add", "-A", "--ignore-errors", "--", "."], {
-        deadline: at.deadline,
-        env,
-      }),
-      runGit(workspace, ["rev-parse", "HEAD", "HEAD^{tree}"], { deadline: at.deadline }),
-    ]);
+    const add = await runGit(workspace, ["add", "-A", "--ignore-errors", "--", "."], {
+      deadline: at.deadline,
+      env,
+    });
     const skipped = add.code === 0 ? [] : unreadable(add);
     if (add.code !== 0 && (skipped.length === 0 || add.timedOut)) return add;
     const tree = await runGit(workspace, ["write-tree"], { deadline: at.deadline, env });
     if (tree.code !== 0) return tree;
-    const [headSha, headTree] = head.code === 0 ? head.out.trim().split("\n") : [];
-    return {
-      tree: tree.out.trim(),
-      head: headSha ?? null,
-      headTree: headTree ?? null,
-      unreadable: skipped,
-    };
+    return { tree: tree.out.trim(), unreadable: skipped };
   } finally {
     await rm(tmp, { recursive: true, force: true }).catch(() => {});
   }
+}
+
+/** HEAD commits' trees, asked once per commit (HEAD moves seldom; a snapshot is taken often). */
+const TREES = new Map<string, string>();
+
+/** The tree of commit `head`, or `null`. */
+async function treeOf(
+  workspace: string,
+  at: { head: string | null; deadline: number },
+): Promise<string | null> {
+  if (at.head === null) return null;
+  const known = TREES.get(at.head);
+  if (known) return known;
+  const run = await runGit(workspace, ["rev-parse", `${at.head}^{tree}`], at);
+  if (run.code !== 0) return null;
+  if (TREES.size >= 256) TREES.clear();
+  TREES.set(at.head, run.out.trim());
+  return run.out.trim();
 }
 
 /** Commits `tree` with HEAD as its parent; the commit, or the failure. */
@@ -164,7 +171,13 @@ export async function keepRef(
 /** Takes one snapshot (see the module's doc); never throws. */
 export async function takeSnapshot(
   workspace: string,
-  at: { runId: string; parent: SnapshotParent; budgetMs: number; branch: string | null },
+  at: {
+    runId: string;
+    parent: SnapshotParent;
+    budgetMs: number;
+    branch: string | null;
+    head: string | null;
+  },
 ): Promise<SnapshotTaken> {
   const deadline = Date.now() + at.budgetMs;
   const none = (n: SnapshotNotice): SnapshotTaken => ({
@@ -189,11 +202,17 @@ export async function takeSnapshot(
   const parent = typeof at.parent === "function" ? at.parent().catch(() => null) : at.parent;
   const written = await writeTree(workspace, { facts: found.facts, deadline });
   if ("code" in written) return failed(written);
-  const commit = await commitTree(workspace, { ...written, runId: at.runId, deadline });
+  const commit = await commitTree(workspace, {
+    tree: written.tree,
+    head: at.head,
+    runId: at.runId,
+    deadline,
+  });
   if (typeof commit !== "string") return failed(commit);
   // the ref and the diff at once: each is a process of its own
-  const [kept, changes] = await Promise.all([
+  const [kept, headsTree, changes] = await Promise.all([
     keepRef(workspace, { sha: commit, runId: at.runId, deadline }),
+    treeOf(workspace, { head: at.head, deadline }),
     (async () => {
       const from = await parent;
       return from === null ? null : await changesBetween(workspace, { from, to: commit }, deadline);
@@ -202,9 +221,9 @@ export async function takeSnapshot(
   if (kept) return failed(kept);
   const snapshot: WorkspaceSnapshot = {
     commit,
-    head: written.head,
+    head: at.head,
     branch: at.branch,
-    dirty: written.tree !== written.headTree,
+    dirty: written.tree !== headsTree,
     workspace,
   };
   const taken: SnapshotTaken = { snapshot, changes };
