@@ -118,8 +118,8 @@ const COMPILER_FOLDERS = [
   "verification",
   "access",
   "workflow",
-]
-  .map((name) => `../../engine/${name}/`);
+  "deepwork",
+].map((name) => `../../engine/${name}/`);
 
 /**
  * What identifies the compiler, so an upgrade (or, in a checkout, an edit of the engine) never
