@@ -151,6 +151,19 @@ export async function bundledIds(): Promise<string[]> {
   }
 }
 
+/** The environment variable that asks for the full host sweep (`deno task test:hosts-full`). */
+export const HOSTS_FULL_ENV = "WAYMARK_HOSTS_FULL";
+
+/**
+ * The bundled workflows a host that is not the suite's sweep host walks: all of them under
+ * `deno task test:hosts-full`, else the first. One host per rendering walks every workflow in the
+ * main suite (Gemini CLI, which hands the model the text), and `tests/hosts/renderings_test.ts`
+ * checks that the text and the JSON of every answer of every workflow read the same.
+ */
+export function sampled(ids: string[]): string[] {
+  return Deno.env.get(HOSTS_FULL_ENV) === "1" ? ids : ids.slice(0, 1);
+}
+
 /** The runs a waymark home holds, as `resume_session` lists them (checked on the server's side). */
 export async function runsOf(
   home: string,
