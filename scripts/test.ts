@@ -2,13 +2,15 @@
  * `deno task test`: the whole suite in one `deno test --parallel` process (every test file in its
  * own worker), beside one PostgreSQL server started here for the whole run (each test file takes
  * its own databases on it: `tests/helpers/postgres.ts` reads its directory from
- * `WAYMARK_TEST_PG_DIR`). Deno's own report and its `ok | N passed | M failed` line come first,
+ * `WAYMARK_TEST_PG_DIR`), and one folder for the build artifacts the test files share
+ * (`tests/helpers/builds.ts`, `WAYMARK_TEST_BUILD_DIR`). Deno's own report and its `ok | N passed | M failed` line come first,
  * unchanged (`.ci/run` reads that line); then the ten slowest test files, so the next slow file is
  * seen. Arguments go to `deno test` (files, `--filter`); none means `tests/`. See docs/testing.md.
  * @module
  */
 import { fileURLToPath } from "node:url";
 import { PG_DIR_ENV, postgresBin, startPostgres } from "../tests/helpers/postgres.ts";
+import { BUILD_DIR_ENV } from "../tests/helpers/builds.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
@@ -53,6 +55,7 @@ export async function runSuite(args: string[]): Promise<number> {
   Deno.addSignalListener("SIGINT", interrupted);
   try {
     const junit = `${report}/junit.xml`;
+    await Deno.mkdir(`${report}/builds`);
     const { code } = await new Deno.Command(Deno.execPath(), {
       args: [
         "test",
@@ -62,7 +65,7 @@ export async function runSuite(args: string[]): Promise<number> {
         ...(args.length ? args : ["tests/"]),
       ],
       cwd: ROOT,
-      env: { DENO_JOBS: JOBS, ...postgres.env },
+      env: { DENO_JOBS: JOBS, [BUILD_DIR_ENV]: `${report}/builds`, ...postgres.env },
       stdout: "inherit",
       stderr: "inherit",
     }).output();

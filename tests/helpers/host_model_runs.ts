@@ -155,10 +155,10 @@ export async function bundledIds(): Promise<string[]> {
 export const HOSTS_FULL_ENV = "WAYMARK_HOSTS_FULL";
 
 /**
- * The bundled workflows a host that is not the suite's sweep host walks: all of them under
- * `deno task test:hosts-full`, else the first. One host per rendering walks every workflow in the
- * main suite (Gemini CLI, which hands the model the text), and `tests/hosts/renderings_test.ts`
- * checks that the text and the JSON of every answer of every workflow read the same.
+ * The bundled workflows a host other than the suite's sweep host walks: all of them under
+ * `deno task test:hosts-full`, else the first. Claude Code (the JSON) walks every one in the main
+ * suite, and `tests/hosts/renderings_test.ts` drives every one from the text alone (what Gemini
+ * CLI hands its model), checking that the text and the JSON of every answer read the same.
  */
 export function sampled(ids: string[]): string[] {
   return Deno.env.get(HOSTS_FULL_ENV) === "1" ? ids : ids.slice(0, 1);
