@@ -19,6 +19,10 @@ import { freshPostgresUrl, postgresTestable, startPostgres } from "../helpers/po
 import { connect, err, ok } from "../helpers/server.ts";
 import { ack, engineDeps, start, value } from "../store/subjects.ts";
 import { keepSession, placeOf } from "../helpers/answers.ts";
+import { serveAsProcesses } from "../helpers/in_process.ts";
+
+/** The servers here are processes: that is what these tests are about. */
+serveAsProcesses();
 
 /** Without a server installed the file is skipped, except on CI (which installs one). */
 const ignore = !postgresTestable();

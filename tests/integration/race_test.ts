@@ -20,6 +20,10 @@ import {
 } from "../helpers/server.ts";
 import { writeProjectWorkflow } from "../helpers/workflows.ts";
 import { placeOf } from "../helpers/answers.ts";
+import { serveAsProcesses } from "../helpers/in_process.ts";
+
+/** The servers here are processes: that is what these tests are about. */
+serveAsProcesses();
 
 const WORKFLOW_ID = "project.race_long";
 const STEPS = 30;
