@@ -1,5 +1,5 @@
 /**
- * The DeepWork profile's quality gate over stdio: self-review (instructions written under
+ * The DeepWork profile's quality gate over MCP: self-review (instructions written under
  * `.deepwork/tmp/`, then an override reason recorded as a gap) and an external reviewer (a
  * program written for the test) that passes, fails, fails then passes, runs out of attempts,
  * crashes, prints garbage or times out. Errors are errors, never passes.

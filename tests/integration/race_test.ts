@@ -2,7 +2,7 @@
  * Four server processes on one database race the same `(stateToken, ackToken)`: exactly one
  * advance is recorded and every client gets a byte-identical answer. The processes coordinate
  * through SQLite transactions alone (on PostgreSQL through `SERIALIZABLE` transactions,
- * `postgres_test.ts`).
+ * `tests/postgres/processes_pg_test.ts`).
  * @module
  */
 import assert from "node:assert/strict";
