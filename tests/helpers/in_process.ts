@@ -8,7 +8,7 @@
  * its own. The CLI, `connectRich` and the raw-wire helpers always start real processes.
  * @module
  */
-import type { Transport } from "@modelcontextprotocol/client";
+import type { Transport } from "npm:@modelcontextprotocol/client@2.4.0";
 
 /** One end of a linked pair: what it sends reaches the other end's `onmessage`, as JSON text. */
 class LinkedTransport implements Transport {
