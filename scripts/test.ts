@@ -38,6 +38,9 @@ export function slowestLines(junit: string, n = 10): string[] {
   );
 }
 
+/** Signals that end the run early: the server is stopped and its folder removed first. */
+const SIGNALS: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+
 async function startSharedPostgres(): Promise<{ env: Record<string, string>; stop(): void }> {
   if (Deno.env.get(PG_DIR_ENV) || postgresBin() === null) return { env: {}, stop() {} };
   const server = await startPostgres();
@@ -52,7 +55,7 @@ export async function runSuite(args: string[]): Promise<number> {
     postgres.stop();
     Deno.exit(130);
   };
-  Deno.addSignalListener("SIGINT", interrupted);
+  for (const signal of SIGNALS) Deno.addSignalListener(signal, interrupted);
   try {
     const junit = `${report}/junit.xml`;
     await Deno.mkdir(`${report}/builds`);
@@ -75,7 +78,7 @@ export async function runSuite(args: string[]): Promise<number> {
     }
     return code;
   } finally {
-    Deno.removeSignalListener("SIGINT", interrupted);
+    for (const signal of SIGNALS) Deno.removeSignalListener(signal, interrupted);
     postgres.stop();
     await Deno.remove(report, { recursive: true }).catch(() => {});
   }
