@@ -18,6 +18,7 @@ import { type Context, Hono } from "npm:hono@4.13.19";
 import { MAX_MESSAGE_BYTES } from "../tools/line_splitter.ts";
 import { allowedHostsFor, hardening, loopbackOnly } from "./request_guard.ts";
 import { readJsonBody } from "./request_body.ts";
+import { serveStatelessLegacy } from "./stateless_mcp.ts";
 import { createTaskOwner, principalTaskOwner, type TaskOwner } from "../tools/task_owner.ts";
 import { principalOf } from "../tools/principal.ts";
 import { type Deadlines, serveWithDeadlines } from "./deadlines.ts";
@@ -232,7 +233,7 @@ export function createMcpHttpApp(
   // A stateless server keeps no requestor in memory: unauthenticated, tasks are every run's.
   const sessionless = options.stateless ? undefined : createTaskOwner();
   const modern = createMcpHandler(({ authInfo }) => factory(ownerOf(authInfo, sessionless)), {
-    legacy: options.stateless ? "stateless" : "reject",
+    legacy: "reject",
     maxRequestBodySize: maxBytes,
     onerror: (error) => options.log?.(`MCP: ${error.message}`),
   });
@@ -242,7 +243,16 @@ export function createMcpHttpApp(
     if (read instanceof Response) return read;
     const parsedBody = read.body;
     if (options.stateless) {
-      return await modern.fetch(c.req.raw, { parsedBody, authInfo: requestAuth(c.req.raw) });
+      const authInfo = requestAuth(c.req.raw);
+      if (await isLegacyRequest(c.req.raw, parsedBody, { maxRequestBodySize: maxBytes })) {
+        const owner = ownerOf(authInfo, undefined);
+        return await serveStatelessLegacy(c.req.raw, {
+          factory: () => factory(owner),
+          parsedBody,
+          authInfo,
+        });
+      }
+      return await modern.fetch(c.req.raw, { parsedBody, authInfo });
     }
     if (
       c.req.method === "POST" && !c.req.header("mcp-session-id") &&

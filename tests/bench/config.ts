@@ -18,6 +18,7 @@ export const SCENARIOS = [
   "deepwork",
   "hosts",
   "model",
+  "http",
 ] as const;
 
 /** One scenario. */
