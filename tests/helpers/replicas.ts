@@ -30,6 +30,8 @@ export interface ReplicaSet {
   proxy: RoundRobinProxy;
   /** How many replicas there are. */
   count: number;
+  /** Replica `i`'s own MCP URL (not through the proxy). */
+  replicaUrl(i: number): URL;
   /** Creates a personal access token (`tokens create`) and returns it. */
   pat(name: string, extra?: string[]): Promise<string>;
   /** Kills replica `i` with SIGKILL. */
@@ -75,6 +77,7 @@ export async function startReplicas(
     url: new URL(`http://127.0.0.1:${proxy.port}/mcp`),
     proxy,
     count: options.count,
+    replicaUrl: (i) => new URL(`http://127.0.0.1:${ports[i]}/mcp`),
     pat: (name, extra = []) =>
       personalToken(home.home, { name, scope: REPLICA_SCOPE, extra: ["--db", dbUrl, ...extra] }),
     async kill(i) {

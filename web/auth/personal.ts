@@ -7,7 +7,7 @@
 import type { AuthInfo } from "npm:@modelcontextprotocol/server@2.4.0";
 import { type PersonalTokens, principalOfToken } from "../../store/sql/personal_tokens.ts";
 import { authInfoOf } from "../../tools/principal.ts";
-import { invalidToken } from "./errors.ts";
+import { invalidToken, TokenStoreUnavailable } from "./errors.ts";
 
 /** How long the SDK is told a token without expiry lasts (it is checked again on each request). */
 const OPEN_ENDED_S = 3600;
@@ -20,7 +20,10 @@ export function createPersonalTokenVerifier(
   const now = at.now ?? Date.now;
   const resource = new URL(at.resource);
   return async (token) => {
-    const record = await tokens.find(token);
+    const record = await tokens.find(token).catch((error) => {
+      // the database is away (a restart, a failover): the token may be good, so not a 401
+      throw new TokenStoreUnavailable(String((error as Error)?.message ?? error).slice(0, 200));
+    });
     if (!record) throw invalidToken("Unknown personal access token");
     if (record.revokedAt !== null) throw invalidToken("The personal access token was revoked");
     const expires = record.expiresAt === null ? null : Date.parse(record.expiresAt);
