@@ -17,6 +17,8 @@ import { runLabel } from "../../engine/ids.ts";
 
 /** A request not answered within this long is hung (a violation). */
 export const DEADLINE_MS = 20_000;
+/** A call still refused after this long is given up (a violation: the outages are shorter). */
+const GIVE_UP_MS = 30_000;
 
 /** One acknowledgement that got an answer: what was sent, what came back. */
 export interface Answered {
@@ -55,15 +57,21 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /**
  * Calls a tool until it answers: refusals that say to retry are retried (after what they say),
  * anything that must never happen is noted in `log.violations` (and retried too, so the walk
- * goes on). Returns the answer's structured content and its text.
+ * goes on). Returns the answer's structured content and its text, or `null` when the call was
+ * refused for longer than any outage lasts (noted as a violation).
  */
 export async function callUntilAnswered(
   at: { url: URL; token: string; log: ChaosLog },
   call: { name: string; args: Record<string, unknown> },
-): Promise<{ answer: Record<string, unknown>; text: string }> {
+): Promise<{ answer: Record<string, unknown>; text: string } | null> {
   const { log } = at;
+  const started = performance.now();
+  let last = "";
   for (let attempt = 0;; attempt++) {
-    if (attempt > 400) throw new Error(`${call.name} never answered`);
+    if (performance.now() - started > GIVE_UP_MS) {
+      log.violations.push(`${call.name}: still refused after ${GIVE_UP_MS} ms (${last})`);
+      return null;
+    }
     const t0 = performance.now();
     let response: Response;
     let body: string;
@@ -89,6 +97,7 @@ export async function callUntilAnswered(
       if ((error as Error).name === "TimeoutError") {
         log.violations.push(`${call.name}: no answer within ${DEADLINE_MS} ms`);
       } else note(log, "network");
+      last = "network";
       await pause(100);
       continue;
     }
@@ -96,7 +105,9 @@ export async function callUntilAnswered(
     const refusal = refusalOf(response, body, waited);
     if (refusal.violation) log.violations.push(`${call.name}: ${refusal.violation}`);
     if (refusal.answer) return { answer: refusal.answer, text: refusal.text! };
+    if (refusal.final) return null;
     note(log, refusal.why!);
+    last = refusal.why!;
     await pause(Math.min(refusal.afterMs ?? 100, 1_000) * (0.5 + Math.random()));
   }
 }
@@ -108,6 +119,8 @@ function refusalOf(response: Response, body: string, waited: number): {
   why?: string;
   afterMs?: number;
   violation?: string;
+  /** Sending it again cannot help (`not_retryable`). */
+  final?: boolean;
 } {
   if (response.status === 503) {
     const after = Number(response.headers.get("retry-after"));
@@ -149,10 +162,12 @@ export async function walker(
   run: { workflowId: string; until: () => boolean },
 ): Promise<void> {
   while (!run.until()) {
-    let tip = (await callUntilAnswered(at, {
+    const started = await callUntilAnswered(at, {
       name: "start_workflow",
       args: { workflowId: run.workflowId },
-    })).answer;
+    });
+    if (!started) continue;
+    let tip = started.answer;
     at.log.runs.add(placeOf(tip as { stateToken: string }).runId);
     while (!tip.isComplete && !run.until()) {
       const pending = tip.pending as { stepId: string };
@@ -161,7 +176,9 @@ export async function walker(
         ackToken: tip.ackToken,
         output: { notesMarkdown: `agent ${at.agent} did ${pending.stepId}` },
       };
-      const { answer, text } = await callUntilAnswered(at, { name: "continue_workflow", args });
+      const answered = await callUntilAnswered(at, { name: "continue_workflow", args });
+      if (!answered) break; // the run is abandoned; what it recorded is still checked
+      const { answer, text } = answered;
       at.log.answered.push({
         args,
         token: at.token,
@@ -282,7 +299,7 @@ export async function replayAll(at: { url: URL; log: ChaosLog }): Promise<string
       name: "continue_workflow",
       args: a.args,
     });
-    if (again.text !== a.text) broken.push(`replay of ${a.runId}/${a.nodeId} differs`);
+    if (again && again.text !== a.text) broken.push(`replay of ${a.runId}/${a.nodeId} differs`);
   }
   return [...broken, ...replayLog.violations];
 }

@@ -58,22 +58,25 @@ Deno.test({
       }; ${log.answered.length} steps answered in ${log.runs.size} runs; ` +
         `retried ${JSON.stringify(Object.fromEntries(log.retried))}`,
     );
-    assert.deepEqual(log.violations, [], "only refusals that say to retry, none hung");
     assert.ok(log.answered.length > AGENTS, "the agents got somewhere");
     assert.ok((log.retried.get("503") ?? 0) > 0, "the outages were seen as 503s");
-
-    // both replicas serve again, unrestarted replica 0 included
+    // both replicas serve again, unrestarted replica 0 included, within a few tries
+    const served = chaosLog();
     for (let i = 0; i < replicas.count; i++) {
-      const served = chaosLog();
-      await callUntilAnswered(
+      const answered = await callUntilAnswered(
         { url: replicas.replicaUrl(i), token: tokens[0]!, log: served },
         { name: "list_workflows", args: {} },
       );
-      assert.deepEqual(served.violations, [], `replica ${i} serves again`);
-      assert.ok((served.retried.get("503") ?? 0) + (served.retried.get("network") ?? 0) <= 3);
+      assert.ok(answered, `replica ${i} serves again`);
     }
-    assert.deepEqual(await checkInvariants(replicas.dbUrl, log), []);
-    assert.deepEqual(await replayAll({ url: replicas.url, log }), []);
+    assert.ok([...served.retried.values()].reduce((a, b) => a + b, 0) <= 3, "served at once");
+    const broken = [
+      ...log.violations,
+      ...served.violations,
+      ...await checkInvariants(replicas.dbUrl, log),
+      ...await replayAll({ url: replicas.url, log }),
+    ];
+    assert.deepEqual(broken, [], "nothing lost, nothing but retry-saying refusals, none hung");
   } finally {
     await replicas.stop();
     await pg.stop();
