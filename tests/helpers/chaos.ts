@@ -13,7 +13,7 @@ import pg from "pg";
 import type { OwnedPostgresServer } from "./postgres.ts";
 import type { ReplicaSet } from "./replicas.ts";
 import { placeOf } from "./answers.ts";
-import { runLabel } from "../../engine/ids.ts";
+import { runLabel } from "../../engine/model/ids.ts";
 
 /** A request not answered within this long is hung (a violation). */
 export const DEADLINE_MS = 20_000;
