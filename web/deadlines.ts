@@ -1,9 +1,10 @@
 /**
  * An HTTP listener that cuts off slow clients. `Deno.serve` has no header or body timeout: a
  * connection that sends a byte a second stays open forever, and a few hundred of them hold a
- * few hundred sockets and requests. So the public port is a small relay: each connection is
- * piped to a `Deno.serve` listening on another loopback port (which answers only the relay's
- * own connections), and the client's bytes are followed (`request_framer.ts`) so that a header
+ * few hundred sockets and requests (nor has Deno's `node:http`: it takes `headersTimeout` and
+ * ignores it). So the public port is a small relay: each connection is piped to a `Deno.serve`
+ * listening on a Unix socket in a private temporary folder (cheaper than a second TCP hop, and
+ * out of reach of other users), and the client's bytes are followed (`request_framer.ts`) so that a header
  * block must arrive within `headerTimeoutMs` of its first byte (of the connection, for the first
  * request) and a body within `bodyTimeoutMs` of its headers. A client past either is sent
  * `408 Request Timeout` (when nothing has been answered on that connection yet) and the
@@ -68,19 +69,16 @@ export function serveWithDeadlines(
   const listener: Deno.Listener = options.tls
     ? Deno.listenTls({ ...address, ...options.tls })
     : Deno.listen(address);
-  const relayed = new Set<number>();
-  const inner = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    (request, info) =>
-      relayed.has(info.remoteAddr.port) ? handler(request) : new Response(null, { status: 403 }),
-  );
+  const folder = Deno.makeTempDirSync({ prefix: "waymark-http-" });
+  Deno.chmodSync(folder, 0o700);
+  const path = `${folder}/relay.sock`;
+  const inner = Deno.serve({ path, onListen: () => {} }, (request) => handler(request));
   const open = new Set<() => void>();
   const accepting = (async () => {
     for await (const client of listener) {
       void relay(client, {
-        inner: inner.addr.port,
+        inner: path,
         deadlines,
-        relayed,
         open,
         log: options.log,
       });
@@ -96,6 +94,7 @@ export function serveWithDeadlines(
         await accepting;
         for (const close of open) close();
         await inner.shutdown();
+        Deno.removeSync(folder, { recursive: true });
       })(),
   };
 }
@@ -104,25 +103,21 @@ export function serveWithDeadlines(
 async function relay(
   client: Deno.Conn,
   at: {
-    inner: number;
+    inner: string;
     deadlines: Deadlines;
-    relayed: Set<number>;
     open: Set<() => void>;
     log?: (line: string) => void;
   },
 ): Promise<void> {
-  let upstream: Deno.TcpConn;
+  let upstream: Deno.UnixConn;
   try {
-    upstream = await Deno.connect({ hostname: "127.0.0.1", port: at.inner });
+    upstream = await Deno.connect({ transport: "unix", path: at.inner });
     // every chunk is relayed as it comes: a small one held back by Nagle's algorithm waits for
     // the peer's delayed ACK (40 ms on Linux)
-    upstream.setNoDelay(true);
     (client as Partial<Deno.TcpConn>).setNoDelay?.(true);
   } catch {
     return closeQuietly(client);
   }
-  const port = (upstream.localAddr as Deno.NetAddr).port;
-  at.relayed.add(port);
   let answered = false;
   let closed = false;
   const close = () => {
@@ -130,7 +125,6 @@ async function relay(
     closed = true;
     clearTimeout(timer);
     at.open.delete(close);
-    at.relayed.delete(port);
     closeQuietly(client);
     closeQuietly(upstream);
   };
