@@ -56,6 +56,7 @@ import { claudeReviewer, commandReviewer } from "./tools/profiles/deepwork/revie
 import { commandVerifier } from "./tools/context/verify_runner.ts";
 import type { WaymarkServer } from "./tools/server/waymark_server.ts";
 import type { TaskOwner } from "./tools/tasks/owner.ts";
+import { createTaskViewCache, type TaskViewCache } from "./tools/tasks/surface.ts";
 import type { RunAccess } from "./engine/model/vocabulary.ts";
 
 export { jobsAsWorkflows, type JobSource } from "./engine/deepwork/job_catalog.ts";
@@ -160,6 +161,11 @@ export interface WaymarkServerOptions {
    * own working directory is no client's workspace).
    */
   commandsNeedRoots?: boolean;
+  /**
+   * The server answers one request and is dropped (`serve --http --stateless`): its task views
+   * come from a cache this `Waymark` keeps for all such servers.
+   */
+  stateless?: boolean;
 }
 
 /** Resolved locations. */
@@ -281,6 +287,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
     defaultPreferences: applyPreferences(DEFAULT_PREFERENCES, config.preferences),
     verifier: commandVerifier(config.verification),
   };
+  let taskViews: TaskViewCache | undefined;
   return {
     paths,
     deps,
@@ -301,6 +308,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
         taskOwner: opts.taskOwner,
         runAccess: opts.runAccess,
         commandsNeedRoots: opts.commandsNeedRoots,
+        sharedTaskViews: opts.stateless ? (taskViews ??= createTaskViewCache()) : undefined,
         profile: profileOf({ jobs, schemas }, opts),
       }),
     rehearse: (opts = {}) =>

@@ -251,6 +251,7 @@ async function serveHttp(options: WaymarkOptions, input: CommandInput): Promise<
         taskOwner,
         runAccess: flags["run-access"],
         commandsNeedRoots: true,
+        stateless: flags.stateless === true,
       }),
     {
       port: flags.http!,

@@ -35,6 +35,8 @@ export interface HttpResult {
   };
   /** CPU ms the stdio server spent per advance (the single-agent samples). */
   stdioCpuMs: number;
+  /** CPU ms the replica spent per advance of the single agent. */
+  httpCpuMs: number;
 }
 
 const RESOURCE = "https://waymark.bench/mcp";
@@ -136,25 +138,26 @@ async function interleaved(
   stdio: { agent: Agent; pid: number },
   http: { agent: Agent; pid: number },
   at: { samples: number; warmup: number },
-): Promise<{ stdio: number[]; http: number[]; stdioCpuMs: number }> {
+): Promise<{ stdio: number[]; http: number[]; stdioCpuMs: number; httpCpuMs: number }> {
   await advances(stdio.agent, { n: at.warmup });
   await advances(http.agent, { n: at.warmup });
   const tips = [
     await stdio.agent.call("start_workflow", { workflowId: LONG_ID }),
     await http.agent.call("start_workflow", { workflowId: LONG_ID }),
   ];
-  const out = { stdio: [] as number[], http: [] as number[], stdioCpuMs: 0 };
+  const out = { stdio: [] as number[], http: [] as number[], stdioCpuMs: 0, httpCpuMs: 0 };
   for (let i = 0; i < at.samples; i++) {
     for (const [k, side] of [["stdio", stdio], ["http", http]] as const) {
       const j = k === "stdio" ? 0 : 1;
-      const cpu0 = k === "stdio" ? cpuMs([side.pid]) : 0;
+      const cpu0 = cpuMs([side.pid]);
       const t0 = performance.now();
       tips[j] = await side.agent.call("continue_workflow", advanceArgs(tips[j]!));
       out[k].push(performance.now() - t0);
-      if (k === "stdio") out.stdioCpuMs += cpuMs([side.pid]) - cpu0;
+      out[k === "stdio" ? "stdioCpuMs" : "httpCpuMs"] += cpuMs([side.pid]) - cpu0;
     }
   }
   out.stdioCpuMs /= at.samples;
+  out.httpCpuMs /= at.samples;
   return out;
 }
 
@@ -223,6 +226,7 @@ export async function httpBench(
       stdio: stats(one.stdio),
       http,
       stdioCpuMs: r3(one.stdioCpuMs),
+      httpCpuMs: r3(one.httpCpuMs),
       load: {
         agents: at.agents,
         seconds: r3(seconds),
@@ -254,9 +258,9 @@ export function httpReport(r: HttpResult, load: readonly number[]): string {
     `  ${l.agents} agents, one replica, ${l.seconds.toFixed(1)} s: ${l.advances} advances, ${
       l.perSecond.toFixed(0)
     }/s, p50 ${l.latency.p50.toFixed(2)} ms, p99 ${l.latency.p99.toFixed(2)} ms`,
-    `  CPU per advance: stdio server ${r.stdioCpuMs.toFixed(2)} ms; replica ${
-      l.replicaCpuMs.toFixed(2)
-    } ms${pgCpu} (≈ ${
+    `  CPU per advance, one agent: stdio server ${r.stdioCpuMs.toFixed(2)} ms, replica ${
+      r.httpCpuMs.toFixed(2)
+    } ms; ${l.agents} agents: replica ${l.replicaCpuMs.toFixed(2)} ms${pgCpu} (≈ ${
       (1000 / (l.replicaCpuMs + (l.postgresCpuMs ?? 0))).toFixed(0)
     } advances/s per core)`,
   ].join("\n");
