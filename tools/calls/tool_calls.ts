@@ -16,6 +16,7 @@ import type { AnsweredNode } from "../../engine/run/record_attempt.ts";
 import type { PublishedSchemas, ToolCall, ToolContext, ToolDefinition } from "./define_tool.ts";
 import type { WorkspaceObservation } from "../../engine/model/workspace.ts";
 import { callerDeps, type Connection } from "../server/connection.ts";
+import { replayKeyOf } from "./replay_key.ts";
 import { askBeforeAck } from "../context/elicit.ts";
 import { errorResult } from "./error_envelope.ts";
 import { unexpectedError } from "../../engine/run/error_guard.ts";
@@ -170,6 +171,9 @@ async function runCall(
       onAppend: (sessionId) => appended.add(sessionId),
       onReplay: (replay) => Object.assign(replayed, replay),
       onAnswered: (answered) => told.answered = answered,
+      ...(name === "start_workflow" && connection.replayScope
+        ? { replayKey: replayKeyOf(ctx, connection.replayScope) }
+        : {}),
       ...(sendProgress
         ? {
           onProgress: (p) => progress.push(sendProgress.step(p)),

@@ -75,6 +75,10 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
     }),
     log: options.log,
     rawArguments: (id) => server.rawArguments.take(id),
+    replayScope: {
+      connection: crypto.randomUUID(),
+      stateless: options.sharedTaskViews !== undefined,
+    },
   };
   const tools = profile.tools.filter((t) => isListed(t, options));
   registerTools(server, connection, tools, profile.published);
