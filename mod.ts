@@ -166,6 +166,8 @@ export interface WaymarkServerOptions {
    * come from a cache this `Waymark` keeps for all such servers.
    */
   stateless?: boolean;
+  /** Told each tool call: its tool, its error code (`null`: answered) and its time (metrics). */
+  onToolCall?: (tool: string, code: string | null, ms: number) => void;
 }
 
 /** Resolved locations. */
@@ -309,6 +311,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
         runAccess: opts.runAccess,
         commandsNeedRoots: opts.commandsNeedRoots,
         sharedTaskViews: opts.stateless ? (taskViews ??= createTaskViewCache()) : undefined,
+        onToolCall: opts.onToolCall,
         profile: profileOf({ jobs, schemas }, opts),
       }),
     rehearse: (opts = {}) =>

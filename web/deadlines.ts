@@ -35,8 +35,12 @@ export interface DeadlineServer {
   readonly port: number;
   /** Resolves once the server has shut down. */
   readonly finished: Promise<void>;
-  /** Stops listening, closes every connection, and waits for the handlers. */
-  shutdown(): Promise<void>;
+  /**
+   * Stops listening at once, lets the requests in flight finish for up to `graceMs` (default
+   * 0: none), then closes every connection left (a long stream, a slow call) and waits for the
+   * handlers. A request cut this way wrote all of its transaction or none of it.
+   */
+  shutdown(graceMs?: number): Promise<void>;
 }
 
 const REFUSALS: Record<FramingError | "timeout", string> = {
@@ -88,12 +92,18 @@ export function serveWithDeadlines(
   return {
     port: (listener.addr as Deno.NetAddr).port,
     finished: inner.finished,
-    shutdown: () =>
+    shutdown: (graceMs = 0) =>
       stopping ??= (async () => {
         listener.close();
         await accepting;
+        // the inner server's own shutdown finishes the requests in flight, closing idle
+        // connections; what is still open after the grace is cut
+        const finishing = inner.shutdown();
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([finishing, new Promise((r) => timer = setTimeout(r, graceMs))]);
+        clearTimeout(timer);
         for (const close of open) close();
-        await inner.shutdown();
+        await finishing;
         Deno.removeSync(folder, { recursive: true });
       })(),
   };

@@ -19,6 +19,8 @@ import { MAX_MESSAGE_BYTES } from "../tools/stdio/line_splitter.ts";
 import { allowedHostsFor, hardening, loopbackOnly } from "./request_guard.ts";
 import { readJsonBody } from "./request_body.ts";
 import { serveStatelessLegacy } from "./stateless_mcp.ts";
+import type { Ops } from "./ops.ts";
+export { createOps, storeProbe } from "./ops.ts";
 import { createTaskOwner, principalTaskOwner, type TaskOwner } from "../tools/tasks/owner.ts";
 import { principalOf } from "../tools/context/principal.ts";
 import { type Deadlines, serveWithDeadlines } from "./deadlines.ts";
@@ -57,6 +59,8 @@ export interface McpHttpOptions {
    * so replicas behind a round-robin balancer need no sticky sessions (docs/team_service.md).
    */
   stateless?: boolean;
+  /** `/healthz`, `/readyz` and `/metrics` (`ops.ts`). */
+  ops?: Ops;
 }
 
 /** Live MCP sessions at most, by default. */
@@ -224,8 +228,14 @@ export function createMcpHttpApp(
   const app = new Hono();
   const hosts =
     () => [...allowedHostsFor(options.port()), ...(options.auth ? [options.auth.publicHost] : [])];
-  app.use("*", ...hardening(), loopbackOnly(hosts));
+  const ops = options.ops;
+  if (ops) app.use("*", ops.count);
+  app.use("*", ...hardening());
+  // probes answer any Host (a balancer's or an orchestrator's) and need no token: they say nothing
+  if (ops) app.use("*", ops.probes);
+  app.use("*", loopbackOnly(hosts));
   if (options.auth) app.use("*", options.auth.middleware);
+  if (ops) app.get("/metrics", (c) => ops.metrics(c));
   // 2026-07-28 requests (a per-request `_meta` envelope, no session) are served statelessly,
   // one server instance per request, by the SDK's entry; 2025 traffic keeps its sessions.
   // session-less requests have no identity to tell apart (and waymark no authentication): they
@@ -294,8 +304,11 @@ export interface McpHttpHandle {
   readonly port: number;
   /** Resolves when the listener has stopped. */
   readonly finished: Promise<void>;
-  /** Stops listening and ends every MCP session. */
-  close(): Promise<void>;
+  /**
+   * Stops listening, lets calls in flight finish for up to `graceMs` (default 0), cuts what is
+   * left, and ends every MCP session.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 /**
@@ -336,9 +349,10 @@ export function serveMcpHttp(
   return Promise.resolve({
     port,
     finished: server.finished,
-    async close() {
+    async close(graceMs?: number) {
+      // in-flight calls finish first (their answers may be SSE streams of a session)
+      await server.shutdown(graceMs);
       await close();
-      await server.shutdown();
     },
   });
 }

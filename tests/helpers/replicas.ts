@@ -38,6 +38,8 @@ export interface ReplicaSet {
   kill(i: number): Promise<void>;
   /** Starts replica `i` again on its port. */
   restart(i: number): Promise<void>;
+  /** Stops replica `i` with SIGTERM (a graceful shutdown): whether it exited cleanly, and when. */
+  terminate(i: number): Promise<{ success: boolean; ms: number }>;
   /** Stops every replica and the proxy, and removes the home. */
   stop(): Promise<void>;
 }
@@ -83,6 +85,12 @@ export async function startReplicas(
     async kill(i) {
       alive.delete(i);
       await replicas[i]!.kill();
+    },
+    async terminate(i) {
+      alive.delete(i);
+      const t0 = performance.now();
+      const { success } = await replicas[i]!.stop();
+      return { success, ms: performance.now() - t0 };
     },
     async restart(i) {
       replicas[i] = await start(ports[i]);

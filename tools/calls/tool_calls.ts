@@ -121,7 +121,12 @@ async function dispatch(
     if (before) await connection.tasks.seed(before).catch(() => {});
   });
   const told: { answered?: AnsweredNode } = {};
+  const t0 = performance.now();
   const answer = await runCall(connection, { name: tool.name, call, ctx, told });
+  const code = answer.isError
+    ? String((answer.structuredContent as { error?: { code?: unknown } } | undefined)?.error?.code)
+    : null;
+  connection.onToolCall?.(tool.name, code, performance.now() - t0);
   const runId = runOfAnswer(connection, answer);
   // a call that made a run's first node started it: its task is this requestor's
   if (runId && told.answered?.node.parentId === null) connection.owner?.adopt(runId);

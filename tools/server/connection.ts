@@ -53,6 +53,8 @@ export interface Connection {
    * a random id of the connection, and whether it ends with its one request (stateless HTTP).
    */
   replayScope?: { connection: string; stateless: boolean };
+  /** Told each tool call: its tool, its error code (`null`: answered) and its time (metrics). */
+  onToolCall?: (tool: string, code: string | null, ms: number) => void;
 }
 
 /**

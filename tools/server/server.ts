@@ -51,6 +51,8 @@ export interface McpServerOptions {
    * process-wide cache, and no task status is noted for later notifications.
    */
   sharedTaskViews?: TaskViewCache;
+  /** Told each tool call: its tool, its error code (`null`: answered) and its time (metrics). */
+  onToolCall?: (tool: string, code: string | null, ms: number) => void;
 }
 
 /** Creates an MCP server exposing a profile's tools, and waymark's prompts and resources. */
@@ -75,6 +77,7 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
     }),
     log: options.log,
     rawArguments: (id) => server.rawArguments.take(id),
+    onToolCall: options.onToolCall,
     replayScope: {
       connection: crypto.randomUUID(),
       stateless: options.sharedTaskViews !== undefined,
