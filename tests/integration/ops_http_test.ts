@@ -3,7 +3,8 @@
  * say nothing but `ok` / `ready`; `/metrics` is refused without one (and shows nothing) and, with
  * one, is Prometheus text counting requests, tool calls by error code, open runs and the
  * database pool. On PostgreSQL, `/readyz` says 503 with `Retry-After` while the database is down
- * and 200 once it is back; and SIGTERM under load stops the replica within its grace, every
+ * and 200 once it is back, and a personal token that cannot be checked meanwhile gets 503 with
+ * `Retry-After` and no detail (it was a bare 500); and SIGTERM under load stops the replica within its grace, every
  * request answered whole or refused (never a broken answer), nothing half written.
  * @module
  */
@@ -76,6 +77,12 @@ Deno.test({
     assert.equal(down.status, 503);
     assert.equal(down.headers.get("retry-after"), "1");
     assert.equal(await down.text(), "not ready\n");
+    // the personal token cannot be checked: 503 and when to retry, not a bare 500, no detail
+    const refused = await postRpc(url, { authorization: `Bearer ${token}` });
+    assert.equal(refused.status, 503);
+    assert.equal(refused.headers.get("retry-after"), "1");
+    assert.equal(refused.body.error, "temporarily_unavailable");
+    assert.doesNotMatch(JSON.stringify(refused.body), /PGSQL|\/tmp|ECONN|ENOENT/);
     await pg.up();
     const up = await fetch(pathOf(url, "/readyz"));
     assert.equal(up.status, 200, "ready again, without a restart");
