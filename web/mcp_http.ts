@@ -215,6 +215,23 @@ async function initialize(
   return await transport.handleRequest(c.req.raw, { parsedBody: body, authInfo });
 }
 
+/**
+ * What every request passes first: counted, hardened, the probes (any Host, no token: they say
+ * nothing), the Host check, authentication, then `/metrics` behind it.
+ */
+function guard(
+  app: Hono,
+  options: Pick<McpHttpOptions, "ops" | "auth"> & { hosts: () => readonly string[] },
+): void {
+  const { ops } = options;
+  if (ops) app.use("*", ops.count);
+  app.use("*", ...hardening());
+  if (ops) app.use("*", ops.probes);
+  app.use("*", loopbackOnly(options.hosts));
+  if (options.auth) app.use("*", options.auth.middleware);
+  if (ops) app.get("/metrics", (c) => ops.metrics(c));
+}
+
 /** The Hono app serving MCP at `/mcp`, and a `close` that ends every MCP session. */
 export function createMcpHttpApp(
   factory: McpServerFactory,
@@ -228,14 +245,7 @@ export function createMcpHttpApp(
   const app = new Hono();
   const hosts =
     () => [...allowedHostsFor(options.port()), ...(options.auth ? [options.auth.publicHost] : [])];
-  const ops = options.ops;
-  if (ops) app.use("*", ops.count);
-  app.use("*", ...hardening());
-  // probes answer any Host (a balancer's or an orchestrator's) and need no token: they say nothing
-  if (ops) app.use("*", ops.probes);
-  app.use("*", loopbackOnly(hosts));
-  if (options.auth) app.use("*", options.auth.middleware);
-  if (ops) app.get("/metrics", (c) => ops.metrics(c));
+  guard(app, { ...options, hosts });
   // 2026-07-28 requests (a per-request `_meta` envelope, no session) are served statelessly,
   // one server instance per request, by the SDK's entry; 2025 traffic keeps its sessions.
   // session-less requests have no identity to tell apart (and waymark no authentication): they

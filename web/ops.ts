@@ -48,9 +48,8 @@ function within<T>(work: Promise<T>, fallback: T): Promise<T> {
   return Promise.race([work.catch(() => fallback), late]).finally(() => clearTimeout(timer));
 }
 
-/** The probes and metrics of one service. */
-export function createOps(probe: OpsProbe): Ops {
-  const registry = new Registry();
+/** The registry's metrics: the ones fed per request and call, and the gauges read per scrape. */
+function metricsOf(registry: Registry, probe: OpsProbe) {
   const registers = [registry];
   const requests = new Counter({
     name: "waymark_http_requests_total",
@@ -102,6 +101,13 @@ export function createOps(probe: OpsProbe): Ops {
       this.set(await within(probe.openRuns(), -1));
     },
   });
+  return { requests, latency, inFlight, calls, callLatency };
+}
+
+/** The probes and metrics of one service. */
+export function createOps(probe: OpsProbe): Ops {
+  const registry = new Registry();
+  const { requests, latency, inFlight, calls, callLatency } = metricsOf(registry, probe);
   const count: MiddlewareHandler = async (c, next) => {
     const route = ROUTES.has(c.req.path) ? c.req.path : "other";
     const t0 = performance.now();
