@@ -13,6 +13,8 @@ import { postRpc, startAuthService } from "../helpers/auth_service.ts";
 import { startPostgres } from "../helpers/postgres.ts";
 import { startReplicas } from "../helpers/replicas.ts";
 import { chaosLog, checkInvariants, walker } from "../helpers/chaos.ts";
+import { runCli } from "../helpers/maintenance.ts";
+import { RECORD_TTL_MS } from "../../web/auth/personal.ts";
 
 const pathOf = (url: URL, path: string) => new URL(path, url);
 
@@ -53,6 +55,14 @@ Deno.test("healthz and readyz need no token and say nothing; metrics need one", 
     assert.match(text, /waymark_open_runs 1/);
     assert.doesNotMatch(text, /waymark_db_pool_connections\{/, "a libSQL file has no pool");
     assert.doesNotMatch(text, /wmp_/, "no token in the metrics");
+    // a revoked token is refused on every request once its kept row is a second old
+    const listed = await runCli(["tokens", "list", "--json"], { home: service.home.home });
+    const id = JSON.parse(listed.out)[0].id;
+    assert.equal((await runCli(["tokens", "revoke", id], { home: service.home.home })).code, 0);
+    await new Promise((r) => setTimeout(r, RECORD_TTL_MS + 200));
+    const revoked = await fetch(pathOf(service.url, "/metrics"), { headers: auth });
+    assert.equal(revoked.status, 401);
+    assert.match(await revoked.text(), /revoked/);
   } finally {
     await service.stop();
   }
@@ -77,7 +87,9 @@ Deno.test({
     assert.equal(down.status, 503);
     assert.equal(down.headers.get("retry-after"), "1");
     assert.equal(await down.text(), "not ready\n");
-    // the personal token cannot be checked: 503 and when to retry, not a bare 500, no detail
+    // the personal token cannot be checked (its kept row gone stale): 503 and when to retry,
+    // not a bare 500, no detail
+    await new Promise((r) => setTimeout(r, RECORD_TTL_MS + 200));
     const refused = await postRpc(url, { authorization: `Bearer ${token}` });
     assert.equal(refused.status, 503);
     assert.equal(refused.headers.get("retry-after"), "1");
