@@ -22,6 +22,12 @@ import { lookupWorkflow } from "./inspect_workflow.ts";
 import { randomHex, sessionLabel } from "../model/ids.ts";
 import { canonicalJson, sha256HexSync } from "../common/hash.ts";
 import { guard } from "../run/error_guard.ts";
+import {
+  noticeWarning,
+  snapshotEvent,
+  snapshotFolder,
+  snapshotForStart,
+} from "../run/snapshot_step.ts";
 import type { CallOptions } from "../run/record_attempt.ts";
 import { nodeCreated, rootNode } from "../run/node_events.ts";
 import { responseFor } from "../answers/node_response.ts";
@@ -167,10 +173,12 @@ export async function beginRun(
   ];
   const delegates = await loadDelegates(deps, compiled);
   if (!delegates.ok) return delegates;
+  const taken = await snapshotForStart(deps, { runId, workspace: snapshotFolder(options) });
   const response = await deps.store.write(async (tx) => {
     // each try mints from the start of its stream, so a keyed start's repeat mints the same
     const minting = seed === undefined ? deps : { ...deps, random: seededRandom(`${seed}|answer`) };
     const answer = responseFor(minting, root, compiled, { workflowHash: hash, warnings });
+    noticeWarning(answer, taken);
     if (compiled.metaGuidance.length > 0) answer.metaGuidance = compiled.metaGuidance;
     const pinned = await tx.hasSnapshot(hash);
     const arrived = await arrive({ ...minting, store: tx }, {
@@ -184,6 +192,7 @@ export async function beginRun(
     if (seed !== undefined && await tx.getNode(runId, root.nodeId)) return answer;
     await tx.append([
       ...runEvents(run, { root, pinned, workspace: options.workspace }),
+      ...(taken ? [snapshotEvent(taken, root)] : []),
       ...arrived,
     ]);
     return answer;

@@ -179,6 +179,7 @@ async function runCall(
       ...(name === "start_workflow" && connection.replayScope
         ? { replayKey: replayKeyOf(ctx, connection.replayScope) }
         : {}),
+      ...hostCall(ctx),
       ...(sendProgress
         ? {
           onProgress: (p) => progress.push(sendProgress.step(p)),
@@ -205,6 +206,12 @@ async function runCall(
     );
     return errorResult(unexpectedError(error));
   }
+}
+
+/** The host's id of the model's tool call behind this request, when it names one (Claude Code). */
+function hostCall(ctx: ServerContext): Pick<ToolContext, "hostCallId"> {
+  const id = ctx.mcpReq._meta?.["claudecode/toolUseId"];
+  return typeof id === "string" && id.length <= 200 ? { hostCallId: id } : {};
 }
 
 /** The observation a call records, and where its verification commands may run when that differs. */
