@@ -256,6 +256,30 @@ export interface Waymark {
   close(): Promise<void>;
 }
 
+/**
+ * `Waymark.mcpServer`: a server per connection (or per request, `stateless`, whose servers share
+ * one cache of task views).
+ */
+function serverMaker(
+  deps: EngineDeps,
+  sources: Parameters<typeof profileOf>[0],
+): Waymark["mcpServer"] {
+  let taskViews: TaskViewCache | undefined;
+  return (opts = {}) =>
+    createMcpServer(deps, {
+      version: VERSION,
+      log: opts.log,
+      enableStartSession: opts.enableStartSession,
+      onto: opts.onto,
+      taskOwner: opts.taskOwner,
+      runAccess: opts.runAccess,
+      commandsNeedRoots: opts.commandsNeedRoots,
+      sharedTaskViews: opts.stateless ? (taskViews ??= createTaskViewCache()) : undefined,
+      onToolCall: opts.onToolCall,
+      profile: profileOf(sources, opts),
+    });
+}
+
 /** Opens waymark: the database (created and migrated if needed), the keyring, the workflow sources. */
 export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark> {
   const home = resolvePaths(options).home;
@@ -295,7 +319,6 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
       ? gitSnapshots({ budgetMs: config.snapshots.budgetMs })
       : undefined,
   };
-  let taskViews: TaskViewCache | undefined;
   return {
     paths,
     deps,
@@ -307,19 +330,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
     checkpoint: (input) => checkpointWorkflow(deps, input),
     jobs,
     schemas,
-    mcpServer: (opts = {}) =>
-      createMcpServer(deps, {
-        version: VERSION,
-        log: opts.log,
-        enableStartSession: opts.enableStartSession,
-        onto: opts.onto,
-        taskOwner: opts.taskOwner,
-        runAccess: opts.runAccess,
-        commandsNeedRoots: opts.commandsNeedRoots,
-        sharedTaskViews: opts.stateless ? (taskViews ??= createTaskViewCache()) : undefined,
-        onToolCall: opts.onToolCall,
-        profile: profileOf({ jobs, schemas }, opts),
-      }),
+    mcpServer: serverMaker(deps, { jobs, schemas }),
     rehearse: (opts = {}) =>
       rehearse(
         {
