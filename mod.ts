@@ -58,6 +58,7 @@ import { usageDeps } from "./store/transcripts/mod.ts";
 import { gitSnapshots } from "./tools/snapshots/mod.ts";
 import type { WaymarkServer } from "./tools/server/waymark_server.ts";
 import type { TaskOwner } from "./tools/tasks/owner.ts";
+import { createTaskViewCache, type TaskViewCache } from "./tools/tasks/surface.ts";
 import type { RunAccess } from "./engine/model/vocabulary.ts";
 
 export { jobsAsWorkflows, type JobSource } from "./engine/deepwork/job_catalog.ts";
@@ -164,6 +165,13 @@ export interface WaymarkServerOptions {
   commandsNeedRoots?: boolean;
   /** The folder a connection works in until its client names roots (default: the process's). */
   cwd?: string;
+  /**
+   * The server answers one request and is dropped (`serve --http --stateless`): its task views
+   * come from a cache this `Waymark` keeps for all such servers.
+   */
+  stateless?: boolean;
+  /** Told each tool call: its tool, its error code (`null`: answered) and its time (metrics). */
+  onToolCall?: (tool: string, code: string | null, ms: number) => void;
 }
 
 /** Resolved locations. */
@@ -250,6 +258,31 @@ export interface Waymark {
   close(): Promise<void>;
 }
 
+/**
+ * `Waymark.mcpServer`: a server per connection (or per request, `stateless`, whose servers share
+ * one cache of task views).
+ */
+function serverMaker(
+  deps: EngineDeps,
+  sources: Parameters<typeof profileOf>[0],
+): Waymark["mcpServer"] {
+  let taskViews: TaskViewCache | undefined;
+  return (opts = {}) =>
+    createMcpServer(deps, {
+      version: VERSION,
+      log: opts.log,
+      enableStartSession: opts.enableStartSession,
+      onto: opts.onto,
+      taskOwner: opts.taskOwner,
+      runAccess: opts.runAccess,
+      commandsNeedRoots: opts.commandsNeedRoots,
+      cwd: opts.cwd,
+      sharedTaskViews: opts.stateless ? (taskViews ??= createTaskViewCache()) : undefined,
+      onToolCall: opts.onToolCall,
+      profile: profileOf(sources, opts),
+    });
+}
+
 /** Opens waymark: the database (created and migrated if needed), the keyring, the workflow sources. */
 export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark> {
   const home = resolvePaths(options).home;
@@ -300,18 +333,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
     checkpoint: (input) => checkpointWorkflow(deps, input),
     jobs,
     schemas,
-    mcpServer: (opts = {}) =>
-      createMcpServer(deps, {
-        version: VERSION,
-        log: opts.log,
-        enableStartSession: opts.enableStartSession,
-        onto: opts.onto,
-        taskOwner: opts.taskOwner,
-        runAccess: opts.runAccess,
-        commandsNeedRoots: opts.commandsNeedRoots,
-        cwd: opts.cwd,
-        profile: profileOf({ jobs, schemas }, opts),
-      }),
+    mcpServer: serverMaker(deps, { jobs, schemas }),
     rehearse: (opts = {}) =>
       rehearse(
         {
