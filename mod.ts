@@ -281,9 +281,11 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
     random: cryptoRandom,
     defaultPreferences: applyPreferences(DEFAULT_PREFERENCES, config.preferences),
     verifier: commandVerifier(config.verification),
-    snapshots: config.snapshots.enabled && process.env.WAYMARK_SNAPSHOTS !== "0"
-      ? gitSnapshots({ budgetMs: config.snapshots.budgetMs })
-      : undefined,
+    // off, steps take none; a restore of those taken still works
+    snapshots: gitSnapshots({
+      budgetMs: config.snapshots.budgetMs,
+      taking: config.snapshots.enabled && process.env.WAYMARK_SNAPSHOTS !== "0",
+    }),
   };
   return {
     paths,

@@ -18,6 +18,8 @@ import { gitState, inGitRepository } from "../context/workspace.ts";
 export interface GitSnapshotsOptions {
   /** How long one snapshot may take (ms); past it the step goes on without one. */
   budgetMs?: number;
+  /** Whether steps take snapshots (default on); restores work either way. */
+  taking?: boolean;
 }
 
 /** How the files now differ from `commit`, within `budgetMs`; `null` when it cannot be told. */
@@ -77,6 +79,7 @@ async function forget(workspace: string, runIds: readonly string[]): Promise<num
 export function gitSnapshots(options: GitSnapshotsOptions = {}): WorkspaceSnapshots {
   const budgetMs = options.budgetMs ?? SNAPSHOT_LIMITS.budgetMs;
   return {
+    taking: options.taking ?? true,
     async take(workspace, at) {
       if (!inGitRepository(workspace)) {
         // outside git an advance costs what it cost before snapshots: no file read, no process
