@@ -27,7 +27,7 @@ export interface RepoFacts {
 }
 
 /** Identity and fixed dates of snapshot commits: the same tree and parent give the same commit. */
-export const COMMIT_ENV = {
+const COMMIT_ENV = {
   GIT_AUTHOR_NAME: "waymark",
   GIT_AUTHOR_EMAIL: "waymark@localhost",
   GIT_COMMITTER_NAME: "waymark",
@@ -42,7 +42,7 @@ export function runRefs(runId: string): string {
 }
 
 /** Whether `folder` or a parent has a `.git`: a few `lstat`s, no process (outside git, cheap). */
-export async function insideGit(folder: string): Promise<boolean> {
+async function insideGit(folder: string): Promise<boolean> {
   let dir = folder;
   for (;;) {
     if (await lstat(join(dir, ".git")).then(() => true, () => false)) return true;
