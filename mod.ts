@@ -54,6 +54,7 @@ import { namedSchemaFolders } from "./tools/profiles/deepwork/named_schema_folde
 import type { NamedSchemaSource } from "./engine/review/ports.ts";
 import { claudeReviewer, commandReviewer } from "./tools/profiles/deepwork/reviewer.ts";
 import { commandVerifier } from "./tools/context/verify_runner.ts";
+import { usageDeps } from "./store/transcripts/mod.ts";
 import { gitSnapshots } from "./tools/snapshots/mod.ts";
 import type { WaymarkServer } from "./tools/server/waymark_server.ts";
 import type { TaskOwner } from "./tools/tasks/owner.ts";
@@ -281,6 +282,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
     random: cryptoRandom,
     defaultPreferences: applyPreferences(DEFAULT_PREFERENCES, config.preferences),
     verifier: commandVerifier(config.verification),
+    ...usageDeps(config.cost, { env: process.env, cwd: process.cwd() }),
     // off, steps take none; a restore of those taken still works
     snapshots: gitSnapshots({
       budgetMs: config.snapshots.budgetMs,

@@ -34,6 +34,14 @@ const configSchema = z.object({
   verification: verificationSettingsSchema.optional().describe(
     "Where waymark may run workflows' verification commands, and which (off when absent).",
   ),
+  cost: z.object({
+    transcripts: z.boolean().optional().describe(
+      "Read the host's transcript for each step's token counts (numbers only); default true.",
+    ),
+    tokenBudget: z.number().int().positive().optional().describe(
+      "Tokens a run may use before every answer carries a TOKEN_BUDGET_EXCEEDED warning.",
+    ),
+  }).strict().optional().describe("What runs cost (docs/cost.md)."),
   auth: authSettingsFileSchema.optional().describe(
     "Authentication of `serve --http` (docs/team_service.md); flags override each field.",
   ),
@@ -57,6 +65,8 @@ export interface WaymarkConfig {
   verification: VerificationPolicy;
   /** The `auth` section (`serve --http`'s authentication), as written. */
   auth: AuthSettingsFile;
+  /** Whether transcripts are read for token counts, and the runs' token budget (`null`: none). */
+  cost: { transcripts: boolean; tokenBudget: number | null };
   /** Workspace snapshots: on unless the file turns them off; their time budget (ms). */
   snapshots: { enabled: boolean; budgetMs?: number };
 }
@@ -78,6 +88,7 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
         jobDirs: [],
         verification: { workspaces: [] },
         auth: {},
+        cost: { transcripts: true, tokenBudget: null },
         snapshots: { enabled: true },
       };
     }
@@ -100,7 +111,7 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
     throw new Error(
       `${file}: ${
         problems.join("; ")
-      }. Allowed keys: workflowDirs (string[]), preferences ({autonomy, riskPolicy}), retention ({olderThan}), jobDirs (string[]), verification ({workspaces: {"/abs/folder": {allow, timeoutSeconds, outputBytes, env}}, maxConcurrent}), auth ({resource, issuer, jwksUrl, scopes, personalTokens, jwksTimeoutMs, clockToleranceSeconds}), snapshots ({enabled, budgetMs}).`,
+      }. Allowed keys: workflowDirs (string[]), preferences ({autonomy, riskPolicy}), retention ({olderThan}), jobDirs (string[]), verification ({workspaces: {"/abs/folder": {allow, timeoutSeconds, outputBytes, env}}, maxConcurrent}), cost ({transcripts, tokenBudget}), auth ({resource, issuer, jwksUrl, scopes, personalTokens, jwksTimeoutMs, clockToleranceSeconds}), snapshots ({enabled, budgetMs}).`,
     );
   }
   const olderThan = parsed.data.retention?.olderThan;
@@ -110,6 +121,10 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
   return {
     verification,
     auth: parsed.data.auth ?? {},
+    cost: {
+      transcripts: parsed.data.cost?.transcripts ?? true,
+      tokenBudget: parsed.data.cost?.tokenBudget ?? null,
+    },
     snapshots: {
       enabled: parsed.data.snapshots?.enabled ?? true,
       budgetMs: parsed.data.snapshots?.budgetMs,

@@ -9,6 +9,7 @@ import type { Preferences } from "./preferences.ts";
 import type { WorkspaceObservation } from "./workspace.ts";
 import type { Evidence } from "../verification/evidence.ts";
 import type { Principal } from "../access/principal.ts";
+import type { UsageEvent } from "../cost/usage_event.ts";
 import type { SnapshotChanges, SnapshotNotice, WorkspaceSnapshot } from "./snapshots.ts";
 import type {
   AdvanceOutcome,
@@ -210,7 +211,8 @@ type EventBody =
   | SnapshotEvent
   | StackEvent
   | DelegationEvent
-  | ReviewPassedEvent;
+  | ReviewPassedEvent
+  | UsageEvent;
 
 /**
  * The workspace's files as a git snapshot taken for a node (at a run's start, an

@@ -58,6 +58,8 @@ export interface NodeRecord extends NodeFacts {
   notesStepId: string | null;
   /** Step nodes from the root to this node, this one included (checkpoints do not count). */
   stepCount?: number;
+  /** When the store recorded its creation (ISO-8601): where its step's window starts. */
+  createdAt?: string;
 }
 
 /**
@@ -241,6 +243,7 @@ export type NodeEvent =
         | "delegations_settled"
         | "delegations_collected"
         | "evidence_recorded"
+        | "usage_recorded"
         | "snapshot_recorded";
     }
   >;

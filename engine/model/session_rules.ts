@@ -11,6 +11,7 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
+import { tokenUsageSchema } from "../cost/usage.ts";
 import { sha256HexSync } from "../common/hash.ts";
 import { ID_HEX } from "./ids.ts";
 import { checkOutput, jsonDepth, LIMITS } from "./limits.ts";
@@ -165,6 +166,11 @@ const PAYLOADS: Record<typeof EVENT_KINDS[number], z.ZodType> = {
   delegations_collected: z.looseObject({
     ...atNode,
     children: z.array(z.looseObject({ runId: hex16 })).max(LIMITS.delegations),
+  }),
+  usage_recorded: z.looseObject({
+    ...atNode,
+    usage: tokenUsageSchema.nullable(),
+    runTotal: tokenUsageSchema.nullable(),
   }),
   evidence_recorded: z.looseObject({
     ...atNode,

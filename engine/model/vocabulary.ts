@@ -152,6 +152,7 @@ export const EVENT_KINDS = [
   "delegations_collected",
   "evidence_recorded",
   "review_passed",
+  "usage_recorded",
   "snapshot_recorded",
 ] as const;
 

@@ -3,6 +3,7 @@
  * return the recorded response; an old node forks); without one, rehydrate (write nothing).
  * @module
  */
+import { runBudgetWarnings } from "../cost/record_usage.ts";
 import { examplePayload, normalizeBlockers } from "../gates/enforce.ts";
 import { runLabel } from "../model/ids.ts";
 import { checkContext, checkOutput } from "../model/limits.ts";
@@ -105,6 +106,7 @@ async function rehydrate(
   if (!loaded.ok) return loaded;
   const { node, run, compiled } = loaded.value;
   const warnings: Warning[] = await driftWarnings(deps, run.workflowId, run.workflowHash);
+  warnings.push(...await runBudgetWarnings(deps, { runId: run.runId, compiled }));
   if (input.context || input.output || input.preferences) {
     warnings.push({
       code: "IGNORED_WITHOUT_ACK",

@@ -395,6 +395,7 @@ async function nodeEvent(
     | "delegations_settled"
     | "delegations_collected"
     | "evidence_recorded"
+    | "usage_recorded"
     | "snapshot_recorded"
   >,
 ) {
@@ -468,6 +469,7 @@ export async function project(scope: ProjectionScope, event: LoggedEvent): Promi
     case "delegations_settled":
     case "delegations_collected":
     case "evidence_recorded":
+    case "usage_recorded":
     case "snapshot_recorded":
       return await nodeEvent(scope, event);
     case "preference_changed":

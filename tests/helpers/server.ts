@@ -186,8 +186,15 @@ export async function connectRich(
  * colours.
  */
 export function childEnv(extra: Record<string, string> = {}): Record<string, string> {
-  // servers run in this checkout: they snapshot it only when a test asks (docs/snapshots.md)
-  return { ...Deno.env.toObject(), NO_COLOR: "1", WAYMARK_SNAPSHOTS: "0", ...extra };
+  // servers run in this checkout: they snapshot it only when a test asks (docs/snapshots.md);
+  // nor do they read the transcript of a Claude Code session the tests may run in (docs/cost.md)
+  return {
+    ...Deno.env.toObject(),
+    NO_COLOR: "1",
+    WAYMARK_SNAPSHOTS: "0",
+    CLAUDE_CODE_SESSION_ID: "",
+    ...extra,
+  };
 }
 
 /** How a stdio client transport (either SDK line) spawns a server on `home`. */

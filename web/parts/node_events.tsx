@@ -136,26 +136,6 @@ const Evidence: FC<{ e: Event }> = ({ e }) => {
   );
 };
 
-/** A workspace snapshot: its commit and what changed since the parent's (docs/snapshots.md). */
-const Snapshot: FC<{ e: Event }> = ({ e }) => {
-  const snap = (e.snapshot ?? {}) as Record<string, unknown>;
-  const changes = e.changes as Record<string, number> | null;
-  const commit = typeof snap.commit === "string" ? snap.commit.slice(0, 12) : null;
-  const counted = changes
-    ? `${changes.added} added, ${changes.modified} modified, ${changes.deleted} deleted (+${changes.linesAdded} −${changes.linesRemoved})`
-    : "";
-  return (
-    <li class="snapshot">
-      <strong>Files</strong>{" "}
-      {commit ? <code class="mono">{commit}</code> : <span class="muted">no snapshot</span>}
-      {counted ? <span>{` · ${counted}`}</span> : null}
-      {e.notice
-        ? <p class="muted small">{text((e.notice as { message?: unknown }).message)}</p>
-        : null}
-    </li>
-  );
-};
-
 /** How each kind of node event is shown (a gap, the kind every other event is, by default). */
 const ROWS: Record<string, FC<{ e: Event; runHref: RunHref }>> = {
   review_recorded: Review,
@@ -163,7 +143,6 @@ const ROWS: Record<string, FC<{ e: Event; runHref: RunHref }>> = {
   delegations_settled: Settled,
   delegations_collected: Collected,
   evidence_recorded: Evidence,
-  snapshot_recorded: Snapshot,
 };
 
 /** Props of {@linkcode NodeEvents}: the events, and how to link a run they name. */
