@@ -162,6 +162,8 @@ export interface WaymarkServerOptions {
    * own working directory is no client's workspace).
    */
   commandsNeedRoots?: boolean;
+  /** The folder a connection works in until its client names roots (default: the process's). */
+  cwd?: string;
 }
 
 /** Resolved locations. */
@@ -309,6 +311,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
         taskOwner: opts.taskOwner,
         runAccess: opts.runAccess,
         commandsNeedRoots: opts.commandsNeedRoots,
+        cwd: opts.cwd,
         profile: profileOf({ jobs, schemas }, opts),
       }),
     rehearse: (opts = {}) =>
