@@ -56,6 +56,7 @@ import { claudeReviewer, commandReviewer } from "./tools/profiles/deepwork/revie
 import { commandVerifier } from "./tools/context/verify_runner.ts";
 import { usageDeps } from "./store/transcripts/mod.ts";
 import { gitSnapshots } from "./tools/snapshots/mod.ts";
+import type { WorkspaceSnapshots } from "./engine/model/snapshots.ts";
 import type { WaymarkServer } from "./tools/server/waymark_server.ts";
 import type { TaskOwner } from "./tools/tasks/owner.ts";
 import { createTaskViewCache, type TaskViewCache } from "./tools/tasks/surface.ts";
@@ -318,9 +319,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
     defaultPreferences: applyPreferences(DEFAULT_PREFERENCES, config.preferences),
     verifier: commandVerifier(config.verification),
     ...usageDeps(config.cost, { env: process.env, cwd: process.cwd() }),
-    snapshots: config.snapshots.enabled && process.env.WAYMARK_SNAPSHOTS !== "0"
-      ? gitSnapshots({ budgetMs: config.snapshots.budgetMs })
-      : undefined,
+    snapshots: snapshotsOf(config.snapshots),
   };
   return {
     paths,
@@ -351,6 +350,14 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
       ),
     close: () => store.close(),
   };
+}
+
+/** Workspace snapshots as configured: off, steps take none, and restoring those taken still works. */
+function snapshotsOf(settings: { enabled: boolean; budgetMs?: number }): WorkspaceSnapshots {
+  return gitSnapshots({
+    budgetMs: settings.budgetMs,
+    taking: settings.enabled && process.env.WAYMARK_SNAPSHOTS !== "0",
+  });
 }
 
 /** The file each failure to open waymark was about, by the error thrown. */
