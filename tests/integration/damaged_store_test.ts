@@ -30,6 +30,7 @@ const OPENING: Record<string, (at: { bundle: string; out: string }) => string[]>
   "tokens list": () => ["tokens", "list"],
   "tokens revoke": () => ["tokens", "revoke", "pat_0000000000000000"],
   "review": (at) => ["review", "--files", at.bundle],
+  "restore": () => ["restore", "st1_0000000000000000", "--dry-run"],
 };
 /**
  * Commands that do not open the store this way: stdio `serve` answers its client
