@@ -119,6 +119,14 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
         forms: [["FILE", "check a workflow file and print its workflowHash"]],
         run: ofCli("validateWorkflow"),
       },
+      try: {
+        forms: [
+          ["FILE|ID", "walk every path in memory with a scripted agent; report what fails"],
+          ["--watch FILE", "... again on every save"],
+        ],
+        flags: ["json", "watch"],
+        run: ofCli("tryWorkflowCommand"),
+      },
       schema: {
         forms: [["", 'print the workflow files\' JSON Schema (for "$schema")']],
         run: ofCli("workflowSchema"),

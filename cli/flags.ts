@@ -305,6 +305,7 @@ export const FLAGS = {
       "file modes), then check again",
   },
   json: { schema: toggle, help: "JSON on stdout instead of lines" },
+  watch: { schema: toggle, help: "run again whenever the file is saved (until interrupted)" },
   "base-ref": {
     schema: text,
     value: "REF",

@@ -43,7 +43,7 @@ import { printErr, printOut } from "./terminal.ts";
  * those in its own folder and in a `routines/` folder beside it; files that fail to load are
  * simply not offered), and every workflow there, which its parallel steps may delegate to.
  */
-async function nearbyFiles(
+export async function nearbyFiles(
   file: string,
 ): Promise<{ routines: Map<string, WorkflowFile>; parsed: ParsedSource[] }> {
   const candidates = [...BUNDLED_WORKFLOWS];
@@ -68,7 +68,7 @@ async function nearbyFiles(
  * The workflows the file's parallel steps may delegate to, found beside it, in the bundled
  * library, or the file itself (first found wins, as a library lists it).
  */
-async function nearbyDelegates(
+export async function nearbyDelegates(
   workflow: LoadedWorkflow,
   nearby: { routines: Map<string, WorkflowFile>; parsed: ParsedSource[] },
 ): Promise<Delegates> {
@@ -174,7 +174,7 @@ export async function validateWorkflow(input: CommandInput): Promise<number> {
 }
 
 /** A value as the JSON `--json` prints: indented, one newline after. */
-function json(value: unknown): string {
+export function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 
