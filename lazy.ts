@@ -1,7 +1,7 @@
 /**
  * The parts of waymark loaded on first use, in one table that the source and the builds both
  * read. `waymark serve` answers its client before the engine and the store have loaded
- * (`tools/early_server.ts`), so nothing the start-up path imports may load them: the commands
+ * (`tools/server/early_server.ts`), so nothing the start-up path imports may load them: the commands
  * (`cli/`), and inside them the web adapters, the commands on the store (with the maintenance
  * operations they call) and the store's optional modules, load here, on demand; so does `waymark
  * hook`, on its own, without the commands (a host waits on it). A test walks the start-up path's static imports and fails on any runtime edge into

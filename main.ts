@@ -3,7 +3,7 @@
  * (`cli/commands.ts`) names, or prints its help (`cli/help.ts`). `serve` over stdio (any profile,
  * no viewer) answers its client's handshake and `tools/list` at once from the profile's published
  * face (`tools/profiles/registry.ts`) and loads the engine and the store meanwhile
- * (`tools/early_server.ts`); every other command loads what it needs: the commands (`cli/mod.ts`),
+ * (`tools/server/early_server.ts`); every other command loads what it needs: the commands (`cli/mod.ts`),
  * or, for `waymark hook`, the hook alone (`cli/hook/mod.ts`), which a host waits on. While
  * serving stdio, stdout carries JSON-RPC only; everything else
  * goes to stderr.
@@ -16,12 +16,12 @@ import { VERSION } from "./version.ts";
 import { type Environment, type Flags, parseArgsOptions, parseSettings } from "./cli/flags.ts";
 import { findCommand } from "./cli/commands.ts";
 import { flagMistake, helpFor, overallHelp, untakenFlags, usageText } from "./cli/help.ts";
-import { earlyServer } from "./tools/early_server.ts";
+import { earlyServer } from "./tools/server/early_server.ts";
 import { PROFILES } from "./tools/profiles/registry.ts";
-import { serveMcpStdio } from "./tools/stdio.ts";
+import { serveMcpStdio } from "./tools/stdio/stdio.ts";
 import { load } from "./lazy.ts";
 import type { OpenedServe } from "./cli/mod.ts";
-import type { GateFailure as OpenedFailure } from "./tools/message_gate.ts";
+import type { GateFailure as OpenedFailure } from "./tools/server/message_gate.ts";
 import { printErr, printOut } from "./cli/terminal.ts";
 import { BUILD_KIND } from "./build.ts";
 
@@ -167,7 +167,7 @@ async function main(argv: string[]): Promise<number> {
  * may make more than one while it settles the protocol revision) answers the handshake and
  * `tools/list` at once; the commands load and open waymark once, when a server first needs it
  * (after `tools/list`, or at the first other request), compose the rest onto it and rehearse a
- * first call (`tools/rehearsal.ts`) before letting the held messages through. When waymark
+ * first call (`tools/server/rehearsal.ts`) before letting the held messages through. When waymark
  * cannot be opened, the early servers answer the requests they hold (or the next one) with why,
  * and the process exits 1 once the first such answer is written.
  */

@@ -16,10 +16,10 @@
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { jobsAsWorkflows, type JobSource } from "./engine/deepwork/job_catalog.ts";
-import type { EngineDeps } from "./engine/ports.ts";
-import { applyPreferences, DEFAULT_PREFERENCES } from "./engine/preferences.ts";
-import type { InspectResponse, ListResponse, StepResponse } from "./engine/responses.ts";
-import type { Result } from "./engine/result.ts";
+import type { EngineDeps } from "./engine/model/ports.ts";
+import { applyPreferences, DEFAULT_PREFERENCES } from "./engine/model/preferences.ts";
+import type { InspectResponse, ListResponse, StepResponse } from "./engine/answers/responses.ts";
+import type { Result } from "./engine/model/result.ts";
 import {
   type CheckpointInput,
   checkpointWorkflow,
@@ -47,27 +47,27 @@ import { VERSION } from "./version.ts";
 import { redactDbUrl } from "./store/db_url.ts";
 import { homePaths } from "./store/home_paths.ts";
 import { createMcpServer, type ToolProfile } from "./tools/mod.ts";
-import { type RehearsalOptions, rehearse } from "./tools/rehearsal.ts";
+import { type RehearsalOptions, rehearse } from "./tools/server/rehearsal.ts";
 import type { ProfileName } from "./tools/profiles/registry.ts";
 import { PROFILE_TOOLS } from "./tools/profiles/tools.ts";
 import { namedSchemaFolders } from "./tools/profiles/deepwork/named_schema_folders.ts";
 import type { NamedSchemaSource } from "./engine/review/ports.ts";
 import { claudeReviewer, commandReviewer } from "./tools/profiles/deepwork/reviewer.ts";
-import { commandVerifier } from "./tools/verify_runner.ts";
-import type { WaymarkServer } from "./tools/waymark_server.ts";
-import type { TaskOwner } from "./tools/task_owner.ts";
-import type { RunAccess } from "./engine/vocabulary.ts";
+import { commandVerifier } from "./tools/context/verify_runner.ts";
+import type { WaymarkServer } from "./tools/server/waymark_server.ts";
+import type { TaskOwner } from "./tools/tasks/owner.ts";
+import type { RunAccess } from "./engine/model/vocabulary.ts";
 
 export { jobsAsWorkflows, type JobSource } from "./engine/deepwork/job_catalog.ts";
-export type { EngineDeps, Store } from "./engine/ports.ts";
-export type { Preferences, PreferencesPatch } from "./engine/preferences.ts";
+export type { EngineDeps, Store } from "./engine/model/ports.ts";
+export type { Preferences, PreferencesPatch } from "./engine/model/preferences.ts";
 export type {
   InspectResponse,
   ListResponse,
   ResumeResponse,
   StepResponse,
-} from "./engine/responses.ts";
-export type { ErrorCode, Result, Retry, WaymarkError } from "./engine/result.ts";
+} from "./engine/answers/responses.ts";
+export type { ErrorCode, Result, Retry, WaymarkError } from "./engine/model/result.ts";
 export {
   type CheckpointInput,
   checkpointWorkflow,
@@ -75,8 +75,8 @@ export {
 export { type ContinueInput, continueWorkflow } from "./engine/use_cases/continue_workflow.ts";
 export { inspectWorkflow } from "./engine/use_cases/inspect_workflow.ts";
 export { listWorkflows } from "./engine/use_cases/list_workflows.ts";
-export type { StepOutput } from "./engine/use_cases/node_events.ts";
-export type { CallOptions } from "./engine/use_cases/record_attempt.ts";
+export type { StepOutput } from "./engine/run/node_events.ts";
+export type { CallOptions } from "./engine/run/record_attempt.ts";
 export { type ResumeInput, resumeSession } from "./engine/use_cases/resume_session.ts";
 export { startSession, type StartSessionInput } from "./engine/use_cases/start_session.ts";
 export { type StartInput, startWorkflow } from "./engine/use_cases/start_workflow.ts";
@@ -146,13 +146,13 @@ export interface WaymarkServerOptions {
   profile?: ProfileName;
   /** The DeepWork profile's quality gate. */
   qualityGate?: QualityGateOptions;
-  /** Compose onto this server, an early one already serving (`tools/early_server.ts`). */
+  /** Compose onto this server, an early one already serving (`tools/server/early_server.ts`). */
   onto?: WaymarkServer;
-  /** Scope `tasks/*` to the runs started through this requestor (HTTP; `tools/task_owner.ts`). */
+  /** Scope `tasks/*` to the runs started through this requestor (HTTP; `tools/tasks/owner.ts`). */
   taskOwner?: TaskOwner;
   /**
    * Who besides its starter may continue a run an authenticated call starts: `owner` (the
-   * default) or `team` (`engine/team_policy.ts`).
+   * default) or `team` (`engine/access/team_policy.ts`).
    */
   runAccess?: RunAccess;
   /**
@@ -233,7 +233,7 @@ export interface Waymark {
   mcpServer(options?: WaymarkServerOptions): ReturnType<typeof createMcpServer>;
   /**
    * Runs the code a process's first tool call would run for the first time, writing no
-   * session data (`tools/rehearsal.ts`); resolves within a quarter second and never rejects.
+   * session data (`tools/server/rehearsal.ts`); resolves within a quarter second and never rejects.
    * `protocolVersion`: the client's, whose parse is rehearsed; `interrupted`: asked between
    * parts, `true` ends it; `budgetMs`: the longest it may take.
    */

@@ -7,7 +7,7 @@ import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Buffer } from "node:buffer";
 import process from "node:process";
-import { sessionLabel } from "../engine/ids.ts";
+import { sessionLabel } from "../engine/model/ids.ts";
 import { writePrivateFile } from "../store/private_files.ts";
 import {
   type Bundle,

@@ -11,10 +11,13 @@ import { durationSchema } from "../store/maintenance/duration.ts";
 import { DB_URL_FORMS, isDbUrl } from "../store/db_url.ts";
 import { DEFAULT_BUSY_TIMEOUT_MS, DURABILITIES } from "../store/open_options.ts";
 // the vocabulary alone: the command line is parsed before anything else loads
-import { RUN_ACCESS, SESSION_STATUS_FILTERS as STATUS_FILTERS } from "../engine/vocabulary.ts";
+import {
+  RUN_ACCESS,
+  SESSION_STATUS_FILTERS as STATUS_FILTERS,
+} from "../engine/model/vocabulary.ts";
 import { PROFILE_NAMES } from "../tools/profiles/registry.ts";
 import { CLIENT_NAMES, SCOPES } from "./setup/clients.ts";
-import { authUrlSchema, scopeSchema } from "../store/auth_settings.ts";
+import { authUrlSchema, scopeSchema } from "../config/auth_settings.ts";
 
 const port = (name: string) =>
   z.string().regex(/^\d{1,5}$/, `${name} must be a port number from 0 to 65535`)

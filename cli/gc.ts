@@ -4,7 +4,7 @@
  * removes nothing. `VACUUM` runs only when asked, with a progress line.
  * @module
  */
-import { loadConfig } from "../store/config_file.ts";
+import { loadConfig } from "../config/config_file.ts";
 import { collectGarbage, type GcSession } from "../store/maintenance/mod.ts";
 import { type CliHost, type CliInput, formatBytes, withWaymark, writeJson } from "./host.ts";
 

@@ -4,7 +4,7 @@
  * open the database, the output streams, the clock), which `mod.ts` builds.
  * @module
  */
-import type { EngineDeps, WorkflowSource } from "../engine/ports.ts";
+import type { EngineDeps, WorkflowSource } from "../engine/model/ports.ts";
 import type { WaymarkOptions, WaymarkServerOptions } from "../mod.ts";
 import type { OpenedSqlStore } from "../store/sql/store.ts";
 import type { Flags } from "./flags.ts";

@@ -21,9 +21,9 @@ import {
   resolveAuthSettings,
   sqlPersonalTokens,
 } from "../store/mod.ts";
-import type { WaymarkServer } from "../tools/waymark_server.ts";
-import type { GateFailure } from "../tools/message_gate.ts";
-import { earlyServer } from "../tools/early_server.ts";
+import type { WaymarkServer } from "../tools/server/waymark_server.ts";
+import type { GateFailure } from "../tools/server/message_gate.ts";
+import { earlyServer } from "../tools/server/early_server.ts";
 import { load } from "../lazy.ts";
 import type { Deadlines } from "../web/deadlines.ts";
 import type { Flags } from "./flags.ts";
@@ -52,8 +52,8 @@ export type OpenedServe =
 
 /**
  * Opens waymark for `main.ts`'s early stdio server: `compose` puts the MCP server's handlers onto
- * an early server already serving (`tools/early_server.ts`); `rehearse` runs, once for the
- * process, the code a first tool call runs for the first time (`tools/rehearsal.ts`), at the
+ * an early server already serving (`tools/server/early_server.ts`); `rehearse` runs, once for the
+ * process, the code a first tool call runs for the first time (`tools/server/rehearsal.ts`), at the
  * protocol version the early server negotiated, until `interrupted` says a call is waiting;
  * `close` closes the database. A failure to open is the answer the early server gives instead
  * (`startup_failure.ts`).

@@ -11,9 +11,9 @@ import {
   RUN_PREFIX,
   runLabel,
   sessionLabel,
-} from "../engine/ids.ts";
-import type { Principal } from "../engine/principal.ts";
-import { principalLabel } from "../engine/team_policy.ts";
+} from "../engine/model/ids.ts";
+import type { Principal } from "../engine/access/principal.ts";
+import { principalLabel } from "../engine/access/team_policy.ts";
 import {
   getSession,
   getSessionActors,

@@ -1,6 +1,6 @@
 /**
  * Why `waymark serve` could not open its database or keyring, as the answer its client gets to
- * each request (the JSON-RPC error a failed early server answers with, `tools/message_gate.ts`):
+ * each request (the JSON-RPC error a failed early server answers with, `tools/server/message_gate.ts`):
  * a waymark error (`code`, a message saying what to do, `retry`, `details.file`) in `data`. A
  * damaged file is `STORAGE_CORRUPTION_DETECTED`, a locked, full, read-only or unreachable
  * database its storage code, and anything else (a folder where a file should be, a database
@@ -14,9 +14,9 @@ import {
   StorageCorruptionError,
   StorageUnavailableError,
   type WaymarkError,
-} from "../engine/result.ts";
+} from "../engine/model/result.ts";
 import { damagedFileRemedy, storageError } from "../store/storage_errors.ts";
-import type { GateFailure } from "../tools/message_gate.ts";
+import type { GateFailure } from "../tools/server/message_gate.ts";
 
 /**
  * A waymark error about the server itself: a storage code, or `STARTUP_FAILED` (no tool ran, so

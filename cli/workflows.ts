@@ -7,11 +7,11 @@
 import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { openWaymark, resolvePaths, type WaymarkOptions } from "../mod.ts";
-import { loadConfig } from "../store/config_file.ts";
+import { loadConfig } from "../config/config_file.ts";
 import { ROUTINES_SUBDIR } from "../store/workflow_files/states.ts";
-import { planVerification } from "../engine/verification.ts";
+import { planVerification } from "../engine/verification/policy.ts";
 import { describeCommand } from "../engine/workflow/verify_block.ts";
-import { renderInspect, renderList } from "../engine/text.ts";
+import { renderInspect, renderList } from "../engine/answers/text.ts";
 import {
   compileParsed,
   type LoadedWorkflow,
@@ -28,12 +28,7 @@ import { unfillablePlaceholders } from "../engine/workflow/placeholder_check.ts"
 import type { WorkflowFile } from "../engine/workflow/schema.ts";
 import type { Warning } from "../engine/workflow/catalog.ts";
 import type { CompiledWorkflow } from "../engine/workflow/compiled.ts";
-import {
-  delegatedIds,
-  type Delegates,
-  fanOutMessage,
-  tooWide,
-} from "../engine/use_cases/delegations.ts";
+import { delegatedIds, type Delegates, fanOutMessage, tooWide } from "../engine/run/delegations.ts";
 import { BUNDLED_WORKFLOWS } from "../workflows/mod.ts";
 import type { CommandInput } from "./host.ts";
 import { printErr, printOut } from "./terminal.ts";

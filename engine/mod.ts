@@ -30,8 +30,8 @@ export {
 } from "./deepwork/job_responses.ts";
 export { stackEntries } from "./deepwork/stack.ts";
 export { getWorkflows, startJobWorkflow } from "./deepwork/start.ts";
-export { parseRunLabel, parseSessionLabel, runLabel, sessionLabel } from "./ids.ts";
-export { LIMITS } from "./limits.ts";
+export { parseRunLabel, parseSessionLabel, runLabel, sessionLabel } from "./model/ids.ts";
+export { LIMITS } from "./model/limits.ts";
 export {
   type BranchStep,
   type EngineDeps,
@@ -40,14 +40,14 @@ export {
   type Store,
   type StoreReader,
   type WorkflowSource,
-} from "./ports.ts";
+} from "./model/ports.ts";
 export {
   applyPreferences,
   DEFAULT_PREFERENCES,
   type Preferences,
   type PreferencesPatch,
   preferencesPatchSchema,
-} from "./preferences.ts";
+} from "./model/preferences.ts";
 export {
   checkpointStepResponseSchema,
   type InspectResponse,
@@ -60,7 +60,7 @@ export {
   type StepProgress,
   type StepResponse,
   stepResponseSchema,
-} from "./responses.ts";
+} from "./answers/responses.ts";
 export {
   type ErrorCode,
   type Result,
@@ -70,26 +70,26 @@ export {
   StorageUnavailableError,
   type WaymarkError,
   waymarkErrorSchema,
-} from "./result.ts";
+} from "./model/result.ts";
 export {
   renderError,
   renderInspect,
   renderList,
   renderResume,
   renderStepResponse,
-} from "./text.ts";
-export { verifyToken } from "./tokens.ts";
+} from "./answers/text.ts";
+export { verifyToken } from "./access/tokens.ts";
 export { abortRun, abortWorkflow, runAbortResponseSchema } from "./use_cases/abort_run.ts";
 export { type CheckpointInput, checkpointWorkflow } from "./use_cases/checkpoint_workflow.ts";
 export { type ContinueInput, continueWorkflow } from "./use_cases/continue_workflow.ts";
 export { inspectWorkflow } from "./use_cases/inspect_workflow.ts";
 export { listWorkflows } from "./use_cases/list_workflows.ts";
-export { type StepOutput } from "./use_cases/node_events.ts";
-export { type AnsweredNode, type CallOptions } from "./use_cases/record_attempt.ts";
+export { type StepOutput } from "./run/node_events.ts";
+export { type AnsweredNode, type CallOptions } from "./run/record_attempt.ts";
 export { RESUME_MAX_LIMIT, type ResumeInput, resumeSession } from "./use_cases/resume_session.ts";
 export { startSession, type StartSessionInput } from "./use_cases/start_session.ts";
 export { type StartInput, startWorkflow } from "./use_cases/start_workflow.ts";
-export { isTerminal, runIdOfTask, type UserQuestion } from "./use_cases/task_status.ts";
+export { isTerminal, runIdOfTask, type UserQuestion } from "./run/task_status.ts";
 export {
   listTasks,
   PLAN_BRANCH_WINDOW,
@@ -98,7 +98,7 @@ export {
   tipResponse,
 } from "./use_cases/task_views.ts";
 export { pendingQuestions, recordUserInput } from "./use_cases/user_input.ts";
-export { type TaskStatus } from "./vocabulary.ts";
+export { type TaskStatus } from "./model/vocabulary.ts";
 export {
   loadWorkflowFile,
   loadWorkflowFiles,
@@ -107,11 +107,12 @@ export {
 } from "./workflow/catalog.ts";
 export { compileWorkflow, isRoutineId } from "./workflow/compile.ts";
 export { type CompiledStep, type CompiledWorkflow } from "./workflow/compiled.ts";
-export { allSteps, pendingStep, type RunState, stepCount } from "./workflow/interpreter.ts";
+export { allSteps, type RunState, stepCount } from "./workflow/interpreter.ts";
+export { pendingStep } from "./workflow/pending.ts";
 export { workflowJsonSchema } from "./workflow/json_schema.ts";
 export { formatLoadError, parseWorkflowText } from "./workflow/parse.ts";
-export { formatPath } from "./issue_path.ts";
+export { formatPath } from "./common/issue_path.ts";
 export { backtrackingPatterns } from "./workflow/pattern_check.ts";
 export { unfillablePlaceholders } from "./workflow/placeholder_check.ts";
 export { type WorkflowFile } from "./workflow/schema.ts";
-export { type WorkspaceObservation } from "./workspace.ts";
+export { type WorkspaceObservation } from "./model/workspace.ts";

@@ -7,7 +7,7 @@
  * @module
  */
 import { workflowJsonSchema } from "../engine/workflow/json_schema.ts";
-import { publishProfile } from "../tools/publish.ts";
+import { publishProfile } from "../tools/calls/publish.ts";
 import { PROFILE_NAMES } from "../tools/profiles/registry.ts";
 import { PROFILE_TOOLS, type ProfileInputs } from "../tools/profiles/tools.ts";
 

@@ -20,8 +20,8 @@ import { sha256 } from "npm:@noble/hashes@2.4.0/sha2.js";
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import { z } from "npm:zod@4.6.7";
-import type { Keyring, SigningKey } from "../engine/tokens.ts";
-import { formatPath } from "../engine/issue_path.ts";
+import type { Keyring, SigningKey } from "../engine/access/tokens.ts";
+import { formatPath } from "../engine/common/issue_path.ts";
 
 /** The fewest bytes a secret may decode to (what waymark generates: 32 random bytes). */
 const MIN_SECRET_BYTES = 32;

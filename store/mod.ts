@@ -19,14 +19,14 @@ export {
 export { WORKFLOW_CACHE_ROWS, type WorkflowCache } from "./workflow_files/cache.ts";
 export { sqlWorkflowCache } from "./sql/workflow_cache.ts";
 export { cryptoRandom, systemClock } from "./system.ts";
-export { loadConfig, type WaymarkConfig } from "./config_file.ts";
+export { loadConfig, type WaymarkConfig } from "../config/config_file.ts";
 export {
   PERSONAL_TOKEN_PREFIX,
   type PersonalTokenRecord,
   type PersonalTokens,
   sqlPersonalTokens,
 } from "./sql/personal_tokens.ts";
-export { type AuthSettings, resolveAuthSettings } from "./auth_settings.ts";
+export { type AuthSettings, resolveAuthSettings } from "../config/auth_settings.ts";
 export { prepareHome } from "./private_files.ts";
 export type { Database } from "./sql/database.ts";
 export { migrateToLatest, MIGRATIONS } from "./libsql/migrations.ts";

@@ -10,7 +10,7 @@ import {
   StorageCorruptionError,
   type StorageFault,
   StorageUnavailableError,
-} from "../engine/result.ts";
+} from "../engine/model/result.ts";
 
 /** What a libSQL file's faults call for (its PostgreSQL sibling is in `postgres/errors.ts`). */
 const ADVICE: Record<StorageFault, (location: string) => string> = {

@@ -3,7 +3,7 @@
  * the same clock when it is handed none.
  * @module
  */
-import type { Clock, Random } from "../engine/ports.ts";
+import type { Clock, Random } from "../engine/model/ports.ts";
 
 /** Wall-clock time. */
 export const systemClock: Clock = { now: () => new Date().toISOString() };

@@ -3,7 +3,7 @@
  * stdio transport.
  * @module
  */
-export { createMcpServer, type McpServerOptions } from "./server.ts";
+export { createMcpServer, type McpServerOptions } from "./server/server.ts";
 export {
   defineTool,
   type ToolCall,
@@ -12,11 +12,11 @@ export {
   type ToolProfile,
   type ToolSpec,
   type ToolSuccess,
-} from "./define_tool.ts";
+} from "./calls/define_tool.ts";
 export { DEFAULT_PROFILE, TOOLS } from "./profiles/default.ts";
 export { deepworkProfile, type DeepworkProfileOptions } from "./profiles/deepwork.ts";
-export { toolSchemas } from "./publish.ts";
-export { SESSION_URI_PREFIX } from "./resources.ts";
-export { firstFileRoot, gitState, observeWorkspace, RootsCache } from "./workspace.ts";
-export { errorEnvelopeSchema } from "./error_envelope.ts";
-export { serveMcpStdio } from "./stdio.ts";
+export { toolSchemas } from "./calls/publish.ts";
+export { SESSION_URI_PREFIX } from "./surfaces/resources.ts";
+export { firstFileRoot, gitState, observeWorkspace, RootsCache } from "./context/workspace.ts";
+export { errorEnvelopeSchema } from "./calls/error_envelope.ts";
+export { serveMcpStdio } from "./stdio/stdio.ts";

@@ -4,7 +4,7 @@
  * break the document's structure.
  * @module
  */
-import { runLabel, sessionLabel } from "../engine/ids.ts";
+import { runLabel, sessionLabel } from "../engine/model/ids.ts";
 import { layoutRun } from "./layout.ts";
 import { labelFor, loadPinned, type Pinned } from "./model.ts";
 import {

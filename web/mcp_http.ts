@@ -15,11 +15,11 @@
  * @module
  */
 import { type Context, Hono } from "npm:hono@4.13.19";
-import { MAX_MESSAGE_BYTES } from "../tools/line_splitter.ts";
+import { MAX_MESSAGE_BYTES } from "../tools/stdio/line_splitter.ts";
 import { allowedHostsFor, hardening, loopbackOnly } from "./request_guard.ts";
 import { readJsonBody } from "./request_body.ts";
-import { createTaskOwner, principalTaskOwner, type TaskOwner } from "../tools/task_owner.ts";
-import { principalOf } from "../tools/principal.ts";
+import { createTaskOwner, principalTaskOwner, type TaskOwner } from "../tools/tasks/owner.ts";
+import { principalOf } from "../tools/context/principal.ts";
 import { type Deadlines, serveWithDeadlines } from "./deadlines.ts";
 import { type AuthGate, requestAuth } from "./auth/mod.ts";
 import {
@@ -173,7 +173,7 @@ class McpSessions {
 /**
  * Makes the server of one requestor: a principal, an MCP session, or every session-less
  * request together; `owner` scopes its `tasks/*` to the runs it started
- * (`tools/task_owner.ts`); none: every run.
+ * (`tools/tasks/owner.ts`); none: every run.
  */
 export type McpServerFactory = (owner: TaskOwner | undefined) => Server;
 

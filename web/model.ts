@@ -6,10 +6,11 @@
  * @module
  */
 import type { CompiledStep, CompiledWorkflow } from "../engine/workflow/compiled.ts";
-import { allSteps, pendingStep, type RunState } from "../engine/workflow/interpreter.ts";
-import { parseRunLabel, parseSessionLabel, runLabel, sessionLabel } from "../engine/ids.ts";
-import type { DelegationDigest } from "../engine/events.ts";
-import { synthesisSection } from "../engine/use_cases/delegation_views.ts";
+import { allSteps, type RunState } from "../engine/workflow/interpreter.ts";
+import { pendingStep } from "../engine/workflow/pending.ts";
+import { parseRunLabel, parseSessionLabel, runLabel, sessionLabel } from "../engine/model/ids.ts";
+import type { DelegationDigest } from "../engine/model/events.ts";
+import { synthesisSection } from "../engine/answers/delegation_views.ts";
 import { type Layout, layoutRun } from "./layout.ts";
 import {
   type BranchEntry,

@@ -6,8 +6,8 @@
  * take a run up only when the user's request is about it.
  * @module
  */
-import { type Keyring, mintToken } from "../../engine/tokens.ts";
-import { runLabel } from "../../engine/ids.ts";
+import { type Keyring, mintToken } from "../../engine/access/tokens.ts";
+import { runLabel } from "../../engine/model/ids.ts";
 import type { OpenRun, OpenRuns } from "./open_runs.ts";
 
 /** Runs shown at most. */

@@ -4,12 +4,12 @@
  * stack resumes.
  * @module
  */
-import type { EngineDeps } from "../ports.ts";
+import type { EngineDeps } from "../model/ports.ts";
 import type { AgentPresence } from "./ports.ts";
-import { ok, type Result } from "../result.ts";
+import { ok, type Result } from "../model/result.ts";
 import { abortRun } from "../use_cases/abort_run.ts";
-import { guard } from "../use_cases/error_guard.ts";
-import type { WorkspaceObservation } from "../workspace.ts";
+import { guard } from "../run/error_guard.ts";
+import type { WorkspaceObservation } from "../model/workspace.ts";
 import type { JobAbortResponse } from "./job_responses.ts";
 import { findStack, stackCaller } from "./find_stack.ts";
 import { noActiveWorkflow, stackEntries, workflowLabel } from "./stack.ts";

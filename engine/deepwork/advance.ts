@@ -5,13 +5,13 @@
  * first wins; this call then replays its answer or says where the run is now.
  * @module
  */
-import { CONTRACT_PACKS } from "../contracts.ts";
-import type { Artifact, DomainEvent } from "../events.ts";
-import type { EngineDeps, NodeRecord, StackFrame, StoreWriter } from "../ports.ts";
-import { fail, ok, type Result } from "../result.ts";
-import { childNode, nodeCreated, observationEvent } from "../use_cases/node_events.ts";
+import { CONTRACT_PACKS } from "../gates/contracts.ts";
+import type { Artifact, DomainEvent } from "../model/events.ts";
+import type { EngineDeps, NodeRecord, StackFrame, StoreWriter } from "../model/ports.ts";
+import { fail, ok, type Result } from "../model/result.ts";
+import { childNode, nodeCreated, observationEvent } from "../run/node_events.ts";
 import { advanceState, currentStep } from "../workflow/interpreter.ts";
-import type { WorkspaceObservation } from "../workspace.ts";
+import type { WorkspaceObservation } from "../model/workspace.ts";
 import { JOB_OUTPUTS_CONTRACT } from "./compile.ts";
 import type { Submission } from "./gate.ts";
 import type { FinishedResponse } from "./job_responses.ts";

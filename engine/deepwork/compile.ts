@@ -6,7 +6,7 @@
  * instruction files' text is handed in.
  * @module
  */
-import { CONTRACT_PACKS, packJsonSchema } from "../contracts.ts";
+import { CONTRACT_PACKS, packJsonSchema } from "../gates/contracts.ts";
 import { COMPILED_FORMAT, type CompiledStep, type CompiledWorkflow } from "../workflow/compiled.ts";
 import type { JobSpec, JobStepSpec, JobWorkflowSpec } from "./job.ts";
 

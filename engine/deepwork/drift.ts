@@ -6,7 +6,7 @@
  */
 import type { CompiledNode, CompiledWorkflow } from "../workflow/compiled.ts";
 import type { LoadedJobs } from "./job_catalog.ts";
-import type { StackFrame } from "../ports.ts";
+import type { StackFrame } from "../model/ports.ts";
 import { workflowLabel } from "./stack.ts";
 
 /** A warning in a DeepWork answer. */

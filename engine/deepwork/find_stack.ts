@@ -7,9 +7,9 @@
  * workflow, wherever it sits on whichever stack, and takes its stack over when its holder is gone.
  * @module
  */
-import { parseRunLabel, runLabel } from "../ids.ts";
-import type { StackFrame, StackSummary, StackView, Store } from "../ports.ts";
-import { fail, ok, type Result } from "../result.ts";
+import { parseRunLabel, runLabel } from "../model/ids.ts";
+import type { StackFrame, StackSummary, StackView, Store } from "../model/ports.ts";
+import { fail, ok, type Result } from "../model/result.ts";
 import type { AgentPresence } from "./ports.ts";
 
 /** Who is calling and where: what picks a stack. */

@@ -7,14 +7,14 @@
  * @module
  */
 import { sessionOfJobDir } from "./session_jobs.ts";
-import type { DomainEvent } from "../events.ts";
-import { canonicalJson, sha256Hex } from "../hash.ts";
-import type { StackFrame, StoreReader } from "../ports.ts";
-import { checkNotes, checkRecordedValue } from "../limits.ts";
-import { fail, ok, type Result, StorageCorruptionError } from "../result.ts";
-import { guard } from "../use_cases/error_guard.ts";
+import type { DomainEvent } from "../model/events.ts";
+import { canonicalJson, sha256Hex } from "../common/hash.ts";
+import type { StackFrame, StoreReader } from "../model/ports.ts";
+import { checkNotes, checkRecordedValue } from "../model/limits.ts";
+import { fail, ok, type Result, StorageCorruptionError } from "../model/result.ts";
+import { guard } from "../run/error_guard.ts";
 import { currentStep } from "../workflow/interpreter.ts";
-import type { WorkspaceObservation } from "../workspace.ts";
+import type { WorkspaceObservation } from "../model/workspace.ts";
 import { advanceJobRun } from "./advance.ts";
 import { jobDrift } from "./drift.ts";
 import { checkSubmission } from "./gate.ts";

@@ -5,10 +5,10 @@
  * event at the node whose step was reviewed, so the viewer shows verdicts where they belong.
  * @module
  */
-import type { DomainEvent } from "../events.ts";
-import { runLabel } from "../ids.ts";
-import type { StoreReader } from "../ports.ts";
-import { fail, type Result } from "../result.ts";
+import type { DomainEvent } from "../model/events.ts";
+import { runLabel } from "../model/ids.ts";
+import type { StoreReader } from "../model/ports.ts";
+import { fail, type Result } from "../model/result.ts";
 import type { CompiledStep } from "../workflow/compiled.ts";
 import type { RecordedFile, SubmittedOutputs } from "./outputs.ts";
 import type { JobPorts, QualityGate } from "./ports.ts";

@@ -5,12 +5,12 @@
  * @module
  */
 import { sessionOfJobDir } from "./session_jobs.ts";
-import type { EngineDeps, NodeRecord, StoreReader } from "../ports.ts";
-import { fail, ok, type Result } from "../result.ts";
-import { guard } from "../use_cases/error_guard.ts";
-import { childNode, nodeCreated } from "../use_cases/node_events.ts";
+import type { EngineDeps, NodeRecord, StoreReader } from "../model/ports.ts";
+import { fail, ok, type Result } from "../model/result.ts";
+import { guard } from "../run/error_guard.ts";
+import { childNode, nodeCreated } from "../run/node_events.ts";
 import { allSteps } from "../workflow/interpreter.ts";
-import type { WorkspaceObservation } from "../workspace.ts";
+import type { WorkspaceObservation } from "../model/workspace.ts";
 import type { GoToStepResponse } from "./job_responses.ts";
 import { findStack, stackCaller } from "./find_stack.ts";
 import { jobDrift } from "./drift.ts";

@@ -4,7 +4,7 @@
  * data; instruction files are named here and read by the adapter that loads jobs.
  * @module
  */
-import type { JobOutputType, ReviewStrategy } from "../vocabulary.ts";
+import type { JobOutputType, ReviewStrategy } from "../model/vocabulary.ts";
 
 /** An output a step must (or may) produce. */
 export interface JobOutputSpec {

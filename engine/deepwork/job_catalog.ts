@@ -8,7 +8,7 @@ import { type CompiledWorkflow, workflowHash } from "../workflow/compiled.ts";
 import type { LoadedWorkflow } from "../workflow/catalog.ts";
 import { BUNDLED_NAMESPACE, checkWorkflowId } from "../workflow/workflow_ids.ts";
 import type { WorkflowLoadError } from "../workflow/parse.ts";
-import type { SourceKind } from "../vocabulary.ts";
+import type { SourceKind } from "../model/vocabulary.ts";
 import { compileJobWorkflow } from "./compile.ts";
 import { instructionFiles, type JobSpec } from "./job.ts";
 

@@ -5,8 +5,8 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
-import { LIMITS } from "../limits.ts";
-import { JOB_OUTPUT_TYPES, JOB_STEP_STATUSES } from "../vocabulary.ts";
+import { LIMITS } from "../model/limits.ts";
+import { JOB_OUTPUT_TYPES, JOB_STEP_STATUSES } from "../model/vocabulary.ts";
 
 /** One output the current step must (or may) produce. */
 export const expectedOutputSchema = z.object({

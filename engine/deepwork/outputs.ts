@@ -5,8 +5,8 @@
  * file checks go through the {@linkcode WorkspaceFiles} port.
  * @module
  */
-import { LIMITS } from "../limits.ts";
-import { fail, type Result } from "../result.ts";
+import { LIMITS } from "../model/limits.ts";
+import { fail, type Result } from "../model/result.ts";
 import type { JobOutputSpec } from "./job.ts";
 import type { FileFacts, FileRefusal, WorkspaceFiles } from "./ports.ts";
 

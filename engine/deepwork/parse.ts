@@ -6,8 +6,8 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
-import { formatPath } from "../issue_path.ts";
-import { JOB_OUTPUT_TYPES } from "../vocabulary.ts";
+import { formatPath } from "../common/issue_path.ts";
+import { JOB_OUTPUT_TYPES } from "../model/vocabulary.ts";
 import type { JobInputSpec, JobOutputSpec, JobReviewSpec, JobSpec, JobStepSpec } from "./job.ts";
 import { yamlParser } from "./yaml.ts";
 

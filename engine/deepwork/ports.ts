@@ -4,7 +4,7 @@
  * only calls them.
  * @module
  */
-import type { EngineDeps } from "../ports.ts";
+import type { EngineDeps } from "../model/ports.ts";
 import type { JobSource } from "./job_catalog.ts";
 
 /** Facts about a file an agent submitted, recorded so a replay never reads it again. */

@@ -7,8 +7,8 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
-import type { CriterionResult } from "../events.ts";
-import { jsonSchemaProblems } from "../json_schema_check.ts";
+import type { CriterionResult } from "../model/events.ts";
+import { jsonSchemaProblems } from "../gates/json_schema_check.ts";
 import type { CompiledStep } from "../workflow/compiled.ts";
 import { yamlParser } from "./yaml.ts";
 import { groupByStrategy } from "../review/plan.ts";

@@ -6,8 +6,8 @@
  * there). Registering again replaces it.
  * @module
  */
-import { fail, ok, type Result } from "../result.ts";
-import { guard } from "../use_cases/error_guard.ts";
+import { fail, ok, type Result } from "../model/result.ts";
+import { guard } from "../run/error_guard.ts";
 import { loadJob } from "./job_catalog.ts";
 import { instructionFiles } from "./job.ts";
 import { parseJobYaml } from "./parse.ts";

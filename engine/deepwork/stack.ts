@@ -5,11 +5,12 @@
  * call and is the same in every process; `find_stack.ts` says which stack a call acts on.
  * @module
  */
-import { runLabel, sessionLabel } from "../ids.ts";
-import type { NodeRecord, RunRecord, StackFrame, StoreReader } from "../ports.ts";
-import { fail, type Result, StorageCorruptionError } from "../result.ts";
+import { runLabel, sessionLabel } from "../model/ids.ts";
+import type { NodeRecord, RunRecord, StackFrame, StoreReader } from "../model/ports.ts";
+import { fail, type Result, StorageCorruptionError } from "../model/result.ts";
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
-import { currentStep, pendingStep } from "../workflow/interpreter.ts";
+import { currentStep } from "../workflow/interpreter.ts";
+import { pendingStep } from "../workflow/pending.ts";
 import { OUTPUT_SYNTAX } from "./job.ts";
 import type { BeginStep, StackEntry } from "./job_responses.ts";
 

@@ -5,17 +5,17 @@
  * caller. Every workflow started has its own `session_id` (its run). One write transaction.
  * @module
  */
-import type { DomainEvent } from "../events.ts";
-import { deriveNodeId, parseRunLabel, randomHex } from "../ids.ts";
-import type { EngineDeps, NodeRecord, StackFrame } from "../ports.ts";
-import { applyPreferences, DEFAULT_PREFERENCES } from "../preferences.ts";
-import { checkContext } from "../limits.ts";
-import { fail, ok, type Result } from "../result.ts";
-import { guard } from "../use_cases/error_guard.ts";
-import { nodeCreated } from "../use_cases/node_events.ts";
+import type { DomainEvent } from "../model/events.ts";
+import { deriveNodeId, parseRunLabel, randomHex } from "../model/ids.ts";
+import type { EngineDeps, NodeRecord, StackFrame } from "../model/ports.ts";
+import { applyPreferences, DEFAULT_PREFERENCES } from "../model/preferences.ts";
+import { checkContext } from "../model/limits.ts";
+import { fail, ok, type Result } from "../model/result.ts";
+import { guard } from "../run/error_guard.ts";
+import { nodeCreated } from "../run/node_events.ts";
 import { currentStep, initialState } from "../workflow/interpreter.ts";
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
-import type { WorkspaceObservation } from "../workspace.ts";
+import type { WorkspaceObservation } from "../model/workspace.ts";
 import type { LoadedJob, LoadedJobs, LoadedJobWorkflow } from "./job_catalog.ts";
 import type { JobDeps, JobPorts } from "./ports.ts";
 import type { GetWorkflowsResponse, JobStartResponse } from "./job_responses.ts";

@@ -7,7 +7,7 @@
  */
 import { z } from "npm:zod@4.6.7";
 import type { YamlParseWithLines } from "../deepwork/yaml.ts";
-import type { SourceKind } from "../vocabulary.ts";
+import type { SourceKind } from "../model/vocabulary.ts";
 import { globSchema, referenceFileSchema, ruleSchema, yamlSyntaxProblem } from "./rule_file.ts";
 import type { ReferenceFile, ReviewRule, RuleProblem } from "./rule.ts";
 

@@ -5,9 +5,9 @@
  * (another process, another machine on the team store) and an edit gives a new one.
  * @module
  */
-import { canonicalJson, sha256Hex } from "../hash.ts";
-import { compareText } from "../collate.ts";
-import type { ReviewStrategy } from "../vocabulary.ts";
+import { canonicalJson, sha256Hex } from "../common/hash.ts";
+import { compareText } from "../common/collate.ts";
+import type { ReviewStrategy } from "../model/vocabulary.ts";
 import { globMatcher } from "./glob.ts";
 import { relativeTo } from "./paths.ts";
 import type { ReviewWorkspace } from "./ports.ts";

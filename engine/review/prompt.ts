@@ -9,8 +9,8 @@
  * @module
  */
 import type { YamlParse } from "../deepwork/yaml.ts";
-import { jsonSchemaProblems } from "../json_schema_check.ts";
-import { LIMITS, utf8Bytes } from "../limits.ts";
+import { jsonSchemaProblems } from "../gates/json_schema_check.ts";
+import { LIMITS, utf8Bytes } from "../model/limits.ts";
 import type { PlannedReview } from "./plan.ts";
 import type { ReviewWorkspace } from "./ports.ts";
 import type { ReferenceFile } from "./rule.ts";

@@ -8,11 +8,11 @@
  */
 import type { YamlParse } from "../deepwork/yaml.ts";
 import { yamlLinedParser, yamlParser } from "../deepwork/yaml.ts";
-import { sha256HexSync } from "../hash.ts";
-import type { Store } from "../ports.ts";
-import type { Principal } from "../principal.ts";
-import { fail, ok, type Result } from "../result.ts";
-import { guard } from "../use_cases/error_guard.ts";
+import { sha256HexSync } from "../common/hash.ts";
+import type { Store } from "../model/ports.ts";
+import type { Principal } from "../access/principal.ts";
+import { fail, ok, type Result } from "../model/result.ts";
+import { guard } from "../run/error_guard.ts";
 import { projectPath } from "./paths.ts";
 import { definingFile, type PlannedReview, planReviews, REVIEW_ID, ruleMatcher } from "./plan.ts";
 import type { NamedSchemaSource, ReviewWorkspace } from "./ports.ts";

@@ -4,7 +4,7 @@
  * them by strategy, `prompt.ts` writes each task), so the three never drift apart.
  * @module
  */
-import type { ReviewStrategy } from "../vocabulary.ts";
+import type { ReviewStrategy } from "../model/vocabulary.ts";
 
 /** A file a reviewer should read besides the files under review. */
 export interface ReferenceFile {

@@ -7,7 +7,7 @@
  */
 import { z } from "npm:zod@4.6.7";
 import type { YamlParseWithLines } from "../deepwork/yaml.ts";
-import { REVIEW_STRATEGIES } from "../vocabulary.ts";
+import { REVIEW_STRATEGIES } from "../model/vocabulary.ts";
 import { globProblem } from "./glob.ts";
 import { folderOf, projectPath } from "./paths.ts";
 import type { ReviewRule, RuleProblem } from "./rule.ts";

@@ -6,14 +6,14 @@
  * tool, addressed by a state token.
  * @module
  */
-import { refuseActor } from "../team_policy.ts";
+import { refuseActor } from "../access/team_policy.ts";
 import { z } from "npm:zod@4.6.7";
-import { runLabel, sessionLabel } from "../ids.ts";
-import type { EngineDeps } from "../ports.ts";
-import { fail, ok, type Result, StorageCorruptionError } from "../result.ts";
-import { ended } from "./arrive.ts";
-import { guard } from "./error_guard.ts";
-import { verifyPair } from "./run_context.ts";
+import { runLabel, sessionLabel } from "../model/ids.ts";
+import type { EngineDeps } from "../model/ports.ts";
+import { fail, ok, type Result, StorageCorruptionError } from "../model/result.ts";
+import { ended } from "../run/arrive.ts";
+import { guard } from "../run/error_guard.ts";
+import { verifyPair } from "../run/run_context.ts";
 
 /** What an abort did. */
 export interface AbortOutcome {

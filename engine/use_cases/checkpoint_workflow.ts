@@ -3,22 +3,27 @@
  * token; never forks (it attaches after the node's last checkpoint).
  * @module
  */
-import { describeDelegation } from "./delegation_views.ts";
-import { checkOutput } from "../limits.ts";
-import type { EngineDeps, StoreWriter } from "../ports.ts";
-import { fail, type Result } from "../result.ts";
-import type { StepResponse } from "../responses.ts";
-import { checkpointChain } from "./branches.ts";
-import { guard } from "./error_guard.ts";
+import { describeDelegation } from "../answers/delegation_views.ts";
+import { checkOutput } from "../model/limits.ts";
+import type { EngineDeps, StoreWriter } from "../model/ports.ts";
+import { fail, type Result } from "../model/result.ts";
+import type { StepResponse } from "../answers/responses.ts";
+import { checkpointChain } from "../run/branches.ts";
+import { guard } from "../run/error_guard.ts";
 import {
   childNode,
   nodeCreated,
   observationEvent,
   outputRecorded,
   type StepOutput,
-} from "./node_events.ts";
-import { responseFor } from "./node_response.ts";
-import { type Attempt, type CallOptions, recordAttempt, type Recorded } from "./record_attempt.ts";
+} from "../run/node_events.ts";
+import { responseFor } from "../answers/node_response.ts";
+import {
+  type Attempt,
+  type CallOptions,
+  recordAttempt,
+  type Recorded,
+} from "../run/record_attempt.ts";
 
 /** Input of {@linkcode checkpointWorkflow}. */
 export interface CheckpointInput {

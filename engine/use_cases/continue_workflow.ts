@@ -3,12 +3,12 @@
  * return the recorded response; an old node forks); without one, rehydrate (write nothing).
  * @module
  */
-import { examplePayload, normalizeBlockers } from "../enforce.ts";
-import { runLabel } from "../ids.ts";
-import { checkContext, checkOutput } from "../limits.ts";
-import type { EngineDeps, StoreWriter } from "../ports.ts";
-import { fail, ok, type Result } from "../result.ts";
-import type { StepResponse } from "../responses.ts";
+import { examplePayload, normalizeBlockers } from "../gates/enforce.ts";
+import { runLabel } from "../model/ids.ts";
+import { checkContext, checkOutput } from "../model/limits.ts";
+import type { EngineDeps, StoreWriter } from "../model/ports.ts";
+import { fail, ok, type Result } from "../model/result.ts";
+import type { StepResponse } from "../answers/responses.ts";
 import type { Warning } from "../workflow/catalog.ts";
 import { advanceState, currentStep, isComplete } from "../workflow/interpreter.ts";
 import {
@@ -20,19 +20,24 @@ import {
   gapsOf,
   stateWithFindings,
   stepProgress,
-} from "./advance.ts";
-import { checkpointChain, forkSummary } from "./branches.ts";
-import { driftWarnings } from "./drift.ts";
-import { guard } from "./error_guard.ts";
-import { childNode } from "./node_events.ts";
-import { responseFor, tokensFor } from "./node_response.ts";
-import { buildRecap } from "./recap.ts";
-import { arrive } from "./arrive.ts";
-import { type Delegates, delegationHome, hasEnded, loadDelegates } from "./delegations.ts";
-import { describeDelegation, openBlocker } from "./delegation_views.ts";
-import { type Attempt, type CallOptions, recordAttempt, type Recorded } from "./record_attempt.ts";
-import { loadNode, verifyPair } from "./run_context.ts";
-import { type Verified, verifyAttempt, withEvidence } from "./verify_attempt.ts";
+} from "../run/advance.ts";
+import { checkpointChain, forkSummary } from "../run/branches.ts";
+import { driftWarnings } from "../run/drift.ts";
+import { guard } from "../run/error_guard.ts";
+import { childNode } from "../run/node_events.ts";
+import { responseFor, tokensFor } from "../answers/node_response.ts";
+import { buildRecap } from "../answers/recap.ts";
+import { arrive } from "../run/arrive.ts";
+import { type Delegates, delegationHome, hasEnded, loadDelegates } from "../run/delegations.ts";
+import { describeDelegation, openBlocker } from "../answers/delegation_views.ts";
+import {
+  type Attempt,
+  type CallOptions,
+  recordAttempt,
+  type Recorded,
+} from "../run/record_attempt.ts";
+import { loadNode, verifyPair } from "../run/run_context.ts";
+import { type Verified, verifyAttempt, withEvidence } from "../verification/verify_attempt.ts";
 
 /** Input of {@linkcode continueWorkflow}. */
 export interface ContinueInput extends Acknowledgement {

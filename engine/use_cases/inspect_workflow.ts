@@ -2,11 +2,11 @@
  * `inspect_workflow`: metadata and a preview of the steps. Read-only; never starts anything.
  * @module
  */
-import type { EngineDeps, WorkflowSource } from "../ports.ts";
-import { fail, ok, type Result } from "../result.ts";
-import type { InspectResponse } from "../responses.ts";
+import type { EngineDeps, WorkflowSource } from "../model/ports.ts";
+import { fail, ok, type Result } from "../model/result.ts";
+import type { InspectResponse } from "../answers/responses.ts";
 import type { LoadedSet, LoadedWorkflow } from "../workflow/catalog.ts";
-import { guard } from "./error_guard.ts";
+import { guard } from "../run/error_guard.ts";
 import { summarize } from "./list_workflows.ts";
 import { allSteps } from "../workflow/interpreter.ts";
 import { FORMER_IDS_UNTIL, formerBundledAlias } from "../workflow/workflow_ids.ts";

@@ -3,11 +3,11 @@
  * thrown.
  * @module
  */
-import type { EngineDeps } from "../ports.ts";
-import { ok, type Result } from "../result.ts";
-import type { ListResponse, WorkflowSummary } from "../responses.ts";
+import type { EngineDeps } from "../model/ports.ts";
+import { ok, type Result } from "../model/result.ts";
+import type { ListResponse, WorkflowSummary } from "../answers/responses.ts";
 import type { LoadedWorkflow } from "../workflow/catalog.ts";
-import { guard } from "./error_guard.ts";
+import { guard } from "../run/error_guard.ts";
 import { stepCount } from "../workflow/interpreter.ts";
 
 /** The summary of a loaded workflow (what `list_workflows` shows of it). */

@@ -6,12 +6,12 @@
  * tokens. Writes nothing.
  * @module
  */
-import { DEFAULT_RUN_ACCESS, refuseActor } from "../team_policy.ts";
-import type { EngineDeps, RunHit } from "../ports.ts";
-import { SEARCH_LAYERS, type SearchLayer } from "../vocabulary.ts";
-import { ok, type Result } from "../result.ts";
-import type { ResumeCandidate, ResumeResponse } from "../responses.ts";
-import { matchScore, matchWorkspace, type WorkspaceObservation } from "../workspace.ts";
+import { DEFAULT_RUN_ACCESS, refuseActor } from "../access/team_policy.ts";
+import type { EngineDeps, RunHit } from "../model/ports.ts";
+import { SEARCH_LAYERS, type SearchLayer } from "../model/vocabulary.ts";
+import { ok, type Result } from "../model/result.ts";
+import type { ResumeCandidate, ResumeResponse } from "../answers/responses.ts";
+import { matchScore, matchWorkspace, type WorkspaceObservation } from "../model/workspace.ts";
 import {
   idsInText,
   RUN_PREFIX,
@@ -19,9 +19,9 @@ import {
   SESSION_PREFIX,
   sessionLabel,
   stripLabel,
-} from "../ids.ts";
-import { guard } from "./error_guard.ts";
-import { tokensFor } from "./node_response.ts";
+} from "../model/ids.ts";
+import { guard } from "../run/error_guard.ts";
+import { tokensFor } from "../answers/node_response.ts";
 
 /** Input of {@linkcode resumeSession}. */
 export interface ResumeInput {

@@ -4,11 +4,11 @@
  * written), so a second subagent given the same token carries on where the first stopped.
  * @module
  */
-import { runLabel } from "../ids.ts";
-import type { EngineDeps } from "../ports.ts";
-import { fail, type Result } from "../result.ts";
-import type { StepResponse } from "../responses.ts";
-import { mintToken, verifyToken } from "../tokens.ts";
+import { runLabel } from "../model/ids.ts";
+import type { EngineDeps } from "../model/ports.ts";
+import { fail, type Result } from "../model/result.ts";
+import type { StepResponse } from "../answers/responses.ts";
+import { mintToken, verifyToken } from "../access/tokens.ts";
 import { continueWorkflow } from "./continue_workflow.ts";
 
 /** What a delegated start carries: the token alone. */

@@ -5,14 +5,14 @@
  * closes it.
  * @module
  */
-import { hashJson } from "../hash.ts";
-import type { EngineDeps } from "../ports.ts";
-import type { PreferencesPatch } from "../preferences.ts";
-import type { Result } from "../result.ts";
-import type { StepResponse } from "../responses.ts";
+import { hashJson } from "../common/hash.ts";
+import type { EngineDeps } from "../model/ports.ts";
+import type { PreferencesPatch } from "../model/preferences.ts";
+import type { Result } from "../model/result.ts";
+import type { StepResponse } from "../answers/responses.ts";
 import { beginRun, type StartOptions } from "./start_workflow.ts";
-import { guard } from "./error_guard.ts";
-import { SESSION_NOTES_WORKFLOW } from "./session_notes.ts";
+import { guard } from "../run/error_guard.ts";
+import { SESSION_NOTES_WORKFLOW } from "../run/session_notes.ts";
 
 /** Input of {@linkcode startSession}. */
 export interface StartSessionInput {

@@ -3,30 +3,30 @@
  * the first pending step with fresh tokens. One write transaction.
  * @module
  */
-import type { DomainEvent } from "../events.ts";
-import type { EngineDeps, NodeRecord } from "../ports.ts";
+import type { DomainEvent } from "../model/events.ts";
+import type { EngineDeps, NodeRecord } from "../model/ports.ts";
 import {
   applyPreferences,
   DEFAULT_PREFERENCES,
   type PreferencesPatch,
   recommendationWarnings,
-} from "../preferences.ts";
-import { checkContext } from "../limits.ts";
-import { fail, ok, type Result } from "../result.ts";
-import type { StepResponse } from "../responses.ts";
+} from "../model/preferences.ts";
+import { checkContext } from "../model/limits.ts";
+import { fail, ok, type Result } from "../model/result.ts";
+import type { StepResponse } from "../answers/responses.ts";
 import type { Warning } from "../workflow/catalog.ts";
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import { currentStep, initialState } from "../workflow/interpreter.ts";
-import type { WorkspaceObservation } from "../workspace.ts";
-import type { SessionKind } from "../vocabulary.ts";
+import type { WorkspaceObservation } from "../model/workspace.ts";
+import type { SessionKind } from "../model/vocabulary.ts";
 import { lookupWorkflow } from "./inspect_workflow.ts";
-import { deriveNodeId, randomHex, sessionLabel } from "../ids.ts";
-import { guard } from "./error_guard.ts";
-import type { CallOptions } from "./record_attempt.ts";
-import { nodeCreated } from "./node_events.ts";
-import { responseFor } from "./node_response.ts";
-import { arrive } from "./arrive.ts";
-import { loadDelegates } from "./delegations.ts";
+import { deriveNodeId, randomHex, sessionLabel } from "../model/ids.ts";
+import { guard } from "../run/error_guard.ts";
+import type { CallOptions } from "../run/record_attempt.ts";
+import { nodeCreated } from "../run/node_events.ts";
+import { responseFor } from "../answers/node_response.ts";
+import { arrive } from "../run/arrive.ts";
+import { loadDelegates } from "../run/delegations.ts";
 import { startDelegated } from "./start_delegated.ts";
 
 /** Input of {@linkcode startWorkflow}: a workflow id, or a delegation token (and nothing else). */

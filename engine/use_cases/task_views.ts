@@ -5,10 +5,16 @@
  * started in one process is seen from another and after a restart; nothing here keeps state.
  * @module
  */
-import { runLabel, sessionLabel } from "../ids.ts";
-import type { BranchStep, EngineDeps, NodeRecord, RunListing, StoreReader } from "../ports.ts";
-import { StorageCorruptionError } from "../result.ts";
-import type { StepResponse } from "../responses.ts";
+import { runLabel, sessionLabel } from "../model/ids.ts";
+import type {
+  BranchStep,
+  EngineDeps,
+  NodeRecord,
+  RunListing,
+  StoreReader,
+} from "../model/ports.ts";
+import { StorageCorruptionError } from "../model/result.ts";
+import type { StepResponse } from "../answers/responses.ts";
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import { currentStep, readState } from "../workflow/interpreter.ts";
 import {
@@ -18,10 +24,10 @@ import {
   stepResults,
   type WorkflowProgress,
 } from "../workflow/plan.ts";
-import type { TaskStatus } from "../vocabulary.ts";
-import { delegationHome, hasEnded } from "./delegations.ts";
-import { responseFor } from "./node_response.ts";
-import { taskIdOf, taskStatus, type UserQuestion, userQuestions } from "./task_status.ts";
+import type { TaskStatus } from "../model/vocabulary.ts";
+import { delegationHome, hasEnded } from "../run/delegations.ts";
+import { responseFor } from "../answers/node_response.ts";
+import { taskIdOf, taskStatus, type UserQuestion, userQuestions } from "../run/task_status.ts";
 
 /** The newest nodes of a branch a plan reads (older acknowledgements count as done). */
 export const PLAN_BRANCH_WINDOW = 64;

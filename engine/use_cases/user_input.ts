@@ -8,21 +8,21 @@
  * ack token it already holds) carries the answers. Recording the same answers again is a replay.
  * @module
  */
-import { refuseActor } from "../team_policy.ts";
-import type { Principal } from "../principal.ts";
-import { canonicalJson, sha256Hex } from "../hash.ts";
-import { runLabel, sessionLabel } from "../ids.ts";
-import { checkContext } from "../limits.ts";
-import type { EngineDeps, NodeRecord, StoreWriter } from "../ports.ts";
-import { fail, ok, type Result, StorageCorruptionError } from "../result.ts";
+import { refuseActor } from "../access/team_policy.ts";
+import type { Principal } from "../access/principal.ts";
+import { canonicalJson, sha256Hex } from "../common/hash.ts";
+import { runLabel, sessionLabel } from "../model/ids.ts";
+import { checkContext } from "../model/limits.ts";
+import type { EngineDeps, NodeRecord, StoreWriter } from "../model/ports.ts";
+import { fail, ok, type Result, StorageCorruptionError } from "../model/result.ts";
 import { isComplete } from "../workflow/interpreter.ts";
-import { type Acknowledgement, assessAck } from "./advance.ts";
-import { checkpointChain } from "./branches.ts";
-import { guard } from "./error_guard.ts";
-import { childNode, nodeCreated, outputRecorded } from "./node_events.ts";
-import { responseFor } from "./node_response.ts";
-import { loadNode, verifyPair } from "./run_context.ts";
-import { type UserQuestion, userQuestions } from "./task_status.ts";
+import { type Acknowledgement, assessAck } from "../run/advance.ts";
+import { checkpointChain } from "../run/branches.ts";
+import { guard } from "../run/error_guard.ts";
+import { childNode, nodeCreated, outputRecorded } from "../run/node_events.ts";
+import { responseFor } from "../answers/node_response.ts";
+import { loadNode, verifyPair } from "../run/run_context.ts";
+import { type UserQuestion, userQuestions } from "../run/task_status.ts";
 
 /** Answers to record. */
 export interface UserInput {

@@ -16,8 +16,13 @@ import {
 } from "./workflow_ids.ts";
 import { parseWorkflowText, type WorkflowLoadError } from "./parse.ts";
 import { parse as parseJsonc } from "npm:jsonc-parser@3.3.1";
-import { compareText } from "../collate.ts";
-import { type IdStatus, SOURCE_KINDS, type SourceKind, type WorkflowKind } from "../vocabulary.ts";
+import { compareText } from "../common/collate.ts";
+import {
+  type IdStatus,
+  SOURCE_KINDS,
+  type SourceKind,
+  type WorkflowKind,
+} from "../model/vocabulary.ts";
 
 /** A workflow file's text and where it came from. */
 export interface SourceFile {

@@ -5,10 +5,10 @@
  * behaviour exactly.
  * @module
  */
-import { CONTRACT_PACKS, packJsonSchema } from "../contracts.ts";
+import { CONTRACT_PACKS, packJsonSchema } from "../gates/contracts.ts";
 import type { Condition, WorkflowFile, WorkflowStep } from "./schema.ts";
 import type { WorkflowIssue } from "./parse.ts";
-import { CAPABILITIES, type Capability, isMember } from "../vocabulary.ts";
+import { CAPABILITIES, type Capability, isMember } from "../model/vocabulary.ts";
 import {
   COMPILED_FORMAT,
   type CompiledContract,

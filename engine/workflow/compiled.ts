@@ -3,8 +3,8 @@
  * the hash, and older stored formats are read as the current one here.
  * @module
  */
-import { hashJson } from "../hash.ts";
-import type { Capability, CapabilityNeed, WorkflowKind } from "../vocabulary.ts";
+import { hashJson } from "../common/hash.ts";
+import type { Capability, CapabilityNeed, WorkflowKind } from "../model/vocabulary.ts";
 import type { Condition, LoopConfig, UserDependency, ValidationCriteria } from "./schema.ts";
 import type { JobInputSpec, JobOutputSpec, JobReviewSpec } from "../deepwork/job.ts";
 import type { CompiledVerify } from "./verify_block.ts";

@@ -3,7 +3,7 @@
  * `undefined`, and comparisons of the wrong types are simply false.
  * @module
  */
-import { canonicalJson } from "../hash.ts";
+import { canonicalJson } from "../common/hash.ts";
 import type { Condition } from "./schema.ts";
 
 /** Reads `a.b.c` from a JSON object (`x.length` of an array or string is its length); `undefined` when any part is missing. */

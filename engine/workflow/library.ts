@@ -9,8 +9,8 @@ import {
   type Capability,
   CAPABILITY_STATUSES,
   GAP_SEVERITIES,
-} from "../vocabulary.ts";
-import { DIVERGENCE_REASONS } from "../contracts.ts";
+} from "../model/vocabulary.ts";
+import { DIVERGENCE_REASONS } from "../gates/contracts.ts";
 
 /** A closed set as prompts spell it: `"a" | "b"`. */
 function oneOf(list: readonly string[]): string {

@@ -6,7 +6,7 @@
 import { parse, type ParseError, printParseErrorCode } from "npm:jsonc-parser@3.3.1";
 import type { z } from "npm:zod@4.6.7";
 import { type WorkflowFile, workflowFileSchema } from "./schema.ts";
-import { formatPath } from "../issue_path.ts";
+import { formatPath } from "../common/issue_path.ts";
 
 /** One problem found in a workflow file. */
 export interface WorkflowIssue {

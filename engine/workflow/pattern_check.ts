@@ -6,8 +6,8 @@
  * is for the author, whose file other tools may run.
  * @module
  */
-import { schemaPatterns } from "../json_schema_check.ts";
-import { nestedRepetition } from "../linear_regex.ts";
+import { schemaPatterns } from "../gates/json_schema_check.ts";
+import { nestedRepetition } from "../gates/linear_regex.ts";
 import type { Warning } from "./catalog.ts";
 import type { CompiledNode, CompiledWorkflow } from "./compiled.ts";
 import type { ValidationCriteria } from "./schema.ts";

@@ -20,7 +20,7 @@ import {
   readState,
   type RunState,
 } from "./interpreter.ts";
-import type { PlanStepStatus } from "../vocabulary.ts";
+import type { PlanStepStatus } from "../model/vocabulary.ts";
 
 /** The version of the progress object's shape. */
 export const PROGRESS_SCHEMA_VERSION = 1;

@@ -4,7 +4,7 @@
  * the compiled form, so every byte here is part of the workflow hash.
  * @module
  */
-import { CONTRACT_PACKS } from "../contracts.ts";
+import { CONTRACT_PACKS } from "../gates/contracts.ts";
 import type { UserDependency, WorkflowFile, WorkflowStep } from "./schema.ts";
 
 /** The ids of a listing, sorted and quoted, for messages that say what exists. */

@@ -6,16 +6,16 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
-import { autonomySchema, riskPolicySchema } from "../preferences.ts";
+import { autonomySchema, riskPolicySchema } from "../model/preferences.ts";
 import {
   CAPABILITIES,
   type Capability,
   CAPABILITY_NEEDS,
   USER_DEPENDENCY_REASONS,
-} from "../vocabulary.ts";
-import { uncheckableSchema } from "../json_schema_check.ts";
-import { linearPattern } from "../linear_regex.ts";
-import { LIMITS } from "../limits.ts";
+} from "../model/vocabulary.ts";
+import { uncheckableSchema } from "../gates/json_schema_check.ts";
+import { linearPattern } from "../gates/linear_regex.ts";
+import { LIMITS } from "../model/limits.ts";
 import { verificationConfigSchema, verifyBlockSchema } from "./verify_block.ts";
 
 /** A scalar or JSON value that a condition compares a context variable with. */

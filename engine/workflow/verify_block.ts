@@ -3,11 +3,11 @@
  * shell) and WorkRail's `verification: {command, prompt?}` (a command line split into argv by
  * `command_line.ts`, refused when it needs a shell), both compiled into one
  * {@linkcode CompiledVerify}, and the prompt section that names the command. Whether the
- * command runs is the user's decision at acknowledgement time (`engine/verification.ts`).
+ * command runs is the user's decision at acknowledgement time (`engine/verification/policy.ts`).
  * @module
  */
 import { z } from "npm:zod@4.6.7";
-import { formatCommandLine, splitCommandLine } from "../command_line.ts";
+import { formatCommandLine, splitCommandLine } from "../verification/command_line.ts";
 
 /** Most seconds a step may ask for (the user's config may allow less). */
 export const MAX_VERIFY_SECONDS = 3600;

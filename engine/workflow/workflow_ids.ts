@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { SourceKind } from "../vocabulary.ts";
+import type { SourceKind } from "../model/vocabulary.ts";
 
 const SEGMENT = /^[a-z][a-z0-9_-]*$/;
 

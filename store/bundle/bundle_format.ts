@@ -8,10 +8,14 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
-import { canonicalJson } from "../../engine/hash.ts";
-import { ID_HEX } from "../../engine/ids.ts";
-import type { Retry } from "../../engine/result.ts";
-import { type BundleErrorCode, TOKEN_KINDS, type TokenKind } from "../../engine/vocabulary.ts";
+import { canonicalJson } from "../../engine/common/hash.ts";
+import { ID_HEX } from "../../engine/model/ids.ts";
+import type { Retry } from "../../engine/model/result.ts";
+import {
+  type BundleErrorCode,
+  TOKEN_KINDS,
+  type TokenKind,
+} from "../../engine/model/vocabulary.ts";
 import { digest } from "../sql/rows.ts";
 
 /** What every bundle says it is. */

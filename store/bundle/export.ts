@@ -5,9 +5,9 @@
  * @module
  */
 import type { Kysely } from "npm:kysely@0.29.9";
-import { hashJson } from "../../engine/hash.ts";
-import { parseSessionLabel, sessionLabel } from "../../engine/ids.ts";
-import { readTokenClaims, tokenPattern } from "../../engine/tokens.ts";
+import { hashJson } from "../../engine/common/hash.ts";
+import { parseSessionLabel, sessionLabel } from "../../engine/model/ids.ts";
+import { readTokenClaims, tokenPattern } from "../../engine/access/tokens.ts";
 import { decodeLogRow, sessionLog } from "../sql/log.ts";
 import type { Database } from "../sql/database.ts";
 import {

@@ -10,10 +10,10 @@
  * @module
  */
 import type { Insertable, Kysely } from "npm:kysely@0.29.9";
-import type { DomainEvent } from "../../engine/events.ts";
-import { sessionLabel } from "../../engine/ids.ts";
-import type { Clock, Random } from "../../engine/ports.ts";
-import type { Keyring } from "../../engine/tokens.ts";
+import type { DomainEvent } from "../../engine/model/events.ts";
+import { sessionLabel } from "../../engine/model/ids.ts";
+import type { Clock, Random } from "../../engine/model/ports.ts";
+import type { Keyring } from "../../engine/access/tokens.ts";
 import type { FullTextSearch, SqlDialect } from "../sql/dialect.ts";
 import type { Executor } from "../sql/graph_sql.ts";
 import { logDigest, type LoggedEvent, projectLogged } from "../sql/log.ts";

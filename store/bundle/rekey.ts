@@ -8,10 +8,10 @@
  * however many ids the bundle carries.
  * @module
  */
-import { randomHex } from "../../engine/ids.ts";
-import type { Random } from "../../engine/ports.ts";
-import { type Keyring, mintToken, namesAttempt } from "../../engine/tokens.ts";
-import type { TokenKind } from "../../engine/vocabulary.ts";
+import { randomHex } from "../../engine/model/ids.ts";
+import type { Random } from "../../engine/model/ports.ts";
+import { type Keyring, mintToken, namesAttempt } from "../../engine/access/tokens.ts";
+import type { TokenKind } from "../../engine/model/vocabulary.ts";
 import { placeholderPattern } from "./bundle_format.ts";
 
 /** A 16-hex id, not inside a longer hex run. */

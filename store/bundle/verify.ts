@@ -4,16 +4,16 @@
  * numbered in order with none missing, they hang together (one session, runs started before
  * they are used, nodes after their parents), the snapshots are exactly those the runs pin and
  * each matches its hash, no token is inside, and the session satisfies every rule a session built
- * over MCP satisfies (`engine/session_rules.ts`). Nesting is checked first, without recursion,
+ * over MCP satisfies (`engine/model/session_rules.ts`). Nesting is checked first, without recursion,
  * so a hostile depth is refused with the limit before anything recursive reads it.
  * @module
  */
-import { hashJson } from "../../engine/hash.ts";
-import { ID_HEX } from "../../engine/ids.ts";
-import { nestingProblem, sessionRuleViolation } from "../../engine/session_rules.ts";
-import { tokenPattern } from "../../engine/tokens.ts";
+import { hashJson } from "../../engine/common/hash.ts";
+import { ID_HEX } from "../../engine/model/ids.ts";
+import { nestingProblem, sessionRuleViolation } from "../../engine/model/session_rules.ts";
+import { tokenPattern } from "../../engine/access/tokens.ts";
 import type { CompiledWorkflow } from "../../engine/workflow/compiled.ts";
-import { formatPath } from "../../engine/issue_path.ts";
+import { formatPath } from "../../engine/common/issue_path.ts";
 import {
   type Bundle,
   type BundleResult,

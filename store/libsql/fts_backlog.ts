@@ -17,7 +17,7 @@ import { sql } from "npm:kysely@0.29.9";
 import type { Executor } from "../sql/graph_sql.ts";
 import { prepare } from "../sql/prepared.ts";
 import { searchText } from "../sql/search.ts";
-import { StorageBusyError, StorageUnavailableError } from "../../engine/result.ts";
+import { StorageBusyError, StorageUnavailableError } from "../../engine/model/result.ts";
 import { storageError } from "../storage_errors.ts";
 
 /** Runs and outputs written in this process between two catch-ups on the write path. */

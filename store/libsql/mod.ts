@@ -11,7 +11,7 @@ import { Kysely } from "npm:kysely@0.29.9";
 import type { SqlDialect } from "../sql/dialect.ts";
 import type { Database } from "../sql/database.ts";
 import { createSqlStore, type OpenedSqlStore, type OpenStoreOptions } from "../sql/store.ts";
-import { StorageBusyError } from "../../engine/result.ts";
+import { StorageBusyError } from "../../engine/model/result.ts";
 import { isBusy, storageError } from "../storage_errors.ts";
 import { fts5Search } from "./fts.ts";
 import { libsqlMaintenance } from "./maintenance.ts";

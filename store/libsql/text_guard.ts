@@ -18,7 +18,7 @@
  * @module
  */
 import type Database from "npm:libsql@0.5.29";
-import { StorageCorruptionError } from "../../engine/result.ts";
+import { StorageCorruptionError } from "../../engine/model/result.ts";
 
 type NativeDb = InstanceType<typeof Database>;
 type NativeStatement = ReturnType<NativeDb["prepare"]>;

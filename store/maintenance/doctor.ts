@@ -6,14 +6,14 @@
  * without migrating, so a check never changes the schema.
  * @module
  */
-import type { WorkflowSource } from "../../engine/ports.ts";
-import { DOCTOR_CHECKS } from "../../engine/vocabulary.ts";
+import type { WorkflowSource } from "../../engine/model/ports.ts";
+import { DOCTOR_CHECKS } from "../../engine/model/vocabulary.ts";
 import { formatLoadError } from "../../engine/workflow/parse.ts";
 import { inspectKeyring } from "../keyring.ts";
 import { looseModes } from "../private_files.ts";
 import { damagedFileRemedy, storageError } from "../storage_errors.ts";
 import { databaseFile } from "../libsql/maintenance.ts";
-import { StorageCorruptionError } from "../../engine/result.ts";
+import { StorageCorruptionError } from "../../engine/model/result.ts";
 import {
   type DoctorFinding,
   eventLog,

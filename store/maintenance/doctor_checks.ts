@@ -5,8 +5,8 @@
  * @module
  */
 import type { Kysely } from "npm:kysely@0.29.9";
-import { sessionLabel } from "../../engine/ids.ts";
-import type { DoctorCheck } from "../../engine/vocabulary.ts";
+import { sessionLabel } from "../../engine/model/ids.ts";
+import type { DoctorCheck } from "../../engine/model/vocabulary.ts";
 import type { MaintenanceDialect, SqlDialect } from "../sql/dialect.ts";
 import type { Database } from "../sql/database.ts";
 import { knownSessionIds, runOrphans } from "../sql/tables.ts";

@@ -7,7 +7,7 @@
  * @module
  */
 import { type Expression, type Kysely, sql, type SqlBool } from "npm:kysely@0.29.9";
-import { sessionLabel } from "../../engine/ids.ts";
+import { sessionLabel } from "../../engine/model/ids.ts";
 import type { SqlDialect } from "../sql/dialect.ts";
 import type { Executor } from "../sql/graph_sql.ts";
 import type { Database } from "../sql/database.ts";

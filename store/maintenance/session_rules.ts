@@ -1,12 +1,12 @@
 /**
  * Doctor's `session_rules` check: every session whose log verifies, against the rules every
- * session built over MCP satisfies (`engine/session_rules.ts`, the same function import uses),
+ * session built over MCP satisfies (`engine/model/session_rules.ts`, the same function import uses),
  * so a session that entered by another way (an old import, an edited database) is reported.
  * @module
  */
 import type { Kysely } from "npm:kysely@0.29.9";
-import { sessionLabel } from "../../engine/ids.ts";
-import { type RuleEvent, sessionRuleViolation } from "../../engine/session_rules.ts";
+import { sessionLabel } from "../../engine/model/ids.ts";
+import { type RuleEvent, sessionRuleViolation } from "../../engine/model/session_rules.ts";
 import type { CompiledWorkflow } from "../../engine/workflow/compiled.ts";
 import { decodeLogRow, sessionLog } from "../sql/log.ts";
 import type { Database } from "../sql/database.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 import type { Kysely } from "npm:kysely@0.29.9";
-import { hashJson } from "../../engine/hash.ts";
+import { hashJson } from "../../engine/common/hash.ts";
 import { logDigest } from "../sql/log.ts";
 import type { Database } from "../sql/database.ts";
 import { systemClock } from "../system.ts";

@@ -9,7 +9,7 @@
  * @module
  */
 import { type Kysely, sql } from "npm:kysely@0.29.9";
-import type { SearchQuery } from "../../engine/ports.ts";
+import type { SearchQuery } from "../../engine/model/ports.ts";
 import type { FullTextSearch, TextLayer, TextMatch } from "../sql/dialect.ts";
 import type { Executor } from "../sql/graph_sql.ts";
 import { guardedSearch } from "../sql/search_index.ts";

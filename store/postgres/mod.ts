@@ -8,7 +8,7 @@
 import { Kysely } from "npm:kysely@0.29.9";
 // @ts-types="npm:@types/pg@8.23.1"
 import type pg from "npm:pg@8.23.1";
-import { StorageBusyError } from "../../engine/result.ts";
+import { StorageBusyError } from "../../engine/model/result.ts";
 import type { SqlDialect } from "../sql/dialect.ts";
 import { newerSchemaMessage } from "../sql/migrations.ts";
 import type { Database } from "../sql/database.ts";

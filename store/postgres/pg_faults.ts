@@ -13,7 +13,7 @@ import {
   StorageCorruptionError,
   type StorageFault,
   StorageUnavailableError,
-} from "../../engine/result.ts";
+} from "../../engine/model/result.ts";
 import type { Executor } from "../sql/graph_sql.ts";
 import type { Database } from "../sql/database.ts";
 import { BeforeCommit } from "./driver.ts";

@@ -8,7 +8,7 @@
  * see nodes with their context as before.
  * @module
  */
-import type { DomainEvent } from "../../engine/events.ts";
+import type { DomainEvent } from "../../engine/model/events.ts";
 import { digest } from "./rows.ts";
 
 type NodeCreated = Extract<DomainEvent, { kind: "node_created" }>;

@@ -3,9 +3,9 @@
  * where each stands, and the parent a child run was opened for.
  * @module
  */
-import type { DelegatedRun, DelegationLink } from "../../engine/ports.ts";
-import { StorageCorruptionError } from "../../engine/result.ts";
-import { isMember, RUN_STATUSES } from "../../engine/vocabulary.ts";
+import type { DelegatedRun, DelegationLink } from "../../engine/model/ports.ts";
+import { StorageCorruptionError } from "../../engine/model/result.ts";
+import { isMember, RUN_STATUSES } from "../../engine/model/vocabulary.ts";
 import type { Executor } from "./graph_sql.ts";
 import { prepare } from "./prepared.ts";
 

@@ -7,8 +7,8 @@
  * @module
  */
 import type { Kysely } from "npm:kysely@0.29.9";
-import type { SearchQuery } from "../../engine/ports.ts";
-import type { SearchLayer } from "../../engine/vocabulary.ts";
+import type { SearchQuery } from "../../engine/model/ports.ts";
+import type { SearchLayer } from "../../engine/model/vocabulary.ts";
 import type { Executor } from "./graph_sql.ts";
 import type { Database } from "./database.ts";
 

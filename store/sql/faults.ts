@@ -6,8 +6,8 @@
  * goes on appending to a file the driver called malformed without saying so. Reads go on.
  * @module
  */
-import type { Store, StoreWriter } from "../../engine/ports.ts";
-import { StorageCorruptionError } from "../../engine/result.ts";
+import type { Store, StoreWriter } from "../../engine/model/ports.ts";
+import { StorageCorruptionError } from "../../engine/model/result.ts";
 import type { SqlDialect } from "./dialect.ts";
 import type { Executor } from "./graph_sql.ts";
 

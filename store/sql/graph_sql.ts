@@ -4,7 +4,7 @@
  * @module
  */
 import { type AliasedRawBuilder, type Kysely, type RawBuilder, sql } from "npm:kysely@0.29.9";
-import type { NodeKind } from "../../engine/vocabulary.ts";
+import type { NodeKind } from "../../engine/model/vocabulary.ts";
 import { prepare } from "./prepared.ts";
 import type { Database } from "./database.ts";
 

@@ -4,7 +4,7 @@
  * original sequence numbers and times (import, rebuild).
  * @module
  */
-import type { DomainEvent } from "../../engine/events.ts";
+import type { DomainEvent } from "../../engine/model/events.ts";
 import type { FullTextSearch } from "./dialect.ts";
 import type { Executor } from "./graph_sql.ts";
 import { project } from "./projections.ts";

@@ -9,8 +9,8 @@
 import type { Kysely } from "npm:kysely@0.29.9";
 import { sha256 } from "npm:@noble/hashes@2.4.0/sha2.js";
 import { bytesToHex } from "npm:@noble/hashes@2.4.0/utils.js";
-import type { Clock, Random } from "../../engine/ports.ts";
-import { type Principal, PRINCIPAL_KINDS } from "../../engine/principal.ts";
+import type { Clock, Random } from "../../engine/model/ports.ts";
+import { type Principal, PRINCIPAL_KINDS } from "../../engine/access/principal.ts";
 import type { Database, PersonalTokensTable } from "./database.ts";
 
 /** What every personal access token starts with (so a verifier can tell it from a JWT). */

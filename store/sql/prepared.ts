@@ -12,7 +12,7 @@
  *
  * Queries are made at module scope, once each: every one made is kept, so that
  * {@linkcode compileEvery} can compile them all ahead of their first run (the start-up
- * rehearsal, `tools/rehearsal.ts`).
+ * rehearsal, `tools/server/rehearsal.ts`).
  * @module
  */
 import type { CompiledQuery, DialectAdapter, Kysely, QueryResult } from "npm:kysely@0.29.9";

@@ -11,7 +11,7 @@ import { prepare } from "./prepared.ts";
 import { digest } from "./rows.ts";
 import type { Database } from "./database.ts";
 import { searchText } from "./search.ts";
-import { DEFAULT_RUN_ACCESS } from "../../engine/team_policy.ts";
+import { DEFAULT_RUN_ACCESS } from "../../engine/access/team_policy.ts";
 
 /** Where an event lands: its transaction, its log sequence and time, the dialect's index. */
 export interface ProjectionScope {

@@ -12,14 +12,14 @@ import type {
   NodeRecord,
   RunRecord,
   StoreReader,
-} from "../../engine/ports.ts";
-import { InvariantViolationError, StorageCorruptionError } from "../../engine/result.ts";
+} from "../../engine/model/ports.ts";
+import { InvariantViolationError, StorageCorruptionError } from "../../engine/model/result.ts";
 import {
   type AttemptKind,
   isMember,
   type NodeKind,
   RUN_STATUSES,
-} from "../../engine/vocabulary.ts";
+} from "../../engine/model/vocabulary.ts";
 import type { CompiledWorkflow } from "../../engine/workflow/compiled.ts";
 import type { ReadScope } from "./dialect.ts";
 import {

@@ -7,13 +7,13 @@
  */
 import { z } from "npm:zod@4.6.7";
 import { createHash } from "node:crypto";
-import { canonicalJson } from "../../engine/hash.ts";
-import { runLabel } from "../../engine/ids.ts";
-import type { AttemptRecord, NodeRecord, RunOwnership } from "../../engine/ports.ts";
-import { type Principal, principalSchema } from "../../engine/principal.ts";
-import { evidenceSchema } from "../../engine/evidence.ts";
-import { autonomySchema, riskPolicySchema } from "../../engine/preferences.ts";
-import { InvariantViolationError, StorageCorruptionError } from "../../engine/result.ts";
+import { canonicalJson } from "../../engine/common/hash.ts";
+import { runLabel } from "../../engine/model/ids.ts";
+import type { AttemptRecord, NodeRecord, RunOwnership } from "../../engine/model/ports.ts";
+import { type Principal, principalSchema } from "../../engine/access/principal.ts";
+import { evidenceSchema } from "../../engine/verification/evidence.ts";
+import { autonomySchema, riskPolicySchema } from "../../engine/model/preferences.ts";
+import { InvariantViolationError, StorageCorruptionError } from "../../engine/model/result.ts";
 import {
   ATTEMPT_OUTCOMES,
   EDGE_KINDS,
@@ -22,7 +22,7 @@ import {
   RUN_ACCESS,
   SESSION_KINDS,
   type SessionKind,
-} from "../../engine/vocabulary.ts";
+} from "../../engine/model/vocabulary.ts";
 import { type CompiledWorkflow, normalizeCompiled } from "../../engine/workflow/compiled.ts";
 import type { RunState } from "../../engine/workflow/interpreter.ts";
 

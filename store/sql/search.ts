@@ -4,8 +4,8 @@
  * @module
  */
 import { sql } from "npm:kysely@0.29.9";
-import type { RunHit, SearchQuery } from "../../engine/ports.ts";
-import type { SearchLayer } from "../../engine/vocabulary.ts";
+import type { RunHit, SearchQuery } from "../../engine/model/ports.ts";
+import type { SearchLayer } from "../../engine/model/vocabulary.ts";
 import type { ReadScope, TextMatch } from "./dialect.ts";
 import type { Executor } from "./graph_sql.ts";
 import { decodeOwnership, decodePrincipal, decodeSessionKind, type OwnerColumns } from "./rows.ts";

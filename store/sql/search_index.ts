@@ -6,7 +6,7 @@
  * (not retryable: retrying never rebuilds it) naming `waymark doctor --repair`, which rebuilds it.
  * @module
  */
-import { StorageCorruptionError } from "../../engine/result.ts";
+import { StorageCorruptionError } from "../../engine/model/result.ts";
 import type { FullTextSearch } from "./dialect.ts";
 
 /** The full-text index is missing or damaged; `doctor --repair` rebuilds it. */

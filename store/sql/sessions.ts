@@ -3,7 +3,7 @@
  * `getSession`).
  * @module
  */
-import type { SessionRunSummary, SessionSummary } from "../../engine/ports.ts";
+import type { SessionRunSummary, SessionSummary } from "../../engine/model/ports.ts";
 import type { FullTextSearch, ReadScope } from "./dialect.ts";
 import type { Executor } from "./graph_sql.ts";
 import { preview } from "./search.ts";

@@ -10,9 +10,9 @@ import type {
   StackFrame,
   StackSummary,
   StackView,
-} from "../../engine/ports.ts";
-import { StorageCorruptionError } from "../../engine/result.ts";
-import { isMember, RUN_STATUSES } from "../../engine/vocabulary.ts";
+} from "../../engine/model/ports.ts";
+import { StorageCorruptionError } from "../../engine/model/result.ts";
+import { isMember, RUN_STATUSES } from "../../engine/model/vocabulary.ts";
 import { ancestorsCte, type Executor } from "./graph_sql.ts";
 import { prepare, type Prepared } from "./prepared.ts";
 import { artifactsColumn, decodeJsonOr } from "./rows.ts";

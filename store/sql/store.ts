@@ -5,7 +5,7 @@
  * @module
  */
 import { type Kysely, sql } from "npm:kysely@0.29.9";
-import type { Store } from "../../engine/ports.ts";
+import type { Store } from "../../engine/model/ports.ts";
 import type { CompiledWorkflow } from "../../engine/workflow/compiled.ts";
 import type { MaintenanceDialect, SqlDialect } from "./dialect.ts";
 import { withStorageFaults } from "./faults.ts";

@@ -5,10 +5,10 @@
  * @module
  */
 import { sql } from "npm:kysely@0.29.9";
-import type { Artifact } from "../../engine/events.ts";
-import type { BranchStep, RunListing } from "../../engine/ports.ts";
-import { StorageCorruptionError } from "../../engine/result.ts";
-import { isMember, NODE_KINDS, RUN_STATUSES } from "../../engine/vocabulary.ts";
+import type { Artifact } from "../../engine/model/events.ts";
+import type { BranchStep, RunListing } from "../../engine/model/ports.ts";
+import { StorageCorruptionError } from "../../engine/model/result.ts";
+import { isMember, NODE_KINDS, RUN_STATUSES } from "../../engine/model/vocabulary.ts";
 import type { RunState } from "../../engine/workflow/interpreter.ts";
 import { ancestorsCte, type Executor } from "./graph_sql.ts";
 import { prepare } from "./prepared.ts";

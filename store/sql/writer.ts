@@ -4,9 +4,9 @@
  * @module
  */
 import type { Insertable, Kysely } from "npm:kysely@0.29.9";
-import type { DomainEvent } from "../../engine/events.ts";
-import { sessionLabel } from "../../engine/ids.ts";
-import type { Store, StoreWriter } from "../../engine/ports.ts";
+import type { DomainEvent } from "../../engine/model/events.ts";
+import { sessionLabel } from "../../engine/model/ids.ts";
+import type { Store, StoreWriter } from "../../engine/model/ports.ts";
 import { contextId, loggedEvents } from "./context_refs.ts";
 import type { SqlDialect } from "./dialect.ts";
 import type { Executor } from "./graph_sql.ts";

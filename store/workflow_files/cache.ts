@@ -20,7 +20,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
-import type { WorkflowSummary } from "../../engine/responses.ts";
+import type { WorkflowSummary } from "../../engine/answers/responses.ts";
 import type { LoadResult } from "../../engine/workflow/catalog.ts";
 import { COMPILED_FORMAT } from "../../engine/workflow/compiled.ts";
 import type { WorkflowLoadError } from "../../engine/workflow/parse.ts";

@@ -18,11 +18,11 @@
  * @module
  */
 import { join } from "node:path";
-import { compareText } from "../../engine/collate.ts";
-import type { WorkflowSource } from "../../engine/ports.ts";
-import type { WorkflowSummary } from "../../engine/responses.ts";
+import { compareText } from "../../engine/common/collate.ts";
+import type { WorkflowSource } from "../../engine/model/ports.ts";
+import type { WorkflowSummary } from "../../engine/answers/responses.ts";
 import { summarize } from "../../engine/use_cases/list_workflows.ts";
-import { SOURCE_KINDS } from "../../engine/vocabulary.ts";
+import { SOURCE_KINDS } from "../../engine/model/vocabulary.ts";
 import {
   type LoadedSet,
   type LoadedWorkflow,

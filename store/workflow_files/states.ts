@@ -6,7 +6,7 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { SourceKind } from "../../engine/vocabulary.ts";
+import type { SourceKind } from "../../engine/model/vocabulary.ts";
 import {
   declaredId,
   type ParsedSource,

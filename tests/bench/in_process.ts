@@ -17,12 +17,12 @@ import { dirname, join } from "node:path";
 import { openWaymark, type SqliteStore } from "../../mod.ts";
 import { TOOLS } from "../../tools/mod.ts";
 import { Server, type ServerContext } from "npm:@modelcontextprotocol/server@2.4.0";
-import { createTaskSurface } from "../../tools/task_surface.ts";
+import { createTaskSurface } from "../../tools/tasks/surface.ts";
 import { revisionOf } from "../../tools/revisions/mod.ts";
-import { callMeta } from "../../tools/task_wire.ts";
-import { parseRunLabel } from "../../engine/ids.ts";
-import type { AnsweredNode } from "../../engine/use_cases/record_attempt.ts";
-import type { WorkflowSource } from "../../engine/ports.ts";
+import { callMeta } from "../../tools/tasks/wire.ts";
+import { parseRunLabel } from "../../engine/model/ids.ts";
+import type { AnsweredNode } from "../../engine/run/record_attempt.ts";
+import type { WorkflowSource } from "../../engine/model/ports.ts";
 import { LONG_ID, longWorkflow, r3, stats } from "./common.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));

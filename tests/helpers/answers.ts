@@ -4,8 +4,8 @@
  * `stateToken` (self-contained) names the run and node.
  * @module
  */
-import { runLabel } from "../../engine/ids.ts";
-import { readTokenClaims } from "../../engine/tokens.ts";
+import { runLabel } from "../../engine/model/ids.ts";
+import { readTokenClaims } from "../../engine/access/tokens.ts";
 
 /** The run label and node id of an answer (its `session`, else its state token's claims). */
 export function placeOf(

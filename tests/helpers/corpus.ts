@@ -7,7 +7,7 @@
 import { join, relative } from "node:path";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { EngineDeps } from "../../engine/ports.ts";
+import type { EngineDeps } from "../../engine/model/ports.ts";
 import {
   type LoadedSet,
   loadWorkflowFiles,

@@ -2,7 +2,7 @@
  * The bundled library as tests expect to see it listed.
  * @module
  */
-import { compareText } from "../../engine/collate.ts";
+import { compareText } from "../../engine/common/collate.ts";
 import { declaredId } from "../../engine/workflow/catalog.ts";
 import { isRoutineId } from "../../engine/workflow/compile.ts";
 import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";

@@ -4,9 +4,9 @@
  * of a database file.
  * @module
  */
-import type { EngineDeps } from "../../engine/ports.ts";
-import { applyPreferences, DEFAULT_PREFERENCES } from "../../engine/preferences.ts";
-import { tokenPattern } from "../../engine/tokens.ts";
+import type { EngineDeps } from "../../engine/model/ports.ts";
+import { applyPreferences, DEFAULT_PREFERENCES } from "../../engine/model/preferences.ts";
+import { tokenPattern } from "../../engine/access/tokens.ts";
 import {
   createWorkflowSource,
   cryptoRandom,

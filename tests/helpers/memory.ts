@@ -5,8 +5,8 @@
  * @module
  */
 import { createHmac } from "node:crypto";
-import type { EngineDeps } from "../../engine/ports.ts";
-import type { Keyring } from "../../engine/tokens.ts";
+import type { EngineDeps } from "../../engine/model/ports.ts";
+import type { Keyring } from "../../engine/access/tokens.ts";
 import {
   createWorkflowSource,
   cryptoRandom,

@@ -5,8 +5,8 @@
  * make chosen conditions true.
  * @module
  */
-import type { EngineDeps } from "../../engine/ports.ts";
-import type { StepResponse } from "../../engine/responses.ts";
+import type { EngineDeps } from "../../engine/model/ports.ts";
+import type { StepResponse } from "../../engine/answers/responses.ts";
 import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
 import { startWorkflow } from "../../engine/use_cases/start_workflow.ts";
 import type {

@@ -8,8 +8,8 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { parseRunLabel } from "../../engine/ids.ts";
-import { readTokenClaims, tokenPattern } from "../../engine/tokens.ts";
+import { parseRunLabel } from "../../engine/model/ids.ts";
+import { readTokenClaims, tokenPattern } from "../../engine/access/tokens.ts";
 import { type Bundle, exportSession, importBundle } from "../../store/bundle/mod.ts";
 import { openWaymark, type Waymark } from "../../mod.ts";
 import { eventOf, forged, nested } from "../helpers/bundles.ts";

@@ -5,9 +5,9 @@
  * hold as WorkRail enforces them: notes are required, and every assessment follow-up blocks.
  */
 import assert from "node:assert/strict";
-import type { EngineDeps } from "../../engine/ports.ts";
-import type { StepResponse } from "../../engine/responses.ts";
-import { renderStepResponse } from "../../engine/text.ts";
+import type { EngineDeps } from "../../engine/model/ports.ts";
+import type { StepResponse } from "../../engine/answers/responses.ts";
+import { renderStepResponse } from "../../engine/answers/text.ts";
 import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
 import { loadWorkflowFile, loadWorkflowFiles } from "../../engine/workflow/catalog.ts";
 import type {

@@ -11,7 +11,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { readTokenClaims } from "../../engine/tokens.ts";
+import { readTokenClaims } from "../../engine/access/tokens.ts";
 import { openTestDb } from "../helpers/db.ts";
 import {
   abandonChild,

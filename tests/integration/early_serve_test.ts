@@ -1,6 +1,6 @@
 /**
  * `waymark serve` over stdio answers the handshake and `tools/list` before it has opened
- * anything (`tools/early_server.ts`): requests sent before `tools/list` wait and are answered
+ * anything (`tools/server/early_server.ts`): requests sent before `tools/list` wait and are answered
  * once waymark is open, every request is answered even when stdin closes before waymark has
  * loaded (or right after the last line, with or without its newline), a cancelled call that
  * wrote is answered, and a database or keyring that cannot be opened is the answer to the first

@@ -11,7 +11,7 @@ import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as StdioClientTransportV1 } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { openWaymark } from "../../mod.ts";
-import { parseRunLabel } from "../../engine/ids.ts";
+import { parseRunLabel } from "../../engine/model/ids.ts";
 import { serverParams } from "../helpers/server.ts";
 import { ModernClient, taskHome } from "../helpers/tasks.ts";
 import { placeOf } from "../helpers/answers.ts";

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { LIMITS } from "../../engine/limits.ts";
+import { LIMITS } from "../../engine/model/limits.ts";
 import { runCli } from "../helpers/maintenance.ts";
 import { connect, err, ok, tempHome } from "../helpers/server.ts";
 

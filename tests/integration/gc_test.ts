@@ -7,7 +7,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import type { StepResponse } from "../../engine/responses.ts";
+import type { StepResponse } from "../../engine/answers/responses.ts";
 import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
 import { resumeSession } from "../../engine/use_cases/resume_session.ts";
 import { startWorkflow } from "../../engine/use_cases/start_workflow.ts";

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
-import { LIMITS } from "../../engine/limits.ts";
+import { LIMITS } from "../../engine/model/limits.ts";
 import { type Message, RawServer } from "../helpers/raw_server.ts";
 import { tempHome } from "../helpers/server.ts";
 

@@ -14,7 +14,7 @@
 import assert from "node:assert/strict";
 import pg from "pg";
 import { sql } from "npm:kysely@0.29.9";
-import type { Store } from "../../engine/ports.ts";
+import type { Store } from "../../engine/model/ports.ts";
 import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
 import { resumeSession } from "../../engine/use_cases/resume_session.ts";
 import { openStore } from "../../store/mod.ts";

@@ -1,5 +1,5 @@
 /**
- * The start-up rehearsal (`tools/rehearsal.ts`): a fresh `waymark serve` runs it before the
+ * The start-up rehearsal (`tools/server/rehearsal.ts`): a fresh `waymark serve` runs it before the
  * messages held at start-up are answered, and it writes no session data (only the workflow
  * cache, with the one bundled workflow it finds); a client's first call then works as ever. A
  * client that calls before waymark has opened is not made to wait for it, and a rehearsal that
@@ -11,7 +11,7 @@ import { connectRich, dbUrlOf, ok, tempHome } from "../helpers/server.ts";
 import { onRawServer } from "../helpers/raw_server.ts";
 import { withTestDb } from "../helpers/db.ts";
 import { openWaymark } from "../../mod.ts";
-import { REHEARSED_WORKFLOW } from "../../tools/rehearsal.ts";
+import { REHEARSED_WORKFLOW } from "../../tools/server/rehearsal.ts";
 
 /** The session data a database holds, by table. */
 function sessionRows(home: string): Promise<Record<string, number>> {

@@ -9,9 +9,9 @@
 import assert from "node:assert/strict";
 import { openWaymark } from "../../mod.ts";
 import { RELATED_TASK_META_KEY } from "npm:@modelcontextprotocol/server@2.4.0";
-import { parseRunLabel, parseSessionLabel } from "../../engine/ids.ts";
+import { parseRunLabel, parseSessionLabel } from "../../engine/model/ids.ts";
 import { readTask } from "../../engine/use_cases/task_views.ts";
-import { CALL_PLAN_STEPS, callMeta } from "../../tools/task_wire.ts";
+import { CALL_PLAN_STEPS, callMeta } from "../../tools/tasks/wire.ts";
 import { plainWorkflow } from "../helpers/workflows.ts";
 import { createViewerApp } from "../../web/mod.ts";
 import { loadSessionView, type SessionView } from "../../web/model.ts";

@@ -8,7 +8,7 @@
  * and blocks; a caller with no workspace (a library call) gets VERIFICATION_UNAVAILABLE.
  */
 import assert from "node:assert/strict";
-import { parseRunLabel } from "../../engine/ids.ts";
+import { parseRunLabel } from "../../engine/model/ids.ts";
 import { exportSession, importBundle, openWaymark } from "../../mod.ts";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { connect, ok, tempHome } from "../helpers/server.ts";

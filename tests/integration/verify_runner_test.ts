@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { evidenceOf, type VerificationRequest } from "../../engine/verification.ts";
-import { runVerification } from "../../tools/verify_runner.ts";
+import { evidenceOf, type VerificationRequest } from "../../engine/verification/policy.ts";
+import { runVerification } from "../../tools/context/verify_runner.ts";
 
 const DENO = Deno.execPath();
 

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { hashJson } from "../../engine/hash.ts";
+import { hashJson } from "../../engine/common/hash.ts";
 import { openWaymark, type Result, type SqliteStore, type StepResponse } from "../../mod.ts";
 import { createViewerApp } from "../../web/mod.ts";
 import { tempHome } from "../helpers/server.ts";

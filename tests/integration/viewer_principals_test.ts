@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { Principal } from "../../engine/principal.ts";
-import { actingAs } from "../../engine/team_policy.ts";
+import type { Principal } from "../../engine/access/principal.ts";
+import { actingAs } from "../../engine/access/team_policy.ts";
 import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
 import { startWorkflow } from "../../engine/use_cases/start_workflow.ts";
 import { openWaymark, type Result, type StepResponse } from "../../mod.ts";

@@ -5,11 +5,11 @@
  * @module
  */
 import assert from "node:assert/strict";
-import type { EngineDeps } from "../../engine/ports.ts";
-import type { StepResponse } from "../../engine/responses.ts";
+import type { EngineDeps } from "../../engine/model/ports.ts";
+import type { StepResponse } from "../../engine/answers/responses.ts";
 import { checkpointWorkflow } from "../../engine/use_cases/checkpoint_workflow.ts";
 import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
-import { parseRunLabel } from "../../engine/ids.ts";
+import { parseRunLabel } from "../../engine/model/ids.ts";
 import { ack, checkpoint, engineDeps, start, type Subject, SUBJECTS, value } from "./subjects.ts";
 import { placeOf } from "../helpers/answers.ts";
 

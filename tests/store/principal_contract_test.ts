@@ -6,10 +6,10 @@
  * @module
  */
 import assert from "node:assert/strict";
-import type { EngineDeps } from "../../engine/ports.ts";
-import type { Principal } from "../../engine/principal.ts";
-import { parseRunLabel, parseSessionLabel } from "../../engine/ids.ts";
-import { actingAs } from "../../engine/team_policy.ts";
+import type { EngineDeps } from "../../engine/model/ports.ts";
+import type { Principal } from "../../engine/access/principal.ts";
+import { parseRunLabel, parseSessionLabel } from "../../engine/model/ids.ts";
+import { actingAs } from "../../engine/access/team_policy.ts";
 import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
 import { exportSession, importBundle, verifyBundle } from "../../store/bundle/mod.ts";
 import type { OpenedSqlStore } from "../../store/mod.ts";

@@ -9,14 +9,14 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { hashJson } from "../../engine/hash.ts";
-import type { EngineDeps } from "../../engine/ports.ts";
-import type { StepResponse } from "../../engine/responses.ts";
-import { InvariantViolationError } from "../../engine/result.ts";
+import { hashJson } from "../../engine/common/hash.ts";
+import type { EngineDeps } from "../../engine/model/ports.ts";
+import type { StepResponse } from "../../engine/answers/responses.ts";
+import { InvariantViolationError } from "../../engine/model/result.ts";
 import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
 import { resumeSession } from "../../engine/use_cases/resume_session.ts";
 import type { CompiledWorkflow } from "../../engine/workflow/compiled.ts";
-import { parseRunLabel, parseSessionLabel } from "../../engine/ids.ts";
+import { parseRunLabel, parseSessionLabel } from "../../engine/model/ids.ts";
 import {
   ack,
   checkpoint,

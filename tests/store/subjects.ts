@@ -7,9 +7,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
-import type { EngineDeps, Store } from "../../engine/ports.ts";
-import type { StepResponse } from "../../engine/responses.ts";
-import type { Result } from "../../engine/result.ts";
+import type { EngineDeps, Store } from "../../engine/model/ports.ts";
+import type { StepResponse } from "../../engine/answers/responses.ts";
+import type { Result } from "../../engine/model/result.ts";
 import { checkpointWorkflow } from "../../engine/use_cases/checkpoint_workflow.ts";
 import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
 import { startWorkflow } from "../../engine/use_cases/start_workflow.ts";

@@ -5,9 +5,9 @@
  * acknowledgement reads) behave the same.
  */
 import assert from "node:assert/strict";
-import { parseRunLabel } from "../../engine/ids.ts";
-import type { EngineDeps } from "../../engine/ports.ts";
-import type { StepResponse } from "../../engine/responses.ts";
+import { parseRunLabel } from "../../engine/model/ids.ts";
+import type { EngineDeps } from "../../engine/model/ports.ts";
+import type { StepResponse } from "../../engine/answers/responses.ts";
 import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
 import { startSession } from "../../engine/use_cases/start_session.ts";
 import { readTask } from "../../engine/use_cases/task_views.ts";

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL as toFileUrl } from "node:url";
-import type { WorkflowSource } from "../../engine/ports.ts";
+import type { WorkflowSource } from "../../engine/model/ports.ts";
 import { summarize } from "../../engine/use_cases/list_workflows.ts";
 import {
   createWorkflowSource,
@@ -292,8 +292,12 @@ Deno.test({
 Deno.test("in a checkout, an edit of the compiler's sources changes the compiler's identity", async () => {
   const root = await Deno.makeTempDir({ prefix: "waymark-identity-" });
   try {
-    const tree = ["store/workflow_files/cache.ts", "engine/ids.ts", "engine/workflow/compile.ts"];
-    tree.push("engine/use_cases/list_workflows.ts", "engine/use_cases/advance.ts");
+    const tree = [
+      "store/workflow_files/cache.ts",
+      "engine/model/ids.ts",
+      "engine/workflow/compile.ts",
+    ];
+    tree.push("engine/use_cases/list_workflows.ts", "engine/run/advance.ts");
     for (const rel of tree) {
       await Deno.mkdir(join(root, rel, ".."), { recursive: true });
       await Deno.writeTextFile(join(root, rel), "// source");
@@ -306,7 +310,7 @@ Deno.test("in a checkout, an edit of the compiler's sources changes the compiler
     assert.notEqual(before, compilerIdentity(), "another tree, another identity");
     const touch = (rel: string) =>
       Deno.utime(join(root, rel), new Date(), new Date(Date.now() + 5000));
-    await touch("engine/use_cases/advance.ts");
+    await touch("engine/run/advance.ts");
     assert.equal(identity(), before, "a use case the compiler does not run");
     for (const rel of tree.slice(0, 4)) {
       const was = identity();

@@ -1,5 +1,5 @@
 /**
- * The pure half of an acknowledgement (engine/use_cases/advance.ts): its review, the events of
+ * The pure half of an acknowledgement (engine/run/advance.ts): its review, the events of
  * a blocked and of an advanced outcome, and the progress it reports, without a store.
  */
 import assert from "node:assert/strict";
@@ -9,12 +9,12 @@ import {
   blockedEvents,
   gapsOf,
   stepProgress,
-} from "../../engine/use_cases/advance.ts";
-import { childNode } from "../../engine/use_cases/node_events.ts";
-import type { NodeRecord } from "../../engine/ports.ts";
-import { DEFAULT_PREFERENCES } from "../../engine/preferences.ts";
-import type { StepResponse } from "../../engine/responses.ts";
-import { SESSION_NOTES_WORKFLOW } from "../../engine/use_cases/session_notes.ts";
+} from "../../engine/run/advance.ts";
+import { childNode } from "../../engine/run/node_events.ts";
+import type { NodeRecord } from "../../engine/model/ports.ts";
+import { DEFAULT_PREFERENCES } from "../../engine/model/preferences.ts";
+import type { StepResponse } from "../../engine/answers/responses.ts";
+import { SESSION_NOTES_WORKFLOW } from "../../engine/run/session_notes.ts";
 import type { CompiledWorkflow } from "../../engine/workflow/compiled.ts";
 
 const COMPILED: CompiledWorkflow = {

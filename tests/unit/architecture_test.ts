@@ -68,7 +68,7 @@ Deno.test("engine/ imports nothing from store/, tools/, web/, node: and touches 
 Deno.test("the purity check catches each kind of violation", () => {
   const bad = [
     'import { openStore } from "../../store/mod.ts";',
-    'import { x } from "../../tools/server.ts";',
+    'import { x } from "../../tools/server/server.ts";',
     'import { y } from "../web/mod.ts";',
     'import { readFile } from "node:fs/promises";',
     "const t = Deno.env.get('X');",
@@ -167,4 +167,14 @@ Deno.test("tools/ tells protocol revisions apart only in tools/revisions/", asyn
     }
   }
   assert.deepEqual(problems, []);
+});
+
+Deno.test("the roots of engine/ and tools/ hold only their entry file beside folders by concern", async () => {
+  const loose: string[] = [];
+  for (const dir of ["engine", "tools"]) {
+    for await (const entry of Deno.readDir(join(ROOT, dir))) {
+      if (entry.isFile && entry.name !== "mod.ts") loose.push(`${dir}/${entry.name}`);
+    }
+  }
+  assert.deepEqual(loose, [], "put each file in the folder of its concern (docs/architecture.md)");
 });

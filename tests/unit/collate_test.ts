@@ -3,7 +3,7 @@
  * collator, and strings with other characters go to the collator itself.
  */
 import assert from "node:assert/strict";
-import { compareText } from "../../engine/collate.ts";
+import { compareText } from "../../engine/common/collate.ts";
 
 const collator = new Intl.Collator("en");
 const sign = (n: number) => Math.sign(n);

@@ -3,8 +3,8 @@
  * mistakes fail it, and blocker texts are cut to their byte bounds on character boundaries.
  */
 import assert from "node:assert/strict";
-import { CONTRACT_PACKS, packJsonSchema } from "../../engine/contracts.ts";
-import { normalizeBlockers, truncateBytes } from "../../engine/enforce.ts";
+import { CONTRACT_PACKS, packJsonSchema } from "../../engine/gates/contracts.ts";
+import { normalizeBlockers, truncateBytes } from "../../engine/gates/enforce.ts";
 
 Deno.test("every contract pack's example passes its schema and its JSON Schema is generated", () => {
   const ids = [...CONTRACT_PACKS.keys()].sort();

@@ -1,7 +1,7 @@
 /**
  * The start-up path of `waymark serve` (`main.ts` and what it imports at runtime) loads nothing
  * of the engine or the store: it answers the handshake and `tools/list` before they load
- * (`tools/early_server.ts`), and they come on demand through `lazy.ts`. The static import graph
+ * (`tools/server/early_server.ts`), and they come on demand through `lazy.ts`. The static import graph
  * is read from `deno info --json`: an `import type` or a computed `import()` is no runtime edge.
  * The few modules it may take from `engine/` and `store/` (closed sets and parsers the flags
  * validate with, which load no other module of either) are named here with why.
@@ -14,12 +14,13 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /** Modules of `engine/` or `store/` the start-up path may load, and why. */
 const EARLY_LEAVES: Readonly<Record<string, string>> = {
-  "engine/vocabulary.ts": "the closed sets (--status is checked against the session statuses)",
+  "engine/model/vocabulary.ts":
+    "the closed sets (--status is checked against the session statuses)",
   "store/maintenance/duration.ts": "durations (--older-than)",
   "store/db_url.ts": "the database URLs --db accepts (imports nothing)",
   "store/open_options.ts":
     "the busy timeout and durability defaults the flags show (imports nothing)",
-  "store/auth_settings.ts":
+  "config/auth_settings.ts":
     "the URL and scope schemas the --auth-* flags are checked with (imports only zod)",
 };
 
@@ -66,7 +67,10 @@ async function denoInfo(entry: string): Promise<{ roots: string[]; modules: Info
 
 Deno.test("the start-up path of waymark serve loads nothing of engine/ or store/ at runtime", async () => {
   const closure = runtimeClosure(await denoInfo("main.ts"));
-  assert.ok(closure.has("tools/early_server.ts"), "the early server is on the start-up path");
+  assert.ok(
+    closure.has("tools/server/early_server.ts"),
+    "the early server is on the start-up path",
+  );
   assert.ok(closure.has("lazy.ts") && !closure.has("cli/mod.ts"), "the commands load on demand");
   assert.deepEqual(earlyViolations(closure), []);
   // the list of leaves names only what is still on the path
@@ -81,12 +85,12 @@ Deno.test("the check catches a runtime edge into the engine, and not a type-only
       {
         specifier: file("main.ts"),
         dependencies: [
-          { code: { specifier: file("tools/early_server.ts") } },
+          { code: { specifier: file("tools/server/early_server.ts") } },
           { type: { specifier: file("store/mod.ts") } } as never,
         ],
       },
       {
-        specifier: file("tools/early_server.ts"),
+        specifier: file("tools/server/early_server.ts"),
         dependencies: [{ code: { specifier: file("engine/mod.ts") } }],
       },
     ],

@@ -1,5 +1,5 @@
 /**
- * The early server (`tools/early_server.ts`, what `waymark serve` answers with before the engine
+ * The early server (`tools/server/early_server.ts`, what `waymark serve` answers with before the engine
  * loads), driven by a real v2 client over the SDK's in-memory transport: the handshake and
  * `tools/list` come from the published listing before anything is composed, every other request
  * waits at the gate and is answered once the full server is composed onto it, and the listing
@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/client";
 import { InMemoryTransport } from "@modelcontextprotocol/server";
 import { createMcpServer } from "../../tools/mod.ts";
-import { earlyServer } from "../../tools/early_server.ts";
+import { earlyServer } from "../../tools/server/early_server.ts";
 import { PROFILES } from "../../tools/profiles/registry.ts";
 import { memoryDeps } from "../helpers/memory.ts";
 import { BUNDLED_IDS } from "../helpers/library.ts";

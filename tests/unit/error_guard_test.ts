@@ -3,8 +3,8 @@
  * never offered as retryable; a busy store is.
  */
 import assert from "node:assert/strict";
-import { guard } from "../../engine/use_cases/error_guard.ts";
-import { StorageBusyError } from "../../engine/result.ts";
+import { guard } from "../../engine/run/error_guard.ts";
+import { StorageBusyError } from "../../engine/model/result.ts";
 
 Deno.test("an unclassified failure is INTERNAL_ERROR and not retryable; a busy store says when to retry", async () => {
   const thrown = await guard(() => Promise.reject(new Error("too many SQL variables")));

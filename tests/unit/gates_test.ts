@@ -6,12 +6,12 @@
  * runCondition.
  */
 import assert from "node:assert/strict";
-import type { EngineDeps } from "../../engine/ports.ts";
-import type { StepResponse } from "../../engine/responses.ts";
-import { renderStepResponse } from "../../engine/text.ts";
+import type { EngineDeps } from "../../engine/model/ports.ts";
+import type { StepResponse } from "../../engine/answers/responses.ts";
+import { renderStepResponse } from "../../engine/answers/text.ts";
 import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
 import { startWorkflow } from "../../engine/use_cases/start_workflow.ts";
-import type { Autonomy } from "../../engine/vocabulary.ts";
+import type { Autonomy } from "../../engine/model/vocabulary.ts";
 import {
   loadWorkflowFile,
   loadWorkflowFiles,

@@ -4,7 +4,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { sha256Hex, SYNC_DIGEST_MAX_BYTES } from "../../engine/hash.ts";
+import { sha256Hex, SYNC_DIGEST_MAX_BYTES } from "../../engine/common/hash.ts";
 
 async function webCrypto(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));

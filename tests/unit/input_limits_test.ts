@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { checkContext, checkOutput, jsonDepth, LIMITS } from "../../engine/limits.ts";
-import { screenArguments } from "../../tools/argument_guard.ts";
+import { checkContext, checkOutput, jsonDepth, LIMITS } from "../../engine/model/limits.ts";
+import { screenArguments } from "../../tools/calls/argument_guard.ts";
 
 function nested(depth: number): unknown {
   let value: unknown = "leaf";

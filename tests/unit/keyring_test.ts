@@ -7,7 +7,7 @@ import { stat } from "node:fs/promises";
 import { readFileSync } from "node:fs";
 import { createHmac } from "node:crypto";
 import { Buffer } from "node:buffer";
-import { mintToken, verifyToken } from "../../engine/tokens.ts";
+import { mintToken, verifyToken } from "../../engine/access/tokens.ts";
 import { loadOrCreateKeyring, rotateKeyring } from "../../store/mod.ts";
 
 const sample = new TextEncoder().encode("sample");

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { LineSplitter, type OversizeLine } from "../../tools/line_splitter.ts";
+import { LineSplitter, type OversizeLine } from "../../tools/stdio/line_splitter.ts";
 
 function collect(limit: number, chunks: (string | Uint8Array)[], end = false) {
   const lines: string[] = [];

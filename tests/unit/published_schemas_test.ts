@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { DEFAULT_PROFILE, TOOLS, toolSchemas } from "../../tools/mod.ts";
 import { PROFILE_NAMES, PROFILES } from "../../tools/profiles/registry.ts";
 import { PROFILE_TOOLS, type ProfileInputs } from "../../tools/profiles/tools.ts";
-import { publishProfile } from "../../tools/publish.ts";
+import { publishProfile } from "../../tools/calls/publish.ts";
 
 Deno.test("the published tool schemas are the zod schemas' conversion, for every default tool", () => {
   const published = DEFAULT_PROFILE.published ?? {};

@@ -3,12 +3,12 @@
  * reach libSQL's FTS as plain words), on a libSQL `:memory:` store.
  */
 import assert from "node:assert/strict";
-import { recapMarker } from "../../engine/text.ts";
+import { recapMarker } from "../../engine/answers/text.ts";
 import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
-import { buildRecap } from "../../engine/use_cases/recap.ts";
+import { buildRecap } from "../../engine/answers/recap.ts";
 import { parseQuery, resumeSession } from "../../engine/use_cases/resume_session.ts";
 import { startWorkflow } from "../../engine/use_cases/start_workflow.ts";
-import { parseRunLabel } from "../../engine/ids.ts";
+import { parseRunLabel } from "../../engine/model/ids.ts";
 import { memoryDeps } from "../helpers/memory.ts";
 import { placeOf } from "../helpers/answers.ts";
 

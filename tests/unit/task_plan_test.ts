@@ -4,8 +4,8 @@
  * steps behind a false condition are skipped, the step waiting on the user is blocked).
  */
 import assert from "node:assert/strict";
-import { DEFAULT_PREFERENCES } from "../../engine/preferences.ts";
-import { taskStatus, userQuestions } from "../../engine/use_cases/task_status.ts";
+import { DEFAULT_PREFERENCES } from "../../engine/model/preferences.ts";
+import { taskStatus, userQuestions } from "../../engine/run/task_status.ts";
 import { loadWorkflowFiles } from "../../engine/workflow/catalog.ts";
 import type { CompiledWorkflow } from "../../engine/workflow/compiled.ts";
 import {

@@ -4,11 +4,11 @@
  * assessments are refused at load time with the path and the fix.
  */
 import assert from "node:assert/strict";
-import { failedValidation } from "../../engine/enforce.ts";
+import { failedValidation } from "../../engine/gates/enforce.ts";
 import { evaluateCondition } from "../../engine/workflow/conditions.ts";
 import { parseWorkflowText } from "../../engine/workflow/parse.ts";
 import type { ValidationCriteria } from "../../engine/workflow/schema.ts";
-import { jsonSchemaProblems } from "../../engine/json_schema_check.ts";
+import { jsonSchemaProblems } from "../../engine/gates/json_schema_check.ts";
 
 const schemaRule = (schema: Record<string, unknown>): ValidationCriteria => ({
   type: "schema",

@@ -10,13 +10,13 @@ import {
   matchesPattern,
   parseCommandPattern,
   splitCommandLine,
-} from "../../engine/command_line.ts";
+} from "../../engine/verification/command_line.ts";
 import {
   parsePolicy,
   planVerification,
   tailBytes,
   type VerificationPolicy,
-} from "../../engine/verification.ts";
+} from "../../engine/verification/policy.ts";
 import { loadWorkflowFile } from "../../engine/workflow/catalog.ts";
 import { formatLoadError } from "../../engine/workflow/parse.ts";
 

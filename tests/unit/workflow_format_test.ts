@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { loadWorkflowFile, parseSourceFile, routinesAmong } from "../../engine/workflow/catalog.ts";
 import { compileWorkflow } from "../../engine/workflow/compile.ts";
-import { initialState, pendingStep, stateAfterAck } from "../../engine/workflow/interpreter.ts";
+import { initialState, stateAfterAck } from "../../engine/workflow/interpreter.ts";
+import { pendingStep } from "../../engine/workflow/pending.ts";
 import { workflowJsonSchema } from "../../engine/workflow/json_schema.ts";
 import { parseWorkflowText } from "../../engine/workflow/parse.ts";
 import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";

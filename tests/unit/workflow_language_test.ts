@@ -18,10 +18,10 @@ import {
 import {
   advanceState,
   initialState,
-  pendingStep,
   type RunState,
   stateAfterAck,
 } from "../../engine/workflow/interpreter.ts";
+import { pendingStep } from "../../engine/workflow/pending.ts";
 import { parseWorkflowText } from "../../engine/workflow/parse.ts";
 
 function wf(steps: unknown[], extra: Record<string, unknown> = {}): string {

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createWorkflowSource, type SourceDir } from "../../store/mod.ts";
-import type { WorkflowSource } from "../../engine/ports.ts";
+import type { WorkflowSource } from "../../engine/model/ports.ts";
 import { summarize } from "../../engine/use_cases/list_workflows.ts";
 import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";
 

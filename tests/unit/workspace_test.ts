@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { firstFileRoot, gitState, observeWorkspace } from "../../tools/mod.ts";
-import { RootsCache } from "../../tools/workspace.ts";
+import { RootsCache } from "../../tools/context/workspace.ts";
 
 Deno.test("the first file:// root is the workspace; other schemes are skipped", () => {
   assert.equal(firstFileRoot([]), null);

@@ -19,8 +19,8 @@ import {
   startResponseSchema,
 } from "../../engine/deepwork/job_responses.ts";
 import { getWorkflows, startJobWorkflow } from "../../engine/deepwork/start.ts";
-import { LIMITS } from "../../engine/limits.ts";
-import { defineTool, type ToolProfile } from "../define_tool.ts";
+import { LIMITS } from "../../engine/model/limits.ts";
+import { defineTool, type ToolProfile } from "../calls/define_tool.ts";
 import { here, logged } from "./deepwork/call_log.ts";
 import { diskFiles } from "./deepwork/files.ts";
 import { gitWorkspace } from "./deepwork/git_workspace.ts";

@@ -9,7 +9,7 @@
 import { z } from "npm:zod@4.6.7";
 import type { JobPorts } from "../../engine/deepwork/ports.ts";
 import { getSessionJob, registerSessionJob } from "../../engine/deepwork/session_jobs.ts";
-import { LIMITS } from "../../engine/limits.ts";
+import { LIMITS } from "../../engine/model/limits.ts";
 import type { PlannedReview } from "../../engine/review/plan.ts";
 import type { NamedSchemaSource, ReviewWorkspace } from "../../engine/review/ports.ts";
 import {
@@ -24,9 +24,9 @@ import {
   getReviewInstructions,
   markReviewAsPassed,
 } from "../../engine/review/reviews.ts";
-import type { EngineDeps } from "../../engine/ports.ts";
-import { fail, type Result } from "../../engine/result.ts";
-import { defineTool, type ToolContext, type ToolDefinition } from "../define_tool.ts";
+import type { EngineDeps } from "../../engine/model/ports.ts";
+import { fail, type Result } from "../../engine/model/result.ts";
+import { defineTool, type ToolContext, type ToolDefinition } from "../calls/define_tool.ts";
 import { type CallAt, here, logged } from "./deepwork/call_log.ts";
 
 /** What the review and session-job tools are built from. */

@@ -12,8 +12,13 @@ import {
   startStepResponseSchema,
   startWorkflowResponseSchema,
   stepResponseSchema,
-} from "../../engine/responses.ts";
-import { renderInspect, renderList, renderResume, renderStepResponse } from "../../engine/text.ts";
+} from "../../engine/answers/responses.ts";
+import {
+  renderInspect,
+  renderList,
+  renderResume,
+  renderStepResponse,
+} from "../../engine/answers/text.ts";
 import { abortWorkflow, runAbortResponseSchema } from "../../engine/use_cases/abort_run.ts";
 import { checkpointWorkflow } from "../../engine/use_cases/checkpoint_workflow.ts";
 import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
@@ -22,7 +27,7 @@ import { listWorkflows } from "../../engine/use_cases/list_workflows.ts";
 import { resumeSession } from "../../engine/use_cases/resume_session.ts";
 import { startSession } from "../../engine/use_cases/start_session.ts";
 import { startWorkflow } from "../../engine/use_cases/start_workflow.ts";
-import { defineTool, type ToolDefinition, type ToolProfile } from "../define_tool.ts";
+import { defineTool, type ToolDefinition, type ToolProfile } from "../calls/define_tool.ts";
 import { PROFILES, publishedSchemas } from "./registry.ts";
 import {
   abortInput,
@@ -33,7 +38,7 @@ import {
   resumeInput,
   startInput,
   startSessionInput,
-} from "../schemas.ts";
+} from "../calls/schemas.ts";
 
 /** Every tool of the default profile, in the order clients list them. */
 export const TOOLS: readonly ToolDefinition[] = [

@@ -8,7 +8,7 @@
  * @module
  */
 import type { Tool } from "npm:@modelcontextprotocol/server@2.4.0";
-import type { PublishedSchemas } from "../define_tool.ts";
+import type { PublishedSchemas } from "../calls/define_tool.ts";
 import defaultListing from "./default_listing.json" with { type: "json" };
 import deepworkListing from "./deepwork_listing.json" with { type: "json" };
 

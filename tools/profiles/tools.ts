@@ -6,7 +6,7 @@
 import type { JobSource } from "../../engine/deepwork/job_catalog.ts";
 import type { JobPorts } from "../../engine/deepwork/ports.ts";
 import type { NamedSchemaSource } from "../../engine/review/ports.ts";
-import type { ToolProfile } from "../define_tool.ts";
+import type { ToolProfile } from "../calls/define_tool.ts";
 import { DEFAULT_PROFILE } from "./default.ts";
 import { deepworkProfile } from "./deepwork.ts";
 import type { ProfileName } from "./registry.ts";

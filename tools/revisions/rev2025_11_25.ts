@@ -12,7 +12,7 @@ import {
   RELATED_TASK_META_KEY,
 } from "npm:@modelcontextprotocol/server@2.4.0";
 import type { TaskView } from "../../engine/use_cases/task_views.ts";
-import { startMeta, TASK_POLL_INTERVAL_MS, taskMeta } from "../task_wire.ts";
+import { startMeta, TASK_POLL_INTERVAL_MS, taskMeta } from "../tasks/wire.ts";
 import type { Revision } from "./revision.ts";
 
 /** The `tasks` capability: runs listed, cancelled, and started as tasks. */

@@ -20,7 +20,7 @@ import {
   TASK_POLL_INTERVAL_MS,
   taskMeta,
   USER_INPUT_KEY,
-} from "../task_wire.ts";
+} from "../tasks/wire.ts";
 import type { Revision, TaskOutcome } from "./revision.ts";
 
 /** The tasks extension's id. */

@@ -24,7 +24,7 @@ import {
   getOAuthProtectedResourceMetadataUrl,
   verifyBearerToken,
 } from "npm:@modelcontextprotocol/server@2.4.0";
-import type { AuthSettings } from "../../store/auth_settings.ts";
+import type { AuthSettings } from "../../config/auth_settings.ts";
 import { PERSONAL_TOKEN_PREFIX, type PersonalTokens } from "../../store/sql/personal_tokens.ts";
 import { invalidToken, KeysUnavailable } from "./errors.ts";
 import { createJwtVerifier } from "./jwt.ts";

@@ -9,9 +9,9 @@
  */
 import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from "npm:jose@6.2.17";
 import type { AuthInfo } from "npm:@modelcontextprotocol/server@2.4.0";
-import type { AuthSettings } from "../../store/auth_settings.ts";
-import type { Principal } from "../../engine/principal.ts";
-import { authInfoOf } from "../../tools/principal.ts";
+import type { AuthSettings } from "../../config/auth_settings.ts";
+import type { Principal } from "../../engine/access/principal.ts";
+import { authInfoOf } from "../../tools/context/principal.ts";
 import { invalidToken, KeysUnavailable } from "./errors.ts";
 
 /** The signature algorithms accepted: asymmetric only. */

@@ -6,7 +6,7 @@
  */
 import type { AuthInfo } from "npm:@modelcontextprotocol/server@2.4.0";
 import { type PersonalTokens, principalOfToken } from "../../store/sql/personal_tokens.ts";
-import { authInfoOf } from "../../tools/principal.ts";
+import { authInfoOf } from "../../tools/context/principal.ts";
 import { invalidToken } from "./errors.ts";
 
 /** How long the SDK is told a token without expiry lasts (it is checked again on each request). */

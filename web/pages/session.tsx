@@ -6,7 +6,7 @@
  * @module
  */
 import type { FC } from "npm:hono@4.13.19/jsx";
-import { runLabel } from "../../engine/ids.ts";
+import { runLabel } from "../../engine/model/ids.ts";
 import { paths, type RunGraph, type SessionView } from "../model.ts";
 import { BranchSteps } from "../parts/branch_steps.tsx";
 import { ChildRuns, DelegatedFrom } from "../parts/child_runs.tsx";

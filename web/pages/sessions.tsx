@@ -5,7 +5,7 @@
  * @module
  */
 import type { FC } from "npm:hono@4.13.19/jsx";
-import { SESSION_PREFIX, sessionLabel } from "../../engine/ids.ts";
+import { SESSION_PREFIX, sessionLabel } from "../../engine/model/ids.ts";
 import { paths } from "../model.ts";
 import {
   AGE_FILTERS,

@@ -7,7 +7,7 @@
  * @module
  */
 import type { FC } from "npm:hono@4.13.19/jsx";
-import { runLabel } from "../../engine/ids.ts";
+import { runLabel } from "../../engine/model/ids.ts";
 import { paths, type SessionView } from "../model.ts";
 import type { ChildGroup, RunSummary } from "../queries.ts";
 import type { Html } from "./shell.tsx";

@@ -6,7 +6,7 @@
  * @module
  */
 import type { FC } from "npm:hono@4.13.19/jsx";
-import { principalLabel } from "../../engine/team_policy.ts";
+import { principalLabel } from "../../engine/access/team_policy.ts";
 import { type NodeView, paths } from "../model.ts";
 import { fmtTime, json } from "./display_text.ts";
 import { Artifacts, Markdown } from "./notes.tsx";

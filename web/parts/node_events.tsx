@@ -9,7 +9,7 @@
  * @module
  */
 import type { FC } from "npm:hono@4.13.19/jsx";
-import { runLabel } from "../../engine/ids.ts";
+import { runLabel } from "../../engine/model/ids.ts";
 import type { Html } from "./shell.tsx";
 
 type Event = Record<string, unknown>;

@@ -5,8 +5,8 @@
  * @module
  */
 import type { FC } from "npm:hono@4.13.19/jsx";
-import { sessionLabel } from "../../engine/ids.ts";
-import { principalLabel } from "../../engine/team_policy.ts";
+import { sessionLabel } from "../../engine/model/ids.ts";
+import { principalLabel } from "../../engine/access/team_policy.ts";
 import { paths, type SessionView } from "../model.ts";
 import { colorClass, fmtTime, plural } from "./display_text.ts";
 import type { Html } from "./shell.tsx";

@@ -6,7 +6,7 @@
  * @module
  */
 import { type Context, Hono } from "npm:hono@4.13.19";
-import { sessionLabel } from "../../engine/ids.ts";
+import { sessionLabel } from "../../engine/model/ids.ts";
 import { exportSessionMarkdown } from "../export_md.ts";
 import { loadSessionView, parseNodeId, parseRunId, parseSessionId } from "../model.ts";
 import { SessionPageView } from "../pages/session.tsx";

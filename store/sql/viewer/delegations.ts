@@ -4,13 +4,13 @@
  * and which child's end settled each group. Read-only and bounded.
  * @module
  */
-import { delegationStatusOf } from "../../../engine/use_cases/delegations.ts";
+import { delegationStatusOf } from "../../../engine/run/delegations.ts";
 import {
   type DelegationStatus,
   isMember,
   RUN_STATUSES,
   type RunStatus,
-} from "../../../engine/vocabulary.ts";
+} from "../../../engine/model/vocabulary.ts";
 import { decodeJsonOr, eventColumn } from "../rows.ts";
 import type { ViewerDb } from "./sessions_list.ts";
 

@@ -5,8 +5,8 @@
  * @module
  */
 import { sql } from "npm:kysely@0.29.9";
-import type { Principal } from "../../../engine/principal.ts";
-import { StorageCorruptionError } from "../../../engine/result.ts";
+import type { Principal } from "../../../engine/access/principal.ts";
+import { StorageCorruptionError } from "../../../engine/model/result.ts";
 import type { CompiledWorkflow } from "../../../engine/workflow/compiled.ts";
 import { ancestorsCte, NODE_CONTEXT, nodesWithOutputs, nodesWithParent } from "../graph_sql.ts";
 import { readSnapshot } from "../reader.ts";

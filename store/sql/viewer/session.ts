@@ -4,7 +4,7 @@
  * @module
  */
 import { sql } from "npm:kysely@0.29.9";
-import type { Principal } from "../../../engine/principal.ts";
+import type { Principal } from "../../../engine/access/principal.ts";
 import { decodePrincipal } from "../rows.ts";
 import { deriveStatus, type SessionSummary, type ViewerDb } from "./sessions_list.ts";
 

@@ -11,8 +11,8 @@ import {
   sql,
   type SqlBool,
 } from "npm:kysely@0.29.9";
-import { SESSION_PREFIX, stripLabel } from "../../../engine/ids.ts";
-import { SESSION_STATUS_FILTERS } from "../../../engine/vocabulary.ts";
+import { SESSION_PREFIX, stripLabel } from "../../../engine/model/ids.ts";
+import { SESSION_STATUS_FILTERS } from "../../../engine/model/vocabulary.ts";
 import type { Database, SessionsTable } from "../database.ts";
 
 /** The typed database the viewer reads. */

@@ -12,7 +12,7 @@
  * one, a compacted one and a subagent are all just other transcripts.
  * @module
  */
-import { ASSESSMENT_ARTIFACT_KIND } from "../../../engine/assessments.ts";
+import { ASSESSMENT_ARTIFACT_KIND } from "../../../engine/gates/assessments.ts";
 import { readDescription } from "../mcp_agent.ts";
 import {
   describedText,

@@ -7,10 +7,10 @@ import { findStack } from "../../../engine/deepwork/find_stack.ts";
 import type { JobPorts } from "../../../engine/deepwork/ports.ts";
 import type { StackEntry } from "../../../engine/deepwork/job_responses.ts";
 import { stackEntries } from "../../../engine/deepwork/stack.ts";
-import type { EngineDeps } from "../../../engine/ports.ts";
-import type { Result } from "../../../engine/result.ts";
-import type { WorkspaceObservation } from "../../../engine/workspace.ts";
-import type { ToolContext } from "../../define_tool.ts";
+import type { EngineDeps } from "../../../engine/model/ports.ts";
+import type { Result } from "../../../engine/model/result.ts";
+import type { WorkspaceObservation } from "../../../engine/model/workspace.ts";
+import type { ToolContext } from "../../calls/define_tool.ts";
 
 function stackText(stack: readonly StackEntry[] | undefined): string {
   if (!stack) return "-";

@@ -19,7 +19,7 @@ import {
 import { instructionFiles } from "../../../engine/deepwork/job.ts";
 import { declaredJobName, parseJobYaml } from "../../../engine/deepwork/parse.ts";
 import { sessionJobsFolder, sessionKeyProblem } from "../../../engine/deepwork/session_jobs.ts";
-import type { SourceKind } from "../../../engine/vocabulary.ts";
+import type { SourceKind } from "../../../engine/model/vocabulary.ts";
 
 /** Where jobs are found besides the workspace. */
 export interface JobSourceOptions {

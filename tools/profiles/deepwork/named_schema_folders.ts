@@ -10,7 +10,7 @@
 import { readdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { yamlLinedParser } from "../../../engine/deepwork/yaml.ts";
-import { LIMITS } from "../../../engine/limits.ts";
+import { LIMITS } from "../../../engine/model/limits.ts";
 import {
   bundledJsonSchemas,
   type NamedSchema,
@@ -19,7 +19,7 @@ import {
 } from "../../../engine/review/named_schemas.ts";
 import type { NamedSchemaSource } from "../../../engine/review/ports.ts";
 import type { RuleProblem } from "../../../engine/review/rule.ts";
-import type { SourceKind } from "../../../engine/vocabulary.ts";
+import type { SourceKind } from "../../../engine/model/vocabulary.ts";
 import { diskFiles } from "./files.ts";
 
 /** Most bytes of a schema's own files read. */

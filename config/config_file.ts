@@ -1,0 +1,133 @@
+/**
+ * `$WAYMARK_HOME/config.json` (JSON or JSONC): extra workflow directories, the global
+ * default preferences that every new session copies, the retention `waymark gc` applies,
+ * where verification commands may run (`docs/verification.md`), and how `serve --http`
+ * authenticates (`docs/team_service.md`).
+ * @module
+ */
+import { readFile } from "node:fs/promises";
+import { isAbsolute, join, resolve } from "node:path";
+import { parse, type ParseError, printParseErrorCode } from "npm:jsonc-parser@3.3.1";
+import { z } from "npm:zod@4.6.7";
+import { type PreferencesPatch, preferencesPatchSchema } from "../engine/model/preferences.ts";
+import { formatPath } from "../engine/common/issue_path.ts";
+import {
+  parsePolicy,
+  type VerificationPolicy,
+  verificationSettingsSchema,
+} from "../engine/verification/policy.ts";
+import { durationSchema } from "../store/maintenance/duration.ts";
+import { type AuthSettingsFile, authSettingsFileSchema } from "./auth_settings.ts";
+
+const configSchema = z.object({
+  $schema: z.string().optional(),
+  workflowDirs: z.array(z.string().min(1)).optional().describe(
+    "Extra workflow directories (lowest precedence); relative paths are relative to WAYMARK_HOME.",
+  ),
+  preferences: preferencesPatchSchema.optional().describe("Default preferences for new sessions."),
+  retention: z.object({
+    olderThan: z.string().describe("`waymark gc` with no flags removes sessions idle this long."),
+  }).strict().optional(),
+  jobDirs: z.array(z.string().min(1)).optional().describe(
+    "Folders of DeepWork job folders (after the workspace's .deepwork/jobs); relative to WAYMARK_HOME.",
+  ),
+  verification: verificationSettingsSchema.optional().describe(
+    "Where waymark may run workflows' verification commands, and which (off when absent).",
+  ),
+  auth: authSettingsFileSchema.optional().describe(
+    "Authentication of `serve --http` (docs/team_service.md); flags override each field.",
+  ),
+}).strict();
+
+/** The settings read from the config file. */
+export interface WaymarkConfig {
+  /** Extra workflow directories, absolute. */
+  workflowDirs: string[];
+  /** Default preferences for new sessions. */
+  preferences: PreferencesPatch;
+  /** How long `waymark gc` with no flags keeps an idle session, or `null` (gc then needs a flag). */
+  retention: { olderThan: string; olderThanMs: number } | null;
+  /** Folders of DeepWork job folders, absolute. */
+  jobDirs: string[];
+  /** Where verification commands may run: no workspace when the file says nothing. */
+  verification: VerificationPolicy;
+  /** The `auth` section (`serve --http`'s authentication), as written. */
+  auth: AuthSettingsFile;
+}
+
+const retentionAge = durationSchema("retention.olderThan");
+
+/** Reads `<home>/config.json`; a missing file is an empty config, a broken one an error that says where. */
+export async function loadConfig(home: string): Promise<WaymarkConfig> {
+  const file = join(home, "config.json");
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    if ((error as { code?: string }).code === "ENOENT") {
+      return {
+        workflowDirs: [],
+        preferences: {},
+        retention: null,
+        jobDirs: [],
+        verification: { workspaces: [] },
+        auth: {},
+      };
+    }
+    throw error;
+  }
+  const errors: ParseError[] = [];
+  const data: unknown = parse(text, errors, { allowTrailingComma: true });
+  if (errors.length > 0) {
+    throw new Error(
+      `${file}: JSON syntax error (${printParseErrorCode(errors[0]!.error)}) at offset ${
+        errors[0]!.offset
+      }; fix it or remove the file`,
+    );
+  }
+  const parsed = configSchema.safeParse(data);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) =>
+      `${formatPath(i.path) || "(file)"}: ${i.message}`
+    );
+    throw new Error(
+      `${file}: ${
+        problems.join("; ")
+      }. Allowed keys: workflowDirs (string[]), preferences ({autonomy, riskPolicy}), retention ({olderThan}), jobDirs (string[]), verification ({workspaces: {"/abs/folder": {allow, timeoutSeconds, outputBytes, env}}, maxConcurrent}), auth ({resource, issuer, jwksUrl, scopes, personalTokens, jwksTimeoutMs, clockToleranceSeconds}).`,
+    );
+  }
+  const olderThan = parsed.data.retention?.olderThan;
+  const age = olderThan === undefined ? null : retentionAge.safeParse(olderThan);
+  if (age && !age.success) throw new Error(`${file}: ${age.error.issues[0]!.message}`);
+  const verification = verificationPolicy(file, parsed.data.verification);
+  return {
+    verification,
+    auth: parsed.data.auth ?? {},
+    retention: olderThan && age?.success ? { olderThan, olderThanMs: age.data } : null,
+    workflowDirs: (parsed.data.workflowDirs ?? []).map((dir) =>
+      isAbsolute(dir) ? dir : join(home, dir)
+    ),
+    preferences: parsed.data.preferences ?? {},
+    jobDirs: (parsed.data.jobDirs ?? []).map((dir) => isAbsolute(dir) ? dir : join(home, dir)),
+  };
+}
+
+/** The verification policy of the file: workspace keys must be absolute folders. */
+function verificationPolicy(
+  file: string,
+  section: z.infer<typeof verificationSettingsSchema> | undefined,
+): VerificationPolicy {
+  if (!section) return { workspaces: [] };
+  for (const key of Object.keys(section.workspaces)) {
+    if (!isAbsolute(key)) {
+      throw new Error(
+        `${file}: verification.workspaces: ${
+          JSON.stringify(key)
+        } is not an absolute folder; name each workspace by its absolute path`,
+      );
+    }
+  }
+  const parsed = parsePolicy(section, (key) => resolve(key));
+  if (!parsed.ok) throw new Error(`${file}: ${parsed.message}`);
+  return parsed.policy;
+}
