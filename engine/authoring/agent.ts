@@ -6,8 +6,8 @@
  * It never reads the compiled workflow. Pure.
  * @module
  */
-import type { Blocker } from "../responses.ts";
-import type { PendingStep } from "../workflow/interpreter.ts";
+import type { Blocker } from "../answers/responses.ts";
+import type { PendingStep } from "../workflow/pending.ts";
 import { lineLabel } from "../workflow/notes_rules.ts";
 
 /** An acknowledgement as the agent sends it. */

@@ -9,7 +9,7 @@
 import type { CompiledLoop, CompiledNode, CompiledWorkflow } from "../workflow/compiled.ts";
 import { allSteps } from "../workflow/interpreter.ts";
 import type { Condition, ValidationCriteria } from "../workflow/schema.ts";
-import { canonicalJson } from "../hash.ts";
+import { canonicalJson } from "../common/hash.ts";
 
 /** How a loop the agent controls is driven on a path. */
 export type LoopPolicy = "exit" | "twice" | "bound";

@@ -6,9 +6,9 @@
  * delegation that opens as a child run. Pure.
  * @module
  */
-import { examplePayload, normalizeBlockers, reviewAck } from "../enforce.ts";
-import type { Artifact } from "../events.ts";
-import type { Blocker } from "../responses.ts";
+import { examplePayload, normalizeBlockers, reviewAck } from "../gates/enforce.ts";
+import type { Artifact } from "../model/events.ts";
+import type { Blocker } from "../answers/responses.ts";
 import type { CompiledLoop, CompiledStep, CompiledWorkflow } from "../workflow/compiled.ts";
 import { evaluateCondition } from "../workflow/conditions.ts";
 import {
@@ -16,11 +16,10 @@ import {
   currentStep,
   effectiveContext,
   initialState,
-  type PendingStep,
   readState,
-  renderPending,
   type RunState,
 } from "../workflow/interpreter.ts";
+import { type PendingStep, renderPending } from "../workflow/pending.ts";
 import { type Answer, answerPending, applyFix, type BlockedAnswer, type Choices } from "./agent.ts";
 import {
   assignments,
