@@ -1,0 +1,101 @@
+/**
+ * `waymark workflows try` as a process: `--json` is byte-stable and exits 1 on a defect, 0 on a
+ * bundled workflow by id; a file that does not load is a `load_error` problem; nothing is written
+ * under the data folder; `--watch` runs again when the file is saved.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { MAIN } from "../helpers/server.ts";
+
+const FIXTURES = join(import.meta.dirname!, "..", "fixtures", "try");
+
+async function tryCli(
+  args: string[],
+  home: string,
+): Promise<{ code: number; out: string; err: string }> {
+  const ran = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", MAIN, "workflows", "try", ...args],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1", WAYMARK_HOME: home },
+  }).output();
+  const text = (b: Uint8Array) => new TextDecoder().decode(b);
+  return { code: ran.code, out: text(ran.stdout), err: text(ran.stderr) };
+}
+
+Deno.test("workflows try --json: stable bytes, exit 1 on a defect, 0 for a bundled id, nothing written", async () => {
+  const home = await Deno.makeTempDir({ prefix: "waymark-try-" });
+  try {
+    const file = join(FIXTURES, "fix_does_not_work.jsonc");
+    const first = await tryCli([file, "--json"], home);
+    const second = await tryCli([file, "--json"], home);
+    assert.equal(first.code, 1, first.err);
+    assert.equal(first.out, second.out);
+    const report = JSON.parse(first.out);
+    assert.equal(report.ok, false);
+    assert.deepEqual(report.problems.map((p: { kind: string }) => p.kind), ["fix_does_not_work"]);
+    assert.match(report.workflowHash, /^sha256:[0-9a-f]{64}$/);
+
+    const bundled = await tryCli(["waymark.code_review"], home);
+    assert.equal(bundled.code, 0, bundled.out + bundled.err);
+    assert.match(bundled.out, /^waymark\.code_review: ok\npaths: walked \d+ of \d+/);
+
+    const broken = await tryCli([join(FIXTURES, "load_error.jsonc"), "--json"], home);
+    assert.equal(broken.code, 1);
+    const failed = JSON.parse(broken.out);
+    assert.equal(failed.workflowId, "trytest.load_error");
+    assert.equal(failed.problems[0].kind, "load_error");
+    assert.match(failed.problems[0].message, /load_error\.jsonc: steps\[0\]\.templateCall/);
+
+    const unknown = await tryCli(["team.nothing_here"], home);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.err, /no such file, and no workflow with that id/);
+    assert.deepEqual([...Deno.readDirSync(home)], [], "try wrote under the data folder");
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+async function readUntil(
+  reader: ReadableStreamDefaultReader<string>,
+  seen: { text: string },
+  pattern: RegExp,
+): Promise<void> {
+  while (!pattern.test(seen.text)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`output ended before ${pattern}: ${seen.text}`);
+    seen.text += value;
+  }
+}
+
+Deno.test("workflows try --watch runs again when the file is saved", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waymark-try-watch-" });
+  const file = join(dir, "mine.jsonc");
+  const workflow = (prompt: string) =>
+    JSON.stringify({
+      id: "team.watched",
+      name: "Watched",
+      description: "d",
+      version: "1",
+      steps: [{ id: "only", title: "Only", prompt }],
+    });
+  await Deno.writeTextFile(file, workflow("Say {{who}} is done."));
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", MAIN, "workflows", "try", "--watch", file],
+    stdout: "piped",
+    stderr: "null",
+    env: { NO_COLOR: "1", WAYMARK_HOME: dir },
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const seen = { text: "" };
+  try {
+    await readUntil(reader, seen, /\[unset_placeholder\]/);
+    await Deno.writeTextFile(file, workflow("Say it is done."));
+    await readUntil(reader, seen, /changed\nteam\.watched: ok\n/);
+  } finally {
+    child.kill();
+    await reader.cancel();
+    await child.status;
+    await Deno.remove(dir, { recursive: true });
+  }
+});
