@@ -119,6 +119,10 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
         forms: [["FILE", "check a workflow file and print its workflowHash"]],
         run: ofCli("validateWorkflow"),
       },
+      new: {
+        forms: [["ID [FILE]", "write a small valid workflow file to start from (with $schema)"]],
+        run: ofCli("newWorkflow"),
+      },
       try: {
         forms: [
           ["FILE|ID", "walk every path in memory with a scripted agent; report what fails"],

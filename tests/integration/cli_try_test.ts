@@ -99,3 +99,50 @@ Deno.test("workflows try --watch runs again when the file is saved", async () =>
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+async function cli(
+  args: string[],
+  cwd: string,
+): Promise<{ code: number; out: string; err: string }> {
+  const ran = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", MAIN, ...args],
+    cwd,
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1", WAYMARK_HOME: join(cwd, "home") },
+  }).output();
+  const text = (b: Uint8Array) => new TextDecoder().decode(b);
+  return { code: ran.code, out: text(ran.stdout), err: text(ran.stderr) };
+}
+
+Deno.test("workflows new writes a file that validates, tries clean and is listed; it never overwrites", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waymark-new-" });
+  try {
+    const made = await cli(["workflows", "new", "team.release"], dir);
+    assert.equal(made.code, 0, made.err);
+    const file = join(dir, ".waymark", "workflows", "team.release.jsonc");
+    const text = await Deno.readTextFile(file);
+    assert.match(text, /"\$schema": "\.\/workflow\.schema\.json"/);
+    const schema = JSON.parse(
+      await Deno.readTextFile(join(dir, ".waymark", "workflows", "workflow.schema.json")),
+    );
+    assert.equal(schema.$schema, "https://json-schema.org/draft/2020-12/schema");
+    const validated = await cli(["workflows", "validate", file], dir);
+    assert.equal(validated.code, 0, validated.err);
+    assert.doesNotMatch(validated.out, /warning/);
+    const tried = await cli(["workflows", "try", "team.release"], dir);
+    assert.equal(tried.code, 0, tried.out);
+    assert.match(tried.out, /^team\.release: ok\n/);
+    assert.match(tried.out, /look-deeper: \d+ bytes/);
+
+    const again = await cli(["workflows", "new", "team.release"], dir);
+    assert.equal(again.code, 1);
+    assert.match(again.err, /exists; nothing was written/);
+    assert.equal(await Deno.readTextFile(file), text);
+    const reserved = await cli(["workflows", "new", "waymark.mine"], dir);
+    assert.equal(reserved.code, 1);
+    assert.match(reserved.err, /reserved for bundled workflows/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
