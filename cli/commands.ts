@@ -111,8 +111,8 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
         run: ofCli("listWorkflows"),
       },
       inspect: {
-        forms: [["ID", "show one workflow's steps"]],
-        flags: json,
+        forms: [["ID", "show one workflow's steps"], ["ID --graph", "... as a Mermaid flowchart"]],
+        flags: ["json", "graph"],
         run: ofCli("inspectWorkflow"),
       },
       validate: {

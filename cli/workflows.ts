@@ -196,6 +196,9 @@ export async function listWorkflows(input: CommandInput): Promise<number> {
 export async function inspectWorkflow(input: CommandInput): Promise<number> {
   const [id] = input.args;
   if (!id) return input.usage();
+  if (input.flags.graph) {
+    return await (await import("./workflow_graph.ts")).printWorkflowGraph(id, input);
+  }
   const waymark = await openWaymark(input.options);
   try {
     const result = await waymark.inspect(id);

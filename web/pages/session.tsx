@@ -19,6 +19,8 @@ import { SessionNotes } from "../parts/session_notes.tsx";
 import { type Html, Layout } from "../parts/shell.tsx";
 import { Timeline } from "../parts/timeline.tsx";
 import { WorkflowSteps } from "../parts/workflow_steps.tsx";
+import { PathLegend, pathMarks, WorkflowGraphSvg } from "../parts/workflow_graph.tsx";
+import { workflowGraph } from "../../engine/authoring/graph.ts";
 
 const RunHead: FC<{ run: RunGraph["run"]; view: SessionView }> = ({ run, view }) => (
   <div id="run-head" data-live="1">
@@ -124,6 +126,23 @@ export const SessionPageView: FC<{ view: SessionView }> = (
                 runId={graph.run.runId}
                 focus={node.nodeId}
               />
+            )
+            : null}
+          {graph && view.pinned
+            ? (
+              <section class="panel" id="workflow-graph">
+                <h2>
+                  Path through the workflow{" "}
+                  <a class="small" href={paths.workflow(graph.run.workflowHash)}>
+                    workflow page
+                  </a>
+                </h2>
+                <PathLegend />
+                <WorkflowGraphSvg
+                  graph={workflowGraph(view.pinned.compiled)}
+                  marks={pathMarks(graph.nodes, graph.preferredTipId)}
+                />
+              </section>
             )
             : null}
           {graph && view.pinned
