@@ -146,7 +146,7 @@ const Edges: FC<{ rows: Row[] }> = ({ rows }) => (
 
 /** The workflow graph, with a run's path when `marks` is given. */
 export const WorkflowGraphSvg: FC<{ graph: WorkflowGraph; marks?: PathMarks }> = (
-  { graph, marks },
+  { graph, marks }: { graph: WorkflowGraph; marks?: PathMarks },
 ): Html => {
   const all = rowsOf(graph.items, 0, []);
   const rows = all.slice(0, MAX_GRAPH_ROWS);
@@ -178,7 +178,7 @@ export const WorkflowGraphSvg: FC<{ graph: WorkflowGraph; marks?: PathMarks }> =
         </defs>
         <LoopFrames rows={rows} />
         <Edges rows={rows} />
-        {rows.map((row, i) => <RowShape row={row} index={i} marks={marks} />)}
+        {rows.map((row, i) => <RowShape key={i} row={row} index={i} marks={marks} />)}
       </svg>
       {all.length > rows.length
         ? <p class="muted small">{all.length - rows.length} more rows not drawn.</p>
@@ -188,7 +188,7 @@ export const WorkflowGraphSvg: FC<{ graph: WorkflowGraph; marks?: PathMarks }> =
 };
 
 /** The legend of a marked graph. */
-export const PathLegend: FC = () => (
+export const PathLegend: FC = (): Html => (
   <p class="muted small wg-legend">
     <span class="wg-key taken">taken</span> <span class="wg-key branched">on another branch</span>
     {" "}
