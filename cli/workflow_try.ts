@@ -18,6 +18,8 @@ import { declaredId, loadWorkflowFile } from "../engine/workflow/catalog.ts";
 import { formatLoadError, parseWorkflowText } from "../engine/workflow/parse.ts";
 import type { CompiledWorkflow } from "../engine/workflow/compiled.ts";
 import { BUNDLED_WORKFLOWS } from "../workflows/mod.ts";
+import { isOverlayName } from "../engine/workflow/overlay_schema.ts";
+import { baseChangedWarning } from "../store/workflow_files/overlays.ts";
 import type { CommandInput } from "./host.ts";
 import { json, nearbyDelegates, nearbyFiles } from "./workflows.ts";
 import { printErr, printOut } from "./terminal.ts";
@@ -49,22 +51,41 @@ async function tryFile(file: string): Promise<TryReport> {
 }
 
 /** Tries a workflow by id, from every source `serve` would list (read only, no database). */
-async function tryId(id: string, input: CommandInput): Promise<TryReport | null> {
-  const source = createWorkflowSource(BUNDLED_WORKFLOWS, resolvePaths(input.options).workflowDirs);
+async function tryId(
+  id: string,
+  input: CommandInput,
+  overlayFile?: string,
+): Promise<TryReport | null> {
+  const dirs = resolvePaths(input.options).workflowDirs;
+  const extra = overlayFile
+    ? [{ source: "extra" as const, dir: dirname(resolve(overlayFile)) }]
+    : [];
+  const source = createWorkflowSource(BUNDLED_WORKFLOWS, [...dirs, ...extra]);
   const set = await source.load();
   const byId = new Map<string, CompiledWorkflow>(
     set.workflows.map((w) => [w.id, w.compiled]),
   );
   const workflow = set.workflows.find((w) => w.id === id);
-  if (!workflow) return null;
+  if (!workflow) {
+    const failed = overlayFile && set.errors.find((e) => e.file.startsWith(resolve(overlayFile)));
+    if (!failed) return null;
+    const message = formatLoadError(failed);
+    return failedTry(id, [{ kind: "load_error", workflowId: id, message }]);
+  }
+  const changed = baseChangedWarning(workflow);
   return tryWorkflow(workflow.compiled, {
     resolve: (child) => byId.get(child) ?? null,
     workflowHash: workflow.hash,
+    known: changed ? [{ kind: "base_changed", workflowId: id, message: changed.message }] : [],
   });
 }
 
 async function runOnce(target: string, input: CommandInput): Promise<number> {
-  const report = await isFile(target) ? await tryFile(target) : await tryId(target, input);
+  const report = !await isFile(target)
+    ? await tryId(target, input)
+    : isOverlayName(basename(target))
+    ? await tryId(declaredId(await readFile(target, "utf8")) ?? "", input, target)
+    : await tryFile(target);
   if (!report) {
     printErr(
       `${target}: no such file, and no workflow with that id (waymark workflows list shows them)\n`,

@@ -207,6 +207,9 @@ export async function inspectWorkflow(input: CommandInput): Promise<number> {
       return 1;
     }
     printOut(input.flags.json ? json(result.value) : `${renderInspect(result.value)}\n`);
+    if (!input.flags.json) {
+      printOut(await (await import("./workflow_graph.ts")).layerLines(id, input));
+    }
     return 0;
   } finally {
     await waymark.close();
