@@ -26,7 +26,11 @@ export async function layerLines(id: string, input: CommandInput): Promise<strin
         : ""
     }`,
     "Step origins:",
-    ...allSteps(workflow.compiled).map((s) => `- ${s.id}: ${layers.origins[s.id] ?? "?"}`),
+    ...allSteps(workflow.compiled).map((s) =>
+      `- ${s.id}: ${
+        layers.origins[s.id] ?? layers.origins[s.id.split("--")[0]!] ?? "waymark (injected)"
+      }`
+    ),
   ];
   return `${lines.join("\n")}\n`;
 }
