@@ -146,3 +146,45 @@ Deno.test("workflows new writes a file that validates, tries clean and is listed
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("an overlay: try says its base changed; inspect shows its layers and step origins", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waymark-overlay-cli-" });
+  try {
+    const folder = join(dir, ".waymark", "workflows");
+    await Deno.mkdir(folder, { recursive: true });
+    const file = join(folder, "plus.overlay.jsonc");
+    await Deno.writeTextFile(
+      file,
+      JSON.stringify({
+        id: "team.plus",
+        overlay: {
+          base: "waymark.code_review",
+          baseHash: `sha256:${"2".repeat(64)}`,
+          changes: [{
+            insertBefore: "review-tests",
+            steps: [{ id: "licences", title: "Licences", prompt: "Check the licences." }],
+          }],
+        },
+      }),
+    );
+    const tried = await cli(["workflows", "try", file, "--json"], dir);
+    assert.equal(tried.code, 1, tried.err);
+    const report = JSON.parse(tried.out);
+    assert.deepEqual(report.problems.map((p: { kind: string }) => p.kind), ["base_changed"]);
+    assert.ok(
+      report.steps.some((s: { stepId: string; reached: boolean }) =>
+        s.stepId === "licences" && s.reached
+      ),
+    );
+    const inspected = await cli(["workflows", "inspect", "team.plus"], dir);
+    assert.equal(inspected.code, 0, inspected.err);
+    assert.match(
+      inspected.out,
+      /Layers \(base first\): waymark\.code_review \(bundled:[^)]+\) < team\.plus/,
+    );
+    assert.match(inspected.out, /changed: the overlay was written against sha256:2{64}/);
+    assert.match(inspected.out, /- licences: team\.plus\n- review-tests: waymark\.code_review\n/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
