@@ -38,27 +38,64 @@ interface OverlayFileState {
   version: string;
 }
 
-function listOverlays(dirs: readonly SourceDir[]): OverlayFileState[] {
-  const out: OverlayFileState[] = [];
-  for (const dir of dirs) {
-    if (!existsSync(dir.dir)) continue;
-    let names: string[];
+/**
+ * How long the folders' lists of overlay files are reused: a drift check on every acknowledgement
+ * asks for the workflow, and a stat of each folder costs more than the rest of that lookup. An
+ * overlay added is seen within this time; an edit to one already listed at once (each listed
+ * overlay is stat'ed on every call).
+ */
+export const OVERLAY_LISTING_REUSE_MS = 1000;
+
+/** A folder's version: its own stat changes when a file is added, removed or renamed. */
+function dirVersion(dir: string): string {
+  if (!existsSync(dir)) return "missing"; // a failing stat builds an error: ~50 times the cost
+  try {
+    const s = statSync(dir);
+    return `${s.mtimeMs}:${s.ctimeMs}:${s.ino}`;
+  } catch {
+    return "missing";
+  }
+}
+
+/**
+ * Lists the overlay files of `dirs` with their versions. A folder's list is checked again at
+ * most every {@linkcode OVERLAY_LISTING_REUSE_MS}, and read again only when the folder's own
+ * version changed.
+ */
+function overlayLister(dirs: readonly SourceDir[]): () => OverlayFileState[] {
+  const names = new Map<string, { version: string; names: string[] }>();
+  let checkedAt = -Infinity;
+  const namesIn = (dir: string, recheck: boolean): string[] => {
+    const kept = names.get(dir);
+    if (kept && !recheck) return kept.names;
+    const version = dirVersion(dir);
+    if (kept?.version === version) return kept.names;
+    let found: string[] = [];
     try {
-      names = readdirSync(dir.dir).filter(isOverlayName).sort();
+      found = existsSync(dir) ? readdirSync(dir).filter(isOverlayName).sort() : [];
     } catch {
-      continue;
+      found = [];
     }
-    for (const name of names) {
-      const file = join(dir.dir, name);
-      try {
-        const s = statSync(file);
-        out.push({ dir, file, version: `${s.mtimeMs}:${s.size}:${s.ino}` });
-      } catch {
-        continue; // removed since the listing
+    names.set(dir, { version, names: found });
+    return found;
+  };
+  return () => {
+    const recheck = performance.now() - checkedAt >= OVERLAY_LISTING_REUSE_MS;
+    if (recheck) checkedAt = performance.now();
+    const out: OverlayFileState[] = [];
+    for (const dir of dirs) {
+      for (const name of namesIn(dir.dir, recheck)) {
+        const file = join(dir.dir, name);
+        try {
+          const s = statSync(file);
+          out.push({ dir, file, version: `${s.mtimeMs}:${s.size}:${s.ino}` });
+        } catch {
+          continue; // removed since the listing
+        }
       }
     }
-  }
-  return out;
+    return out;
+  };
 }
 
 /** The warning an overlay carries when its base changed since it was written. */
@@ -169,8 +206,9 @@ export function withOverlays(
   options: { dirs: readonly SourceDir[]; bundled: readonly SourceFile[] },
 ): WorkflowSource {
   let last: { key: string; of: LoadedSet; set: LoadedSet } | null = null;
+  const listOverlays = overlayLister(options.dirs);
   const load = async (): Promise<LoadedSet> => {
-    const files = listOverlays(options.dirs);
+    const files = listOverlays();
     const set = await inner.load();
     if (files.length === 0) return set;
     const key = JSON.stringify(files);
@@ -181,13 +219,15 @@ export function withOverlays(
   };
   const source: WorkflowSource = { load };
   source.find = async (workflowId: string) => {
-    if (listOverlays(options.dirs).length === 0 && inner.find) return await inner.find(workflowId);
+    // no overlay may define a `waymark.*` id: those never look at overlays
+    const plain = onlyBundledMayDefine(workflowId) || listOverlays().length === 0;
+    if (plain && inner.find) return await inner.find(workflowId);
     return (await load()).workflows.find((w) => w.id === workflowId) ?? null;
   };
   source.summaries = async (): Promise<
     { workflows: WorkflowSummary[]; errors: WorkflowLoadError[] }
   > => {
-    if (listOverlays(options.dirs).length === 0 && inner.summaries) return await inner.summaries();
+    if (listOverlays().length === 0 && inner.summaries) return await inner.summaries();
     const set = await load();
     return { workflows: set.workflows.map(summarize), errors: set.errors };
   };
