@@ -6,7 +6,7 @@
  */
 import { readFile, stat } from "node:fs/promises";
 import { basename, dirname, resolve } from "node:path";
-import { resolvePaths } from "../mod.ts";
+import { resolvePaths, type WaymarkOptions } from "../mod.ts";
 import { createWorkflowSource } from "../store/workflow_files/mod.ts";
 import {
   failedTry,
@@ -53,10 +53,10 @@ async function tryFile(file: string): Promise<TryReport> {
 /** Tries a workflow by id, from every source `serve` would list (read only, no database). */
 async function tryId(
   id: string,
-  input: CommandInput,
+  options: WaymarkOptions,
   overlayFile?: string,
 ): Promise<TryReport | null> {
-  const dirs = resolvePaths(input.options).workflowDirs;
+  const dirs = resolvePaths(options).workflowDirs;
   const extra = overlayFile
     ? [{ source: "extra" as const, dir: dirname(resolve(overlayFile)) }]
     : [];
@@ -80,12 +80,21 @@ async function tryId(
   });
 }
 
+/**
+ * The report of `workflows try` on a file (a workflow or an overlay) or an id; `null` when it is
+ * neither a file nor an id any source has.
+ */
+export async function tryTarget(
+  target: string,
+  options: WaymarkOptions,
+): Promise<TryReport | null> {
+  if (!await isFile(target)) return await tryId(target, options);
+  if (!isOverlayName(basename(target))) return await tryFile(target);
+  return await tryId(declaredId(await readFile(target, "utf8")) ?? "", options, target);
+}
+
 async function runOnce(target: string, input: CommandInput): Promise<number> {
-  const report = !await isFile(target)
-    ? await tryId(target, input)
-    : isOverlayName(basename(target))
-    ? await tryId(declaredId(await readFile(target, "utf8")) ?? "", input, target)
-    : await tryFile(target);
+  const report = await tryTarget(target, input.options);
   if (!report) {
     printErr(
       `${target}: no such file, and no workflow with that id (waymark workflows list shows them)\n`,
