@@ -14,7 +14,8 @@ import {
   type TryReport,
   tryWorkflow,
 } from "../engine/authoring/mod.ts";
-import { declaredId, loadWorkflowFile } from "../engine/workflow/catalog.ts";
+import { declaredId, type LoadedSet, loadWorkflowFile } from "../engine/workflow/catalog.ts";
+import { stepCount } from "../engine/workflow/interpreter.ts";
 import { formatLoadError, parseWorkflowText } from "../engine/workflow/parse.ts";
 import type { CompiledWorkflow } from "../engine/workflow/compiled.ts";
 import { BUNDLED_WORKFLOWS } from "../workflows/mod.ts";
@@ -50,27 +51,36 @@ async function tryFile(file: string): Promise<TryReport> {
   });
 }
 
+/** Every workflow `serve` would list (read only, no database), with an overlay file's folder. */
+async function loadAll(options: WaymarkOptions, overlayFile?: string): Promise<LoadedSet> {
+  const dirs = resolvePaths(options).workflowDirs;
+  const folder = overlayFile ? dirname(resolve(overlayFile)) : null;
+  const extra = folder && !dirs.some((d) => resolve(d.dir) === folder)
+    ? [{ source: "extra" as const, dir: folder }]
+    : [];
+  return await createWorkflowSource(BUNDLED_WORKFLOWS, [...dirs, ...extra]).load();
+}
+
+/** The load error of an overlay file, when it did not load. */
+function overlayError(set: LoadedSet, overlayFile: string): string | null {
+  const failed = set.errors.find((e) => e.file.startsWith(resolve(overlayFile)));
+  return failed ? formatLoadError(failed) : null;
+}
+
 /** Tries a workflow by id, from every source `serve` would list (read only, no database). */
 async function tryId(
   id: string,
   options: WaymarkOptions,
   overlayFile?: string,
 ): Promise<TryReport | null> {
-  const dirs = resolvePaths(options).workflowDirs;
-  const extra = overlayFile
-    ? [{ source: "extra" as const, dir: dirname(resolve(overlayFile)) }]
-    : [];
-  const source = createWorkflowSource(BUNDLED_WORKFLOWS, [...dirs, ...extra]);
-  const set = await source.load();
+  const set = await loadAll(options, overlayFile);
   const byId = new Map<string, CompiledWorkflow>(
     set.workflows.map((w) => [w.id, w.compiled]),
   );
   const workflow = set.workflows.find((w) => w.id === id);
   if (!workflow) {
-    const failed = overlayFile && set.errors.find((e) => e.file.startsWith(resolve(overlayFile)));
-    if (!failed) return null;
-    const message = formatLoadError(failed);
-    return failedTry(id, [{ kind: "load_error", workflowId: id, message }]);
+    const message = overlayFile ? overlayError(set, overlayFile) : null;
+    return message ? failedTry(id, [{ kind: "load_error", workflowId: id, message }]) : null;
   }
   const changed = baseChangedWarning(workflow);
   return tryWorkflow(workflow.compiled, {
@@ -78,6 +88,32 @@ async function tryId(
     workflowHash: workflow.hash,
     known: changed ? [{ kind: "base_changed", workflowId: id, message: changed.message }] : [],
   });
+}
+
+/**
+ * `workflows validate` of an overlay file: resolved over the workflows `serve` would list, its
+ * combined id, step count and hash, or its load error; 1 when it does not load.
+ */
+export async function validateOverlay(
+  file: string,
+  options: WaymarkOptions,
+): Promise<{ code: number; out: string; err: string }> {
+  const set = await loadAll(options, file);
+  const error = overlayError(set, file);
+  const id = declaredId(await readFile(file, "utf8"));
+  const workflow = set.workflows.find((w) => w.id === id && w.layers);
+  if (error || !workflow) {
+    return { code: 1, out: "", err: `${error ?? `${file}: did not load`}\n` };
+  }
+  const warnings = workflow.warnings.map((w) => `warning [${w.code}]: ${w.message}\n`).join("");
+  const layers = workflow.layers!.layers.map((l) => l.workflowId).join(" < ");
+  return {
+    code: 0,
+    out: `${file}: ok (${workflow.id}, overlay ${layers}, ${
+      stepCount(workflow.compiled)
+    } steps, ${workflow.hash})\n${warnings}`,
+    err: "",
+  };
 }
 
 /**

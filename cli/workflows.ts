@@ -5,7 +5,7 @@
  * @module
  */
 import { readdir, readFile } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { openWaymark, resolvePaths, type WaymarkOptions } from "../mod.ts";
 import { loadConfig } from "../config/config_file.ts";
 import { ROUTINES_SUBDIR } from "../store/workflow_files/states.ts";
@@ -26,6 +26,7 @@ import { formatLoadError, parseWorkflowText } from "../engine/workflow/parse.ts"
 import { backtrackingPatterns } from "../engine/workflow/pattern_check.ts";
 import { unfillablePlaceholders } from "../engine/workflow/placeholder_check.ts";
 import type { WorkflowFile } from "../engine/workflow/schema.ts";
+import { isOverlayName } from "../engine/workflow/overlay_schema.ts";
 import type { Warning } from "../engine/workflow/catalog.ts";
 import type { CompiledWorkflow } from "../engine/workflow/compiled.ts";
 import { delegatedIds, type Delegates, fanOutMessage, tooWide } from "../engine/run/delegations.ts";
@@ -164,6 +165,12 @@ export async function validateWorkflow(input: CommandInput): Promise<number> {
       : unreadable.message;
     printErr(`${file}: cannot read it: ${why}\n`);
     return 1;
+  }
+  if (isOverlayName(basename(file))) {
+    const result = await (await import("./workflow_try.ts")).validateOverlay(file, input.options);
+    printOut(result.out);
+    printErr(result.err);
+    return result.code;
   }
   return await validateFile(file, input.options);
 }

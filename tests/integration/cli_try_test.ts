@@ -147,7 +147,7 @@ Deno.test("workflows new writes a file that validates, tries clean and is listed
   }
 });
 
-Deno.test("an overlay: try says its base changed; inspect shows its layers and step origins", async () => {
+Deno.test("an overlay: try and validate say its base changed; inspect shows its layers and step origins", async () => {
   const dir = await Deno.makeTempDir({ prefix: "waymark-overlay-cli-" });
   try {
     const folder = join(dir, ".waymark", "workflows");
@@ -175,6 +175,12 @@ Deno.test("an overlay: try says its base changed; inspect shows its layers and s
       report.steps.some((s: { stepId: string; reached: boolean }) =>
         s.stepId === "licences" && s.reached
       ),
+    );
+    const validated = await cli(["workflows", "validate", file], dir);
+    assert.equal(validated.code, 0, validated.err);
+    assert.match(
+      validated.out,
+      /: ok \(team\.plus, overlay waymark\.code_review < team\.plus, 9 steps, sha256:[0-9a-f]{64}\)\nwarning \[OVERLAY_BASE_CHANGED\]/,
     );
     const inspected = await cli(["workflows", "inspect", "team.plus"], dir);
     assert.equal(inspected.code, 0, inspected.err);
