@@ -22,7 +22,7 @@ import { BUNDLED_WORKFLOWS } from "../workflows/mod.ts";
 import { isOverlayName } from "../engine/workflow/overlay_schema.ts";
 import { baseChangedWarning } from "../store/workflow_files/overlays.ts";
 import type { CommandInput } from "./host.ts";
-import { json, nearbyDelegates, nearbyFiles } from "./workflows.ts";
+import { json, nearbyDelegates, nearbyFiles } from "./workflow_nearby.ts";
 import { printErr, printOut } from "./terminal.ts";
 
 async function isFile(path: string): Promise<boolean> {
