@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DENO_VERSION="${DENO_VERSION:-2.9.6}"
+DENO_VERSION="${DENO_VERSION:-$(tr -d '[:space:]' < .dvmrc)}"
 CONFORMANCE_VERSION="0.2.0-alpha.12"
 NODE_VERSION="22"
 export DENO_NO_UPDATE_CHECK=1 NO_COLOR=1

@@ -19,6 +19,7 @@ function text(report: DoctorReport): string {
   for (const r of report.repaired) lines.push(`repaired: ${r}`);
   const verdict = {
     healthy: "healthy",
+    unused: "a new home, not used yet: nothing is wrong",
     problems: "problems found",
     failed: "could not run every check",
   }[report.status];
@@ -40,8 +41,12 @@ export async function doctorCommand(host: CliHost, input: CliInput): Promise<num
     privateFiles: path ? [path, `${path}-wal`, `${path}-shm`] : [],
     workflows: host.workflows(),
     open: () => {
-      // opening a missing file would create an empty database: report it instead
-      if (path && !existsSync(path)) throw new Error(`${path} does not exist`);
+      // opening a missing file would create an empty database: report it instead; the home's
+      // own database is missing only until its first use, a FILE named is missing by mistake
+      if (path && !existsSync(path)) {
+        if (file) throw new Error(`${path} does not exist`);
+        return Promise.resolve(null);
+      }
       return host.openDatabase(dbUrl);
     },
   }, { repair: input.flags.repair === true });

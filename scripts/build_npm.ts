@@ -22,7 +22,7 @@ import { dirname, join, relative } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
 import { pathToFileURL } from "node:url";
 import { writeBuildMap } from "./build_kind.ts";
-import { lazyStandIn } from "./bundle.ts";
+import { bundleArgs, lazyStandIn } from "./bundle.ts";
 import { VERSION } from "../version.ts";
 
 /** Pinned toolchain for the declarations. */
@@ -149,16 +149,7 @@ async function bundle(deps: Map<string, string>): Promise<number> {
   const standIn = await lazyStandIn(standIns, { within: "library", web: "npm" });
   const map = await writeBuildMap("npm", { "lazy.ts": pathToFileURL(standIn).href });
   await run(Deno.execPath(), [
-    "bundle",
-    "--quiet",
-    "--import-map",
-    map.file,
-    "--platform",
-    "deno",
-    "--format",
-    "esm",
-    "--external",
-    "npm:*",
+    ...bundleArgs(map),
     "--code-splitting",
     "--outdir",
     raw,

@@ -93,23 +93,29 @@ async function partCode(part: PartName, dir: string): Promise<string> {
   return await bundleWith(entry, { dir, within: part, web: "data" });
 }
 
+/**
+ * `deno bundle`'s arguments every build shares (the single file, the binary's input and the npm
+ * package): ES modules for Deno, `lazy.ts` and `build.ts` mapped by the build's import map, and
+ * the npm packages left as imports for the runtime to resolve.
+ */
+export function bundleArgs(map: BuildMap): string[] {
+  return [
+    "bundle",
+    "--quiet",
+    "--import-map",
+    map.file,
+    "--platform",
+    "deno",
+    "--format",
+    "esm",
+    "--external",
+    "npm:*",
+  ];
+}
+
 async function denoBundle(entry: string, output: string, map: BuildMap): Promise<string> {
   const result = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "bundle",
-      "--quiet",
-      "--import-map",
-      map.file,
-      "--platform",
-      "deno",
-      "--format",
-      "esm",
-      "--external",
-      "npm:*",
-      "--output",
-      output,
-      entry,
-    ],
+    args: [...bundleArgs(map), "--output", output, entry],
     cwd: ROOT,
     stdout: "piped",
     stderr: "piped",

@@ -9,8 +9,11 @@
  * `--self-extracting` is passed on, for a platform where the addon will not load from inside
  * the binary.
  *
- * `deno compile` downloads its runtime stub (`denort`) on first use. Where that is impossible the
- * task fails with one line saying so, and no stack trace.
+ * The task needs nothing the bundle does not: `deno task` installs every package of the
+ * workspace's import maps first, so packages only tests use are pinned outside them
+ * (`scripts/pins.ts`). `deno compile` downloads its runtime stub (`denort`) on first use, and
+ * `deno bundle` its esbuild. Where a download is impossible the task fails with one line naming
+ * what it could not fetch, and no stack trace.
  * @module
  */
 import { parseArgs } from "node:util";
@@ -28,6 +31,18 @@ function stubUnreachable(stderr: string): boolean {
   return /denort/i.test(stderr) &&
     /error sending request|dns error|failed to lookup|connect|network|timed out|certificate/i
       .test(stderr);
+}
+
+/**
+ * What Deno could not fetch, named in one line (a package, else the URL), or `null` when the
+ * failure was not a download.
+ */
+export function unfetched(stderr: string): string | null {
+  const url = /error sending request for url \((\S+?)\)/.exec(stderr)?.[1];
+  if (!url) return null;
+  const pkg = /npm package '([^']+)'|for package "([^"]+)"/.exec(stderr);
+  const what = pkg ? `npm package ${pkg[1] ?? pkg[2]} (${decodeURIComponent(url)})` : url;
+  return `cannot fetch ${what}: this machine has no route to it; run it where there is internet`;
 }
 
 /** Deno's error without its backtrace, on one line. */
@@ -50,7 +65,10 @@ async function compile(options: CompileOptions & { bundle?: string }) {
   const dir = await Deno.makeTempDir({ prefix: "waymark-compile-" });
   try {
     const input = join(dir, "waymark.js");
-    await bundle(input, "inline");
+    await bundle(input, "inline").catch((error: Error) => {
+      const stderr = error.message;
+      throw new CompileError(unfetched(stderr) ?? `bundling failed: ${firstError(stderr)}`);
+    });
     await denoCompile(input, options);
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -79,7 +97,7 @@ async function denoCompile(input: string, options: CompileOptions): Promise<void
         "internet, or set DENORT_BIN to a local denort of the same version",
     );
   }
-  throw new CompileError(`deno compile failed: ${firstError(stderr)}`);
+  throw new CompileError(unfetched(stderr) ?? `deno compile failed: ${firstError(stderr)}`);
 }
 
 if (import.meta.main) {

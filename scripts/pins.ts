@@ -1,13 +1,17 @@
 /**
- * `deno task pins`: copies the exact version the import map (`tests/deno.json`'s, the tests'
- * workspace member) gives each npm package into every `npm:name@version` specifier of the
- * sources (imports, `@jsxImportSource` and `@ts-types` directives alike). The import map is where
- * a version is chosen (`deno outdated --update` edits it) and what the tests' bare imports
- * resolve through; it sits in the tests' member, not the root `deno.json`, because Deno installs
- * every package of the root's import map when anything starts, while `waymark serve` fetches only
- * what it imports (`docs/install.md`). The sources carry copies because a remote run
- * (`deno run -A <url>/main.ts`) reads no `deno.json`. The architecture test fails while a copy
- * differs or names a package the import map does not.
+ * `deno task pins`: copies the exact version the import maps give each npm package into every
+ * `npm:name@version` specifier of the sources (imports, `@jsxImportSource` and `@ts-types`
+ * directives alike). A version is chosen in one of two files. `tests/deno.json`'s import map (the
+ * tests' workspace member; `deno outdated --update` edits it) holds the packages waymark itself
+ * runs on, which the bundle carries; it sits in the tests' member, not the root `deno.json`,
+ * because Deno installs every package of the root's import map when anything starts, while
+ * `waymark serve` fetches only what it imports (`docs/install.md`). `tests/test_packages.json`
+ * holds the packages only tests and the type check use (the MCP clients, playwright-core,
+ * `@types/pg`): `deno task` installs every package of the workspace's import maps before any
+ * task runs, and `deno task compile` must need nothing the bundle does not. Tests import those
+ * by pinned specifier. The sources carry copies because a remote run (`deno run -A
+ * <url>/main.ts`) reads no `deno.json`. The architecture test fails while a copy differs or
+ * names a package neither file pins.
  * @module
  */
 import { join, relative } from "node:path";
@@ -32,20 +36,28 @@ const SOURCES = [
 /** An `npm:name@version` specifier with an exact version: the package and the version. */
 const NPM_PIN = /npm:((?:@[\w.-]+\/)?[\w.-]+)@(\d[^/"'`\s)]*)/g;
 
-/** The file whose `imports` choose every package's version. */
-export const PIN_FILE = "tests/deno.json";
+/** The files whose `imports` choose every package's version: waymark's own, then tests' only. */
+export const PIN_FILES = ["tests/deno.json", "tests/test_packages.json"] as const;
 
-/** Package name → exact version, from {@linkcode PIN_FILE}'s `imports`; a range is refused. */
+/** The pin files, named in messages. */
+export const PIN_FILE = PIN_FILES.join(" or ");
+
+/** Package name → exact version, from {@linkcode PIN_FILES}' `imports`; a range is refused. */
 export async function importMapPins(): Promise<Map<string, string>> {
-  const config = JSON.parse(await Deno.readTextFile(join(ROOT, PIN_FILE)));
   const pins = new Map<string, string>();
-  for (const [key, target] of Object.entries(config.imports as Record<string, string>)) {
-    const match = /^npm:((?:@[^/@]+\/)?[^/@]+)@([^/]+)(\/.*)?$/.exec(target);
-    if (!match) continue;
-    if (!/^\d+\.\d+\.\d+(?:[-+][\w.+-]*)?$/.test(match[2]!)) {
-      throw new Error(`${PIN_FILE} maps ${key} to ${target}: pin an exact version`);
+  for (const file of PIN_FILES) {
+    const config = JSON.parse(await Deno.readTextFile(join(ROOT, file)));
+    for (const [key, target] of Object.entries(config.imports as Record<string, string>)) {
+      const match = /^npm:((?:@[^/@]+\/)?[^/@]+)@([^/]+)(\/.*)?$/.exec(target);
+      if (!match) continue;
+      if (!/^\d+\.\d+\.\d+(?:[-+][\w.+-]*)?$/.test(match[2]!)) {
+        throw new Error(`${file} maps ${key} to ${target}: pin an exact version`);
+      }
+      if ((pins.get(match[1]!) ?? match[2]) !== match[2]) {
+        throw new Error(`${match[1]} is pinned at two versions (${PIN_FILE})`);
+      }
+      pins.set(match[1]!, match[2]!);
     }
-    pins.set(match[1]!, match[2]!);
   }
   return pins;
 }

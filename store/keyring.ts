@@ -238,32 +238,44 @@ export async function rotateKeyring(path: string): Promise<Keyring> {
   return parseKeyFile(readKeysText(path).text, path);
 }
 
+/** One thing wrong with a keyring file: what kind, and in words. */
+export interface KeyringProblem {
+  /** `missing`: no file; `unreadable`: not a keyring (or not readable); `mode`: readable by others. */
+  kind: "missing" | "unreadable" | "mode";
+  /** What was found, naming the file. */
+  message: string;
+}
+
 /**
  * What is wrong with the keyring at `path`, without creating or changing it: missing, not a
  * keyring (with the reason), or readable by others than its owner. Empty when sound.
  */
-export async function inspectKeyring(path: string): Promise<string[]> {
+export async function inspectKeyring(path: string): Promise<KeyringProblem[]> {
   let text: string;
   try {
     text = readKeysText(path).text;
   } catch (error) {
-    return (error as { code?: string }).code === "ENOENT"
-      ? [`${path} does not exist (waymark creates it the next time it opens this home)`]
-      : [
-        (error as Error).message.startsWith(path)
-          ? (error as Error).message
-          : `${path} cannot be read: ${(error as Error).message}`,
-      ];
+    if ((error as { code?: string }).code === "ENOENT") {
+      return [{ kind: "missing", message: `${path} does not exist` }];
+    }
+    const message = (error as Error).message;
+    return [{
+      kind: "unreadable",
+      message: message.startsWith(path) ? message : `${path} cannot be read: ${message}`,
+    }];
   }
-  const problems: string[] = [];
+  const problems: KeyringProblem[] = [];
   try {
     readKeyFile(text, path);
   } catch (error) {
-    problems.push((error as Error).message);
+    problems.push({ kind: "unreadable", message: (error as Error).message });
   }
   const mode = (await stat(path)).mode & 0o777;
   if (process.platform !== "win32" && mode !== 0o600) {
-    problems.push(`${path} has mode ${mode.toString(8).padStart(4, "0")}; it must be 0600`);
+    problems.push({
+      kind: "mode",
+      message: `${path} has mode ${mode.toString(8).padStart(4, "0")}; it must be 0600`,
+    });
   }
   return problems;
 }

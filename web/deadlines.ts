@@ -100,6 +100,16 @@ export function serveWithDeadlines(
   };
 }
 
+/** Answers a client the server will not hear out, before closing its connection. */
+async function answerRefusal(client: Deno.Conn, status: string, detail: string): Promise<void> {
+  const text = `${status}: ${detail}.\n`;
+  await writeAll(
+    client,
+    `HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Type: text/plain\r\n` +
+      `Content-Length: ${text.length}\r\n\r\n${text}`,
+  ).catch(() => {});
+}
+
 /** Pipes one client connection to the inner server, timing the client's requests. */
 async function relay(
   client: Deno.Conn,
@@ -133,15 +143,7 @@ async function relay(
   at.open.add(close);
   const refuse = async (why: FramingError | "timeout", detail: string) => {
     at.log?.(`HTTP client ${detail}; connection closed`);
-    if (!answered) {
-      const status = REFUSALS[why];
-      const text = `${status}: ${detail}.\n`;
-      await writeAll(
-        client,
-        `HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Type: text/plain\r\n` +
-          `Content-Length: ${text.length}\r\n\r\n${text}`,
-      ).catch(() => {});
-    }
+    if (!answered) await answerRefusal(client, REFUSALS[why], detail);
     close();
   };
   const framer = new RequestFramer(MAX_HEADER_BYTES);

@@ -123,7 +123,7 @@ export async function setup(
   if (/[\\/]_npx[\\/]/.test(launch.command)) {
     host.stderr(
       `note: the entry runs Deno from npx's cache (${launch.command}); ` +
-        "`npm install -g deno@2.9.6` gives it a lasting place, then run setup again with it\n",
+        `\`npm install -g deno@${Deno.version.deno}\` gives it a lasting place, then run setup again with it\n`,
     );
   }
   return 0;

@@ -6,14 +6,13 @@
  * @module
  */
 import type { DomainEvent } from "../model/events.ts";
-import { deriveNodeId, parseRunLabel, randomHex } from "../model/ids.ts";
-import type { EngineDeps, NodeRecord, StackFrame } from "../model/ports.ts";
+import { parseRunLabel, randomHex } from "../model/ids.ts";
+import type { NodeRecord, StackFrame } from "../model/ports.ts";
 import { applyPreferences, DEFAULT_PREFERENCES } from "../model/preferences.ts";
 import { checkContext } from "../model/limits.ts";
 import { fail, ok, type Result } from "../model/result.ts";
 import { guard } from "../run/error_guard.ts";
-import { nodeCreated } from "../run/node_events.ts";
-import { currentStep, initialState } from "../workflow/interpreter.ts";
+import { nodeCreated, rootNode } from "../run/node_events.ts";
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import type { WorkspaceObservation } from "../model/workspace.ts";
 import type { LoadedJob, LoadedJobs, LoadedJobWorkflow } from "./job_catalog.ts";
@@ -174,10 +173,12 @@ export function startJobWorkflow(
     const placed = await placement(deps, await placedAs(deps, input, picked.value.job));
     if (!placed.ok) return placed;
     const { sessionId, agentId, owner, frames, parent } = placed.value;
-    const root = await rootNode(deps, {
+    // the run's context: its `inputs`, and `instance_id` when given
+    const root = await rootNode(picked.value.workflow.compiled, {
       sessionId: sessionId ?? randomHex(deps, 8),
-      picked: picked.value,
-      input,
+      runId: randomHex(deps, 8),
+      context: runContext(input),
+      preferences: applyPreferences(deps.defaultPreferences ?? DEFAULT_PREFERENCES, undefined),
     });
     const { compiled, hash } = picked.value.workflow;
     const jobDir = picked.value.job.dir;
@@ -257,34 +258,4 @@ function runContext(input: JobStartInput): Record<string, unknown> {
   const context: Record<string, unknown> = { ...(input.inputs ?? {}) };
   if (input.instance_id) context.instance_id = input.instance_id;
   return context;
-}
-
-/** The root node of a new run: context from `inputs` and `instance_id`. */
-async function rootNode(
-  deps: EngineDeps,
-  at: {
-    sessionId: string;
-    picked: { workflow: LoadedJobWorkflow };
-    input: JobStartInput;
-  },
-): Promise<NodeRecord> {
-  const { compiled } = at.picked.workflow;
-  const runId = randomHex(deps, 8);
-  const context = runContext(at.input);
-  const state = initialState(compiled, context);
-  return {
-    sessionId: at.sessionId,
-    runId,
-    nodeId: await deriveNodeId(["root", runId]),
-    parentId: null,
-    nodeKind: "step",
-    depth: 0,
-    state,
-    context,
-    preferences: applyPreferences(deps.defaultPreferences ?? DEFAULT_PREFERENCES, undefined),
-    pendingStepId: currentStep(compiled, state)?.id ?? null,
-    edgeKind: null,
-    notesMarkdown: null,
-    notesStepId: null,
-  };
 }

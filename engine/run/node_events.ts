@@ -7,6 +7,9 @@ import { deriveNodeId } from "../model/ids.ts";
 import type { Artifact, DomainEvent } from "../model/events.ts";
 import type { NodeRecord, RunRecord } from "../model/ports.ts";
 import { observationChanged, type WorkspaceObservation } from "../model/workspace.ts";
+import type { Preferences } from "../model/preferences.ts";
+import type { CompiledWorkflow } from "../workflow/compiled.ts";
+import { currentStep, initialState } from "../workflow/interpreter.ts";
 
 /** Durable output of a step. */
 export interface StepOutput {
@@ -109,4 +112,35 @@ export function observationEvent(
     gitBranch: workspace.gitBranch,
     gitHeadSha: workspace.gitHeadSha,
   }];
+}
+
+/**
+ * The root node of a new run (`waymark`'s start and DeepWork's alike): the workflow's first
+ * position for `context`, its id derived from the run's.
+ */
+export async function rootNode(
+  compiled: CompiledWorkflow,
+  at: {
+    sessionId: string;
+    runId: string;
+    context: Record<string, unknown>;
+    preferences: Preferences;
+  },
+): Promise<NodeRecord> {
+  const state = initialState(compiled, at.context);
+  return {
+    sessionId: at.sessionId,
+    runId: at.runId,
+    nodeId: await deriveNodeId(["root", at.runId]),
+    parentId: null,
+    nodeKind: "step",
+    depth: 0,
+    state,
+    context: at.context,
+    preferences: at.preferences,
+    pendingStepId: currentStep(compiled, state)?.id ?? null,
+    edgeKind: null,
+    notesMarkdown: null,
+    notesStepId: null,
+  };
 }

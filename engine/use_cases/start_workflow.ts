@@ -16,14 +16,13 @@ import { fail, ok, type Result } from "../model/result.ts";
 import type { StepResponse } from "../answers/responses.ts";
 import type { Warning } from "../workflow/catalog.ts";
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
-import { currentStep, initialState } from "../workflow/interpreter.ts";
 import type { WorkspaceObservation } from "../model/workspace.ts";
 import type { SessionKind } from "../model/vocabulary.ts";
 import { lookupWorkflow } from "./inspect_workflow.ts";
-import { deriveNodeId, randomHex, sessionLabel } from "../model/ids.ts";
+import { randomHex, sessionLabel } from "../model/ids.ts";
 import { guard } from "../run/error_guard.ts";
 import type { CallOptions } from "../run/record_attempt.ts";
-import { nodeCreated } from "../run/node_events.ts";
+import { nodeCreated, rootNode } from "../run/node_events.ts";
 import { responseFor } from "../answers/node_response.ts";
 import { arrive } from "../run/arrive.ts";
 import { loadDelegates } from "../run/delegations.ts";
@@ -121,22 +120,7 @@ export async function beginRun(
     deps.defaultPreferences ?? DEFAULT_PREFERENCES,
     run.preferences,
   );
-  const state = initialState(compiled, context);
-  const root: NodeRecord = {
-    sessionId,
-    runId,
-    nodeId: await deriveNodeId(["root", runId]),
-    parentId: null,
-    nodeKind: "step",
-    depth: 0,
-    state,
-    context,
-    preferences,
-    pendingStepId: currentStep(compiled, state)?.id ?? null,
-    edgeKind: null,
-    notesMarkdown: null,
-    notesStepId: null,
-  };
+  const root = await rootNode(compiled, { sessionId, runId, context, preferences });
   const warnings = [
     ...run.warnings,
     ...recommendationWarnings(preferences, compiled.recommendedPreferences),

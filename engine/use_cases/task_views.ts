@@ -211,15 +211,6 @@ export async function taskView(
   };
 }
 
-/** One run's task with its progress, or `null` when there is no such run. */
-export async function readTask(
-  deps: Pick<EngineDeps, "store">,
-  runId: string,
-): Promise<TaskView | null> {
-  const listing = await deps.store.getRunListing(runId);
-  return listing ? await taskView(deps, listing, { progress: true }) : null;
-}
-
 /** A page of tasks, most recently changed first, without progress; `more` when others follow. */
 export async function listTasks(
   deps: Pick<EngineDeps, "store">,

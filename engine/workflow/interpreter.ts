@@ -260,15 +260,6 @@ export function advanceState(
   return settle(compiled, { ...s, frames, pc: s.pc + 1 }, context);
 }
 
-/** The state after the pending step of `state` is acknowledged. */
-export function stateAfterAck(
-  compiled: CompiledWorkflow,
-  state: RunState,
-  context: Record<string, unknown>,
-): RunState {
-  return advanceState(compiled, state, { context }).state;
-}
-
 /**
  * Why a stored state cannot be a position in `compiled` (a frame that is not at a loop, a
  * position past the end of its sequence), or `null` when it is one.

@@ -9,7 +9,7 @@ import { sql } from "npm:kysely@0.29.9";
 import type { SearchQuery } from "../../engine/model/ports.ts";
 import type { FullTextSearch, TextLayer, TextMatch } from "../sql/dialect.ts";
 import type { Executor } from "../sql/graph_sql.ts";
-import { guardedSearch } from "../sql/search_index.ts";
+import { countOrphans, guardedSearch } from "../sql/search_index.ts";
 import { indexed, written } from "./fts_backlog.ts";
 
 /** An FTS5 query that matches any of the words, each quoted (so no word is FTS syntax). */
@@ -107,14 +107,7 @@ export const fts5Search: FullTextSearch = guardedSearch({
   },
   unindexSession,
   sessionTexts,
-  async orphanCount(ex) {
-    let n = 0;
-    for (const orphans of ORPHANS) {
-      const row = await sql<{ n: number }>`SELECT count(*) AS n ${orphans}`.execute(ex);
-      n += Number(row.rows[0]?.n ?? 0);
-    }
-    return n;
-  },
+  orphanCount: (ex) => countOrphans(ex, ORPHANS),
   async dropOrphans(tx) {
     let n = 0;
     for (const [i, orphans] of ORPHANS.entries()) {

@@ -1,15 +1,17 @@
 /**
- * `waymark doctor`: checks and reports, each problem with its fix, and exits 0 when healthy, 1
- * when it found problems, 2 when it could not run (no database, or one from a newer waymark).
+ * `waymark doctor`: checks and reports, each problem with its fix, and exits 0 when healthy (or
+ * the home is not used yet), 1 when it found problems, 2 when it could not run (a database it
+ * cannot open, or one from a newer waymark).
  * With `repair` it first fixes what the log can fix (migrations, snapshots, projections and
  * full-text rows, the WAL), then checks again and reports what is left. The database is opened
  * without migrating, so a check never changes the schema.
  * @module
  */
+import { existsSync } from "node:fs";
 import type { WorkflowSource } from "../../engine/model/ports.ts";
 import { DOCTOR_CHECKS } from "../../engine/model/vocabulary.ts";
 import { formatLoadError } from "../../engine/workflow/parse.ts";
-import { inspectKeyring } from "../keyring.ts";
+import { inspectKeyring, type KeyringProblem } from "../keyring.ts";
 import { looseModes } from "../private_files.ts";
 import { damagedFileRemedy, storageError } from "../storage_errors.ts";
 import { databaseFile } from "../libsql/maintenance.ts";
@@ -41,8 +43,11 @@ export interface DoctorTarget {
   buildKind: string;
   /** The database, for messages. */
   dbUrl: string;
-  /** Opens the database without migrating it (throws when it cannot be opened). */
-  open(): Promise<MaintainedStore & { close(): Promise<void> }>;
+  /**
+   * Opens the database without migrating it (throws when it cannot be opened); `null` when the
+   * home's database is not created yet, a new home's normal state.
+   */
+  open(): Promise<(MaintainedStore & { close(): Promise<void> }) | null>;
   /** The keyring file. */
   keysFile: string;
   /** waymark's home, whose mode and files' modes are checked (none: not checked). */
@@ -63,9 +68,9 @@ export interface DoctorOptions {
 
 /** Doctor's report. */
 export interface DoctorReport {
-  /** `healthy`, `problems`, or `failed` (it could not run). */
-  status: "healthy" | "problems" | "failed";
-  /** The exit code: 0 healthy, 1 problems, 2 failed. */
+  /** `healthy`, `unused` (a new home: nothing stored yet), `problems`, or `failed` (it could not run). */
+  status: "healthy" | "unused" | "problems" | "failed";
+  /** The exit code: 0 healthy or unused, 1 problems, 2 failed. */
   exitCode: 0 | 1 | 2;
   /** waymark's version and build kind. */
   version: string;
@@ -81,14 +86,29 @@ export interface DoctorReport {
 
 const DEFAULT_WAL_LIMIT = 256 * 1_048_576;
 
-async function keyring(keysFile: string): Promise<DoctorFinding> {
+const KEYRING_FIXES: Record<KeyringProblem["kind"], string> = {
+  missing:
+    "waymark creates a new keyring the next time it opens this home; tokens the lost one signed stop working (`resume_session` mints new ones). To keep them, restore the file from a backup first.",
+  unreadable:
+    "Restore the file from a backup, or move it aside so that waymark creates a new one (tokens it signed stop working; `resume_session` mints new ones).",
+  mode: "Make it private to its owner: `chmod 600` on the file.",
+};
+
+async function keyring(keysFile: string, unused: boolean): Promise<DoctorFinding> {
   const problems = await inspectKeyring(keysFile);
+  if (unused && problems.length === 1 && problems[0]!.kind === "missing") {
+    return {
+      check: "keyring",
+      ok: true,
+      message: `${keysFile} not created yet (waymark creates it, mode 0600, on first use)`,
+    };
+  }
+  const kinds = [...new Set(problems.map((p) => p.kind))];
   return finding(
     "keyring",
     problems.length === 0 ? null : {
-      message: problems.join("; "),
-      fix:
-        "Fix the file's mode with `chmod 600`; a missing or broken keyring is replaced by moving it aside (tokens it signed stop working; `resume_session` mints new ones).",
+      message: problems.map((p) => p.message).join("; "),
+      fix: kinds.map((kind) => KEYRING_FIXES[kind]).join(" "),
     },
     `${keysFile} holds a current key, mode 0600`,
   );
@@ -99,6 +119,9 @@ async function permissions(
   options: StoreCheckOptions,
 ): Promise<DoctorFinding> {
   if (!target.home) return { check: "permissions", ok: true, message: "no home to check" };
+  if (!existsSync(target.home)) {
+    return { check: "permissions", ok: true, message: `${target.home} not created yet` };
+  }
   const loose = await looseModes(target.home, {
     files: target.privateFiles ?? [],
     repair: options.repair,
@@ -138,6 +161,9 @@ async function workflows(source: WorkflowSource): Promise<DoctorFinding> {
   );
 }
 
+/** The checks of files in waymark's home rather than of the database. */
+const HOME_CHECKS: readonly DoctorFinding["check"][] = ["keyring", "permissions", "workflows"];
+
 /** Runs a check; one that throws becomes a problem finding instead of stopping the others. */
 async function attempt(
   check: DoctorFinding["check"],
@@ -150,7 +176,9 @@ async function attempt(
       check,
       ok: false,
       message: `could not check: ${error instanceof Error ? error.message : String(error)}`,
-      fix: "See the integrity finding; restore from a backup if the file is damaged.",
+      fix: HOME_CHECKS.includes(check)
+        ? "Check that this user can read waymark's home and the file the message names."
+        : "See the integrity finding; restore from a backup if the file is damaged.",
     }];
   }
 }
@@ -198,11 +226,18 @@ async function storeChecks(
   return out;
 }
 
-/** Opens the database, checks its schema, then runs the store checks; `null` when it could not. */
+/** What one pass of checks found; `failed`: it could not run, `unused`: no database yet. */
+interface Checked {
+  findings: DoctorFinding[];
+  failed: boolean;
+  unused: boolean;
+}
+
+/** Opens the database, checks its schema, then runs the store checks. */
 async function databaseChecks(
   target: DoctorTarget,
   options: StoreCheckOptions,
-): Promise<{ findings: DoctorFinding[]; failed: boolean }> {
+): Promise<Checked> {
   let store;
   try {
     store = await target.open();
@@ -212,6 +247,7 @@ async function databaseChecks(
     const damaged = storageError(error, { location: file }) instanceof StorageCorruptionError;
     return {
       failed: true,
+      unused: false,
       findings: [{
         check: "database",
         ok: false,
@@ -221,6 +257,18 @@ async function databaseChecks(
           : damaged
           ? `The file is damaged: ${damagedFileRemedy(file)}.`
           : "Check the path (--db, --home); restore the latest backup if the file is damaged.",
+      }],
+    };
+  }
+  if (!store) {
+    return {
+      failed: false,
+      unused: true,
+      findings: [{
+        check: "database",
+        ok: true,
+        message:
+          `${target.dbUrl} not created yet: this home is not used yet (the first command that opens it creates the database)`,
       }],
     };
   }
@@ -245,7 +293,7 @@ async function databaseChecks(
         fix:
           "Run `waymark doctor --repair` (or any waymark command that opens it) to migrate it forward in one transaction; the other checks need the current schema.",
       });
-      return { findings, failed: false };
+      return { findings, failed: false, unused: false };
     }
     findings.push({
       check: "schema",
@@ -253,16 +301,13 @@ async function databaseChecks(
       message: `schema current (${schema.applied.at(-1)})`,
     });
     findings.push(...await storeChecks(store, options));
-    return { findings, failed: false };
+    return { findings, failed: false, unused: false };
   } finally {
     await store.close();
   }
 }
 
-async function checkOnce(
-  target: DoctorTarget,
-  options: StoreCheckOptions,
-): Promise<{ findings: DoctorFinding[]; failed: boolean }> {
+async function checkOnce(target: DoctorTarget, options: StoreCheckOptions): Promise<Checked> {
   const found = await databaseChecks(target, options);
   found.findings.unshift({
     check: "version",
@@ -270,7 +315,7 @@ async function checkOnce(
     message: `waymark ${target.version} (${target.buildKind} build)`,
   });
   found.findings.push(
-    ...await attempt("keyring", () => keyring(target.keysFile)),
+    ...await attempt("keyring", () => keyring(target.keysFile, found.unused)),
     ...await attempt("permissions", () => permissions(target, options)),
     ...await attempt("workflows", () => workflows(target.workflows)),
   );
@@ -289,9 +334,9 @@ export async function runDoctor(
     repaired: (what: string) => void repaired.push(what),
   };
   if (options.repair) await checkOnce(target, { ...base, repair: true });
-  const { findings, failed } = await checkOnce(target, { ...base, repair: false });
+  const { findings, failed, unused } = await checkOnce(target, { ...base, repair: false });
   const problems = findings.some((f) => !f.ok);
-  const status = failed ? "failed" : problems ? "problems" : "healthy";
+  const status = failed ? "failed" : problems ? "problems" : unused ? "unused" : "healthy";
   return {
     status,
     exitCode: failed ? 2 : problems ? 1 : 0,

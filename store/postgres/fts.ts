@@ -12,7 +12,7 @@ import { type Kysely, sql } from "npm:kysely@0.29.9";
 import type { SearchQuery } from "../../engine/model/ports.ts";
 import type { FullTextSearch, TextLayer, TextMatch } from "../sql/dialect.ts";
 import type { Executor } from "../sql/graph_sql.ts";
-import { guardedSearch } from "../sql/search_index.ts";
+import { countOrphans, guardedSearch } from "../sql/search_index.ts";
 import { foldedTokens, matchSnippet } from "./text_match.ts";
 
 /** The highest position a `tsvector` keeps (later tokens share it). */
@@ -155,14 +155,7 @@ export const tsvectorSearch: FullTextSearch = guardedSearch({
     }
   },
   sessionTexts,
-  async orphanCount(ex) {
-    let n = 0;
-    for (const orphans of ORPHANS) {
-      const row = await sql<{ n: number }>`SELECT count(*) AS n ${orphans}`.execute(ex);
-      n += Number(row.rows[0]?.n ?? 0);
-    }
-    return n;
-  },
+  orphanCount: (ex) => countOrphans(ex, ORPHANS),
   async dropOrphans(tx) {
     let n = 0;
     for (const statement of ORPHAN_DELETES) {

@@ -6,8 +6,10 @@
  * (not retryable: retrying never rebuilds it) naming `waymark doctor --repair`, which rebuilds it.
  * @module
  */
+import { type RawBuilder, sql } from "npm:kysely@0.29.9";
 import { StorageCorruptionError } from "../../engine/model/result.ts";
 import type { FullTextSearch } from "./dialect.ts";
+import type { Executor } from "./graph_sql.ts";
 
 /** The full-text index is missing or damaged; `doctor --repair` rebuilds it. */
 export class SearchIndexError extends StorageCorruptionError {
@@ -38,4 +40,20 @@ export function guardedSearch(search: FullTextSearch, fault: IndexFault): FullTe
     };
   }
   return out as unknown as FullTextSearch;
+}
+
+/**
+ * Index rows whose source row is gone, summed over each table's `FROM … WHERE …` clause that
+ * selects them (each dialect writes its own: rowids on libSQL, run ids on PostgreSQL).
+ */
+export async function countOrphans(
+  ex: Executor,
+  fromClauses: readonly RawBuilder<unknown>[],
+): Promise<number> {
+  let n = 0;
+  for (const orphans of fromClauses) {
+    const row = await sql<{ n: number }>`SELECT count(*) AS n ${orphans}`.execute(ex);
+    n += Number(row.rows[0]?.n ?? 0);
+  }
+  return n;
 }

@@ -7,8 +7,8 @@
  * @module
  */
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
+import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js";
 import { type Stats, stats } from "./common.ts";
 import { plainWorkflow } from "../helpers/workflows.ts";
 import { BenchFailure, callTool, handshake, ROOT, spawnSubject, timed } from "./session.ts";

@@ -4,9 +4,9 @@
  * real MCP client (v2 or v1) sending a bearer token, and raw requests for the refusals.
  * @module
  */
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport as HttpTransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client, StreamableHTTPClientTransport } from "npm:@modelcontextprotocol/client@2.4.0";
+import { Client as ClientV1 } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
+import { StreamableHTTPClientTransport as HttpTransportV1 } from "npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp.js";
 import { tempHome, type TestClient } from "./server.ts";
 import { runCli } from "./maintenance.ts";
 import { type HttpServer, startHttpServer } from "./http_server.ts";

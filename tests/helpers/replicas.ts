@@ -7,7 +7,7 @@
  * transit, as a client behind a balancer must.
  * @module
  */
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client, StreamableHTTPClientTransport } from "npm:@modelcontextprotocol/client@2.4.0";
 import { personalToken } from "./auth_service.ts";
 import { type HttpServer, startHttpServer } from "./http_server.ts";
 import type { PostgresServer } from "./postgres.ts";

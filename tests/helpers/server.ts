@@ -3,10 +3,10 @@
  * client package, or the v1 SDK client that older MCP clients still speak).
  * @module
  */
-import { Client } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport as StdioClientTransportV1 } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { Client } from "npm:@modelcontextprotocol/client@2.4.0";
+import { StdioClientTransport } from "npm:@modelcontextprotocol/client@2.4.0/stdio";
+import { Client as ClientV1 } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
+import { StdioClientTransport as StdioClientTransportV1 } from "npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js";
 import { fileURLToPath as fromFileUrl } from "node:url";
 import { freshPostgresUrl, testingOnPostgres } from "./postgres.ts";
 

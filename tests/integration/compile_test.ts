@@ -5,7 +5,8 @@
  * the second path too unless the stub is already in Deno's cache (then the binary is checked).
  * The bundle is built, and its npm packages cached, before the proxy is set: only the stub's
  * download meets it, whatever Deno's cache held when the test began (a fresh machine has no
- * esbuild for `deno bundle` and no packages).
+ * esbuild for `deno bundle` and no packages). With nothing cached at all, a download the bundle
+ * needs fails in one line too, naming what could not be fetched.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -51,6 +52,35 @@ Deno.test("deno task compile: a binary that says `binary`, or one clear line and
     assert.equal(lines.length, 1, `one line, got:\n${stderr}`);
     assert.match(lines[0]!, /^compile: cannot download Deno's runtime stub \(denort /);
     assert.match(lines[0]!, /run `deno task compile` where there is internet/);
+    assert.doesNotMatch(stderr, /\bat |Stack backtrace|Caused by/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("compile on an empty cache behind a refusing proxy: one line naming what it could not fetch", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waymark-compile-" });
+  const refused = "http://127.0.0.1:9";
+  try {
+    // `deno run`, not `deno task`: the task runner would first install the bundle's packages
+    const task = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", "scripts/compile.ts", "--output", join(dir, "waymark")],
+      cwd: ROOT,
+      stdout: "piped",
+      stderr: "piped",
+      env: {
+        NO_COLOR: "1",
+        DENO_DIR: join(dir, "deno"),
+        HTTPS_PROXY: refused,
+        HTTP_PROXY: refused,
+        NO_PROXY: "",
+      },
+    }).output();
+    const stderr = new TextDecoder().decode(task.stderr);
+    assert.equal(task.code, 1, stderr);
+    const lines = stderr.split("\n").filter((l) => l.trim() !== "");
+    assert.equal(lines.length, 1, `one line, got:\n${stderr}`);
+    assert.match(lines[0]!, /^compile: cannot fetch npm package \S+ \(https:\/\/\S+\): /);
     assert.doesNotMatch(stderr, /\bat |Stack backtrace|Caused by/);
   } finally {
     await Deno.remove(dir, { recursive: true });

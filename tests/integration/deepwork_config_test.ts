@@ -5,8 +5,8 @@
  * instructions, and the stderr line every call writes with its tool name and stack.
  */
 import assert from "node:assert/strict";
-import { Client } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { Client } from "npm:@modelcontextprotocol/client@2.4.0";
+import { StdioClientTransport } from "npm:@modelcontextprotocol/client@2.4.0/stdio";
 import { childEnv, connectRich, MAIN, ok, serverArgs, tempHome } from "../helpers/server.ts";
 import { jobWorkspace, writeIn } from "../helpers/deepwork.ts";
 

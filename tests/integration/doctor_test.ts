@@ -2,8 +2,9 @@
  * `waymark doctor` and `waymark backup` on real libSQL files: a healthy store exits 0; each
  * kind of damage doctor claims to find is found (exit 1) with a fix, and `--repair` rebuilds
  * projections, search rows and snapshots from the log so that every read answers exactly as
- * before the damage; a log that fails its digests is marked corrupt and left alone; it cannot
- * run on a missing database or one from a newer waymark (exit 2). A backup taken while a
+ * before the damage; a log that fails its digests is marked corrupt and left alone; a new home
+ * is reported as not used yet (exit 0); it cannot run on a missing database file named to it or
+ * one from a newer waymark (exit 2). A backup taken while a
  * server writes passes doctor, and so does a home restored from it.
  * @module
  */
@@ -214,22 +215,32 @@ Deno.test("keyring, workflow files, WAL, integrity, schema age: each found, with
     await seeded(home);
     const keys = `${home}/keys.json`;
     const saved = await Deno.readTextFile(keys);
+    const keyring = async () => {
+      const found = await doctor(home);
+      assert.deepEqual(problems(found.report), ["keyring"]);
+      return found.report.findings.find((f: Json) => f.check === "keyring");
+    };
     await Deno.chmod(keys, 0o644);
-    const loose = await doctor(home);
-    assert.deepEqual(problems(loose.report), ["keyring"]);
-    assert.match(
-      loose.report.findings.find((f: Json) => f.check === "keyring").message,
-      /mode 0644; it must be 0600/,
-    );
+    const loose = await keyring();
+    assert.match(loose.message, /mode 0644; it must be 0600/);
+    assert.match(loose.fix, /chmod 600/);
+    assert.doesNotMatch(loose.fix, /move it aside|backup/, "a mode's fix is the mode");
     await Deno.writeTextFile(keys, "{not json", { mode: 0o600 });
-    assert.match(JSON.stringify((await doctor(home)).report), /keys\.json is not valid JSON/);
+    const garbled = await keyring();
+    assert.match(garbled.message, /keys\.json is not valid JSON/);
+    assert.match(garbled.fix, /move it aside/);
+    assert.doesNotMatch(garbled.fix, /chmod/, "a broken file's fix is not its mode");
     await Deno.writeTextFile(keys, '{"version": 1}', { mode: 0o600 });
     assert.match(
-      JSON.stringify((await doctor(home)).report),
+      (await keyring()).message,
       /keys\.json is not a waymark keyring \(version 1 with a current key; current:/,
     );
     await Deno.remove(keys);
-    assert.match(JSON.stringify((await doctor(home)).report), /keys\.json does not exist/);
+    // a used home that lost its keyring: a problem, unlike a new home's
+    const lost = await keyring();
+    assert.match(lost.message, /keys\.json does not exist/);
+    assert.match(lost.fix, /creates a new keyring.*restore the file from a backup/);
+    assert.doesNotMatch(lost.fix, /chmod/);
     await Deno.writeTextFile(keys, saved, { mode: 0o600 });
 
     await Deno.mkdir(`${home}/workflows`);
@@ -276,6 +287,34 @@ Deno.test("keyring, workflow files, WAL, integrity, schema age: each found, with
     const integrity = damaged.report.findings.find((f: Json) => f.check === "integrity");
     assert.equal(integrity.ok, false);
     assert.match(integrity.fix, /Restore the latest backup/);
+  } finally {
+    await cleanup();
+  }
+});
+
+Deno.test("a brand-new home is a normal state: doctor says it is not used yet, exits 0 and creates nothing", async () => {
+  const { home: parent, cleanup } = await tempHome();
+  const home = `${parent}/new`;
+  try {
+    const fresh = await doctor(home);
+    assert.equal(fresh.code, 0, JSON.stringify(fresh.report.findings));
+    assert.equal(fresh.report.status, "unused");
+    assert.deepEqual(problems(fresh.report), []);
+    const said = (check: string) =>
+      fresh.report.findings.find((f: Json) => f.check === check).message;
+    assert.match(said("database"), /waymark\.db not created yet: this home is not used yet/);
+    assert.match(said("keyring"), /keys\.json not created yet/);
+    assert.equal(await Deno.stat(home).catch(() => null), null, "doctor created the home");
+    const text = await runCli(["doctor"], { home });
+    assert.equal(text.code, 0);
+    assert.doesNotMatch(text.out, /PROBLEM/);
+    assert.match(text.out, /a new home, not used yet: nothing is wrong \(exit 0\)\n$/);
+
+    // its first use makes it a used home, and a healthy one
+    assert.equal((await runCli(["workflows", "list"], { home })).code, 0);
+    const used = await doctor(home);
+    assert.equal(used.code, 0, JSON.stringify(used.report.findings));
+    assert.equal(used.report.status, "healthy");
   } finally {
     await cleanup();
   }

@@ -7,9 +7,9 @@
  * (an `input_required` answer the client fulfils and retries).
  */
 import assert from "node:assert/strict";
-import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport as StdioClientTransportV1 } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { Client as ClientV1 } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
+import { StdioClientTransport as StdioClientTransportV1 } from "npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js";
+import { ElicitRequestSchema } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { openWaymark } from "../../mod.ts";
 import { parseRunLabel } from "../../engine/model/ids.ts";
 import { serverParams } from "../helpers/server.ts";

@@ -4,9 +4,9 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport as HttpTransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client, StreamableHTTPClientTransport } from "npm:@modelcontextprotocol/client@2.4.0";
+import { Client as ClientV1 } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
+import { StreamableHTTPClientTransport as HttpTransportV1 } from "npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp.js";
 import { ok, tempHome } from "../helpers/server.ts";
 import { startHttpServer } from "../helpers/http_server.ts";
 import { placeOf } from "../helpers/answers.ts";

@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { delimiter, dirname, join } from "node:path";
-import { Client } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { Client } from "npm:@modelcontextprotocol/client@2.4.0";
+import { StdioClientTransport } from "npm:@modelcontextprotocol/client@2.4.0/stdio";
 import { childEnv, ROOT, tempHome } from "../helpers/server.ts";
 
 const decoder = new TextDecoder();

@@ -11,7 +11,7 @@ import { PARENT_ID, writeDelegationWorkflows } from "../helpers/delegation.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Validator } from "@cfworker/json-schema";
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js";
+import { AjvJsonSchemaValidator } from "npm:@modelcontextprotocol/sdk@1.32.2/validation/ajv-provider.js";
 import { type CallResult, connect, ok, tempHome, type TestClient } from "../helpers/server.ts";
 
 type Json = Record<string, unknown>;

@@ -10,8 +10,8 @@ import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { parse as parseJsonc } from "jsonc-parser";
 import { parse as parseToml } from "npm:smol-toml@1.9.1";
-import { Client } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { Client } from "npm:@modelcontextprotocol/client@2.4.0";
+import { StdioClientTransport } from "npm:@modelcontextprotocol/client@2.4.0/stdio";
 import { childEnv, MAIN, ROOT } from "../helpers/server.ts";
 import { claudeBin, geminiBin, hostTestOptions } from "../helpers/hosts.ts";
 

@@ -6,8 +6,8 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport as HttpTransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client as ClientV1 } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
+import { StreamableHTTPClientTransport as HttpTransportV1 } from "npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp.js";
 import { INITIALIZE, postRpc } from "../helpers/auth_service.ts";
 import { startHttpServer } from "../helpers/http_server.ts";
 import { ok, tempHome } from "../helpers/server.ts";

@@ -6,14 +6,14 @@
  * client when the run waits on them.
  */
 import assert from "node:assert/strict";
-import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport as StdioClientTransportV1 } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { Client as ClientV1 } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
+import { StdioClientTransport as StdioClientTransportV1 } from "npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js";
 import {
   CallToolResultSchema,
   CreateTaskResultSchema,
   ElicitRequestSchema,
   TaskStatusNotificationSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { openWaymark } from "../../mod.ts";
 import { connect, ok, serverParams } from "../helpers/server.ts";
 import { taskHome } from "../helpers/tasks.ts";

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { openWaymark } from "../../mod.ts";
 import { RELATED_TASK_META_KEY } from "npm:@modelcontextprotocol/server@2.4.0";
 import { parseRunLabel, parseSessionLabel } from "../../engine/model/ids.ts";
-import { readTask } from "../../engine/use_cases/task_views.ts";
+import { taskView } from "../../engine/use_cases/task_views.ts";
 import { CALL_PLAN_STEPS, callMeta } from "../../tools/tasks/wire.ts";
 import { plainWorkflow } from "../helpers/workflows.ts";
 import { createViewerApp } from "../../web/mod.ts";
@@ -168,8 +168,8 @@ Deno.test("the task a call carries is the one read back from the store, call aft
   const waymark = await openWaymark({ home: home.home, dbUrl: home.dbUrl });
   // What a fresh reader of the store says of the run: no call's own knowledge, nothing kept.
   const readBack = async (r: Any) => {
-    const view = await readTask(waymark.deps, parseRunLabel(placeOf(r).runId)!);
-    return callMeta(view!);
+    const listing = await waymark.deps.store.getRunListing(parseRunLabel(placeOf(r).runId)!);
+    return callMeta(await taskView(waymark.deps, listing!, { progress: true }));
   };
   const same = async (step: string, r: Any, meta: Any) => {
     const { [RELATED_TASK_META_KEY]: _related, ...carried } = meta;

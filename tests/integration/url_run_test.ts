@@ -3,8 +3,8 @@
  * loopback HTTP and run from a folder that has no deno.json, both as a CLI and as an MCP server.
  */
 import assert from "node:assert/strict";
-import { Client } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { Client } from "npm:@modelcontextprotocol/client@2.4.0";
+import { StdioClientTransport } from "npm:@modelcontextprotocol/client@2.4.0/stdio";
 import { childEnv, serveCheckout, tempHome } from "../helpers/server.ts";
 
 Deno.test("main.ts runs from a URL with no local config: CLI and MCP over stdio", async () => {

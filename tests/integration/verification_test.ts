@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { parseRunLabel } from "../../engine/model/ids.ts";
 import { exportSession, importBundle, openWaymark } from "../../mod.ts";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client, StreamableHTTPClientTransport } from "npm:@modelcontextprotocol/client@2.4.0";
 import { connect, ok, tempHome } from "../helpers/server.ts";
 import { startHttpServer } from "../helpers/http_server.ts";
 import { driveVerified, runs, verifiedWorkspace } from "../helpers/verification.ts";

@@ -4,8 +4,8 @@
  * JSON-RPC, so an MCP client works over the same process).
  */
 import assert from "node:assert/strict";
-import { Client } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { Client } from "npm:@modelcontextprotocol/client@2.4.0";
+import { StdioClientTransport } from "npm:@modelcontextprotocol/client@2.4.0/stdio";
 import { openWaymark } from "../../mod.ts";
 import { childEnv, MAIN, ROOT, serveCheckout, tempHome } from "../helpers/server.ts";
 import { inProcess, rawRequest, seedForkedReview, spawnView } from "../helpers/viewer_fixture.ts";

@@ -10,7 +10,7 @@ import type { EngineDeps } from "../../engine/model/ports.ts";
 import type { StepResponse } from "../../engine/answers/responses.ts";
 import { continueWorkflow } from "../../engine/use_cases/continue_workflow.ts";
 import { startSession } from "../../engine/use_cases/start_session.ts";
-import { readTask } from "../../engine/use_cases/task_views.ts";
+import { taskView } from "../../engine/use_cases/task_views.ts";
 import { recordUserInput } from "../../engine/use_cases/user_input.ts";
 import { loadWorkflowFiles, resolveCatalog } from "../../engine/workflow/catalog.ts";
 import { ack, engineDeps, rehydrate, start, SUBJECTS, value } from "./subjects.ts";
@@ -91,7 +91,9 @@ for (const [name, open] of Object.entries(SUBJECTS)) {
       const first = await start(deps, "project.ask");
       const decide = await ack(deps, first, "first done");
       const runId = runOf(first);
-      const waiting = (await readTask(deps, runId))!;
+      const waiting = await taskView(deps, (await deps.store.getRunListing(runId))!, {
+        progress: true,
+      });
       assert.equal(waiting.status, "input_required");
       assert.deepEqual(waiting.questions.map((q) => q.contextKey), ["target"]);
       assert.deepEqual(waiting.progress!.steps.map((s) => s.status), [
@@ -103,7 +105,10 @@ for (const [name, open] of Object.entries(SUBJECTS)) {
       assert.deepEqual(answered.recorded, ["target"]);
       const again = value(await recordUserInput(deps, { runId, answers: { target: "prod" } }));
       assert.deepEqual(again, { recorded: [], nodeId: null }, "nothing is asked any more");
-      assert.equal((await readTask(deps, runId))!.status, "working");
+      assert.equal(
+        (await taskView(deps, (await deps.store.getRunListing(runId))!, { progress: true })).status,
+        "working",
+      );
       // the agent's ack token from before the answer still works, and carries it
       const next = value(
         await continueWorkflow(deps, {

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { dirname, join, relative, resolve } from "node:path";
+import { MAX_FUNCTION_LINES, oversized, PRODUCT_CODE } from "../helpers/code_size.ts";
 import { importMapPins, PIN_FILE, pinProblems, repin, sourceFiles } from "../../scripts/pins.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -134,6 +135,25 @@ Deno.test("every npm specifier names the version tests/deno.json pins, and sourc
   assert.ok(pins.has("zod") && pins.has("@libsql/client"));
 });
 
+Deno.test("the workspace's import map holds only packages waymark imports, so `deno task` (which installs it first) needs nothing the bundle does not", async () => {
+  const config = JSON.parse(await Deno.readTextFile(join(ROOT, "tests/deno.json")));
+  const mapped = new Set(
+    Object.values(config.imports as Record<string, string>).map((target) =>
+      /^npm:((?:@[^/@]+\/)?[^/@]+)@/.exec(target)![1]!
+    ),
+  );
+  const product = new Set<string>();
+  for (const file of await sourceFiles()) {
+    if (file.startsWith("tests/") || file.startsWith("scripts/")) continue;
+    const text = await Deno.readTextFile(join(ROOT, file));
+    for (const spec of imports(text)) {
+      const name = /^npm:((?:@[^/@]+\/)?[^/@]+)@/.exec(spec)?.[1];
+      if (name) product.add(name);
+    }
+  }
+  assert.deepEqual([...mapped].filter((name) => !product.has(name)), []);
+});
+
 Deno.test("the pin check catches a copy that differs from tests/deno.json, and repin fixes it", () => {
   // spelled in pieces, so that this file's own text holds no pinned specifier
   const npm = (pin: string) => `npm:${pin}`;
@@ -177,4 +197,42 @@ Deno.test("the roots of engine/ and tools/ hold only their entry file beside fol
     }
   }
   assert.deepEqual(loose, [], "put each file in the folder of its concern (docs/architecture.md)");
+});
+
+Deno.test("no product function over 80 lines, no product file over 500", async () => {
+  const found: string[] = [];
+  for (const top of PRODUCT_CODE) {
+    const path = join(ROOT, top);
+    const files = (await Deno.stat(path)).isFile ? [path] : await tsFiles(path);
+    for (const file of files) {
+      found.push(...oversized(relative(ROOT, file), await Deno.readTextFile(file)));
+    }
+  }
+  assert.deepEqual(found, [], "split them: a function does one thing, a file holds one concern");
+});
+
+Deno.test("the size check counts declarations, methods and arrows, nested ones inside their parent", () => {
+  const body = (n: number) =>
+    Array.from({ length: n }, (_, i) => `  const a${i} = ${i};`).join("\n");
+  const long = MAX_FUNCTION_LINES - 2; // with its first and last lines: exactly the limit
+  const text = [
+    `function fits() {\n${body(long)}\n}`,
+    `function over() {\n${body(long + 1)}\n}`,
+    `class K {\n  method() {\n${body(long + 1)}\n  }\n}`,
+    `const arrow = () => {\n${body(long + 1)}\n};`,
+    `function outer() {\n  const inner = () => {\n${body(long + 1)}\n  };\n}`,
+  ].join("\n");
+  const found = oversized("x.ts", text);
+  assert.deepEqual(found.filter((f) => !f.includes("the file")).map((f) => f.split(": ")[1]), [
+    "81 lines",
+    "81 lines",
+    "81 lines",
+    "83 lines",
+    "81 lines",
+  ]);
+  assert.deepEqual(found.filter((f) => f.includes("the file")), []);
+  const lines = (n: number) => Array.from({ length: n }, (_, i) => `export const a${i} = ${i};\n`);
+  assert.deepEqual(oversized("z.ts", lines(500).join("")), []);
+  assert.deepEqual(oversized("z.ts", lines(501).join("")), ["z.ts: the file has 501 lines"]);
+  assert.deepEqual(oversized("y.ts", `function fits() {\n${body(long)}\n}\n`), []);
 });

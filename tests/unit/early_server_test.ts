@@ -6,7 +6,7 @@
  * then is the one the composed server gives, on each protocol revision and with the flagged tool.
  */
 import assert from "node:assert/strict";
-import { Client } from "@modelcontextprotocol/client";
+import { Client } from "npm:@modelcontextprotocol/client@2.4.0";
 import { InMemoryTransport } from "@modelcontextprotocol/server";
 import { createMcpServer } from "../../tools/mod.ts";
 import { earlyServer } from "../../tools/server/early_server.ts";

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { loadWorkflowFile, parseSourceFile, routinesAmong } from "../../engine/workflow/catalog.ts";
 import { compileWorkflow } from "../../engine/workflow/compile.ts";
-import { initialState, stateAfterAck } from "../../engine/workflow/interpreter.ts";
+import { advanceState, initialState } from "../../engine/workflow/interpreter.ts";
 import { pendingStep } from "../../engine/workflow/pending.ts";
 import { workflowJsonSchema } from "../../engine/workflow/json_schema.ts";
 import { parseWorkflowText } from "../../engine/workflow/parse.ts";
@@ -132,15 +132,18 @@ Deno.test("the interpreter skips steps whose runCondition fails and fills placeh
   const context = { thing: "the review", who: { name: "Ada" }, size: "small" };
   const first = initialState(compiled, context);
   assert.equal(pendingStep(compiled, first, context)!.prompt, "Do the review for Ada");
-  const second = stateAfterAck(compiled, first, context);
+  const second = advanceState(compiled, first, { context }).state;
   assert.equal(pendingStep(compiled, second, context)!.stepId, "three");
   assert.equal(
     pendingStep(compiled, second, context)!.prompt,
     "## Goal\nG\n\n## Procedure\n1. a\n2. b\n\n## Verify\n- v",
   );
-  const big = stateAfterAck(compiled, first, { ...context, size: "big" });
+  const big = advanceState(compiled, first, { context: { ...context, size: "big" } }).state;
   assert.equal(pendingStep(compiled, big, context)!.stepId, "two");
-  assert.equal(pendingStep(compiled, stateAfterAck(compiled, second, context), context), null);
+  assert.equal(
+    pendingStep(compiled, advanceState(compiled, second, { context }).state, context),
+    null,
+  );
   assert.equal(
     pendingStep(compiled, first, {})!.prompt,
     "Do (not provided: thing) for (not provided: who.name)",

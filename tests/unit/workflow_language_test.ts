@@ -15,12 +15,7 @@ import {
   type CompiledWorkflow,
   normalizeCompiled,
 } from "../../engine/workflow/compiled.ts";
-import {
-  advanceState,
-  initialState,
-  type RunState,
-  stateAfterAck,
-} from "../../engine/workflow/interpreter.ts";
+import { advanceState, initialState, type RunState } from "../../engine/workflow/interpreter.ts";
 import { pendingStep } from "../../engine/workflow/pending.ts";
 import { parseWorkflowText } from "../../engine/workflow/parse.ts";
 
@@ -238,7 +233,7 @@ Deno.test("run states are small, history-independent, and v1 states still read",
   ]));
   const v1 = { v: 1, pc: 1 } as unknown as RunState;
   assert.equal(pendingStep(compiled, v1, {})!.stepId, "b");
-  assert.deepEqual(stateAfterAck(compiled, v1, {}), { v: 2, pc: 2, frames: [] });
+  assert.deepEqual(advanceState(compiled, v1, { context: {} }).state, { v: 2, pc: 2, frames: [] });
   const loop = await compile(wf([{
     id: "l",
     type: "loop",
@@ -247,7 +242,7 @@ Deno.test("run states are small, history-independent, and v1 states still read",
     body: [{ id: "b", title: "B", prompt: "b" }],
   }]));
   let state = initialState(loop, {});
-  for (let i = 0; i < 500; i++) state = stateAfterAck(loop, state, {});
+  for (let i = 0; i < 500; i++) state = advanceState(loop, state, { context: {} }).state;
   assert.deepEqual(state, { v: 2, pc: 0, frames: [{ at: 0, it: 501 }] });
 });
 
@@ -335,7 +330,7 @@ Deno.test("prompt composition: snippet refs, fragments, features, roles and plac
   assert.deepEqual(compiled.metaGuidance.slice(0, 1), ["Own guidance."]);
   assert.match(compiled.metaGuidance[1]!, /^DELEGATION:/);
   assert.equal(compiled.capabilities.delegation, "preferred");
-  const second = stateAfterAck(compiled, initialState(compiled, {}), {});
+  const second = advanceState(compiled, initialState(compiled, {}), { context: {} }).state;
   assert.equal(pendingStep(compiled, second, {})!.agentRole, "You are the workflow's role.");
   const again = await compile(
     JSON.stringify(JSON.parse(wf([{ id: "t", title: "T", prompt: "Plain" }]))),
@@ -504,14 +499,17 @@ Deno.test("a format-1 snapshot pinned before this format still runs", () => {
   const compiled = normalizeCompiled(old);
   const v1 = { v: 1, pc: 0 } as unknown as RunState;
   assert.equal(pendingStep(compiled, v1, { x: "go" })!.prompt, "Do go");
-  const next = stateAfterAck(compiled, v1, { x: "go" });
+  const next = advanceState(compiled, v1, { context: { x: "go" } }).state;
   assert.deepEqual(pendingStep(compiled, next, { x: "go" }), {
     stepId: "b",
     title: "B",
     prompt: "b",
     requireConfirmation: true,
   });
-  assert.equal(pendingStep(compiled, stateAfterAck(compiled, v1, { x: "no" }), {}), null);
+  assert.equal(
+    pendingStep(compiled, advanceState(compiled, v1, { context: { x: "no" } }).state, {}),
+    null,
+  );
 });
 
 Deno.test("assessments are compiled and rendered into the step's prompt; wrong references fail to compile", async () => {

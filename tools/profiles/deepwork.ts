@@ -20,8 +20,13 @@ import {
 } from "../../engine/deepwork/job_responses.ts";
 import { getWorkflows, startJobWorkflow } from "../../engine/deepwork/start.ts";
 import { LIMITS } from "../../engine/model/limits.ts";
-import { defineTool, type ToolProfile } from "../calls/define_tool.ts";
-import { here, logged } from "./deepwork/call_log.ts";
+import {
+  defineTool,
+  type ToolDefinition,
+  type ToolProfile,
+  type ToolSpec,
+} from "../calls/define_tool.ts";
+import { type CallAt, here, logged } from "./deepwork/call_log.ts";
 import { diskFiles } from "./deepwork/files.ts";
 import { gitWorkspace } from "./deepwork/git_workspace.ts";
 import { namedSchemaFolders } from "./deepwork/named_schema_folders.ts";
@@ -93,9 +98,33 @@ const goToStepInput = z.object({
 
 const render = (value: unknown) => JSON.stringify(value, null, 2);
 
-function startTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
+/** A DeepWork tool: it needs the workspace, answers JSON, and each call is logged by its name. */
+function jobTool<In extends CallAt["input"], Out extends Record<string, unknown>>(
+  at: ToolsAt,
+  spec: Omit<ToolSpec<In, Out>, "workspace" | "render">,
+): ToolDefinition {
+  return defineTool<In, Out>({
+    ...spec,
+    workspace: "always",
+    render,
+    run: async (deps, input, ctx) =>
+      logged(
+        { tool: spec.name, log: at.log, deps, input, ctx, presence: at.ports.presence },
+        await spec.run(deps, input, ctx),
+      ),
+  });
+}
+
+/** What the profile's tools are built on. */
+interface ToolsAt {
+  ports: JobPorts;
+  log: DeepworkProfileOptions["log"];
+}
+
+function startTools(at: ToolsAt) {
+  const { ports } = at;
   return [
-    defineTool({
+    jobTool(at, {
       name: "get_workflows",
       title: "List DeepWork jobs",
       description:
@@ -105,15 +134,9 @@ function startTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
       readOnly: true,
       idempotent: true,
       destructive: false,
-      workspace: "always",
-      run: async (deps, input, ctx) =>
-        logged(
-          { tool: "get_workflows", log, deps, input, ctx, presence: ports.presence },
-          await getWorkflows(ports, here(ctx)),
-        ),
-      render,
+      run: (_deps, _input, ctx) => getWorkflows(ports, here(ctx)),
     }),
-    defineTool({
+    jobTool(at, {
       name: "start_workflow",
       title: "Start a DeepWork workflow",
       description:
@@ -123,20 +146,16 @@ function startTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
       readOnly: false,
       idempotent: false,
       destructive: false,
-      workspace: "always",
-      run: async (deps, input, ctx) =>
-        logged(
-          { tool: "start_workflow", log, deps, input, ctx, presence: ports.presence },
-          await startJobWorkflow({ ...deps, ...ports }, { ...input, workspace: here(ctx) }),
-        ),
-      render,
+      run: (deps, input, ctx) =>
+        startJobWorkflow({ ...deps, ...ports }, { ...input, workspace: here(ctx) }),
     }),
   ];
 }
 
-function stepTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
+function stepTools(at: ToolsAt) {
+  const { ports } = at;
   return [
-    defineTool({
+    jobTool(at, {
       name: "finished_step",
       title: "Finish the current step",
       description:
@@ -146,15 +165,10 @@ function stepTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
       readOnly: false,
       idempotent: true,
       destructive: false,
-      workspace: "always",
-      run: async (deps, input, ctx) =>
-        logged(
-          { tool: "finished_step", log, deps, input, ctx, presence: ports.presence },
-          await finishStep({ ...deps, ...ports }, { ...input, workspace: here(ctx) }),
-        ),
-      render,
+      run: (deps, input, ctx) =>
+        finishStep({ ...deps, ...ports }, { ...input, workspace: here(ctx) }),
     }),
-    defineTool({
+    jobTool(at, {
       name: "abort_workflow",
       title: "Abort the current workflow",
       description:
@@ -164,15 +178,10 @@ function stepTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
       readOnly: false,
       idempotent: false,
       destructive: true,
-      workspace: "always",
-      run: async (deps, input, ctx) =>
-        logged(
-          { tool: "abort_workflow", log, deps, input, ctx, presence: ports.presence },
-          await abortJobWorkflow({ ...deps, ...ports }, { ...input, workspace: here(ctx) }),
-        ),
-      render,
+      run: (deps, input, ctx) =>
+        abortJobWorkflow({ ...deps, ...ports }, { ...input, workspace: here(ctx) }),
     }),
-    defineTool({
+    jobTool(at, {
       name: "go_to_step",
       title: "Go back to an earlier step",
       description:
@@ -182,13 +191,8 @@ function stepTools(ports: JobPorts, log: DeepworkProfileOptions["log"]) {
       readOnly: false,
       idempotent: true,
       destructive: false,
-      workspace: "always",
-      run: async (deps, input, ctx) =>
-        logged(
-          { tool: "go_to_step", log, deps, input, ctx, presence: ports.presence },
-          await goToStep({ ...deps, ...ports }, { ...input, workspace: here(ctx) }),
-        ),
-      render,
+      run: (deps, input, ctx) =>
+        goToStep({ ...deps, ...ports }, { ...input, workspace: here(ctx) }),
     }),
   ];
 }
@@ -218,8 +222,8 @@ export function deepworkProfile(options: DeepworkProfileOptions): ToolProfile {
     serverName: "deepwork",
     instructions: INSTRUCTIONS,
     tools: [
-      ...startTools(ports, options.log),
-      ...stepTools(ports, options.log),
+      ...startTools({ ports, log: options.log }),
+      ...stepTools({ ports, log: options.log }),
       ...deepworkExtraTools({
         jobs: ports,
         schemas: options.schemas ?? namedSchemaFolders({ dirs: [] }),

@@ -26,7 +26,12 @@ import {
 } from "../../engine/review/reviews.ts";
 import type { EngineDeps } from "../../engine/model/ports.ts";
 import { fail, type Result } from "../../engine/model/result.ts";
-import { defineTool, type ToolContext, type ToolDefinition } from "../calls/define_tool.ts";
+import {
+  defineTool,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolSpec,
+} from "../calls/define_tool.ts";
 import { type CallAt, here, logged } from "./deepwork/call_log.ts";
 
 /** What the review and session-job tools are built from. */
@@ -58,10 +63,8 @@ function rootOf(ctx: ToolContext): Result<string> {
 
 const render = (value: unknown) => JSON.stringify(value, null, 2);
 
-/** The facts every tool here shares: it reads the workspace and answers JSON text. */
-const IN_WORKSPACE = { destructive: false, workspace: "always", render } as const;
-/** ... and one that only reads. */
-const READS = { ...IN_WORKSPACE, readOnly: true, idempotent: true } as const;
+/** A tool here that only reads. */
+const READS = { readOnly: true, idempotent: true } as const;
 
 /** What a call of these tools logs: its tool and the caller's stack (no `session_id` here). */
 function callAt(ports: ReviewToolPorts) {
@@ -75,28 +78,43 @@ function callAt(ports: ReviewToolPorts) {
   });
 }
 
-/** Runs a call's use-case on its workspace (the client's root), logged with the tool's name. */
-function workspaceCall(ports: ReviewToolPorts) {
+/**
+ * A tool here: it reads the client's root workspace (`runIn` gets it), answers JSON text, ends
+ * nothing for good, and each call is logged with the tool's name.
+ */
+function rootTool(ports: ReviewToolPorts) {
   const at = callAt(ports);
-  return async <T>(
-    tool: string,
-    call: { deps: EngineDeps; ctx: ToolContext },
-    run: (ws: ReviewWorkspace) => Promise<Result<T>>,
-  ): Promise<Result<T>> => {
-    const root = rootOf(call.ctx);
-    return logged(
-      at(tool, call.deps, call.ctx),
-      root.ok ? await run(ports.workspace(root.value)) : root,
-    );
+  return <In, Out extends Record<string, unknown>>(
+    spec: Omit<ToolSpec<In, Out>, "run" | "workspace" | "render" | "destructive"> & {
+      runIn(
+        ws: ReviewWorkspace,
+        call: { deps: EngineDeps; input: NoInfer<In> },
+      ): Promise<Result<NoInfer<Out>>>;
+    },
+  ): ToolDefinition => {
+    const { runIn, ...facts } = spec;
+    return defineTool<In, Out>({
+      ...facts,
+      destructive: false,
+      workspace: "always",
+      render,
+      run: async (deps, input, ctx) => {
+        const root = rootOf(ctx);
+        return logged(
+          at(spec.name, deps, ctx),
+          root.ok ? await runIn(ports.workspace(root.value), { deps, input }) : root,
+        );
+      },
+    });
   };
 }
 
 /** The review tools. */
 function reviewTools(ports: ReviewToolPorts, handedOut: Map<string, PlannedReview>) {
-  const inRoot = workspaceCall(ports);
+  const tool = rootTool(ports);
 
   return [
-    defineTool({
+    tool({
       name: "get_review_instructions",
       title: "Review tasks for what changed",
       description:
@@ -105,14 +123,13 @@ function reviewTools(ports: ReviewToolPorts, handedOut: Map<string, PlannedRevie
         .strict(),
       output: reviewInstructionsSchema,
       ...READS,
-      run: (deps, input, ctx) =>
-        inRoot("get_review_instructions", { deps, ctx }, (ws) =>
-          getReviewInstructions(
-            { store: deps.store, schemas: ports.schemas, handedOut },
-            { ws, files: input.files },
-          )),
+      runIn: (ws, { deps, input }) =>
+        getReviewInstructions(
+          { store: deps.store, schemas: ports.schemas, handedOut },
+          { ws, files: input.files },
+        ),
     }),
-    defineTool({
+    tool({
       name: "get_configured_reviews",
       title: "List the review rules",
       description:
@@ -120,35 +137,28 @@ function reviewTools(ports: ReviewToolPorts, handedOut: Map<string, PlannedRevie
       input: z.object({ only_rules_matching_files: files.optional() }).strict(),
       output: configuredReviewsSchema,
       ...READS,
-      run: (deps, input, ctx) =>
-        inRoot(
-          "get_configured_reviews",
-          { deps, ctx },
-          (ws) =>
-            getConfiguredReviews({ schemas: ports.schemas }, {
-              ws,
-              onlyMatching: input.only_rules_matching_files,
-            }),
-        ),
+      runIn: (ws, { input }) =>
+        getConfiguredReviews({ schemas: ports.schemas }, {
+          ws,
+          onlyMatching: input.only_rules_matching_files,
+        }),
     }),
-    defineTool({
+    tool({
       name: "mark_review_as_passed",
       title: "Mark a review as passed",
       description:
         "Record that the review `review_id` found nothing left to fix. It is not handed out again until one of its files changes. The pass is kept in waymark's log (it survives restarts and is shared through a team store).",
       input: z.object({ review_id: z.string().max(LIMITS.nameChars) }).strict(),
       output: reviewPassedSchema,
-      ...IN_WORKSPACE,
       readOnly: false,
       idempotent: true,
-      run: (deps, input, ctx) =>
-        inRoot("mark_review_as_passed", { deps, ctx }, (ws) =>
-          markReviewAsPassed(
-            { store: deps.store, schemas: ports.schemas, handedOut },
-            { ws, reviewId: input.review_id },
-          )),
+      runIn: (ws, { deps, input }) =>
+        markReviewAsPassed(
+          { store: deps.store, schemas: ports.schemas, handedOut },
+          { ws, reviewId: input.review_id },
+        ),
     }),
-    defineTool({
+    tool({
       name: "get_named_schemas",
       title: "List the named schemas",
       description:
@@ -156,21 +166,16 @@ function reviewTools(ports: ReviewToolPorts, handedOut: Map<string, PlannedRevie
       input: z.object({}).strict(),
       output: namedSchemasSchema,
       ...READS,
-      run: (deps, _input, ctx) =>
-        inRoot(
-          "get_named_schemas",
-          { deps, ctx },
-          (ws) => getNamedSchemas({ schemas: ports.schemas }, { ws }),
-        ),
+      runIn: (ws) => getNamedSchemas({ schemas: ports.schemas }, { ws }),
     }),
   ];
 }
 
 /** The session-job tools. */
 function sessionJobTools(ports: ReviewToolPorts) {
-  const inRoot = workspaceCall(ports);
+  const tool = rootTool(ports);
   return [
-    defineTool({
+    tool({
       name: "register_session_job",
       title: "Register a job for this session",
       description:
@@ -186,17 +191,11 @@ function sessionJobTools(ports: ReviewToolPorts) {
         job_dir: z.string(),
         message: z.string(),
       }),
-      ...IN_WORKSPACE,
       readOnly: false,
       idempotent: true,
-      run: (deps, input, ctx) =>
-        inRoot(
-          "register_session_job",
-          { deps, ctx },
-          (ws) => registerSessionJob(ports.jobs, { ...input, root: ws.root }),
-        ),
+      runIn: (ws, { input }) => registerSessionJob(ports.jobs, { ...input, root: ws.root }),
     }),
-    defineTool({
+    tool({
       name: "get_session_job",
       title: "Read a session's job",
       description:
@@ -208,12 +207,7 @@ function sessionJobTools(ports: ReviewToolPorts) {
         job_definition_yaml: z.string(),
       }),
       ...READS,
-      run: (deps, input, ctx) =>
-        inRoot(
-          "get_session_job",
-          { deps, ctx },
-          (ws) => getSessionJob(ports.jobs, { ...input, root: ws.root }),
-        ),
+      runIn: (ws, { input }) => getSessionJob(ports.jobs, { ...input, root: ws.root }),
     }),
   ];
 }

@@ -35,6 +35,68 @@ function nestClass(runs: readonly Run[], run: Run): string | undefined {
   return classes.filter(Boolean).join(" ") || undefined;
 }
 
+/** One run in the sidebar's list: its title, workflow, status, where it hangs, who started it. */
+function RunItem(
+  { runs, r, i, current, sessionId }: {
+    runs: readonly Run[];
+    r: Run;
+    i: number;
+    current: string | undefined;
+    sessionId: string;
+  },
+): Html {
+  return (
+    <li class={nestClass(runs, r)}>
+      <a
+        href={paths.run(sessionId, r.runId)}
+        class={colorClass(i)}
+        aria-current={r.runId === current ? "true" : undefined}
+      >
+        <span class="rt">{r.title}</span>
+        <span class="rm">
+          <span class="mono">{r.workflowId}</span>
+          <span class={`badge ${r.status}`}>{r.status}</span>
+        </span>
+        {r.delegatedFrom
+          ? (
+            <span class="rm delegated-by">
+              <span>
+                {`child of ${
+                  titleOf(runs, r.delegatedFrom.parentRunId)
+                } · step ${r.delegatedFrom.stepId}`}
+              </span>
+            </span>
+          )
+          : null}
+        {r.parentRunId || r.agentId
+          ? (
+            <span class="rm nested-in">
+              {r.parentRunId ? <span>{`nested in ${titleOf(runs, r.parentRunId)}`}</span> : null}
+              {r.agentId ? <span>{`agent ${r.agentId}`}</span> : null}
+            </span>
+          )
+          : null}
+        {r.startedBy
+          ? (
+            <span class="rm started-by">
+              <span>{`started by ${principalLabel(r.startedBy)}`}</span>
+              <span class="muted">
+                {r.access === "team" ? "team may continue" : "owner only"}
+              </span>
+            </span>
+          )
+          : null}
+        <span class="rm">
+          <span>{r.nodeCount} nodes</span>
+          <span>
+            {r.branchCount} branch{plural(r.branchCount, "es")}
+          </span>
+        </span>
+      </a>
+    </li>
+  );
+}
+
 /** The sidebar of a session page; the run on show is marked current. */
 export const RunsSidebar: FC<{ view: SessionView }> = ({ view }: { view: SessionView }): Html => {
   const { session, runs } = view.detail;
@@ -66,56 +128,7 @@ export const RunsSidebar: FC<{ view: SessionView }> = ({ view }: { view: Session
       <h2 class="section">Runs ({runs.length}{view.detail.runsTruncated ? "+" : ""})</h2>
       <ul class="runs">
         {runs.map((r, i) => (
-          <li class={nestClass(runs, r)}>
-            <a
-              href={paths.run(session.sessionId, r.runId)}
-              class={colorClass(i)}
-              aria-current={r.runId === current ? "true" : undefined}
-            >
-              <span class="rt">{r.title}</span>
-              <span class="rm">
-                <span class="mono">{r.workflowId}</span>
-                <span class={`badge ${r.status}`}>{r.status}</span>
-              </span>
-              {r.delegatedFrom
-                ? (
-                  <span class="rm delegated-by">
-                    <span>
-                      {`child of ${
-                        titleOf(runs, r.delegatedFrom.parentRunId)
-                      } · step ${r.delegatedFrom.stepId}`}
-                    </span>
-                  </span>
-                )
-                : null}
-              {r.parentRunId || r.agentId
-                ? (
-                  <span class="rm nested-in">
-                    {r.parentRunId
-                      ? <span>{`nested in ${titleOf(runs, r.parentRunId)}`}</span>
-                      : null}
-                    {r.agentId ? <span>{`agent ${r.agentId}`}</span> : null}
-                  </span>
-                )
-                : null}
-              {r.startedBy
-                ? (
-                  <span class="rm started-by">
-                    <span>{`started by ${principalLabel(r.startedBy)}`}</span>
-                    <span class="muted">
-                      {r.access === "team" ? "team may continue" : "owner only"}
-                    </span>
-                  </span>
-                )
-                : null}
-              <span class="rm">
-                <span>{r.nodeCount} nodes</span>
-                <span>
-                  {r.branchCount} branch{plural(r.branchCount, "es")}
-                </span>
-              </span>
-            </a>
-          </li>
+          <RunItem runs={runs} r={r} i={i} current={current} sessionId={session.sessionId} />
         ))}
       </ul>
       <div class="actions">

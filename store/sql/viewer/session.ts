@@ -92,12 +92,9 @@ export function workflowNameOf(head: string | null): string | null {
   }
 }
 
-/** A session and its runs, or `null`. */
-export async function getSession(db: ViewerDb, sessionId: string): Promise<SessionDetail | null> {
-  const row = await db.selectFrom("sessions").selectAll().where("session_id", "=", sessionId)
-    .executeTakeFirst();
-  if (!row) return null;
-  const runs = await db.selectFrom("runs as r")
+/** A session's runs with what the list shows of each, one more than the page holds. */
+function runRows(db: ViewerDb, sessionId: string) {
+  return db.selectFrom("runs as r")
     .leftJoin("workflow_snapshots as w", "w.workflow_hash", "r.workflow_hash")
     .leftJoin("run_links as l", "l.run_id", "r.run_id")
     .leftJoin("run_delegations as d", "d.run_id", "r.run_id")
@@ -135,7 +132,11 @@ export async function getSession(db: ViewerDb, sessionId: string): Promise<Sessi
     .where("r.session_id", "=", sessionId).orderBy("r.created_at")
     .orderBy(sql`coalesce(d.idx, -1)`).orderBy("r.run_id")
     .limit(MAX_RUNS + 1).execute();
-  const list = runs.slice(0, MAX_RUNS).map((r): RunSummary => ({
+}
+
+/** One run's row, as the list shows it. */
+function runSummary(r: Awaited<ReturnType<typeof runRows>>[number]): RunSummary {
+  return {
     runId: r.run_id,
     workflowId: r.workflow_id,
     workflowHash: r.workflow_hash,
@@ -160,7 +161,16 @@ export async function getSession(db: ViewerDb, sessionId: string): Promise<Sessi
         index: Number(r.delegated_idx),
       }
       : null,
-  }));
+  };
+}
+
+/** A session and its runs, or `null`. */
+export async function getSession(db: ViewerDb, sessionId: string): Promise<SessionDetail | null> {
+  const row = await db.selectFrom("sessions").selectAll().where("session_id", "=", sessionId)
+    .executeTakeFirst();
+  if (!row) return null;
+  const runs = await runRows(db, sessionId);
+  const list = runs.slice(0, MAX_RUNS).map(runSummary);
   return {
     session: {
       sessionId: row.session_id,
