@@ -14,7 +14,8 @@ import { allSteps } from "../../engine/workflow/interpreter.ts";
 import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";
 import { HAS_CHROMIUM, IN_CI, launch } from "../helpers/browser.ts";
 
-const MERMAID = "mermaid@12.3.0"; // as tests/deno.json pins it
+// pinned here, not in tests/deno.json: the import map holds only what waymark imports
+const MERMAID = "mermaid@12.3.0";
 
 /** The path of Mermaid's browser bundle in Deno's npm cache, fetching the package if needed. */
 async function mermaidBundle(): Promise<string> {
