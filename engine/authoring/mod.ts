@@ -44,6 +44,8 @@ export interface TryReport {
     sampled: boolean;
     /** Of those walked, paths built to reach a step the sample missed. */
     targeted: number;
+    /** When sampled: each path walked (its index, the value of each key, each loop's policy). */
+    list?: PathChoice[];
     dimensions: string[];
   };
   /** The step budget per path. */
@@ -99,17 +101,17 @@ function conditionsTo(nodes: readonly CompiledNode[], id: string): Condition[] |
 
 /**
  * After a sample, one more path per step it missed: the first path with the values that make
- * every condition on the way to that step hold (at most `TARGETED_PATHS`). Returns how many.
+ * every condition on the way to that step hold (at most `TARGETED_PATHS`). Returns them.
  */
 function walkTargeted(
   session: WalkSession,
   compiled: CompiledWorkflow,
   paths: readonly PathChoice[],
-): number {
+): PathChoice[] {
   const skip = loopVariables(compiled);
-  let walked = 0;
+  const walked: PathChoice[] = [];
   for (const step of allSteps(compiled)) {
-    if (walked >= TARGETED_PATHS) break;
+    if (walked.length >= TARGETED_PATHS) break;
     const reached = session.visits.some((v) =>
       v.workflowId === compiled.id && v.stepId === step.id
     );
@@ -120,9 +122,9 @@ function walkTargeted(
         if (!skip.has(k.split(".")[0]!)) values[k] = v;
       }
     }
-    const path = { index: paths.length + walked, values, loops: paths[0]!.loops };
+    const path = { index: paths.length + walked.length, values, loops: paths[0]!.loops };
     walkPath(session, compiled, { path });
-    walked++;
+    walked.push(path);
   }
   return walked;
 }
@@ -166,7 +168,7 @@ export function tryWorkflow(compiled: CompiledWorkflow, options: TryOptions = {}
     visits: [],
   };
   for (const path of plan.paths) walkPath(session, compiled, { path });
-  const targeted = plan.sampled ? walkTargeted(session, compiled, plan.paths) : 0;
+  const targeted = plan.sampled ? walkTargeted(session, compiled, plan.paths) : [];
   const steps = stepReports(compiled, session.visits);
   for (const s of steps) {
     if (s.reached) continue;
@@ -185,9 +187,10 @@ export function tryWorkflow(compiled: CompiledWorkflow, options: TryOptions = {}
     ...(options.workflowHash ? { workflowHash: options.workflowHash } : {}),
     paths: {
       total: plan.total,
-      walked: plan.paths.length + targeted,
+      walked: plan.paths.length + targeted.length,
       sampled: plan.sampled,
-      targeted,
+      targeted: targeted.length,
+      ...(plan.sampled ? { list: [...plan.paths, ...targeted] } : {}),
       dimensions: plan.dimensions.map((d) => `${d.key} (${d.options.length})`),
     },
     stepBudget: session.stepBudget,
@@ -204,7 +207,9 @@ export function renderTryReport(report: TryReport): string {
   const lines = [
     `${report.workflowId}: ${report.ok ? "ok" : `${report.problems.length} problem(s)`}`,
     `paths: walked ${p.walked} of ${p.total}${
-      p.sampled ? " (a sample: every option of every dimension at least once)" : ""
+      p.sampled
+        ? " (a sample: every option of every dimension at least once; --json lists them)"
+        : ""
     }${
       p.targeted ? `, ${p.targeted} of them aimed at steps the sample missed` : ""
     }; step budget ${report.stepBudget} per path`,

@@ -123,6 +123,11 @@ Deno.test("a workflow whose paths explode is sampled, says so, and still reaches
   assert.equal(report.paths.sampled, true);
   assert.ok(report.ok, renderTryReport(report));
   assert.match(renderTryReport(report), /walked 16 of 1024 \(a sample/);
+  assert.equal(report.paths.list?.length, 16);
+  assert.deepEqual(
+    Object.keys(report.paths.list![0]!.values).sort(),
+    steps.map((_, i) => `k${i}`).sort(),
+  );
 });
 
 Deno.test("try's report is the same value and the same JSON every time", async () => {
