@@ -7,6 +7,8 @@
 import { readFile, stat } from "node:fs/promises";
 import { basename, dirname, resolve } from "node:path";
 import { resolvePaths, type WaymarkOptions } from "../mod.ts";
+import { jobsAsWorkflows } from "../engine/deepwork/job_catalog.ts";
+import { createJobSource } from "../tools/profiles/deepwork/job_folders.ts";
 import { createWorkflowSource } from "../store/workflow_files/mod.ts";
 import {
   failedTry,
@@ -51,14 +53,21 @@ async function tryFile(file: string): Promise<TryReport> {
   });
 }
 
-/** Every workflow `serve` would list (read only, no database), with an overlay file's folder. */
+/**
+ * Every workflow `serve` would list, DeepWork jobs included (read only, no database), with an
+ * overlay file's folder.
+ */
 async function loadAll(options: WaymarkOptions, overlayFile?: string): Promise<LoadedSet> {
   const dirs = resolvePaths(options).workflowDirs;
   const folder = overlayFile ? dirname(resolve(overlayFile)) : null;
   const extra = folder && !dirs.some((d) => resolve(d.dir) === folder)
     ? [{ source: "extra" as const, dir: folder }]
     : [];
-  return await createWorkflowSource(BUNDLED_WORKFLOWS, [...dirs, ...extra]).load();
+  const paths = resolvePaths(options);
+  const jobs = createJobSource({ dirs: paths.jobDirs });
+  return await createWorkflowSource(BUNDLED_WORKFLOWS, [...dirs, ...extra], {
+    extra: async () => jobsAsWorkflows(await jobs.load(paths.workspace)),
+  }).load();
 }
 
 /** The load error of an overlay file, when it did not load. */

@@ -175,6 +175,26 @@ function otherLevel(pending: PendingStep, level: string, artifact: Record<string
   return { ...artifact, dimensions: dims };
 }
 
+/**
+ * A DeepWork job step's outputs as its blocker names them: `Valid output names: \`a\`` or
+ * `Declared outputs: \`a\` (required)` give one output per name; a list type, a list.
+ */
+function jobOutputs(artifacts: readonly Record<string, unknown>[], message: string) {
+  const listed = /(?:Valid output names|Declared outputs): (.*)$/.exec(message)?.[1];
+  const list = /Output `([^`]+)` is declared `type: [^`]+` and takes a list/.exec(message)?.[1];
+  if (!listed && !list) return null;
+  return artifacts.map((a) => {
+    if (a.kind !== "wr.job_outputs") return a;
+    const outputs = { ...(a.outputs as Record<string, unknown>) };
+    if (listed) {
+      for (const key of Object.keys(outputs)) delete outputs[key];
+      for (const m of listed.matchAll(/`([^`]+)`/g)) outputs[m[1]!] = m[1]!;
+    }
+    if (list) outputs[list] = [String(outputs[list] ?? list)];
+    return { ...a, outputs };
+  });
+}
+
 /** The answer repaired from a blocked answer, each blocker's fix applied as written. */
 export function applyFix(pending: PendingStep, answer: Answer, blocked: BlockedAnswer): Answer {
   const fixed: Answer = {
@@ -191,6 +211,8 @@ export function applyFix(pending: PendingStep, answer: Answer, blocked: BlockedA
       fixed.artifacts = fixed.artifacts.map((a) =>
         a.kind === "wr.assessment" ? otherLevel(pending, level, a) : a
       );
+    } else if (jobOutputs(fixed.artifacts, b.message)) {
+      fixed.artifacts = jobOutputs(fixed.artifacts, b.message)!;
     } else if (b.pointer.kind === "workflow_step") {
       const base = fixed.notesMarkdown ?? `Did ${pending.title}.`;
       const add = b.code === "MISSING_REQUIRED_NOTES" ? [] : linesFromMessage(b.message);

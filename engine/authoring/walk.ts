@@ -13,6 +13,7 @@ import type { CompiledLoop, CompiledStep, CompiledWorkflow } from "../workflow/c
 import { evaluateCondition } from "../workflow/conditions.ts";
 import {
   advanceState,
+  allSteps,
   currentStep,
   effectiveContext,
   initialState,
@@ -243,10 +244,19 @@ function walkChildren(w: Walker, step: CompiledStep, context: Record<string, unk
   }
 }
 
+/**
+ * The context a path starts with: the values no step asks for, and a DeepWork job's user inputs
+ * (those no step produces), given as the user would give them.
+ */
 function startContext(compiled: CompiledWorkflow, path: PathChoice) {
   const values = { ...path.values, ...loopInputs(compiled, path) };
   const atSteps = keysSetBySteps(compiled);
   const context: Record<string, unknown> = {};
+  for (const step of allSteps(compiled)) {
+    for (const input of step.job?.inputs ?? []) {
+      if (input.fromStep === undefined) context[input.name] = `the user's ${input.name}`;
+    }
+  }
   for (const [k, v] of Object.entries(values)) if (!atSteps.has(k)) setVar(context, k, v);
   return { values, context };
 }

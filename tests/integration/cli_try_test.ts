@@ -194,3 +194,29 @@ Deno.test("an overlay: try and validate say its base changed; inspect shows its 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("DeepWork jobs try clean: outputs named as the blocked answer names them, inputs given as a user would", async () => {
+  const { tryTarget } = await import("../../cli/workflow_try.ts");
+  const dir = await Deno.makeTempDir({ prefix: "waymark-try-jobs-" });
+  try {
+    const jobs = join(dir, ".deepwork", "jobs");
+    for (const job of ["release_notes", "research"]) {
+      await copyDir(join(FIXTURES, "..", "deepwork", "jobs", job), join(jobs, job));
+    }
+    for (const id of ["release_notes.full", "release_notes.quick", "research.deep"]) {
+      const report = await tryTarget(id, { home: join(dir, "home"), workspace: dir });
+      assert.ok(report?.ok, JSON.stringify(report?.problems ?? id));
+      assert.ok(report.steps.length > 0 && report.steps.every((s) => s.reached));
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+async function copyDir(from: string, to: string): Promise<void> {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const e of Deno.readDir(from)) {
+    if (e.isDirectory) await copyDir(join(from, e.name), join(to, e.name));
+    else await Deno.copyFile(join(from, e.name), join(to, e.name));
+  }
+}
