@@ -153,8 +153,9 @@ async function runOnce(target: string, input: CommandInput): Promise<number> {
 /** Runs again whenever `file` is written (its folder is watched: editors replace files). */
 async function watch(file: string, input: CommandInput): Promise<number> {
   const path = resolve(file);
-  let last = await runOnce(file, input);
+  // watching before the first run: a save while it runs is not missed
   const watcher = Deno.watchFs(dirname(path));
+  let last = await runOnce(file, input);
   let timer: ReturnType<typeof setTimeout> | undefined;
   for await (const event of watcher) {
     if (!event.paths.some((p) => resolve(p) === path)) continue;

@@ -61,8 +61,18 @@ async function readUntil(
   seen: { text: string },
   pattern: RegExp,
 ): Promise<void> {
+  const deadline = Date.now() + 60_000;
   while (!pattern.test(seen.text)) {
-    const { value, done } = await reader.read();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no ${pattern} within 60 s: ${seen.text}`)),
+        Math.max(0, deadline - Date.now()),
+      );
+    });
+    const { value, done } = await Promise.race([reader.read(), late]).finally(() =>
+      clearTimeout(timer)
+    );
     if (done) throw new Error(`output ended before ${pattern}: ${seen.text}`);
     seen.text += value;
   }
