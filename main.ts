@@ -108,6 +108,18 @@ function waymarkOptions(flags: Flags): WaymarkOptions {
 }
 
 /**
+ * What `waymark serve` with these arguments opens and serves, or the exit code when the command
+ * line is refused; for tests that serve in-process what a `serve` process would.
+ */
+export function serveSettings(
+  argv: string[],
+): { options: WaymarkOptions; server: WaymarkServerOptions } | number {
+  const line = commandLine(argv);
+  if (typeof line === "number") return line;
+  return { options: waymarkOptions(line.flags), server: serverOptions(line.flags, line.env) };
+}
+
+/**
  * Runs the command the command table finds (`cli/commands.ts`): its help, or its code from the
  * commands loaded on demand, but plain `serve` over stdio, which answers early.
  */

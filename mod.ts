@@ -54,6 +54,8 @@ import { namedSchemaFolders } from "./tools/profiles/deepwork/named_schema_folde
 import type { NamedSchemaSource } from "./engine/review/ports.ts";
 import { claudeReviewer, commandReviewer } from "./tools/profiles/deepwork/reviewer.ts";
 import { commandVerifier } from "./tools/context/verify_runner.ts";
+import { usageDeps } from "./store/transcripts/mod.ts";
+import { gitSnapshots } from "./tools/snapshots/mod.ts";
 import type { WaymarkServer } from "./tools/server/waymark_server.ts";
 import type { TaskOwner } from "./tools/tasks/owner.ts";
 import type { RunAccess } from "./engine/model/vocabulary.ts";
@@ -160,6 +162,8 @@ export interface WaymarkServerOptions {
    * own working directory is no client's workspace).
    */
   commandsNeedRoots?: boolean;
+  /** The folder a connection works in until its client names roots (default: the process's). */
+  cwd?: string;
 }
 
 /** Resolved locations. */
@@ -280,6 +284,10 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
     random: cryptoRandom,
     defaultPreferences: applyPreferences(DEFAULT_PREFERENCES, config.preferences),
     verifier: commandVerifier(config.verification),
+    ...usageDeps(config.cost, { env: process.env, cwd: process.cwd() }),
+    snapshots: config.snapshots.enabled && process.env.WAYMARK_SNAPSHOTS !== "0"
+      ? gitSnapshots({ budgetMs: config.snapshots.budgetMs })
+      : undefined,
   };
   return {
     paths,
@@ -301,6 +309,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
         taskOwner: opts.taskOwner,
         runAccess: opts.runAccess,
         commandsNeedRoots: opts.commandsNeedRoots,
+        cwd: opts.cwd,
         profile: profileOf({ jobs, schemas }, opts),
       }),
     rehearse: (opts = {}) =>

@@ -219,6 +219,14 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
     flags: ["older-than", "dry-run", "keep-running", "vacuum", ...json],
     run: onStore("gc"),
   },
+  restore: {
+    forms: [[
+      "STATE_TOKEN [--dry-run] [--snapshot ID]",
+      "put the files back as they were at that node (docs/snapshots.md)",
+    ]],
+    flags: ["dry-run", "snapshot", ...json],
+    run: onStore("restore"),
+  },
   doctor: {
     forms: [["[FILE]", "check the database, keyring and workflows"]],
     flags: ["repair", ...json],

@@ -297,6 +297,12 @@ export const FLAGS = {
   },
   bot: { schema: toggle, help: "the token stands for a bot (CI, a cloud agent), not a person" },
   "dry-run": { schema: toggle, help: "say what would be removed; remove nothing" },
+  snapshot: {
+    schema: (name: string) =>
+      z.string().regex(/^[0-9a-f]{40,64}$/, `${name} must be a snapshot commit (40 hex digits)`),
+    value: "ID",
+    help: "restore this snapshot of the run (a restore's `before`: the undo)",
+  },
   "keep-running": { schema: toggle, help: "keep sessions with a run still running" },
   vacuum: {
     schema: toggle,

@@ -5,6 +5,7 @@
  * @module
  */
 import { loadConfig } from "../config/config_file.ts";
+import { gitSnapshots } from "../tools/snapshots/mod.ts";
 import { collectGarbage, type GcSession } from "../store/maintenance/mod.ts";
 import { type CliHost, type CliInput, formatBytes, withWaymark, writeJson } from "./host.ts";
 
@@ -44,6 +45,13 @@ export async function gcCommand(host: CliHost, input: CliInput): Promise<number>
       report.kept > 0 ? `; ${report.kept} became active meanwhile and were kept` : ""
     }`;
     host.stderr(`${summary}\n`);
+    if (!dryRun) {
+      // the removed runs' snapshots go with them (docs/snapshots.md)
+      const snapshots = gitSnapshots();
+      let refs = 0;
+      for (const s of report.snapshots) refs += await snapshots.forget(s.workspace, s.runIds);
+      if (refs > 0) host.stderr(`removed ${refs} snapshot ref(s) under refs/waymark/\n`);
+    }
     let vacuum: { before: number | null; after: number | null } | null = null;
     if (flags.vacuum && !dryRun) {
       const before = await store.maintenance.databaseBytes(store.db);

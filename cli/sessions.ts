@@ -14,12 +14,15 @@ import {
 } from "../engine/model/ids.ts";
 import type { Principal } from "../engine/access/principal.ts";
 import { principalLabel } from "../engine/access/team_policy.ts";
+import { totalTokens } from "../engine/cost/usage.ts";
 import {
   getSession,
   getSessionActors,
   getSessionNotes,
+  getStepFootprints,
   listSessions,
   type SessionSummary,
+  sumRunTokens,
 } from "../store/maintenance/mod.ts";
 import { type CliHost, type CliInput, type OpenedWaymark, withWaymark, writeJson } from "./host.ts";
 
@@ -102,7 +105,7 @@ export async function showCommand(host: CliHost, input: CliInput): Promise<numbe
       return 1;
     }
     const actors = await getSessionActors(store.db, sessionId);
-    const runs = detail.runs.map((run) => {
+    const runs = await Promise.all(detail.runs.map(async (run) => {
       const more = port.runs.find((r) => r.runId === run.runId);
       return {
         ...run,
@@ -113,8 +116,9 @@ export async function showCommand(host: CliHost, input: CliInput): Promise<numbe
         latestNotes: more?.latestNotes ?? null,
         workspace: more?.workspace ?? null,
         gitBranch: more?.gitBranch ?? null,
+        ...await footprintOf(store.db, run),
       };
-    });
+    }));
     const notes = await getSessionNotes(store.db, sessionId);
     const shown = {
       session: { ...detail.session, sessionId: sessionLabel(sessionId), kind: port.sessionKind },
@@ -128,9 +132,37 @@ export async function showCommand(host: CliHost, input: CliInput): Promise<numbe
   });
 }
 
+/**
+ * A run's tokens over every branch, and each step's footprint along its preferred branch (time,
+ * changed files with their diff, evidence, tokens).
+ */
+async function footprintOf(
+  db: OpenedWaymark["store"]["db"],
+  run: { runId: string; lastNodeId: string | null },
+) {
+  const [tokens, steps] = await Promise.all([
+    sumRunTokens(db, run.runId),
+    run.lastNodeId ? getStepFootprints(db, { runId: run.runId, nodeId: run.lastNodeId }) : [],
+  ]);
+  return { tokens, steps: steps.filter((s) => s.durationMs !== null) };
+}
+
+/** One step's footprint as a line of `sessions show`. */
+function stepLine(s: Shown["runs"][number]["steps"][number]): string {
+  const parts = [`${(s.durationMs! / 1000).toFixed(1)} s`];
+  if (s.changes) {
+    parts.push(
+      `${s.changes.files.length} file(s) +${s.changes.linesAdded} -${s.changes.linesRemoved}`,
+    );
+  }
+  if (s.tokens) parts.push(`${totalTokens(s.tokens)} tokens`);
+  if (s.evidence) parts.push(`verification ${s.evidence.verdict}`);
+  return `    ${s.completedStepId ?? s.kind}: ${parts.join(", ")}`;
+}
+
 type Shown = {
   session: SessionSummary & { kind: string };
-  runs: {
+  runs: ({
     runId: string;
     workflowId: string;
     title: string;
@@ -144,7 +176,7 @@ type Shown = {
     startedBy: Principal | null;
     access: string | null;
     acknowledgedBy: (Principal & { nodes: number })[];
-  }[];
+  } & Awaited<ReturnType<typeof footprintOf>>)[];
   checkpointNotes: { notesMarkdown: string }[];
 };
 
@@ -170,6 +202,10 @@ function showText({ session: s, runs, checkpointNotes }: Shown): string {
       out.push(`  workspace: ${r.workspace}${r.gitBranch ? ` (${r.gitBranch})` : ""}`);
     }
     if (r.latestNotes) out.push(`  latest notes: ${r.latestNotes}`);
+    if (r.tokens) {
+      out.push(`  tokens: ${totalTokens(r.tokens.total)} over ${r.tokens.steps} step(s)`);
+    }
+    if (r.steps.length > 0) out.push("  steps:", ...r.steps.map(stepLine));
   }
   for (const n of checkpointNotes.slice(0, 3)) {
     out.push(`note: ${n.notesMarkdown.replace(/\s+/g, " ").slice(0, 160)}`);

@@ -11,6 +11,7 @@ import { backupCommand } from "./backup.ts";
 import { exportCommand, importCommand } from "./bundles.ts";
 import { doctorCommand } from "./doctor.ts";
 import { gcCommand } from "./gc.ts";
+import { restoreCommand } from "./restore.ts";
 import type { CliHost, CommandInput, StoreCommand } from "./host.ts";
 import { listCommand, showCommand } from "./sessions.ts";
 import * as tokens from "./tokens.ts";
@@ -54,6 +55,8 @@ export const exportSessions: (input: CommandInput) => Promise<number> = onStore(
 export const importBundles: (input: CommandInput) => Promise<number> = onStore(importCommand);
 /** `waymark gc`. */
 export const gc: (input: CommandInput) => Promise<number> = onStore(gcCommand);
+/** `waymark restore STATE_TOKEN`. */
+export const restore: (input: CommandInput) => Promise<number> = onStore(restoreCommand);
 /** `waymark doctor [FILE]`. */
 export const doctor: (input: CommandInput) => Promise<number> = onStore(doctorCommand);
 /** `waymark backup FILE`. */

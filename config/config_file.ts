@@ -34,9 +34,21 @@ const configSchema = z.object({
   verification: verificationSettingsSchema.optional().describe(
     "Where waymark may run workflows' verification commands, and which (off when absent).",
   ),
+  cost: z.object({
+    transcripts: z.boolean().optional().describe(
+      "Read the host's transcript for each step's token counts (numbers only); default true.",
+    ),
+    tokenBudget: z.number().int().positive().optional().describe(
+      "Tokens a run may use before every answer carries a TOKEN_BUDGET_EXCEEDED warning.",
+    ),
+  }).strict().optional().describe("What runs cost (docs/cost.md)."),
   auth: authSettingsFileSchema.optional().describe(
     "Authentication of `serve --http` (docs/team_service.md); flags override each field.",
   ),
+  snapshots: z.object({
+    enabled: z.boolean().optional(),
+    budgetMs: z.number().int().min(0).max(60_000).optional(),
+  }).strict().optional().describe("Workspace snapshots at every step (docs/snapshots.md)."),
 }).strict();
 
 /** The settings read from the config file. */
@@ -53,6 +65,10 @@ export interface WaymarkConfig {
   verification: VerificationPolicy;
   /** The `auth` section (`serve --http`'s authentication), as written. */
   auth: AuthSettingsFile;
+  /** Whether transcripts are read for token counts, and the runs' token budget (`null`: none). */
+  cost: { transcripts: boolean; tokenBudget: number | null };
+  /** Workspace snapshots: on unless the file turns them off; their time budget (ms). */
+  snapshots: { enabled: boolean; budgetMs?: number };
 }
 
 const retentionAge = durationSchema("retention.olderThan");
@@ -72,6 +88,8 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
         jobDirs: [],
         verification: { workspaces: [] },
         auth: {},
+        cost: { transcripts: true, tokenBudget: null },
+        snapshots: { enabled: true },
       };
     }
     throw error;
@@ -93,7 +111,7 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
     throw new Error(
       `${file}: ${
         problems.join("; ")
-      }. Allowed keys: workflowDirs (string[]), preferences ({autonomy, riskPolicy}), retention ({olderThan}), jobDirs (string[]), verification ({workspaces: {"/abs/folder": {allow, timeoutSeconds, outputBytes, env}}, maxConcurrent}), auth ({resource, issuer, jwksUrl, scopes, personalTokens, jwksTimeoutMs, clockToleranceSeconds}).`,
+      }. Allowed keys: workflowDirs (string[]), preferences ({autonomy, riskPolicy}), retention ({olderThan}), jobDirs (string[]), verification ({workspaces: {"/abs/folder": {allow, timeoutSeconds, outputBytes, env}}, maxConcurrent}), cost ({transcripts, tokenBudget}), auth ({resource, issuer, jwksUrl, scopes, personalTokens, jwksTimeoutMs, clockToleranceSeconds}), snapshots ({enabled, budgetMs}).`,
     );
   }
   const olderThan = parsed.data.retention?.olderThan;
@@ -103,6 +121,14 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
   return {
     verification,
     auth: parsed.data.auth ?? {},
+    cost: {
+      transcripts: parsed.data.cost?.transcripts ?? true,
+      tokenBudget: parsed.data.cost?.tokenBudget ?? null,
+    },
+    snapshots: {
+      enabled: parsed.data.snapshots?.enabled ?? true,
+      budgetMs: parsed.data.snapshots?.budgetMs,
+    },
     retention: olderThan && age?.success ? { olderThan, olderThanMs: age.data } : null,
     workflowDirs: (parsed.data.workflowDirs ?? []).map((dir) =>
       isAbsolute(dir) ? dir : join(home, dir)

@@ -30,6 +30,20 @@ const MAX_FILE_BYTES = 64 * 1024;
 /** How often, at most, a live keyring looks at its file. */
 const RECHECK_MS = 1000;
 
+/** The time a keyring goes by: wall-clock milliseconds, and a way to wait. Tests pass their own. */
+export interface KeyringClock {
+  /** Milliseconds since the epoch (compared with the file's modification time). */
+  now(): number;
+  /** Resolves after `ms` milliseconds. */
+  sleep(ms: number): Promise<void>;
+}
+
+/** The real clock: monotonic within the process, on the wall clock's scale. */
+const REAL_CLOCK: KeyringClock = {
+  now: () => performance.timeOrigin + performance.now(),
+  sleep: (ms) => new Promise((wake) => setTimeout(wake, ms)),
+};
+
 const keyEntrySchema = z.object({
   id: z.number().int().min(0).max(0xffffffff),
   secret: z.string().regex(/^[A-Za-z0-9_-]*={0,2}$/, "must be base64url").superRefine(
@@ -130,11 +144,14 @@ function readKeysText(path: string): { text: string; stamp: Stamp } {
  * {@linkcode RECHECK_MS} and switches to the file's keys when it changed. A file that cannot be
  * read or parsed then keeps the keys in use (the next check tries again).
  */
-function liveKeyring(path: string, first: { keyring: Keyring; stamp: Stamp }): Keyring {
+function liveKeyring(
+  path: string,
+  first: { keyring: Keyring; stamp: Stamp; clock: KeyringClock },
+): Keyring {
   let { keyring, stamp } = first;
-  let checkedAt = performance.now();
+  let checkedAt = first.clock.now();
   const refresh = () => {
-    const now = performance.now();
+    const now = first.clock.now();
     if (now - checkedAt < RECHECK_MS) return;
     checkedAt = now;
     try {
@@ -179,9 +196,9 @@ async function writeExclusive(path: string, content: string): Promise<boolean> {
   }
 }
 
-function loadLive(path: string): Keyring {
+function loadLive(path: string, clock: KeyringClock): Keyring {
   const read = readKeysText(path);
-  return liveKeyring(path, { keyring: parseKeyFile(read.text, path), stamp: read.stamp });
+  return liveKeyring(path, { keyring: parseKeyFile(read.text, path), stamp: read.stamp, clock });
 }
 
 /**
@@ -199,11 +216,15 @@ export function readKeyring(path: string): Keyring | null {
 
 /**
  * Loads the keyring at `path`, creating it (atomically, mode 0600) when absent. The keyring
- * returned follows the file: rotations reach it within a second.
+ * returned follows the file: rotations reach it within a second (of `options.clock`).
  */
-export async function loadOrCreateKeyring(path: string): Promise<Keyring> {
+export async function loadOrCreateKeyring(
+  path: string,
+  options: { clock?: KeyringClock } = {},
+): Promise<Keyring> {
+  const clock = options.clock ?? REAL_CLOCK;
   try {
-    return loadLive(path);
+    return loadLive(path, clock);
   } catch (error) {
     if ((error as { code?: string }).code !== "ENOENT") throw error;
   }
@@ -211,19 +232,23 @@ export async function loadOrCreateKeyring(path: string): Promise<Keyring> {
   const file: KeyFile = { version: 1, current: newEntry() };
   // Two processes may race to create it: exactly one link wins; the other reads the winner's.
   await writeExclusive(path, JSON.stringify(file, null, 2) + "\n");
-  return loadLive(path);
+  return loadLive(path, clock);
 }
 
 /**
  * Rotates the keyring: a new current key, the old current kept as previous. When the last
  * rotation is less than two checks old, it first waits, so every live keyring has switched to
- * the key this rotation keeps as previous.
+ * the key this rotation keeps as previous (waiting on `options.clock`).
  */
-export async function rotateKeyring(path: string): Promise<Keyring> {
-  const age = Date.now() - (await stat(path)).mtimeMs;
+export async function rotateKeyring(
+  path: string,
+  options: { clock?: KeyringClock } = {},
+): Promise<Keyring> {
+  const clock = options.clock ?? REAL_CLOCK;
+  const age = clock.now() - (await stat(path)).mtimeMs;
   let data = readKeyFile(readKeysText(path).text, path);
   if (data.previous && age >= 0 && age < 2 * RECHECK_MS) {
-    await new Promise((wake) => setTimeout(wake, 2 * RECHECK_MS - age));
+    await clock.sleep(2 * RECHECK_MS - age);
     data = readKeyFile(readKeysText(path).text, path);
   }
   const next: KeyFile = {

@@ -9,7 +9,7 @@ export { openStore } from "./open.ts";
 export { openLibsqlStore, type SqliteStore } from "./libsql/mod.ts";
 export type { OpenedSqlStore, OpenStoreOptions, SqlStore } from "./sql/store.ts";
 export type { Durability } from "./open_options.ts";
-export { loadOrCreateKeyring, rotateKeyring } from "./keyring.ts";
+export { type KeyringClock, loadOrCreateKeyring, rotateKeyring } from "./keyring.ts";
 export {
   createWorkflowSource,
   type ExtraWorkflows,

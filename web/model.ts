@@ -23,6 +23,7 @@ import {
   getRunNodes,
   getSession,
   getSessionNotes,
+  getStepFootprints,
   getTimeline,
   type GraphNodeRow,
   type NodeDetailRow,
@@ -30,6 +31,7 @@ import {
   type RunSummary,
   type SessionDetail,
   type SessionNote,
+  type StepFootprint,
   type TimelineNode,
   type ViewerDb,
 } from "./queries.ts";
@@ -370,6 +372,8 @@ export interface SessionView {
   passes: ReviewPassRow[];
   /** The child runs the shown run's parallel steps opened, by node and step. */
   children: { groups: ChildGroup[]; truncated: boolean };
+  /** Each step's footprint on the branch leading to the focused node, root first. */
+  footprints: StepFootprint[];
   /** The version the live updater compares. */
   version: string;
 }
@@ -391,7 +395,7 @@ export async function loadSessionView(
     : detail.runs.find((r) => r.runId === runId) ?? null;
   if (runId !== null && !run) return "run";
   const focus = nodeId ?? run?.lastNodeId ?? null;
-  const [graph, node, branch, pinned, notes, children, passes] = await Promise.all([
+  const [graph, node, branch, pinned, notes, children, passes, footprints] = await Promise.all([
     run ? loadRunGraph(db, run) : null,
     run && focus ? loadNode(db, run, focus) : null,
     run && focus ? loadBranch(db, run, focus) : null,
@@ -399,6 +403,7 @@ export async function loadSessionView(
     getSessionNotes(db, sessionId),
     run ? getChildRuns(db, run.runId) : { groups: [], truncated: false },
     getReviewPasses(db, sessionId),
+    run && focus ? getStepFootprints(db, { runId: run.runId, nodeId: focus }) : [],
   ]);
   const timeline = await loadTimeline(db, detail, graph);
   if (nodeId !== null && !node) return "node";
@@ -412,6 +417,7 @@ export async function loadSessionView(
     notes,
     children,
     passes,
+    footprints,
     version: `${detail.session.eventCount}@${detail.session.updatedAt}`,
   };
 }

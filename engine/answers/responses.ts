@@ -7,6 +7,7 @@ import { z } from "npm:zod@4.6.7";
 import { evidenceSchema } from "../verification/evidence.ts";
 import { preferencesSchema } from "../model/preferences.ts";
 import { principalSchema } from "../access/principal.ts";
+import { workspaceDiffersSchema } from "../model/snapshots.ts";
 import {
   CAPABILITIES,
   CAPABILITY_NEEDS,
@@ -289,6 +290,7 @@ export const checkpointStepResponseSchema = nodeResponseSchema.extend({
  * checkpoint answer a part of it: {@linkcode startStepResponseSchema}, {@linkcode checkpointStepResponseSchema}).
  */
 export const stepResponseSchema = nodeResponseSchema.extend({
+  workspaceDiffers: workspaceDiffersSchema.optional(),
   forked: z.object({
     existingBranches: z.array(branchSchema).describe("The node's other children, oldest first."),
     preferredTipNodeId: z.string().optional().describe(

@@ -9,6 +9,8 @@ import type { Preferences } from "./preferences.ts";
 import type { WorkspaceObservation } from "./workspace.ts";
 import type { Evidence } from "../verification/evidence.ts";
 import type { Principal } from "../access/principal.ts";
+import type { UsageEvent } from "../cost/usage_event.ts";
+import type { SnapshotChanges, SnapshotNotice, WorkspaceSnapshot } from "./snapshots.ts";
 import type {
   AdvanceOutcome,
   Capability,
@@ -206,9 +208,32 @@ type EventBody =
     /** The attempt id of the ack token. */
     attemptId: string;
   } & Evidence)
+  | SnapshotEvent
   | StackEvent
   | DelegationEvent
-  | ReviewPassedEvent;
+  | ReviewPassedEvent
+  | UsageEvent;
+
+/**
+ * The workspace's files as a git snapshot taken for a node (at a run's start, an
+ * acknowledgement or a checkpoint; `snapshots.ts`), with what changed since the parent node's
+ * snapshot, or why none was taken (`notice`).
+ */
+export interface SnapshotEvent {
+  kind: "snapshot_recorded";
+  sessionId: string;
+  runId: string;
+  /** The node the call created (the root at start; the new step, the blocked attempt, the checkpoint). */
+  nodeId: string;
+  /** The snapshot (`commit` is `null` when none was taken). */
+  snapshot: WorkspaceSnapshot;
+  /** Changes since the parent node's snapshot; `null` at a root or when the parent has none. */
+  changes: SnapshotChanges | null;
+  /** Why no snapshot was taken, or what it left out. */
+  notice?: SnapshotNotice;
+  /** Who took it, when the call was authenticated. */
+  principal?: Principal;
+}
 
 /**
  * A review found nothing left to fix (`mark_review_as_passed`), recorded in its workspace's

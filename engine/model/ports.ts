@@ -11,6 +11,9 @@ import type { WorkflowSummary } from "../answers/responses.ts";
 import type { Keyring } from "../access/tokens.ts";
 import type { Preferences } from "./preferences.ts";
 import type { Principal } from "../access/principal.ts";
+import type { UsageMeter } from "../cost/ports.ts";
+import type { TokenUsage } from "../cost/usage.ts";
+import type { WorkspaceSnapshots } from "./snapshots.ts";
 import type {
   VerificationPolicy,
   VerificationRequest,
@@ -113,6 +116,8 @@ export interface StoreReader {
   ): Promise<StackSummary[]>;
   /** A run's frame on its stack, whatever its status (`depth` -1), or `null` when on none. */
   getStackFrame(runId: string): Promise<StackFrame | null>;
+  /** The run's tokens as its latest `usage_recorded` event totals them; `null` when none. */
+  getRunTokens(runId: string): Promise<TokenUsage | null>;
   /** Reviews, gaps and aborts recorded at a node, oldest first. */
   getNodeEvents(runId: string, nodeId: string): Promise<NodeEvent[]>;
   /** Outputs recorded along the branch from the root to a node (root first), at most `limit`. */
@@ -199,6 +204,12 @@ export interface EngineDeps {
   defaultPreferences?: Preferences;
   /** Runs verification commands; absent, they never run (`VERIFICATION_UNAVAILABLE`). */
   verifier?: VerificationRunner;
+  /** Reads the host's model calls (`cost/`); absent, no tokens are counted. */
+  usage?: UsageMeter;
+  /** Tokens a run may use before every answer warns (the user's config); absent: no budget. */
+  tokenBudget?: number;
+  /** Takes and restores workspace snapshots (`snapshots.ts`); absent, none are taken. */
+  snapshots?: WorkspaceSnapshots;
   /** Who is calling (`team_policy.ts`'s `actingAs`): none for an unauthenticated call. */
   principal?: Principal;
 }

@@ -58,6 +58,8 @@ export interface NodeRecord extends NodeFacts {
   notesStepId: string | null;
   /** Step nodes from the root to this node, this one included (checkpoints do not count). */
   stepCount?: number;
+  /** When the store recorded its creation (ISO-8601): where its step's window starts. */
+  createdAt?: string;
 }
 
 /**
@@ -235,7 +237,15 @@ export type NodeEvent =
   | Extract<StackEvent, { kind: "review_recorded" | "run_aborted" }>
   | Extract<
     DomainEvent,
-    { kind: "gap_recorded" | "delegations_settled" | "delegations_collected" | "evidence_recorded" }
+    {
+      kind:
+        | "gap_recorded"
+        | "delegations_settled"
+        | "delegations_collected"
+        | "evidence_recorded"
+        | "usage_recorded"
+        | "snapshot_recorded";
+    }
   >;
 
 /** The output recorded on arrival at a node of a branch. */

@@ -39,6 +39,7 @@ export const ERROR_CODES = [
   "DELEGATION_LIMIT_EXCEEDED",
   "REVIEW_NOT_FOUND",
   "CHANGES_UNAVAILABLE",
+  "RESTORE_REFUSED",
 ] as const;
 /** An error code. */
 export type ErrorCode = typeof ERROR_CODES[number];

@@ -11,6 +11,7 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
+import { tokenUsageSchema } from "../cost/usage.ts";
 import { sha256HexSync } from "../common/hash.ts";
 import { ID_HEX } from "./ids.ts";
 import { checkOutput, jsonDepth, LIMITS } from "./limits.ts";
@@ -32,6 +33,7 @@ import {
 import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import { positionProblem, stepIds } from "../workflow/positions.ts";
 import { REVIEW_ID } from "../review/plan.ts";
+import { SNAPSHOT_LIMITS } from "./snapshots.ts";
 
 /** One event as logged (a bundle's, or a log row's): its position, kind, time and payload. */
 export interface RuleEvent {
@@ -165,12 +167,26 @@ const PAYLOADS: Record<typeof EVENT_KINDS[number], z.ZodType> = {
     ...atNode,
     children: z.array(z.looseObject({ runId: hex16 })).max(LIMITS.delegations),
   }),
+  usage_recorded: z.looseObject({
+    ...atNode,
+    usage: tokenUsageSchema.nullable(),
+    runTotal: tokenUsageSchema.nullable(),
+  }),
   evidence_recorded: z.looseObject({
     ...atNode,
     attemptId: z.string().min(1),
     verdict: z.enum(VERIFICATION_VERDICTS),
     command: z.array(z.string()).min(1),
     exitCode: z.number().int().nullable(),
+  }),
+  snapshot_recorded: z.looseObject({
+    ...atNode,
+    snapshot: z.looseObject({
+      commit: z.string().regex(/^[0-9a-f]{40,64}$/).nullable(),
+      dirty: z.boolean(),
+      workspace: z.string(),
+    }),
+    changes: z.looseObject({ diff: z.string().max(SNAPSHOT_LIMITS.diffBytes + 256) }).nullable(),
   }),
   review_passed: z.looseObject({
     ...inSession,

@@ -152,6 +152,8 @@ export const EVENT_KINDS = [
   "delegations_collected",
   "evidence_recorded",
   "review_passed",
+  "usage_recorded",
+  "snapshot_recorded",
 ] as const;
 
 /** Why a session bundle could not be written or read (`waymark sessions export` / `import`). */

@@ -19,7 +19,9 @@ import type { AttemptKind } from "../model/vocabulary.ts";
 import { refuseActor } from "../access/team_policy.ts";
 import { driftWarnings } from "./drift.ts";
 import { replayRecorded } from "../answers/node_response.ts";
+import { measureStep, runBudget, withUsage } from "../cost/record_usage.ts";
 import { loadNode, type NodeContext, verifyPair } from "./run_context.ts";
+import { snapshotFolder, snapshotForStep, withSnapshot } from "./snapshot_step.ts";
 
 /** Options of the execution use-cases. */
 export interface CallOptions {
@@ -57,6 +59,11 @@ export interface CallOptions {
    * on the branch.
    */
   onAnswered?: (answered: AnsweredNode) => void;
+  /**
+   * The host's id of the model's tool call that made this request (Claude Code's
+   * `_meta["claudecode/toolUseId"]`): the step's tokens are read once its records hold it.
+   */
+  hostCallId?: string;
 }
 
 /** A node a call just created, with its run's pinned workflow and the artifacts left on it. */
@@ -175,12 +182,22 @@ export async function recordAttempt(
   const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
   const refusedNow = await spec.prepare?.({ ...loaded.value, attemptId, warnings });
   if (refusedNow) return refusedNow;
+  // outside the transaction, like verification: no write lock is held while git runs
+  const taken = await snapshotForStep(deps, { node, workspace: snapshotFolder(options) });
+  const measured = await measureStep(deps, { node, hostCallId: options.hostCallId });
+  const usageAt = { measured, budget: runBudget(deps, loaded.value.compiled), node };
   let committed: Recorded | null = null;
   let result: Result<StepResponse>;
   try {
     result = await deps.store.write(async (tx) => {
       committed = null; // a try the store runs again starts afresh
-      const decided = await spec.decide(tx, { ...loaded.value, attemptId, warnings });
+      const decided = withUsage(
+        withSnapshot(
+          await spec.decide(tx, { ...loaded.value, attemptId, warnings }),
+          { taken, stateToken: spec.stateToken, node },
+        ),
+        usageAt,
+      );
       await tx.append(withDigest(decided.events, digest));
       committed = decided;
       return ok(decided.response);
@@ -194,6 +211,7 @@ export async function recordAttempt(
   }
   const done = committed as Recorded | null;
   if (done) {
+    if (measured) deps.usage?.settle(measured.to);
     options.onAppend?.(sessionLabel(node.sessionId));
     if (done.progress) options.onProgress?.(done.progress);
     if (done.answered) options.onAnswered?.(done.answered);

@@ -3,6 +3,7 @@
  * return the recorded response; an old node forks); without one, rehydrate (write nothing).
  * @module
  */
+import { runBudgetWarnings } from "../cost/record_usage.ts";
 import { examplePayload, normalizeBlockers } from "../gates/enforce.ts";
 import { runLabel } from "../model/ids.ts";
 import { checkContext, checkOutput } from "../model/limits.ts";
@@ -37,6 +38,7 @@ import {
   type Recorded,
 } from "../run/record_attempt.ts";
 import { loadNode, verifyPair } from "../run/run_context.ts";
+import { compareWorkspace, snapshotFolder } from "../run/snapshot_step.ts";
 import { type Verified, verifyAttempt, withEvidence } from "../verification/verify_attempt.ts";
 
 /** Input of {@linkcode continueWorkflow}. */
@@ -54,7 +56,7 @@ export function continueWorkflow(
   options: CallOptions = {},
 ): Promise<Result<StepResponse>> {
   return guard(() => {
-    if (input.ackToken === undefined) return rehydrate(deps, input);
+    if (input.ackToken === undefined) return rehydrate(deps, input, options);
     const checked = checkContext(input.context);
     if (!checked.ok) return Promise.resolve(checked);
     const sized = checkOutput(input.output);
@@ -93,13 +95,18 @@ export function continueWorkflow(
   });
 }
 
-async function rehydrate(deps: EngineDeps, input: ContinueInput): Promise<Result<StepResponse>> {
+async function rehydrate(
+  deps: EngineDeps,
+  input: ContinueInput,
+  options: CallOptions,
+): Promise<Result<StepResponse>> {
   const verified = verifyPair(deps, input.stateToken);
   if (!verified.ok) return verified;
   const loaded = await loadNode(deps.store, verified.value.state);
   if (!loaded.ok) return loaded;
   const { node, run, compiled } = loaded.value;
   const warnings: Warning[] = await driftWarnings(deps, run.workflowId, run.workflowHash);
+  warnings.push(...await runBudgetWarnings(deps, { runId: run.runId, compiled }));
   if (input.context || input.output || input.preferences) {
     warnings.push({
       code: "IGNORED_WITHOUT_ACK",
@@ -127,6 +134,11 @@ async function rehydrate(deps: EngineDeps, input: ContinueInput): Promise<Result
   } else {
     response.recap = await buildRecap(deps.store, node);
   }
+  await compareWorkspace(deps, response, {
+    node,
+    stateToken: input.stateToken,
+    workspace: snapshotFolder(options),
+  });
   return ok(response);
 }
 

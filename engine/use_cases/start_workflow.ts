@@ -21,6 +21,12 @@ import type { SessionKind } from "../model/vocabulary.ts";
 import { lookupWorkflow } from "./inspect_workflow.ts";
 import { randomHex, sessionLabel } from "../model/ids.ts";
 import { guard } from "../run/error_guard.ts";
+import {
+  noticeWarning,
+  snapshotEvent,
+  snapshotFolder,
+  snapshotForStart,
+} from "../run/snapshot_step.ts";
 import type { CallOptions } from "../run/record_attempt.ts";
 import { nodeCreated, rootNode } from "../run/node_events.ts";
 import { responseFor } from "../answers/node_response.ts";
@@ -127,8 +133,10 @@ export async function beginRun(
   ];
   const delegates = await loadDelegates(deps, compiled);
   if (!delegates.ok) return delegates;
+  const taken = await snapshotForStart(deps, { runId, workspace: snapshotFolder(options) });
   const response = await deps.store.write(async (tx) => {
     const answer = responseFor(deps, root, compiled, { workflowHash: hash, warnings });
+    noticeWarning(answer, taken);
     if (compiled.metaGuidance.length > 0) answer.metaGuidance = compiled.metaGuidance;
     const pinned = await tx.hasSnapshot(hash);
     const arrived = await arrive({ ...deps, store: tx }, {
@@ -140,6 +148,7 @@ export async function beginRun(
     });
     await tx.append([
       ...runEvents(run, { root, pinned, workspace: options.workspace }),
+      ...(taken ? [snapshotEvent(taken, root)] : []),
       ...arrived,
     ]);
     return answer;

@@ -429,5 +429,6 @@ export function compileWorkflow(
   };
   const recommended = recommendedOf(file);
   if (recommended) compiled.recommendedPreferences = recommended;
+  if (file.tokenBudget !== undefined) compiled.tokenBudget = file.tokenBudget;
   return { ok: true, compiled };
 }

@@ -174,6 +174,8 @@ export interface CompiledWorkflow {
   metaGuidance: string[];
   /** Most automation the author recommends. */
   recommendedPreferences?: { autonomy?: string; riskPolicy?: string };
+  /** Tokens a run may use before its answers warn (absent: none from the workflow). */
+  tokenBudget?: number;
   /** Optional capabilities and how much the workflow needs them. */
   capabilities: Partial<Record<Capability, CapabilityNeed>>;
   /** Features applied. */

@@ -439,6 +439,9 @@ export const workflowFileSchema = z.object({
   agentRole: z.string().min(1).optional(),
   metaGuidance: z.array(z.string()).optional(),
   recommendedPreferences: recommendedPreferencesSchema.optional(),
+  tokenBudget: z.number().int().positive().optional().describe(
+    "Tokens a run may use before every answer warns (TOKEN_BUDGET_EXCEEDED); the user's config may set a smaller one.",
+  ),
   capabilities: capabilityNeedsSchema.optional().describe(
     "Optional agent capabilities: required or preferred.",
   ),

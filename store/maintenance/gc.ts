@@ -49,6 +49,8 @@ export interface GcReport {
   sessions: GcSession[];
   /** Their bytes, added up. */
   bytes: number;
+  /** The runs with workspace snapshots among them, by workspace: their git refs go too. */
+  snapshots: SnapshotRuns[];
   /** Candidates that became active (or otherwise stopped qualifying) before their turn. */
   kept: number;
 }
@@ -173,6 +175,7 @@ export async function collectGarbage(
     cutoff: scope.cutoff,
     dryRun: options.dryRun === true,
     sessions: [],
+    snapshots: [],
     bytes: 0,
     kept: 0,
   };
@@ -181,6 +184,7 @@ export async function collectGarbage(
     const page = await idle(store.db, scope).where("s.session_id", ">", after)
       .orderBy("s.session_id").limit(100).execute();
     for (const row of page) {
+      const runs = await snapshotRuns(store.db, row.session_id);
       const done = report.dryRun
         ? toGcSession(row, await sessionBytes(store.db, row.session_id))
         : await patiently(store.dialect, () =>
@@ -190,10 +194,44 @@ export async function collectGarbage(
         continue;
       }
       report.sessions.push(done);
+      report.snapshots = mergeRuns(report.snapshots, runs);
       report.bytes += done.bytes;
       options.onSession?.(done);
     }
     if (page.length < 100) return report;
     after = page[page.length - 1]!.session_id;
   }
+}
+
+/** The runs of a session that recorded snapshots, by workspace. */
+export interface SnapshotRuns {
+  /** The workspace folder whose repository holds the refs. */
+  workspace: string;
+  /** The runs (hex): `refs/waymark/<run>/` each. */
+  runIds: string[];
+}
+
+type SnapshotPayload = { snapshot?: { commit?: unknown; workspace?: unknown } };
+
+/** A session's runs with snapshots, by workspace (read before the session goes). */
+async function snapshotRuns(db: Kysely<Database>, sessionId: string): Promise<SnapshotRuns[]> {
+  const rows = await db.selectFrom("node_events").select(["run_id", "payload"])
+    .where("session_id", "=", sessionId).where("kind", "=", "snapshot_recorded").execute();
+  const found: SnapshotRuns[] = [];
+  for (const row of rows) {
+    const { snapshot } = JSON.parse(row.payload) as SnapshotPayload;
+    if (typeof snapshot?.workspace !== "string" || typeof snapshot.commit !== "string") continue;
+    found.push({ workspace: snapshot.workspace, runIds: [row.run_id] });
+  }
+  return mergeRuns([], found);
+}
+
+function mergeRuns(into: SnapshotRuns[], more: SnapshotRuns[]): SnapshotRuns[] {
+  const by = new Map(into.map((r) => [r.workspace, new Set(r.runIds)]));
+  for (const r of more) {
+    const set = by.get(r.workspace) ?? new Set<string>();
+    r.runIds.forEach((id) => set.add(id));
+    by.set(r.workspace, set);
+  }
+  return [...by].map(([workspace, ids]) => ({ workspace, runIds: [...ids].sort() }));
 }

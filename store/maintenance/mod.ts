@@ -11,9 +11,11 @@ export {
   getSession,
   getSessionActors,
   getSessionNotes,
+  getStepFootprints,
   listSessions,
   type SessionFilters,
   type SessionSummary,
+  sumRunTokens,
 } from "../sql/viewer/mod.ts";
 export { exportSession } from "../bundle/export.ts";
 export {

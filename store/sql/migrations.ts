@@ -419,6 +419,18 @@ const principals: Migration = {
   },
 };
 
+/**
+ * A run's latest event of a kind in one index step: an acknowledgement reads its run's token
+ * total from the latest `usage_recorded` event, which without this index costs a scan of the
+ * run's node events (and grows with the run).
+ */
+const nodeEventsByKind: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.createIndex("node_events_by_kind").on("node_events")
+      .columns(["run_id", "kind", "seq"]).execute();
+  },
+};
+
 /** Every migration, by name; names sort in application order. */
 export const MIGRATIONS: Record<string, Migration> = {
   "0001_initial": initial,
@@ -436,6 +448,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0013_personal_tokens": personalTokens,
   "0014_review_passes": reviewPasses,
   "0015_principals": principals,
+  "0016_node_events_by_kind": nodeEventsByKind,
 };
 
 /** The schema status of a database that has applied `applied` (in any order). */

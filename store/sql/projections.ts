@@ -395,6 +395,8 @@ async function nodeEvent(
     | "delegations_settled"
     | "delegations_collected"
     | "evidence_recorded"
+    | "usage_recorded"
+    | "snapshot_recorded"
   >,
 ) {
   await insertNodeEvent.execute(s.tx, {
@@ -467,6 +469,8 @@ export async function project(scope: ProjectionScope, event: LoggedEvent): Promi
     case "delegations_settled":
     case "delegations_collected":
     case "evidence_recorded":
+    case "usage_recorded":
+    case "snapshot_recorded":
       return await nodeEvent(scope, event);
     case "preference_changed":
     case "capability_observed":

@@ -48,6 +48,7 @@ import {
   findStackSession,
   getBranchOutputs,
   getNodeEvents,
+  getRunTokens,
   getStack,
   getStackFrame,
   listStacks,
@@ -85,6 +86,7 @@ function nodeQuery(ex: Executor) {
     "o.step_id as notes_step_id",
     "n.step_count",
     "n.context_id",
+    "n.created_at",
   ]);
 }
 
@@ -295,6 +297,7 @@ export function createReader(scope: ReadScope, shared: ReaderShared): StoreReade
     listStacks: (workspace, at) => listStacks(ex, { workspace, ...at }),
     getStackFrame: (runId) => getStackFrame(ex, runId),
     getNodeEvents: (runId, nodeId) => getNodeEvents(ex, { runId, nodeId }),
+    getRunTokens: (runId) => getRunTokens(ex, runId),
     getDelegations: (runId, nodeId) => getDelegations(ex, { runId, nodeId }),
     getDelegationLink: (runId) => getDelegationLink(ex, runId),
     getBranchOutputs: (runId, nodeId, limit) => getBranchOutputs(ex, { runId, nodeId, limit }),

@@ -6,6 +6,7 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
+import { tokenUsageSchema } from "../../engine/cost/usage.ts";
 import { createHash } from "node:crypto";
 import { canonicalJson } from "../../engine/common/hash.ts";
 import { runLabel } from "../../engine/model/ids.ts";
@@ -65,6 +66,8 @@ export const responseColumn = z.looseObject({
   blockers: z.array(z.unknown()).optional(),
   gaps: z.array(z.unknown()).optional(),
 });
+/** A `usage_recorded` event's `node_events.payload`, as the run's total is read from it. */
+export const runTotalColumn = z.looseObject({ runTotal: tokenUsageSchema.nullable() });
 /** An `evidence_recorded` event's `node_events.payload`, as recaps read it: the evidence. */
 export const evidenceColumn = evidenceSchema;
 /** `node_events.payload`, as the viewer reads it: an event with its kind. */
@@ -88,6 +91,7 @@ const nodeRowSchema = z.object({
   notes_markdown: z.string().nullable(),
   notes_step_id: z.string().nullable(),
   step_count: z.number(),
+  created_at: z.string().optional(),
 });
 
 /** The columns of a node row as selected, before they are checked. */
@@ -128,6 +132,7 @@ export function decodeNode(row: NodeRow): NodeRecord {
     notesMarkdown: r.notes_markdown,
     notesStepId: r.notes_step_id,
     stepCount: r.step_count,
+    ...(r.created_at === undefined ? {} : { createdAt: r.created_at }),
   };
 }
 

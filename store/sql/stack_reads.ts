@@ -15,7 +15,8 @@ import { StorageCorruptionError } from "../../engine/model/result.ts";
 import { isMember, RUN_STATUSES } from "../../engine/model/vocabulary.ts";
 import { ancestorsCte, type Executor } from "./graph_sql.ts";
 import { prepare, type Prepared } from "./prepared.ts";
-import { artifactsColumn, decodeJsonOr } from "./rows.ts";
+import { artifactsColumn, decodeJsonOr, runTotalColumn } from "./rows.ts";
+import type { TokenUsage } from "../../engine/cost/usage.ts";
 
 /** Linked runs with what a frame needs. */
 function linkedRuns(ex: Executor) {
@@ -198,6 +199,18 @@ const nodeEvents = prepare((db, p: { runId: string; nodeId: string }) =>
   db.selectFrom("node_events").select(["session_id", "payload"])
     .where("run_id", "=", p.runId).where("node_id", "=", p.nodeId).orderBy("seq")
 );
+
+const latestUsage = prepare((db, p: { runId: string }) =>
+  db.selectFrom("node_events").select("payload")
+    .where("run_id", "=", p.runId).where("kind", "=", "usage_recorded")
+    .orderBy("seq", "desc").limit(1)
+);
+
+/** The run's tokens as its latest `usage_recorded` event totals them; `null` when none. */
+export async function getRunTokens(ex: Executor, runId: string): Promise<TokenUsage | null> {
+  const row = await latestUsage.first(ex, { runId });
+  return row ? decodeJsonOr(runTotalColumn, row.payload, null)?.runTotal ?? null : null;
+}
 
 /** Reviews, gaps and aborts recorded at a node, oldest first. */
 export async function getNodeEvents(

@@ -107,11 +107,27 @@ function statLine(path: string): string {
 const CACHE_FORMAT = 1;
 
 /**
+ * The engine's folders whose sources the compiler and a workflow's summary depend on: the
+ * language itself and everything it imports (not the run machinery nor the use-cases).
+ */
+const COMPILER_FOLDERS = [
+  "model",
+  "common",
+  "answers",
+  "gates",
+  "verification",
+  "access",
+  "workflow",
+  "deepwork",
+].map((name) => `../../engine/${name}/`);
+
+/**
  * What identifies the compiler, so an upgrade (or, in a checkout, an edit of the engine) never
  * reuses an outcome of another: the compiled and cache formats, this module's URL and file, the
  * running executable (`deno`, or a compiled waymark), and, where the engine's sources lie beside
- * this module, each source of the engine's top folder and `engine/workflow/`, and the summary's
- * (`list_workflows.ts`), by modification time and size. About 40 `stat`s, once per process.
+ * this module, each source of the folders the compiler reads (`COMPILER_FOLDERS`) and the
+ * summary's (`list_workflows.ts`), by modification time and size. About 60 `stat`s, once per
+ * process.
  * `moduleUrl` stands for this module's URL (tests point it into a scratch tree).
  */
 export function compilerIdentity(moduleUrl: string = import.meta.url): string {
@@ -119,7 +135,7 @@ export function compilerIdentity(moduleUrl: string = import.meta.url): string {
   parts.push(statLine(process.execPath));
   if (!moduleUrl.startsWith("file:")) return sha256(...parts);
   parts.push(statLine(fileURLToPath(moduleUrl)));
-  for (const folder of ["../../engine/", "../../engine/workflow/"]) {
+  for (const folder of COMPILER_FOLDERS) {
     let dir: string;
     let names: string[];
     try {

@@ -15,6 +15,7 @@ export const SCENARIOS = [
   "client",
   "viewer",
   "resume",
+  "snapshots",
   "deepwork",
   "hosts",
   "model",

@@ -21,7 +21,7 @@
  *   deno task bench            full run (several minutes on 2 cores)
  *   deno task bench --quick    smoke run (1,000 prior advances at most, fewer samples)
  *   deno task bench --only client,cold   only those scenarios (cold, long, first, list,
- *                              client, viewer, resume, deepwork, model, hosts); the floor's call is always
+ *                              client, viewer, resume, snapshots, deepwork, model, hosts); the floor's call is always
  *                              measured. `hosts` (`host_bytes.ts`): what the model reads through
  *                              real Claude Code and Gemini CLI with the scripted model; `model`
  *                              (`model_bench.ts`): the same bytes in process, every bundled walk
@@ -39,6 +39,7 @@ import { RpcError, type StdioRpc } from "./stdio_rpc.ts";
 import { LONG_ID, longWorkflow, r3, type Stats, stats } from "./common.ts";
 import { viewerBench, viewerJson } from "./viewer_bench.ts";
 import { resumeBench, resumeJson, resumeReport } from "./resume_bench.ts";
+import { snapshotBench, snapshotJson, snapshotReport } from "./snapshot_bench.ts";
 import { deepworkBench, deepworkJson, deepworkReport } from "./deepwork_bench.ts";
 import { hostBytesBench, hostBytesJson, hostBytesReport, hostTargets } from "./host_bytes.ts";
 import { hasHost } from "../helpers/hosts.ts";
@@ -227,6 +228,10 @@ async function measure(
   const resume = on("resume")
     ? await resumeBench({ sessions: quick ? 1_000 : 10_000, samples: quick ? 25 : 100, log })
     : undefined;
+  if (on("snapshots")) log("snapshots: a 10,000-file git repository, advances and restores");
+  const snapshots = on("snapshots")
+    ? await snapshotBench({ files: quick ? 2_000 : 10_000, samples: quick ? 8 : 20 })
+    : undefined;
   const deepwork = on("deepwork") ? await deepworkBench({ quick, log }) : undefined;
   const hostsThere = hasHost("claude") && hasHost("gemini");
   if (on("hosts") && !hostsThere) {
@@ -275,6 +280,7 @@ async function measure(
   ];
   printReport({ cfg, rows, floor, targets, session, bytes: client?.bytes });
   if (resume) console.log(`\n${resumeReport(resume)}`);
+  if (snapshots) console.log(`\n${snapshotReport(snapshots)}`);
   if (deepwork) console.log(`\n${deepworkReport(deepwork)}`);
   if (model) console.log(`\n${modelReport(model)}`);
   if (hosts) console.log(`\n${hostBytesReport(hosts)}`);
@@ -325,6 +331,7 @@ async function measure(
       : {}),
     ...(viewer ? { viewer: viewerJson(viewer) } : {}),
     ...(resume ? { resumeSession: resumeJson(resume) } : {}),
+    ...(snapshots ? { snapshots: snapshotJson(snapshots) } : {}),
     ...(deepwork ? { deepwork: deepworkJson(deepwork) } : {}),
     ...(hosts ? { hosts: hostBytesJson(hosts) } : {}),
   };

@@ -1,6 +1,6 @@
 /**
  * The viewer in a real headless browser (playwright-core driving Debian's chromium; never a
- * downloaded browser). Sessions are written by a real waymark MCP server process; the viewer
+ * downloaded browser). Sessions are written by a real waymark MCP server; the viewer
  * is a `waymark view` process on the same home. Screenshots of the main pages, light and dark,
  * laptop and phone, go to test-artifacts/screenshots/.
  *

@@ -151,6 +151,19 @@ export async function bundledIds(): Promise<string[]> {
   }
 }
 
+/** The environment variable that asks for the full host sweep (`deno task test:hosts-full`). */
+export const HOSTS_FULL_ENV = "WAYMARK_HOSTS_FULL";
+
+/**
+ * The bundled workflows a host other than the suite's sweep host walks: all of them under
+ * `deno task test:hosts-full`, else the first. Claude Code (the JSON) walks every one in the main
+ * suite, and `tests/hosts/renderings_test.ts` drives every one from the text alone (what Gemini
+ * CLI hands its model), checking that the text and the JSON of every answer read the same.
+ */
+export function sampled(ids: string[]): string[] {
+  return Deno.env.get(HOSTS_FULL_ENV) === "1" ? ids : ids.slice(0, 1);
+}
+
 /** The runs a waymark home holds, as `resume_session` lists them (checked on the server's side). */
 export async function runsOf(
   home: string,

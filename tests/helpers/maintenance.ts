@@ -28,7 +28,7 @@ export interface Ran {
 /** Runs `waymark ARGS` (with `--home` when given) to completion. */
 export async function runCli(
   args: string[],
-  options: { home?: string; stdin?: string } = {},
+  options: { home?: string; stdin?: string; cwd?: string } = {},
 ): Promise<Ran> {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
@@ -39,7 +39,7 @@ export async function runCli(
       ...args,
       ...(options.home ? ["--home", options.home, ...dbArgs(options.home)] : []),
     ],
-    cwd: ROOT,
+    cwd: options.cwd ?? ROOT,
     stdin: options.stdin === undefined ? "null" : "piped",
     stdout: "piped",
     stderr: "piped",

@@ -5,8 +5,13 @@
  * as the package's `postgres` user (through `runuser`), owning the directory. Never a mock.
  *
  * One server per test process, started on first use; each test takes a fresh database in it.
- * `WAYMARK_TEST_PG_DIR` names a server another process started (a test that runs other test
- * files on PostgreSQL passes its server on), which this process then uses and leaves running.
+ * `WAYMARK_TEST_PG_DIR` names a server another process started (`deno task test` starts one for
+ * the whole run, `scripts/test.ts`), which this process then uses and leaves running.
+ *
+ * The store matrix: the suites that drive servers and CLI commands run on libSQL files, and again
+ * on PostgreSQL when a file in `tests/postgres/` calls {@linkcode testOnPostgres} before it
+ * imports them (each test file is its own worker under `deno test --parallel`, so the switch
+ * reaches only the suites that file imports), or when `WAYMARK_TEST_DB=postgres` is set.
  * @module
  */
 import pg from "pg";
@@ -46,9 +51,29 @@ export function postgresBin(): string | null {
   return versions.length > 0 ? `${root}/${versions[0]}/bin` : null;
 }
 
+let onPostgres = false;
+
 /** Whether the server-driving suites were asked to run on PostgreSQL. */
 export function testingOnPostgres(): boolean {
-  return Deno.env.get(TEST_DB_ENV) === "postgres";
+  return onPostgres || Deno.env.get(TEST_DB_ENV) === "postgres";
+}
+
+/**
+ * Whether this machine can run the PostgreSQL side of the store matrix: a server is installed,
+ * or CI (which installs one, so a missing server fails there instead of being skipped).
+ */
+export function postgresTestable(): boolean {
+  const can = postgresBin() !== null || Boolean(Deno.env.get("CI"));
+  if (!can) console.error("skipping the PostgreSQL tests: apt-get install postgresql");
+  return can;
+}
+
+/**
+ * Makes the suites this test file imports from now on run on PostgreSQL: every home from
+ * `tempHome` gets a fresh database on the shared server. Call it before a dynamic `import()`.
+ */
+export function testOnPostgres(): void {
+  onPostgres = true;
 }
 
 const asRoot = () => Deno.uid() === 0;

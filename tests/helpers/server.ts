@@ -9,6 +9,7 @@ import { Client as ClientV1 } from "npm:@modelcontextprotocol/sdk@1.32.2/client/
 import { StdioClientTransport as StdioClientTransportV1 } from "npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js";
 import { fileURLToPath as fromFileUrl } from "node:url";
 import { freshPostgresUrl, testingOnPostgres } from "./postgres.ts";
+import { serveOnPair, servingInProcess } from "./in_process.ts";
 
 /** Absolute path of main.ts. */
 export const MAIN = fromFileUrl(new URL("../../main.ts", import.meta.url));
@@ -182,7 +183,15 @@ export async function connectRich(
  * colours.
  */
 export function childEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return { ...Deno.env.toObject(), NO_COLOR: "1", ...extra };
+  // servers run in this checkout: they snapshot it only when a test asks (docs/snapshots.md);
+  // nor do they read the transcript of a Claude Code session the tests may run in (docs/cost.md)
+  return {
+    ...Deno.env.toObject(),
+    NO_COLOR: "1",
+    WAYMARK_SNAPSHOTS: "0",
+    CLAUDE_CODE_SESSION_ID: "",
+    ...extra,
+  };
 }
 
 /** How a stdio client transport (either SDK line) spawns a server on `home`. */
@@ -199,7 +208,11 @@ export function serverParams(
   };
 }
 
-/** Spawns a server on `home` and connects a client of the given SDK line. */
+/**
+ * Serves `home` and connects a client of the given SDK line: in-process over a linked pair
+ * (`tests/helpers/in_process.ts`), or a spawned `waymark serve` process for a v1 client, a server
+ * with an environment of its own, `process: true`, or in a file that called `serveAsProcesses`.
+ */
 export async function connect(
   home: string,
   options: {
@@ -207,8 +220,12 @@ export async function connect(
     cwd?: string;
     extraArgs?: string[];
     env?: Record<string, string>;
+    process?: boolean;
   } = {},
 ): Promise<TestClient> {
+  if (servingInProcess() && options.client !== "v1" && !options.env && !options.process) {
+    return await connectInProcess(home, options);
+  }
   const params = serverParams(home, options);
   if (options.client === "v1") {
     const client = new ClientV1({ name: "waymark-test-v1", version: "1.0.0" });
@@ -227,6 +244,27 @@ export async function connect(
     call: (name, args) => client.callTool({ name, arguments: args }) as Promise<CallResult>,
     listTools: () => client.listTools() as never,
     close: () => client.close(),
+  };
+}
+
+async function connectInProcess(
+  home: string,
+  options: { cwd?: string; extraArgs?: string[] },
+): Promise<TestClient> {
+  const served = await serveOnPair(
+    ["--home", home, ...dbArgs(home), ...(options.extraArgs ?? [])],
+    options.cwd ?? ROOT,
+  );
+  const client = new Client({ name: "waymark-test", version: "1.0.0" });
+  await client.connect(served.transport);
+  return {
+    version: "v2",
+    call: (name, args) => client.callTool({ name, arguments: args }) as Promise<CallResult>,
+    listTools: () => client.listTools() as never,
+    async close() {
+      await client.close();
+      await served.close();
+    },
   };
 }
 

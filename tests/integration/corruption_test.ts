@@ -363,7 +363,7 @@ Deno.test("over MCP stdio, a corrupt replay is an isError result with STORAGE_CO
       ),
       1,
     );
-    const client = await connect(home);
+    const client = await connect(home, { process: true });
     try {
       const replay = await client.call("continue_workflow", {
         stateToken: a1.stateToken,

@@ -9,6 +9,10 @@ import { join } from "node:path";
 import { COMMANDS, isGroup } from "../../cli/commands.ts";
 import { runCli } from "../helpers/maintenance.ts";
 import { connect, ok, tempHome } from "../helpers/server.ts";
+import { serveAsProcesses } from "../helpers/in_process.ts";
+
+/** The servers here are processes: that is what these tests are about. */
+serveAsProcesses();
 
 /** Each command that opens the store, as run here (the bundle and out folder are filled in). */
 const OPENING: Record<string, (at: { bundle: string; out: string }) => string[]> = {

@@ -7,6 +7,10 @@ import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { connectRich, ok, tempHome } from "../helpers/server.ts";
 import { connectDeepwork, jobWorkspace, writeIn } from "../helpers/deepwork.ts";
+import { serveAsProcesses } from "../helpers/in_process.ts";
+
+/** Servers here restart and race as processes: that is what these tests are about. */
+serveAsProcesses();
 
 const ARGS = ["--profile", "deepwork", "--no-quality-gate"];
 

@@ -1,5 +1,5 @@
 /**
- * The DeepWork profile's quality gate over stdio: self-review (instructions written under
+ * The DeepWork profile's quality gate over MCP: self-review (instructions written under
  * `.deepwork/tmp/`, then an override reason recorded as a gap) and an external reviewer (a
  * program written for the test) that passes, fails, fails then passes, runs out of attempts,
  * crashes, prints garbage or times out. Errors are errors, never passes.
@@ -9,14 +9,18 @@ import { createClient } from "@libsql/client";
 import { err, ok, tempHome, type TestClient } from "../helpers/server.ts";
 import { connectDeepwork, jobWorkspace, reviewCommand, writeIn } from "../helpers/deepwork.ts";
 
-/** A server with `extraArgs`, a quick release_notes run at its publish step, and `body`. */
+/**
+ * A server with `extraArgs` (and `env` beside this process's), a quick release_notes run at its
+ * publish step, and `body`.
+ */
 async function atPublish(
   extraArgs: string[],
   body: (c: TestClient, at: { ws: string; db: string; sessionId: string }) => Promise<void>,
+  options: { env?: Record<string, string> } = {},
 ): Promise<void> {
   const home = await tempHome();
   const ws = await jobWorkspace(["release_notes"]);
-  const c = await connectDeepwork(home.home, ws.dir, { extraArgs });
+  const c = await connectDeepwork(home.home, ws.dir, { extraArgs, env: options.env });
   try {
     const started = ok(
       await c.call("start_workflow", {
@@ -93,7 +97,6 @@ Deno.test("--no-quality-gate: steps with reviews finish without one", async () =
 
 Deno.test("external reviewer that passes: one run per review, the file inlined in its prompt", async () => {
   const log = await Deno.makeTempFile();
-  Deno.env.set("REVIEW_LOG", log);
   try {
     await atPublish(["--review-command", reviewCommand("pass")], async (c, { db }) => {
       const done = ok(await c.call("finished_step", PUBLISH));
@@ -110,9 +113,8 @@ Deno.test("external reviewer that passes: one run per review, the file inlined i
         1,
       ]]);
       assert.deepEqual((reviews[0]!.criteria as unknown[]).length, 2);
-    });
+    }, { env: { REVIEW_LOG: log } });
   } finally {
-    Deno.env.delete("REVIEW_LOG");
     await Deno.remove(log);
   }
 });

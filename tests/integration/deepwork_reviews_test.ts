@@ -1,5 +1,5 @@
 /**
- * The DeepWork profile's review rules over a real MCP client (stdio) against a real git
+ * The DeepWork profile's review rules over a real MCP client against a real git
  * repository made here: a branch with a commit, staged, unstaged, untracked, ignored and
  * deleted files; every strategy; nested `.deepreview` files; reference-file caps; given files;
  * broken rule files named by line; the pass cache across a restart and after an edit; ids that

@@ -1,5 +1,5 @@
 /**
- * Session jobs and named schemas on the DeepWork profile, over a real MCP client (stdio): a job
+ * Session jobs and named schemas on the DeepWork profile, over a real MCP client: a job
  * registered for one session is found by start_workflow in that session only, checked like any
  * job, replaced by registering again; named schemas from the project, a configured folder and
  * the bundled set, each a review rule whose JSON Schema is checked per file.

@@ -1,5 +1,5 @@
 /**
- * The DeepWork profile over stdio, with the v1 and v2 clients, through job files written for
+ * The DeepWork profile over MCP, with the v1 (stdio) and v2 clients, through job files written for
  * these tests in both formats: discovery and load errors, single- and multi-workflow jobs,
  * file, files and string outputs, every output validation error, json_schema, nested
  * workflows three deep with an abort in the middle, go_to_step as a fork, replays, and the

@@ -17,6 +17,10 @@ import {
 } from "../helpers/delegation.ts";
 import { connect, err, ok, tempHome, type TestClient } from "../helpers/server.ts";
 import { placeOf } from "../helpers/answers.ts";
+import { serveAsProcesses } from "../helpers/in_process.ts";
+
+/** The servers here are processes: that is what these tests are about. */
+serveAsProcesses();
 
 function hex(label: string): string {
   return label.replace(/^[a-z]+_/, "");

@@ -402,7 +402,7 @@ Deno.test("over stdio MCP, a replayed blocked attempt is the same bytes (text an
   const home = await tempHome();
   await Deno.mkdir(`${home.home}/workflows`, { recursive: true });
   await Deno.writeTextFile(`${home.home}/workflows/gates.json`, GATES);
-  const client = await connect(home.home);
+  const client = await connect(home.home, { process: true });
   try {
     const started = ok(
       await client.call("start_workflow", {

@@ -1,5 +1,5 @@
 /**
- * Retention on real databases (libSQL files; PostgreSQL under `postgres_test.ts`): `gc` removes sessions idle past the limit with their log,
+ * Retention on real databases (libSQL files; PostgreSQL from `tests/postgres/`): `gc` removes sessions idle past the limit with their log,
  * projections, full-text rows and the snapshots no other run uses, and nothing else; a dry run
  * lists them and writes nothing; `--keep-running`, the `config.json` default, and no deletion
  * without either; an import counts as activity; and a server advancing runs in another process

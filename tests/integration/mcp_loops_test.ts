@@ -1,5 +1,5 @@
 /**
- * Loops over a real stdio MCP connection, with unmodified corpus examples in the user's workflow
+ * Loops over a real MCP connection, with unmodified corpus examples in the user's workflow
  * folder: a forEach loop whose item variables reach the prompts, and an artifact-driven loop
  * whose `wr.loop_control` decisions come through `output.artifacts` (and block when missing).
  */

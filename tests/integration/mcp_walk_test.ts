@@ -1,9 +1,9 @@
 /**
- * End-to-end walks over a real stdio server with both MCP client lines (v2 client package and
- * the v1 SDK client): listing and inspecting, a full walk, byte-identical replays, rehydrates
+ * End-to-end walks over both MCP client lines (the v2 client package, on a server in-process, and
+ * the v1 SDK client, on a real stdio server): listing and inspecting, a full walk, byte-identical replays, rehydrates
  * that write nothing, forks, checkpoints, and run conditions. The database is inspected
  * directly (a second connection to the server's database) to check what was written; with
- * `WAYMARK_TEST_DB=postgres` it all runs on PostgreSQL (`postgres_test.ts`).
+ * `tests/postgres/` it all runs on PostgreSQL too.
  * @module
  */
 import assert from "node:assert/strict";

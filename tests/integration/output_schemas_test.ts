@@ -10,6 +10,7 @@
 import { PARENT_ID, writeDelegationWorkflows } from "../helpers/delegation.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { git } from "../helpers/git_repo.ts";
 import { Validator } from "@cfworker/json-schema";
 import { AjvJsonSchemaValidator } from "npm:@modelcontextprotocol/sdk@1.32.2/validation/ajv-provider.js";
 import { type CallResult, connect, ok, tempHome, type TestClient } from "../helpers/server.ts";
@@ -66,7 +67,11 @@ function refs(schema: unknown, out: string[] = []): string[] {
 /** Calls tools through the v1 client and checks each answer against its listed schema. */
 class Checker {
   readonly kinds = new Map<string, Set<string>>();
-  constructor(readonly client: TestClient, readonly schemas: Map<string, Json>) {}
+  constructor(
+    readonly client: TestClient,
+    readonly schemas: Map<string, Json>,
+    readonly workspace: string,
+  ) {}
 
   /** Calls `tool`; the answer must be `kind` and validate (the v1 client has checked it too). */
   async call(tool: string, args: Json, kind: string): Promise<CallResult> {
@@ -164,8 +169,13 @@ async function run(c: Checker): Promise<void> {
     await c.call("continue_workflow", { stateToken: at.stateToken }, "rehydrate"),
   );
   assert.ok(rehydrated.recap.entries.length > 0);
+  await Deno.writeTextFile(join(c.workspace, "made_since.txt"), "a file the first node lacks\n");
   const older = ok(await c.call("continue_workflow", { stateToken: first.stateToken }, "tip"));
   assert.ok(older.tip, "rehydrating an older node points at the tip");
+  assert.ok(older.workspaceDiffers, "the files differ from the older node's snapshot");
+  const restore = older.workspaceDiffers.call.arguments;
+  ok(await c.call("restore_workspace", { ...restore, dryRun: true }, "dry"));
+  ok(await c.call("restore_workspace", restore, "ok"));
   const fork = ok(await ack(older, { notesMarkdown: "Planned again." }, "forked"));
   assert.ok(fork.forked.downstreamRecap);
   const never = { autonomy: "full_auto_never_stop", riskPolicy: "balanced" };
@@ -205,15 +215,16 @@ Deno.test("every kind of answer of every tool validates against its listed outpu
     JSON.stringify(SHAPES),
   );
   await writeDelegationWorkflows(ws);
+  await git(ws, "init", "-q", "-b", "main"); // so answers carry snapshots and restores run
   const client = await connect(home.home, {
     client: "v1",
     cwd: ws,
-    env: { WAYMARK_ENABLE_START_SESSION: "1" },
+    env: { WAYMARK_ENABLE_START_SESSION: "1", WAYMARK_SNAPSHOTS: "1" },
   });
   try {
     const { tools } = await client.listTools();
     const schemas = new Map(tools.map((t) => [t.name, t.outputSchema as Json]));
-    const c = new Checker(client, schemas);
+    const c = new Checker(client, schemas, ws);
     await run(c);
     const covered = Object.fromEntries([...c.kinds].map(([t, k]) => [t, [...k].sort()]));
     assert.deepEqual(covered, {
@@ -236,6 +247,7 @@ Deno.test("every kind of answer of every tool validates against its listed outpu
       checkpoint_workflow: ["error", "ok", "replay"],
       resume_session: ["error", "ok"],
       abort_workflow: ["again", "error", "ok"],
+      restore_workspace: ["dry", "error", "ok"],
       start_session: ["error", "ok"],
     });
   } finally {

@@ -1,14 +1,9 @@
 /**
  * The team store on a real PostgreSQL server (Debian's package, started by
- * `tests/helpers/postgres.ts`; never a mock). First the server-driving suites run again,
- * unchanged, with `WAYMARK_TEST_DB=postgres` (walk, replay, fork, rehydrate writes nothing,
- * blocked attempts, checkpoints, resume ranking, corruption, four racing processes, `kill -9`
- * mid-advance, gc beside a live server, bundles, gates and assessments, runs as MCP tasks,
- * elicitation, delegation (three subagents at once, a bundle of the tree, resume and tasks of
- * children), and the viewer in a browser): their homes get
- * a fresh database on this file's server. Then what only a shared server has: machines with
+ * `tests/helpers/postgres.ts`; never a mock): what only a shared server has: machines with
  * their own keyrings on one database, connections lost mid-call, the server going away,
- * servers migrating a new database together, and doctor and backup.
+ * servers migrating a new database together, and doctor and backup. The server-driving suites
+ * themselves run on PostgreSQL too, from `tests/postgres/` (the store matrix).
  * @module
  */
 import assert from "node:assert/strict";
@@ -20,66 +15,17 @@ import { resumeSession } from "../../engine/use_cases/resume_session.ts";
 import { openStore } from "../../store/mod.ts";
 import { MIGRATIONS } from "../../store/sql/migrations.ts";
 import { runCli } from "../helpers/maintenance.ts";
-import {
-  freshPostgresUrl,
-  PG_DIR_ENV,
-  postgresBin,
-  sharedPostgres,
-  startPostgres,
-  TEST_DB_ENV,
-} from "../helpers/postgres.ts";
-import { connect, err, ok, ROOT } from "../helpers/server.ts";
+import { freshPostgresUrl, postgresTestable, startPostgres } from "../helpers/postgres.ts";
+import { connect, err, ok } from "../helpers/server.ts";
 import { ack, engineDeps, start, value } from "../store/subjects.ts";
 import { keepSession, placeOf } from "../helpers/answers.ts";
+import { serveAsProcesses } from "../helpers/in_process.ts";
+
+/** The servers here are processes: that is what these tests are about. */
+serveAsProcesses();
 
 /** Without a server installed the file is skipped, except on CI (which installs one). */
-const ignore = postgresBin() === null && !Deno.env.get("CI");
-if (ignore) console.error("skipping the PostgreSQL tests: apt-get install postgresql");
-
-/** The suites that drive servers and CLI commands, run again on PostgreSQL. */
-const SUITES = [
-  "tests/integration/mcp_walk_test.ts",
-  "tests/integration/enforcement_test.ts",
-  "tests/integration/resume_test.ts",
-  "tests/integration/corruption_test.ts",
-  "tests/integration/race_test.ts",
-  "tests/integration/crash_test.ts",
-  "tests/integration/gc_test.ts",
-  "tests/integration/log_gaps_test.ts",
-  "tests/integration/doctor_damage_test.ts",
-  "tests/integration/bundle_test.ts",
-  "tests/integration/bundle_cli_test.ts",
-  "tests/integration/gates_mcp_test.ts",
-  "tests/integration/tasks_extension_test.ts",
-  "tests/integration/tasks_legacy_test.ts",
-  "tests/integration/tasks_progress_test.ts",
-  "tests/integration/elicitation_test.ts",
-  "tests/integration/delegation_test.ts",
-  "tests/integration/delegation_bundle_test.ts",
-  "tests/integration/delegation_surfaces_test.ts",
-  "tests/browser/viewer_browser_test.ts",
-  "tests/browser/delegation_browser_test.ts",
-];
-
-for (const suite of SUITES) {
-  Deno.test({
-    name: `on PostgreSQL: ${suite}`,
-    ignore,
-    async fn() {
-      const server = await sharedPostgres();
-      const out = await new Deno.Command(Deno.execPath(), {
-        args: ["test", "-A", "--quiet", suite],
-        cwd: ROOT,
-        env: { [TEST_DB_ENV]: "postgres", [PG_DIR_ENV]: server.dir, NO_COLOR: "1" },
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-      assert.ok(out.success, `${suite} failed on PostgreSQL:\n${text.slice(-6000)}`);
-      assert.match(text, /\bok \| [1-9]\d* passed/, `${suite} ran no test:\n${text.slice(-2000)}`);
-    },
-  });
-}
+const ignore = !postgresTestable();
 
 /** Two homes (two keyrings: two machines) on one database. */
 async function twoMachines(): Promise<

@@ -2,7 +2,7 @@
  * Four server processes on one database race the same `(stateToken, ackToken)`: exactly one
  * advance is recorded and every client gets a byte-identical answer. The processes coordinate
  * through SQLite transactions alone (on PostgreSQL through `SERIALIZABLE` transactions,
- * `postgres_test.ts`).
+ * `tests/postgres/processes_pg_test.ts`).
  * @module
  */
 import assert from "node:assert/strict";
@@ -20,6 +20,10 @@ import {
 } from "../helpers/server.ts";
 import { writeProjectWorkflow } from "../helpers/workflows.ts";
 import { placeOf } from "../helpers/answers.ts";
+import { serveAsProcesses } from "../helpers/in_process.ts";
+
+/** The servers here are processes: that is what these tests are about. */
+serveAsProcesses();
 
 const WORKFLOW_ID = "project.race_long";
 const STEPS = 30;

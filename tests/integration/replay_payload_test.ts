@@ -10,6 +10,10 @@ import { createClient } from "@libsql/client";
 import { type CallResult, connect, ok, tempHome, type TestClient } from "../helpers/server.ts";
 import { writeProjectWorkflow } from "../helpers/workflows.ts";
 import { placeOf } from "../helpers/answers.ts";
+import { serveAsProcesses } from "../helpers/in_process.ts";
+
+/** The servers here are processes: that is what these tests are about. */
+serveAsProcesses();
 
 const WORKFLOW_ID = "project.replay_payload";
 

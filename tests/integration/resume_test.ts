@@ -10,6 +10,10 @@ import { openTestDb } from "../helpers/db.ts";
 import { connect, connectRich, ok, type RichClient, tempHome } from "../helpers/server.ts";
 import { gated } from "../helpers/workflows.ts";
 import { placeOf } from "../helpers/answers.ts";
+import { serveAsProcesses } from "../helpers/in_process.ts";
+
+/** The servers here are processes: that is what these tests are about. */
+serveAsProcesses();
 
 // deno-lint-ignore no-explicit-any
 type Json = Record<string, any>;

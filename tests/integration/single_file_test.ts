@@ -9,6 +9,7 @@ import { Client } from "npm:@modelcontextprotocol/client@2.4.0";
 import { StdioClientTransport } from "npm:@modelcontextprotocol/client@2.4.0/stdio";
 import { childEnv, ROOT, tempHome } from "../helpers/server.ts";
 import { BUNDLED_IDS } from "../helpers/library.ts";
+import { builtBundle } from "../helpers/builds.ts";
 
 const decoder = new TextDecoder();
 
@@ -26,16 +27,11 @@ async function deno(
   return { code: out.code, out: decoder.decode(out.stdout), err: decoder.decode(out.stderr) };
 }
 
-/** Bundles with the task into a scratch folder, then copies the file alone into an empty one. */
+/** The task's bundle (built once for the run), the file alone copied into an empty folder. */
 async function lonelyBundle(): Promise<{ dir: string; file: string; cleanup(): Promise<void> }> {
-  const scratch = await Deno.makeTempDir({ prefix: "waymark-bundle-build-" });
   const dir = await Deno.makeTempDir({ prefix: "waymark-bundle-run-" });
-  const built = join(scratch, "waymark.js");
-  const task = await deno(["task", "--quiet", "bundle", built], ROOT);
-  assert.equal(task.code, 0, task.err);
   const file = join(dir, "waymark.js");
-  await Deno.copyFile(built, file);
-  await Deno.remove(scratch, { recursive: true });
+  await Deno.copyFile(await builtBundle(), file);
   return { dir, file, cleanup: () => Deno.remove(dir, { recursive: true }) };
 }
 

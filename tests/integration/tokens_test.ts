@@ -492,7 +492,7 @@ Deno.test("tokens minted before a key rotation still work after it", async () =>
 
 Deno.test("over MCP stdio, a tampered token comes back as the structured error envelope", async () => {
   const home = await tempHome();
-  const client = await connect(home.home, { client: "v2" });
+  const client = await connect(home.home, { client: "v2", process: true });
   try {
     const s0 = ok(await client.call("start_workflow", { workflowId: "waymark.code_review" }));
     const ack = s0.ackToken as string;

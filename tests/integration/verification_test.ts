@@ -1,5 +1,5 @@
 /**
- * Verification the agent cannot fake, through a real MCP client over stdio on a real libSQL
+ * Verification the agent cannot fake, through a real MCP client on a real libSQL
  * file: in a git workspace whose user allowlisted the commands, a step's check fails and blocks
  * (its output tail as the reason, the evidence on the blocked attempt), passes after a file
  * changes, and a replay of either acknowledgement answers the recorded verdict without running

@@ -1,5 +1,5 @@
 /**
- * The viewer over a DeepWork session driven through the real profile over stdio: the job run
+ * The viewer over a DeepWork session driven through the real profile over MCP: the job run
  * with its nested child runs (indented, "nested in"), the quality review and its override on
  * the node whose step was reviewed, and an aborted child run with its explanation, all
  * escaped.

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { createHmac } from "node:crypto";
 import { Buffer } from "node:buffer";
 import { mintToken, verifyToken } from "../../engine/access/tokens.ts";
-import { loadOrCreateKeyring, rotateKeyring } from "../../store/mod.ts";
+import { type KeyringClock, loadOrCreateKeyring, rotateKeyring } from "../../store/mod.ts";
 
 const sample = new TextEncoder().encode("sample");
 const claims = {
@@ -126,14 +126,31 @@ Deno.test("a secret that decodes to fewer than 32 bytes is refused on load, nami
   }
 });
 
+/** A clock the test moves: sleeping advances it at once (the suite runs files side by side). */
+function testClock(): KeyringClock & { slept: number } {
+  let at = Date.now();
+  return {
+    slept: 0,
+    now: () => at,
+    sleep(ms) {
+      at += ms;
+      this.slept += ms;
+      return Promise.resolve();
+    },
+  };
+}
+
 Deno.test("a keyring follows its file: a rotation reaches a loaded keyring within a second", async () => {
   const dir = await Deno.makeTempDir();
+  const clock = testClock();
   try {
     const path = `${dir}/keys.json`;
-    const live = await loadOrCreateKeyring(path);
+    const live = await loadOrCreateKeyring(path, { clock });
     const first = live.current.id;
-    const rotated = await rotateKeyring(path);
-    await new Promise((wake) => setTimeout(wake, 1100));
+    const rotated = await rotateKeyring(path, { clock });
+    await clock.sleep(999);
+    assert.equal(live.current.id, first, "checked again before a second is up");
+    await clock.sleep(2);
     assert.equal(
       live.current.id,
       rotated.current.id,
@@ -142,14 +159,16 @@ Deno.test("a keyring follows its file: a rotation reaches a loaded keyring withi
     assert.equal(live.previous?.id, first);
     // What it signs now still verifies after the next rotation, in any process.
     const token = mintToken(live, claims);
-    const next = await rotateKeyring(path);
+    const slept = clock.slept;
+    const next = await rotateKeyring(path, { clock });
+    assert.ok(clock.slept > slept, "a rotation soon after the last waits for live keyrings");
     assert.ok(verifyToken(next, token, "ack").ok);
-    assert.ok(verifyToken(await loadOrCreateKeyring(path), token, "ack").ok);
-    await new Promise((wake) => setTimeout(wake, 1100));
+    assert.ok(verifyToken(await loadOrCreateKeyring(path, { clock }), token, "ack").ok);
+    await clock.sleep(1100);
     assert.equal(live.current.id, next.current.id);
     // A file broken meanwhile leaves the keys in use.
     await Deno.writeTextFile(path, "{ broken", { mode: 0o600 });
-    await new Promise((wake) => setTimeout(wake, 1100));
+    await clock.sleep(1100);
     assert.equal(live.current.id, next.current.id);
   } finally {
     await Deno.remove(dir, { recursive: true });

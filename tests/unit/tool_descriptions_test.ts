@@ -80,6 +80,7 @@ Deno.test("each tool's hints say what its use-case does", () => {
     checkpoint_workflow: { readOnly: false, idempotent: true, destructive: false },
     resume_session: { readOnly: true, idempotent: true, destructive: false },
     abort_workflow: { readOnly: false, idempotent: true, destructive: true },
+    restore_workspace: { readOnly: false, idempotent: true, destructive: true },
     start_session: { readOnly: false, idempotent: false, destructive: false },
   });
   const deepwork = Object.fromEntries(DEEPWORK.map((t) => [t.name, t.destructive]));
@@ -113,7 +114,9 @@ Deno.test("a call reads the client's workspace only when its use-case records or
   assert.equal(usesWorkspace("inspect_workflow", { workflowId: "wr.x" }), false);
   assert.equal(usesWorkspace("start_workflow", { workflowId: "wr.x" }), true);
   assert.equal(usesWorkspace("continue_workflow", { stateToken: "s", ackToken: "a" }), true);
-  assert.equal(usesWorkspace("continue_workflow", { stateToken: "s" }), false, "a rehydrate");
+  // a rehydrate compares the files with the node's snapshot (docs/snapshots.md)
+  assert.equal(usesWorkspace("continue_workflow", { stateToken: "s" }), true, "a rehydrate");
+  assert.equal(usesWorkspace("restore_workspace", { stateToken: "s" }), true);
   assert.equal(
     usesWorkspace("checkpoint_workflow", {
       stateToken: "s",

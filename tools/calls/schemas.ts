@@ -78,3 +78,10 @@ export const abortInput = z.object({
   stateToken: token(),
   explanation: z.string().min(1).max(LIMITS.explanationChars),
 }).strict();
+
+/** `restore_workspace` input. */
+export const restoreInput = z.object({
+  stateToken: token(),
+  dryRun: z.boolean().optional(),
+  snapshot: z.string().regex(/^[0-9a-f]{40,64}$/).optional(),
+}).strict();

@@ -170,6 +170,7 @@ async function runCall(
       onAppend: (sessionId) => appended.add(sessionId),
       onReplay: (replay) => Object.assign(replayed, replay),
       onAnswered: (answered) => told.answered = answered,
+      ...hostCall(ctx),
       ...(sendProgress
         ? {
           onProgress: (p) => progress.push(sendProgress.step(p)),
@@ -196,6 +197,12 @@ async function runCall(
     );
     return errorResult(unexpectedError(error));
   }
+}
+
+/** The host's id of the model's tool call behind this request, when it names one (Claude Code). */
+function hostCall(ctx: ServerContext): Pick<ToolContext, "hostCallId"> {
+  const id = ctx.mcpReq._meta?.["claudecode/toolUseId"];
+  return typeof id === "string" && id.length <= 200 ? { hostCallId: id } : {};
 }
 
 /** The observation a call records, and where its verification commands may run when that differs. */

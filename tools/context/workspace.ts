@@ -79,6 +79,11 @@ function findGitDir(folder: string): { gitDir: string; commonDir: string } | nul
   return found;
 }
 
+/** Whether a folder is inside a git repository: cached per folder, so a call outside git reads nothing. */
+export function inGitRepository(folder: string): boolean {
+  return findGitDir(folder) !== null;
+}
+
 /** The branch and HEAD commit of a folder: a few small file reads, never an error. */
 export function gitState(
   folder: string,

@@ -27,6 +27,8 @@ import { listWorkflows } from "../../engine/use_cases/list_workflows.ts";
 import { resumeSession } from "../../engine/use_cases/resume_session.ts";
 import { startSession } from "../../engine/use_cases/start_session.ts";
 import { startWorkflow } from "../../engine/use_cases/start_workflow.ts";
+import { restoreWorkspace } from "../../engine/use_cases/restore_workspace.ts";
+import { renderRestore, restoreResponseSchema } from "../../engine/model/snapshots.ts";
 import { defineTool, type ToolDefinition, type ToolProfile } from "../calls/define_tool.ts";
 import { PROFILES, publishedSchemas } from "./registry.ts";
 import {
@@ -35,6 +37,7 @@ import {
   continueInput,
   inspectInput,
   listInput,
+  restoreInput,
   resumeInput,
   startInput,
   startSessionInput,
@@ -94,7 +97,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     idempotent: true,
     destructive: false,
     elicits: true,
-    workspace: (input) => input.ackToken !== undefined,
+    workspace: "always", // a rehydrate compares the files with the node's snapshot
     run: (deps, input, ctx) => continueWorkflow(deps, input, ctx),
     render: renderStepResponse,
   }),
@@ -142,6 +145,20 @@ export const TOOLS: readonly ToolDefinition[] = [
       }: ${value.workflowId} (${value.session.runId}) at step ${
         value.abortedStepId ?? "(none)"
       }. ${value.explanation}`,
+  }),
+  defineTool({
+    name: "restore_workspace",
+    title: "Restore the workspace's files",
+    description:
+      "Put the files back as they were at `stateToken`'s node (`dryRun`: list only). Answers `undo`.",
+    input: restoreInput,
+    output: restoreResponseSchema,
+    readOnly: false,
+    idempotent: true,
+    destructive: true,
+    workspace: "always",
+    run: (deps, input, ctx) => restoreWorkspace(deps, input, ctx),
+    render: renderRestore,
   }),
   defineTool({
     name: "start_session",

@@ -13,6 +13,7 @@ import { ChildRuns, DelegatedFrom } from "../parts/child_runs.tsx";
 import { fmtTime, plural } from "../parts/display_text.ts";
 import { Graph, Legend } from "../parts/graph.tsx";
 import { NodeDetail } from "../parts/node_detail.tsx";
+import { FootprintChart } from "../parts/footprint.tsx";
 import { ReviewPasses } from "../parts/review_passes.tsx";
 import { RunsSidebar } from "../parts/runs_sidebar.tsx";
 import { SessionNotes } from "../parts/session_notes.tsx";
@@ -74,7 +75,13 @@ const RunPanel: FC<{ graph: RunGraph; view: SessionView }> = ({ graph, view }) =
         </div>
         <div class="panel" id="node" data-live="1">
           {node
-            ? <NodeDetail node={node} sessionId={sid} />
+            ? (
+              <NodeDetail
+                node={node}
+                sessionId={sid}
+                footprint={view.footprints.find((f) => f.nodeId === node.nodeId)}
+              />
+            )
             : <p class="muted">This run has no nodes yet.</p>}
         </div>
       </div>
@@ -116,6 +123,15 @@ export const SessionPageView: FC<{ view: SessionView }> = (
                 <p class="muted">This session has no runs yet.</p>
               </section>
             )}
+          {graph
+            ? (
+              <FootprintChart
+                steps={view.footprints}
+                sessionId={sid}
+                runId={graph.run.runId}
+              />
+            )
+            : null}
           <ReviewPasses passes={view.passes} />
           <ChildRuns view={view} />
           {graph && node && view.branch

@@ -11,6 +11,8 @@ import { type NodeView, paths } from "../model.ts";
 import { fmtTime, json } from "./display_text.ts";
 import { Artifacts, Markdown } from "./notes.tsx";
 import { NodeEvents } from "./node_events.tsx";
+import { Footprint } from "./footprint.tsx";
+import type { StepFootprint } from "../../store/sql/viewer/footprint.ts";
 import type { Html } from "./shell.tsx";
 
 /** What the node panel's pieces take: the node and how to link to another node of its run. */
@@ -223,14 +225,24 @@ const NodeLinks: FC<Part> = ({ node, link }) => (
 );
 
 /** The focused node: notes, artifacts, the pending step's prompt, attempts, branches. */
-export const NodeDetail: FC<{ node: NodeView; sessionId: string }> = (
-  { node, sessionId }: { node: NodeView; sessionId: string },
+export const NodeDetail: FC<{ node: NodeView; sessionId: string; footprint?: StepFootprint }> = (
+  { node, sessionId, footprint }: {
+    node: NodeView;
+    sessionId: string;
+    footprint?: StepFootprint;
+  },
 ): Html => {
   const link = (id: string) => `${paths.node(sessionId, node.runId, id)}#node`;
-  const others = node.events.filter((e) => !isAssessment(e));
+  // snapshots and token counts are shown as the step's footprint
+  const others = node.events.filter((e) =>
+    !isAssessment(e) && e.kind !== "snapshot_recorded" && e.kind !== "usage_recorded"
+  );
   return (
     <div>
       <NodeHead node={node} link={link} />
+      {footprint && (footprint.durationMs !== null || footprint.snapshot)
+        ? <Footprint step={footprint} />
+        : null}
       <NodeRecord node={node} />
       {others.length > 0
         ? <NodeEvents events={others} runHref={(runId) => paths.run(sessionId, runId)} />

@@ -1,6 +1,6 @@
 /**
  * The JSON API under `/api/`: the sessions list, a session, its bundle (the file `waymark
- * import` reads), its timeline, a run's graph and a node. Misses answer `{ error: { code: "NOT_FOUND", message } }` with 404.
+ * import` reads), its timeline, a run's graph, a node and the footprints of the steps leading to it. Misses answer `{ error: { code: "NOT_FOUND", message } }` with 404.
  * @module
  */
 import { type Context, Hono } from "npm:hono@4.13.19";
@@ -14,6 +14,7 @@ import {
 } from "../model.ts";
 import {
   getSession,
+  getStepFootprints,
   listSessions,
   type RunSummary,
   SESSIONS_PAGE_SIZE,
@@ -79,6 +80,15 @@ export function apiRoutes(db: ViewerDb): Hono {
     const node = nodeId ? await loadNode(db, run, nodeId) : null;
     if (!node) return notFound(c, MISSES.node);
     return c.json(node);
+  });
+  // each step's footprint (time, changes with the diff, evidence, tokens), root to the node
+  app.get("/api/sessions/:sid/runs/:rid/nodes/:nid/footprints", async (c) => {
+    const run = await findRun(c, db);
+    if (!run) return notFound(c, MISSES.run);
+    const nodeId = parseNodeId(c.req.param("nid"));
+    const steps = nodeId ? await getStepFootprints(db, { runId: run.runId, nodeId }) : [];
+    if (steps.length === 0) return notFound(c, MISSES.node);
+    return c.json({ steps });
   });
   return app;
 }

@@ -7,3 +7,4 @@ export * from "./sessions_list.ts";
 export * from "./session.ts";
 export * from "./run.ts";
 export * from "./delegations.ts";
+export * from "./footprint.ts";
