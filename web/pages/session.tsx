@@ -20,8 +20,7 @@ import { SessionNotes } from "../parts/session_notes.tsx";
 import { type Html, Layout } from "../parts/shell.tsx";
 import { Timeline } from "../parts/timeline.tsx";
 import { WorkflowSteps } from "../parts/workflow_steps.tsx";
-import { PathLegend, pathMarks, WorkflowGraphSvg } from "../parts/workflow_graph.tsx";
-import { workflowGraph } from "../../engine/authoring/graph.ts";
+import { WorkflowGraphPanel } from "../parts/workflow_graph.tsx";
 
 const RunHead: FC<{ run: RunGraph["run"]; view: SessionView }> = ({ run, view }) => (
   <div id="run-head" data-live="1">
@@ -144,23 +143,7 @@ export const SessionPageView: FC<{ view: SessionView }> = (
               />
             )
             : null}
-          {graph && view.pinned
-            ? (
-              <section class="panel" id="workflow-graph">
-                <h2>
-                  Path through the workflow{" "}
-                  <a class="small" href={paths.workflow(graph.run.workflowHash)}>
-                    workflow page
-                  </a>
-                </h2>
-                <PathLegend />
-                <WorkflowGraphSvg
-                  graph={workflowGraph(view.pinned.compiled)}
-                  marks={pathMarks(graph.nodes, graph.preferredTipId)}
-                />
-              </section>
-            )
-            : null}
+          {graph && view.pinned ? <WorkflowGraphPanel graph={graph} pinned={view.pinned} /> : null}
           {graph && view.pinned
             ? (
               <WorkflowSteps

@@ -9,7 +9,8 @@
  * @module
  */
 import type { FC } from "npm:hono@4.13.19/jsx";
-import type { GraphItem, WorkflowGraph } from "../../engine/authoring/graph.ts";
+import { type GraphItem, type WorkflowGraph, workflowGraph } from "../../engine/authoring/graph.ts";
+import { paths, type Pinned, type RunGraph } from "../model.ts";
 import type { Html } from "./shell.tsx";
 
 /** What a run did with each step: taken on the preferred branch, only on others, pending. */
@@ -212,3 +213,20 @@ export function pathMarks(
   }
   return { taken, branched: new Set([...other].filter((s) => !taken.has(s))), current };
 }
+
+/** The run page's panel: the pinned workflow with the run's path marked, and its page's link. */
+export const WorkflowGraphPanel: FC<{ graph: RunGraph; pinned: Pinned }> = (
+  { graph, pinned }: { graph: RunGraph; pinned: Pinned },
+): Html => (
+  <section class="panel" id="workflow-graph">
+    <h2>
+      Path through the workflow{" "}
+      <a class="small" href={paths.workflow(graph.run.workflowHash)}>workflow page</a>
+    </h2>
+    <PathLegend />
+    <WorkflowGraphSvg
+      graph={workflowGraph(pinned.compiled)}
+      marks={pathMarks(graph.nodes, graph.preferredTipId)}
+    />
+  </section>
+);
