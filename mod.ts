@@ -56,8 +56,10 @@ import { claudeReviewer, commandReviewer } from "./tools/profiles/deepwork/revie
 import { commandVerifier } from "./tools/context/verify_runner.ts";
 import { usageDeps } from "./store/transcripts/mod.ts";
 import { gitSnapshots } from "./tools/snapshots/mod.ts";
+import type { WorkspaceSnapshots } from "./engine/model/snapshots.ts";
 import type { WaymarkServer } from "./tools/server/waymark_server.ts";
 import type { TaskOwner } from "./tools/tasks/owner.ts";
+import { createTaskViewCache, type TaskViewCache } from "./tools/tasks/surface.ts";
 import type { RunAccess } from "./engine/model/vocabulary.ts";
 
 export { jobsAsWorkflows, type JobSource } from "./engine/deepwork/job_catalog.ts";
@@ -164,6 +166,13 @@ export interface WaymarkServerOptions {
   commandsNeedRoots?: boolean;
   /** The folder a connection works in until its client names roots (default: the process's). */
   cwd?: string;
+  /**
+   * The server answers one request and is dropped (`serve --http --stateless`): its task views
+   * come from a cache this `Waymark` keeps for all such servers.
+   */
+  stateless?: boolean;
+  /** Told each tool call: its tool, its error code (`null`: answered) and its time (metrics). */
+  onToolCall?: (tool: string, code: string | null, ms: number) => void;
 }
 
 /** Resolved locations. */
@@ -250,6 +259,31 @@ export interface Waymark {
   close(): Promise<void>;
 }
 
+/**
+ * `Waymark.mcpServer`: a server per connection (or per request, `stateless`, whose servers share
+ * one cache of task views).
+ */
+function serverMaker(
+  deps: EngineDeps,
+  sources: Parameters<typeof profileOf>[0],
+): Waymark["mcpServer"] {
+  let taskViews: TaskViewCache | undefined;
+  return (opts = {}) =>
+    createMcpServer(deps, {
+      version: VERSION,
+      log: opts.log,
+      enableStartSession: opts.enableStartSession,
+      onto: opts.onto,
+      taskOwner: opts.taskOwner,
+      runAccess: opts.runAccess,
+      commandsNeedRoots: opts.commandsNeedRoots,
+      cwd: opts.cwd,
+      sharedTaskViews: opts.stateless ? (taskViews ??= createTaskViewCache()) : undefined,
+      onToolCall: opts.onToolCall,
+      profile: profileOf(sources, opts),
+    });
+}
+
 /** Opens waymark: the database (created and migrated if needed), the keyring, the workflow sources. */
 export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark> {
   const home = resolvePaths(options).home;
@@ -285,9 +319,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
     defaultPreferences: applyPreferences(DEFAULT_PREFERENCES, config.preferences),
     verifier: commandVerifier(config.verification),
     ...usageDeps(config.cost, { env: process.env, cwd: process.cwd() }),
-    snapshots: config.snapshots.enabled && process.env.WAYMARK_SNAPSHOTS !== "0"
-      ? gitSnapshots({ budgetMs: config.snapshots.budgetMs })
-      : undefined,
+    snapshots: snapshotsOf(config.snapshots),
   };
   return {
     paths,
@@ -300,18 +332,7 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
     checkpoint: (input) => checkpointWorkflow(deps, input),
     jobs,
     schemas,
-    mcpServer: (opts = {}) =>
-      createMcpServer(deps, {
-        version: VERSION,
-        log: opts.log,
-        enableStartSession: opts.enableStartSession,
-        onto: opts.onto,
-        taskOwner: opts.taskOwner,
-        runAccess: opts.runAccess,
-        commandsNeedRoots: opts.commandsNeedRoots,
-        cwd: opts.cwd,
-        profile: profileOf({ jobs, schemas }, opts),
-      }),
+    mcpServer: serverMaker(deps, { jobs, schemas }),
     rehearse: (opts = {}) =>
       rehearse(
         {
@@ -329,6 +350,14 @@ export async function openWaymark(options: WaymarkOptions = {}): Promise<Waymark
       ),
     close: () => store.close(),
   };
+}
+
+/** Workspace snapshots as configured: off, steps take none, and restoring those taken still works. */
+function snapshotsOf(settings: { enabled: boolean; budgetMs?: number }): WorkspaceSnapshots {
+  return gitSnapshots({
+    budgetMs: settings.budgetMs,
+    taking: settings.enabled && process.env.WAYMARK_SNAPSHOTS !== "0",
+  });
 }
 
 /** The file each failure to open waymark was about, by the error thrown. */

@@ -206,6 +206,9 @@ async function authSettingsOf(
   });
 }
 
+/** How long calls in flight may take to finish after SIGTERM before they are cut. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
 async function serveHttp(options: WaymarkOptions, input: CommandInput): Promise<number> {
   const { flags } = input;
   const auth = await authSettingsOf(options, flags);
@@ -241,7 +244,10 @@ async function serveHttp(options: WaymarkOptions, input: CommandInput): Promise<
     })
     : undefined;
   // Loaded on demand: it serves with Deno.serve, and plain stdio serving never needs it.
-  const { serveMcpHttp } = await load<typeof import("../web/mcp_http.ts")>("mcpHttp");
+  const { serveMcpHttp, createOps, storeProbe } = await load<
+    typeof import("../web/mcp_http.ts")
+  >("mcpHttp");
+  const ops = createOps(storeProbe(waymark.store as Parameters<typeof storeProbe>[0]));
   let hosts: string[] = [];
   const viewer = flags.viewer ? await viewerBeside(waymark, () => hosts) : undefined;
   const handle = await serveMcpHttp(
@@ -251,6 +257,8 @@ async function serveHttp(options: WaymarkOptions, input: CommandInput): Promise<
         taskOwner,
         runAccess: flags["run-access"],
         commandsNeedRoots: true,
+        stateless: flags.stateless === true,
+        onToolCall: ops.toolCall,
       }),
     {
       port: flags.http!,
@@ -263,12 +271,17 @@ async function serveHttp(options: WaymarkOptions, input: CommandInput): Promise<
       stateless: flags.stateless === true,
       auth: gate,
       fallback: viewer?.app.fetch,
+      ops,
     },
   );
   const { allowedHostsFor } = await load<typeof import("../web/mod.ts")>("viewer");
   hosts = [...allowedHostsFor(handle.port), ...(gate ? [gate.publicHost] : [])];
   if (viewer) log(`viewer: the same address, at / (behind the same authentication)`);
-  const stop = () => void handle.close();
+  // SIGTERM: stop accepting, let calls in flight finish (bounded), then close the database
+  const stop = () => {
+    log(`stopping: calls in flight have ${SHUTDOWN_GRACE_MS} ms to finish`);
+    void handle.close(SHUTDOWN_GRACE_MS);
+  };
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
   await handle.finished;

@@ -1,9 +1,10 @@
 /**
  * An HTTP listener that cuts off slow clients. `Deno.serve` has no header or body timeout: a
  * connection that sends a byte a second stays open forever, and a few hundred of them hold a
- * few hundred sockets and requests. So the public port is a small relay: each connection is
- * piped to a `Deno.serve` listening on another loopback port (which answers only the relay's
- * own connections), and the client's bytes are followed (`request_framer.ts`) so that a header
+ * few hundred sockets and requests (nor has Deno's `node:http`: it takes `headersTimeout` and
+ * ignores it). So the public port is a small relay: each connection is piped to a `Deno.serve`
+ * listening on a Unix socket in a private temporary folder (cheaper than a second TCP hop, and
+ * out of reach of other users), and the client's bytes are followed (`request_framer.ts`) so that a header
  * block must arrive within `headerTimeoutMs` of its first byte (of the connection, for the first
  * request) and a body within `bodyTimeoutMs` of its headers. A client past either is sent
  * `408 Request Timeout` (when nothing has been answered on that connection yet) and the
@@ -34,8 +35,12 @@ export interface DeadlineServer {
   readonly port: number;
   /** Resolves once the server has shut down. */
   readonly finished: Promise<void>;
-  /** Stops listening, closes every connection, and waits for the handlers. */
-  shutdown(): Promise<void>;
+  /**
+   * Stops listening at once, lets the requests in flight finish for up to `graceMs` (default
+   * 0: none), then closes every connection left (a long stream, a slow call) and waits for the
+   * handlers. A request cut this way wrote all of its transaction or none of it.
+   */
+  shutdown(graceMs?: number): Promise<void>;
 }
 
 const REFUSALS: Record<FramingError | "timeout", string> = {
@@ -68,19 +73,16 @@ export function serveWithDeadlines(
   const listener: Deno.Listener = options.tls
     ? Deno.listenTls({ ...address, ...options.tls })
     : Deno.listen(address);
-  const relayed = new Set<number>();
-  const inner = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    (request, info) =>
-      relayed.has(info.remoteAddr.port) ? handler(request) : new Response(null, { status: 403 }),
-  );
+  const folder = Deno.makeTempDirSync({ prefix: "waymark-http-" });
+  Deno.chmodSync(folder, 0o700);
+  const path = `${folder}/relay.sock`;
+  const inner = Deno.serve({ path, onListen: () => {} }, (request) => handler(request));
   const open = new Set<() => void>();
   const accepting = (async () => {
     for await (const client of listener) {
       void relay(client, {
-        inner: inner.addr.port,
+        inner: path,
         deadlines,
-        relayed,
         open,
         log: options.log,
       });
@@ -90,12 +92,19 @@ export function serveWithDeadlines(
   return {
     port: (listener.addr as Deno.NetAddr).port,
     finished: inner.finished,
-    shutdown: () =>
+    shutdown: (graceMs = 0) =>
       stopping ??= (async () => {
         listener.close();
         await accepting;
+        // the inner server's own shutdown finishes the requests in flight, closing idle
+        // connections; what is still open after the grace is cut
+        const finishing = inner.shutdown();
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([finishing, new Promise((r) => timer = setTimeout(r, graceMs))]);
+        clearTimeout(timer);
         for (const close of open) close();
-        await inner.shutdown();
+        await finishing;
+        Deno.removeSync(folder, { recursive: true });
       })(),
   };
 }
@@ -114,21 +123,21 @@ async function answerRefusal(client: Deno.Conn, status: string, detail: string):
 async function relay(
   client: Deno.Conn,
   at: {
-    inner: number;
+    inner: string;
     deadlines: Deadlines;
-    relayed: Set<number>;
     open: Set<() => void>;
     log?: (line: string) => void;
   },
 ): Promise<void> {
-  let upstream: Deno.TcpConn;
+  let upstream: Deno.UnixConn;
   try {
-    upstream = await Deno.connect({ hostname: "127.0.0.1", port: at.inner });
+    upstream = await Deno.connect({ transport: "unix", path: at.inner });
+    // every chunk is relayed as it comes: a small one held back by Nagle's algorithm waits for
+    // the peer's delayed ACK (40 ms on Linux)
+    (client as Partial<Deno.TcpConn>).setNoDelay?.(true);
   } catch {
     return closeQuietly(client);
   }
-  const port = (upstream.localAddr as Deno.NetAddr).port;
-  at.relayed.add(port);
   let answered = false;
   let closed = false;
   const close = () => {
@@ -136,7 +145,6 @@ async function relay(
     closed = true;
     clearTimeout(timer);
     at.open.delete(close);
-    at.relayed.delete(port);
     closeQuietly(client);
     closeQuietly(upstream);
   };

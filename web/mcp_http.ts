@@ -18,6 +18,9 @@ import { type Context, Hono } from "npm:hono@4.13.19";
 import { MAX_MESSAGE_BYTES } from "../tools/stdio/line_splitter.ts";
 import { allowedHostsFor, hardening, loopbackOnly } from "./request_guard.ts";
 import { readJsonBody } from "./request_body.ts";
+import { serveStatelessLegacy } from "./stateless_mcp.ts";
+import type { Ops } from "./ops.ts";
+export { createOps, storeProbe } from "./ops.ts";
 import { createTaskOwner, principalTaskOwner, type TaskOwner } from "../tools/tasks/owner.ts";
 import { principalOf } from "../tools/context/principal.ts";
 import { type Deadlines, serveWithDeadlines } from "./deadlines.ts";
@@ -56,6 +59,8 @@ export interface McpHttpOptions {
    * so replicas behind a round-robin balancer need no sticky sessions (docs/team_service.md).
    */
   stateless?: boolean;
+  /** `/healthz`, `/readyz` and `/metrics` (`ops.ts`). */
+  ops?: Ops;
 }
 
 /** Live MCP sessions at most, by default. */
@@ -210,6 +215,23 @@ async function initialize(
   return await transport.handleRequest(c.req.raw, { parsedBody: body, authInfo });
 }
 
+/**
+ * What every request passes first: counted, hardened, the probes (any Host, no token: they say
+ * nothing), the Host check, authentication, then `/metrics` behind it.
+ */
+function guard(
+  app: Hono,
+  options: Pick<McpHttpOptions, "ops" | "auth"> & { hosts: () => readonly string[] },
+): void {
+  const { ops } = options;
+  if (ops) app.use("*", ops.count);
+  app.use("*", ...hardening());
+  if (ops) app.use("*", ops.probes);
+  app.use("*", loopbackOnly(options.hosts));
+  if (options.auth) app.use("*", options.auth.middleware);
+  if (ops) app.get("/metrics", (c) => ops.metrics(c));
+}
+
 /** The Hono app serving MCP at `/mcp`, and a `close` that ends every MCP session. */
 export function createMcpHttpApp(
   factory: McpServerFactory,
@@ -223,8 +245,7 @@ export function createMcpHttpApp(
   const app = new Hono();
   const hosts =
     () => [...allowedHostsFor(options.port()), ...(options.auth ? [options.auth.publicHost] : [])];
-  app.use("*", ...hardening(), loopbackOnly(hosts));
-  if (options.auth) app.use("*", options.auth.middleware);
+  guard(app, { ...options, hosts });
   // 2026-07-28 requests (a per-request `_meta` envelope, no session) are served statelessly,
   // one server instance per request, by the SDK's entry; 2025 traffic keeps its sessions.
   // session-less requests have no identity to tell apart (and waymark no authentication): they
@@ -232,7 +253,7 @@ export function createMcpHttpApp(
   // A stateless server keeps no requestor in memory: unauthenticated, tasks are every run's.
   const sessionless = options.stateless ? undefined : createTaskOwner();
   const modern = createMcpHandler(({ authInfo }) => factory(ownerOf(authInfo, sessionless)), {
-    legacy: options.stateless ? "stateless" : "reject",
+    legacy: "reject",
     maxRequestBodySize: maxBytes,
     onerror: (error) => options.log?.(`MCP: ${error.message}`),
   });
@@ -242,7 +263,16 @@ export function createMcpHttpApp(
     if (read instanceof Response) return read;
     const parsedBody = read.body;
     if (options.stateless) {
-      return await modern.fetch(c.req.raw, { parsedBody, authInfo: requestAuth(c.req.raw) });
+      const authInfo = requestAuth(c.req.raw);
+      if (await isLegacyRequest(c.req.raw, parsedBody, { maxRequestBodySize: maxBytes })) {
+        const owner = ownerOf(authInfo, undefined);
+        return await serveStatelessLegacy(c.req.raw, {
+          factory: () => factory(owner),
+          parsedBody,
+          authInfo,
+        });
+      }
+      return await modern.fetch(c.req.raw, { parsedBody, authInfo });
     }
     if (
       c.req.method === "POST" && !c.req.header("mcp-session-id") &&
@@ -284,8 +314,11 @@ export interface McpHttpHandle {
   readonly port: number;
   /** Resolves when the listener has stopped. */
   readonly finished: Promise<void>;
-  /** Stops listening and ends every MCP session. */
-  close(): Promise<void>;
+  /**
+   * Stops listening, lets calls in flight finish for up to `graceMs` (default 0), cuts what is
+   * left, and ends every MCP session.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 /**
@@ -326,9 +359,10 @@ export function serveMcpHttp(
   return Promise.resolve({
     port,
     finished: server.finished,
-    async close() {
+    async close(graceMs?: number) {
+      // in-flight calls finish first (their answers may be SSE streams of a session)
+      await server.shutdown(graceMs);
       await close();
-      await server.shutdown();
     },
   });
 }

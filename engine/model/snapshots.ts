@@ -156,6 +156,8 @@ export type SnapshotParent = string | null | (() => Promise<string | null>);
  * failure is a notice (taking) or a refusal (restoring).
  */
 export interface WorkspaceSnapshots {
+  /** Whether steps take snapshots (off by the user's choice: restores still work). */
+  readonly taking: boolean;
   /**
    * Takes a snapshot of `workspace` for a run, with the changes since `parent` (a commit, asked
    * for only inside a repository, so a call outside git reads nothing more).

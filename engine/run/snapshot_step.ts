@@ -54,7 +54,7 @@ export async function snapshotForStep(
   deps: Pick<EngineDeps, "snapshots" | "store">,
   at: { node: NodeRecord; workspace: string | null | undefined },
 ): Promise<SnapshotTaken | null> {
-  if (!deps.snapshots || !at.workspace) return null;
+  if (!deps.snapshots?.taking || !at.workspace) return null;
   const parent = async () => {
     const { end } = await checkpointChain(deps.store, at.node);
     return (await snapshotAt(deps.store, end))?.commit ?? null;
@@ -69,7 +69,7 @@ export function snapshotForStart(
   deps: Pick<EngineDeps, "snapshots">,
   at: { runId: string; workspace: string | null | undefined },
 ): Promise<SnapshotTaken | null> {
-  if (!deps.snapshots || !at.workspace) return Promise.resolve(null);
+  if (!deps.snapshots?.taking || !at.workspace) return Promise.resolve(null);
   return deps.snapshots.take(at.workspace, { runId: at.runId, parent: null });
 }
 
@@ -82,7 +82,7 @@ export async function compareWorkspace(
   response: StepResponse,
   at: { node: NodeRecord; stateToken: string; workspace: string | null | undefined },
 ): Promise<void> {
-  if (!deps.snapshots || !at.workspace) return;
+  if (!deps.snapshots?.taking || !at.workspace) return;
   const snapshot = await snapshotAt(deps.store, at.node);
   if (!snapshot?.commit || snapshot.workspace !== at.workspace) return;
   const diff = await deps.snapshots.compare(at.workspace, snapshot.commit);

@@ -39,6 +39,15 @@ export function restoreWorkspace(
   options: { workspace?: WorkspaceObservation } = {},
 ): Promise<Result<RestoreResponse>> {
   return guard(async () => {
+    if (input.snapshot !== undefined && !/^[0-9a-f]{40,64}$/.test(input.snapshot)) {
+      return fail(
+        "INVALID_ARGUMENTS",
+        "snapshot must be a snapshot's commit id (40 hex digits), as a restore's `before` gives it.",
+        {
+          details: { field: "snapshot" },
+        },
+      );
+    }
     const verified = verifyPair(deps, input.stateToken);
     if (!verified.ok) return verified;
     const loaded = await loadNode(deps.store, verified.value.state);

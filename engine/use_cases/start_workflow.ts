@@ -20,6 +20,7 @@ import type { WorkspaceObservation } from "../model/workspace.ts";
 import type { SessionKind } from "../model/vocabulary.ts";
 import { lookupWorkflow } from "./inspect_workflow.ts";
 import { randomHex, sessionLabel } from "../model/ids.ts";
+import { canonicalJson, sha256HexSync } from "../common/hash.ts";
 import { guard } from "../run/error_guard.ts";
 import {
   noticeWarning,
@@ -56,6 +57,36 @@ export interface StartOptions {
   onAppend?: (sessionId: string) => void;
   /** Told the run's root node after it committed (see {@linkcode CallOptions.onAnswered}). */
   onAnswered?: CallOptions["onAnswered"];
+  /**
+   * Makes a retried start open one run: the run's ids and its first tokens derive from this key
+   * (which the adapter scopes to its caller) and the start's input, so a start sent again finds
+   * its run already written and answers, byte for byte, what the first one did.
+   */
+  replayKey?: string;
+}
+
+/**
+ * Random bytes that are a function of `seed`: SHA-256 of the seed and a counter, in turn.
+ * Used in place of the clock-free randomness for a keyed start, so its ids and tokens repeat.
+ */
+function seededRandom(seed: string): EngineDeps["random"] {
+  let counter = 0;
+  let pool = new Uint8Array(0);
+  return {
+    bytes(n) {
+      while (pool.length < n) {
+        const block = sha256HexSync(`${seed}|${counter++}`);
+        const bytes = Uint8Array.from(block.match(/../g)!, (h) => parseInt(h, 16));
+        const grown = new Uint8Array(pool.length + bytes.length);
+        grown.set(pool);
+        grown.set(bytes, pool.length);
+        pool = grown;
+      }
+      const out = pool.slice(0, n);
+      pool = pool.slice(n);
+      return out;
+    },
+  };
 }
 
 /** Starts a run of a workflow. */
@@ -80,7 +111,12 @@ export function startWorkflow(
     const found = await lookupWorkflow(deps.workflows, input.workflowId);
     if (!found.ok) return found;
     const workflow = found.value;
+    // the key with what was asked and the workflow it found: a different request opens its own run
+    const seed = options.replayKey === undefined ? undefined : sha256HexSync(
+      canonicalJson({ key: options.replayKey, input, hash: workflow.hash }),
+    );
     return await beginRun(deps, {
+      replaySeed: seed,
       compiled: workflow.compiled,
       hash: workflow.hash,
       warnings: workflow.warnings,
@@ -111,6 +147,8 @@ export interface NewRun {
   preferences?: PreferencesPatch;
   /** Session kind. */
   sessionKind: SessionKind;
+  /** A keyed start's seed: ids and tokens derive from it (`StartOptions.replayKey`). */
+  replaySeed?: string;
 }
 
 /** Opens a session with one run of a compiled workflow, in one write transaction. */
@@ -120,8 +158,10 @@ export async function beginRun(
   options: StartOptions = {},
 ): Promise<Result<StepResponse>> {
   const { compiled, hash, context } = run;
-  const sessionId = randomHex(deps, 8);
-  const runId = randomHex(deps, 8);
+  const seed = run.replaySeed;
+  const ids = seed === undefined ? deps : { random: seededRandom(seed) };
+  const sessionId = randomHex(ids, 8);
+  const runId = randomHex(ids, 8);
   const preferences = applyPreferences(
     deps.defaultPreferences ?? DEFAULT_PREFERENCES,
     run.preferences,
@@ -135,17 +175,21 @@ export async function beginRun(
   if (!delegates.ok) return delegates;
   const taken = await snapshotForStart(deps, { runId, workspace: snapshotFolder(options) });
   const response = await deps.store.write(async (tx) => {
-    const answer = responseFor(deps, root, compiled, { workflowHash: hash, warnings });
+    // each try mints from the start of its stream, so a keyed start's repeat mints the same
+    const minting = seed === undefined ? deps : { ...deps, random: seededRandom(`${seed}|answer`) };
+    const answer = responseFor(minting, root, compiled, { workflowHash: hash, warnings });
     noticeWarning(answer, taken);
     if (compiled.metaGuidance.length > 0) answer.metaGuidance = compiled.metaGuidance;
     const pinned = await tx.hasSnapshot(hash);
-    const arrived = await arrive({ ...deps, store: tx }, {
+    const arrived = await arrive({ ...minting, store: tx }, {
       acked: null,
       created: root,
       compiled,
       response: answer,
       delegates: delegates.value,
     });
+    // a keyed start sent again finds its run written: it answers what the first did
+    if (seed !== undefined && await tx.getNode(runId, root.nodeId)) return answer;
     await tx.append([
       ...runEvents(run, { root, pinned, workspace: options.workspace }),
       ...(taken ? [snapshotEvent(taken, root)] : []),

@@ -19,6 +19,7 @@ export const SCENARIOS = [
   "deepwork",
   "hosts",
   "model",
+  "http",
 ] as const;
 
 /** One scenario. */

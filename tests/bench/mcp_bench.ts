@@ -54,6 +54,7 @@ import { BenchFailure, ROOT, type SpawnSpec } from "./session.ts";
 import { type Config, config, type Scenario } from "./config.ts";
 import { benchDatabase } from "./postgres_db.ts";
 import { modelBytes, modelReport } from "./model_bench.ts";
+import { httpBench, httpReport } from "./http_bench.ts";
 
 function log(line: string): void {
   console.error(`[bench] ${line}`);
@@ -187,7 +188,7 @@ function clientRows(client: ClientResult, floor: Floor): Row[] {
 async function measure(
   cfg: Config,
   dirs: Dirs,
-  database: string,
+  database: { label: string; pgDir?: string },
 ): Promise<Record<string, unknown>> {
   const loadavgAtStart = Deno.loadavg();
   const on = (s: Scenario) => cfg.only.has(s);
@@ -242,6 +243,16 @@ async function measure(
     : undefined;
   if (on("model")) log("model: walking every bundled workflow for what a host's model reads");
   const model = on("model") ? await modelBytes() : undefined;
+  const http = on("http")
+    ? await httpBench(dirs, {
+      samples: cfg.samples,
+      warmup: cfg.longWarmup,
+      agents: 8,
+      seconds: quick ? 5 : 15,
+      pgDir: database.pgDir,
+      log,
+    })
+    : undefined;
   const rows: Row[] = [
     ...coldRows,
     ...(session
@@ -275,7 +286,7 @@ async function measure(
     })),
   ];
   const targets = [
-    ...benchTargets({ floor, rows, session, first, bytes: client?.bytes, model }),
+    ...benchTargets({ floor, rows, session, first, bytes: client?.bytes, model, http }),
     ...(hosts ? hostTargets(hosts) : []),
   ];
   printReport({ cfg, rows, floor, targets, session, bytes: client?.bytes });
@@ -284,12 +295,13 @@ async function measure(
   if (deepwork) console.log(`\n${deepworkReport(deepwork)}`);
   if (model) console.log(`\n${modelReport(model)}`);
   if (hosts) console.log(`\n${hostBytesReport(hosts)}`);
+  if (http) console.log(`\n${httpReport(http, Deno.loadavg())}`);
   return {
     benchmark: "waymark-mcp-stdio",
     timestamp: new Date().toISOString(),
     mode: cfg.mode,
     scenarios: [...cfg.only],
-    database,
+    database: database.label,
     config: { ...cfg, only: [...cfg.only] },
     machine: { ...machine(), loadavgAtStart, loadavgAtEnd: Deno.loadavg() },
     git: await gitHead(),
@@ -334,6 +346,7 @@ async function measure(
     ...(snapshots ? { snapshots: snapshotJson(snapshots) } : {}),
     ...(deepwork ? { deepwork: deepworkJson(deepwork) } : {}),
     ...(hosts ? { hosts: hostBytesJson(hosts) } : {}),
+    ...(http ? { http } : {}),
   };
 }
 
@@ -412,7 +425,7 @@ async function main(): Promise<number> {
   };
   Deno.addSignalListener("SIGINT", onSignal);
   try {
-    const json = await measure(cfg, dirs, database.label);
+    const json = await measure(cfg, dirs, database);
     await Deno.mkdir(dirname(out), { recursive: true });
     await Deno.writeTextFile(out, `${JSON.stringify(json, null, 2)}\n`);
     console.log(`\nresults: ${relative(Deno.cwd(), out) || out}`);

@@ -33,7 +33,7 @@ export function startBenchPostgres(more: string[] = []): Promise<OwnedPostgresSe
 /** The database the bench runs on: `libsql` (the default file per home) or `postgres`. */
 export async function benchDatabase(
   db: string | undefined,
-): Promise<{ label: string; stop(): Promise<void> }> {
+): Promise<{ label: string; pgDir?: string; stop(): Promise<void> }> {
   if (db === undefined || db === "libsql") {
     return {
       label: "libsql",
@@ -43,5 +43,5 @@ export async function benchDatabase(
   if (db !== "postgres") throw new Error("--db must be libsql or postgres");
   const server = await startBenchPostgres();
   Deno.env.set("WAYMARK_DB_URL", await server.createDatabase());
-  return { label: "postgres", stop: () => server.stop() };
+  return { label: "postgres", pgDir: server.dir, stop: () => server.stop() };
 }

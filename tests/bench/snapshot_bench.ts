@@ -17,6 +17,7 @@ import type { StepResponse } from "../../engine/answers/responses.ts";
 import type { EngineDeps } from "../../engine/model/ports.ts";
 import type { WorkspaceObservation } from "../../engine/model/workspace.ts";
 import { observeWorkspace } from "../../tools/context/workspace.ts";
+import { gitSnapshots } from "../../tools/snapshots/mod.ts";
 import { git } from "../helpers/git_repo.ts";
 import { LONG_ID, longWorkflow, r3, stats } from "./common.ts";
 
@@ -110,8 +111,10 @@ export async function snapshotBench(
       restore100: [],
     };
     try {
-      const inGit = await walker(waymark.deps, repo);
-      const outside = await walker(waymark.deps, plain);
+      // on whatever the environment says (the test helpers turn them off for the checkout)
+      const deps = { ...waymark.deps, snapshots: gitSnapshots() };
+      const inGit = await walker(deps, repo);
+      const outside = await walker(deps, plain);
       const off = await walker({ ...waymark.deps, snapshots: undefined }, plain);
       for (let i = 0; i < o.samples + 3; i++) {
         for (let k = 0; k < 3; k++) {
@@ -135,7 +138,7 @@ export async function snapshotBench(
           await Deno.writeTextFile(file, `r ${i} ${k}\n`);
         }
         const [ms, done] = await timed(() =>
-          restoreWorkspace(waymark.deps, { stateToken: target }, { workspace: inGit.ws })
+          restoreWorkspace(deps, { stateToken: target }, { workspace: inGit.ws })
         );
         if (!done.ok) throw new Error(done.error.message);
         if (done.value.counts.written !== 100) {

@@ -12,6 +12,7 @@ import { type Floor, type Row, type Target, target } from "./report.ts";
 import { DEPTH } from "./client_bench.ts";
 import type { SessionResult } from "./long_run.ts";
 import type { ModelBytes } from "./model_bench.ts";
+import type { HttpResult } from "./http_bench.ts";
 
 /** The machine a run measured. */
 export function machine(): {
@@ -55,6 +56,8 @@ export interface Measured {
   bytes?: Readonly<Record<string, number>>;
   /** The model scenario: what a host's model reads. */
   model?: ModelBytes;
+  /** The http scenario: the team service beside stdio. */
+  http?: HttpResult;
 }
 
 function longTargets(r: Measured): (() => Target)[] {
@@ -211,6 +214,34 @@ function modelTargets(r: Measured): (() => Target)[] {
   ];
 }
 
+/** The team service: HTTP at most 2× stdio; 600 advances/s of eight agents on one replica. */
+function httpTargets(r: Measured): (() => Target)[] {
+  const http = () => {
+    if (!r.http) throw new Missing("no http scenario");
+    return r.http;
+  };
+  return [
+    () =>
+      target(
+        "advance over HTTP (auth, --stateless) / over stdio, p50",
+        http().http.p50 / http().stdio.p50,
+        {
+          unit: "ratio",
+          target: 2,
+        },
+      ),
+    () =>
+      target(
+        "8 agents on one replica: ms per advance (1000 / advances per s)",
+        1000 / http().load.perSecond,
+        {
+          unit: "ms",
+          target: 1000 / 600,
+        },
+      ),
+  ];
+}
+
 /** Every target whose scenario ran, in the table's order. */
 export function benchTargets(r: Measured): Target[] {
   const out: Target[] = [];
@@ -220,6 +251,7 @@ export function benchTargets(r: Measured): Target[] {
     ...listTargets(r.rows),
     ...clientTargets(r),
     ...modelTargets(r),
+    ...httpTargets(r),
   ];
   for (const make of all) {
     try {

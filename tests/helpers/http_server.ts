@@ -9,6 +9,8 @@ import { MAIN } from "./server.ts";
 export interface HttpServer {
   /** The port it listens on (127.0.0.1). */
   port: number;
+  /** Its process id. */
+  pid: number;
   /** What it has written on stderr so far. */
   stderr(): string;
   /** Sends SIGTERM and waits for the process: whether it exited cleanly, and its stdout. */
@@ -23,13 +25,22 @@ export interface HttpServer {
  */
 export async function startHttpServer(
   home: string,
-  options: { cwd?: string; args?: readonly string[]; port?: number } = {},
+  options: {
+    cwd?: string;
+    args?: readonly string[];
+    port?: number;
+    /** More `deno run` flags (e.g. `--cpu-prof`). */
+    denoArgs?: readonly string[];
+    /** More environment variables. */
+    env?: Record<string, string>;
+  } = {},
 ): Promise<HttpServer> {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "-A",
       "--quiet",
+      ...options.denoArgs ?? [],
       MAIN,
       "serve",
       "--http",
@@ -41,7 +52,7 @@ export async function startHttpServer(
     cwd: options.cwd,
     stdout: "piped",
     stderr: "piped",
-    env: { NO_COLOR: "1" },
+    env: { NO_COLOR: "1", ...options.env },
   }).spawn();
   const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
   let seen = "";
@@ -61,6 +72,7 @@ export async function startHttpServer(
   const stdout = child.stdout.text();
   return {
     port,
+    pid: child.pid,
     stderr: () => seen,
     async stop() {
       child.kill("SIGTERM");

@@ -40,6 +40,42 @@ export interface OwnedPostgresServer extends PostgresServer {
   down(): Promise<void>;
   /** Starts it again on the same directory. */
   up(): Promise<void>;
+  /**
+   * Kills the server with SIGKILL, the postmaster and every process of it at once (as a crash
+   * would); `up` then starts it with crash recovery.
+   */
+  crash(): Promise<void>;
+}
+
+/** The postmaster of the data directory `data` and its children, by pid. */
+function serverPids(data: string): number[] {
+  let master: number;
+  try {
+    master = Number(Deno.readTextFileSync(`${data}/postmaster.pid`).split("\n")[0]);
+  } catch {
+    return [];
+  }
+  const pids = [master];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === master) {
+        pids.push(Number(entry.name));
+      }
+    } catch { /* gone */ }
+  }
+  return pids;
+}
+
+/** Whether `pid` still runs (a zombie waiting to be reaped does not). */
+function alive(pid: number): boolean {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
 }
 
 /** The newest installed PostgreSQL's `bin` directory, or `null`. */
@@ -178,6 +214,19 @@ export async function startPostgres(
     },
     async up() {
       await up();
+    },
+    async crash() {
+      const pids = serverPids(data);
+      for (const pid of pids) {
+        try {
+          Deno.kill(pid, "SIGKILL");
+        } catch { /* already gone */ }
+      }
+      while (pids.some(alive)) await new Promise((r) => setTimeout(r, 20));
+      // where nothing reaps orphans (a container's init), the dead postmaster stays a zombie
+      // whose pid still answers kill(0): its lock file would then keep a new one from starting
+      await Deno.remove(`${data}/postmaster.pid`).catch(() => {});
+      await Deno.remove(`${dir}/.s.PGSQL.5432.lock`).catch(() => {});
     },
   };
 }

@@ -30,12 +30,16 @@ export interface ReplicaSet {
   proxy: RoundRobinProxy;
   /** How many replicas there are. */
   count: number;
+  /** Replica `i`'s own MCP URL (not through the proxy). */
+  replicaUrl(i: number): URL;
   /** Creates a personal access token (`tokens create`) and returns it. */
   pat(name: string, extra?: string[]): Promise<string>;
   /** Kills replica `i` with SIGKILL. */
   kill(i: number): Promise<void>;
   /** Starts replica `i` again on its port. */
   restart(i: number): Promise<void>;
+  /** Stops replica `i` with SIGTERM (a graceful shutdown): whether it exited cleanly, and when. */
+  terminate(i: number): Promise<{ success: boolean; ms: number }>;
   /** Stops every replica and the proxy, and removes the home. */
   stop(): Promise<void>;
 }
@@ -75,11 +79,18 @@ export async function startReplicas(
     url: new URL(`http://127.0.0.1:${proxy.port}/mcp`),
     proxy,
     count: options.count,
+    replicaUrl: (i) => new URL(`http://127.0.0.1:${ports[i]}/mcp`),
     pat: (name, extra = []) =>
       personalToken(home.home, { name, scope: REPLICA_SCOPE, extra: ["--db", dbUrl, ...extra] }),
     async kill(i) {
       alive.delete(i);
       await replicas[i]!.kill();
+    },
+    async terminate(i) {
+      alive.delete(i);
+      const t0 = performance.now();
+      const { success } = await replicas[i]!.stop();
+      return { success, ms: performance.now() - t0 };
     },
     async restart(i) {
       replicas[i] = await start(ports[i]);

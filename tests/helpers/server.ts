@@ -13,6 +13,10 @@ import { serveOnPair, servingInProcess } from "./in_process.ts";
 
 /** Absolute path of main.ts. */
 export const MAIN = fromFileUrl(new URL("../../main.ts", import.meta.url));
+// Tests run inside a git checkout: a waymark they open in this process snapshots its workspace
+// only when a test asks (`{ ...deps, snapshots }`, or WAYMARK_SNAPSHOTS=1 for a child server).
+Deno.env.set("WAYMARK_SNAPSHOTS", "0");
+
 /** The repository root (where deno.json is). */
 export const ROOT = fromFileUrl(new URL("../../", import.meta.url));
 

@@ -362,3 +362,38 @@ Deno.test("forget removes a run's refs and no other run's", async () => {
     await repo.cleanup();
   }
 });
+
+Deno.test("bad input: 100,000 files: a snapshot within the budget or none and a notice, the user's repository as it was", async () => {
+  const repo = await gitRepo({ "a.txt": "one\n" });
+  try {
+    for (let d = 0; d < 100; d++) {
+      await Deno.mkdir(`${repo.dir}/many/${d}`, { recursive: true });
+      await Promise.all(
+        Array.from(
+          { length: 1000 },
+          (_, i) => Deno.writeTextFile(`${repo.dir}/many/${d}/${i}`, `${i}\n`),
+        ),
+      );
+    }
+    const before = await userState(repo.dir);
+    const t0 = Date.now();
+    const taken = await gitSnapshots({ budgetMs: 3000 }).take(repo.dir, {
+      runId: RUN,
+      parent: null,
+    });
+    // the budget ends the snapshot, however large the tree: a step waits no longer than it
+    assert.ok(Date.now() - t0 < 3000 + 2000, `took ${Date.now() - t0} ms`);
+    if (taken.snapshot.commit === null) {
+      assert.equal(taken.notice?.code, "SNAPSHOT_OVER_BUDGET");
+      assert.equal(await git(repo.dir, "for-each-ref", "refs/waymark/"), "");
+    } else {
+      assert.equal(taken.notice, undefined);
+      const listed = await git(repo.dir, "ls-tree", "-r", "--name-only", taken.snapshot.commit);
+      assert.equal(listed.trim().split("\n").length, 100_001);
+    }
+    assert.equal(await userState(repo.dir), before);
+    assert.equal(await Deno.stat(`${repo.dir}/.git/index.lock`).catch(() => null), null);
+  } finally {
+    await repo.cleanup();
+  }
+});

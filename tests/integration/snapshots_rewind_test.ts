@@ -196,6 +196,15 @@ Deno.test("restore from another workspace is refused and changes nothing", async
     assert.equal((error.details as Record<string, unknown>).reason, "workspace_mismatch");
     assert.deepEqual([await userState(repo.dir), await userState(other.dir)], before);
     assert.equal(await read(repo.dir, "a.txt"), "v1\n");
+    // a snapshot id is a commit id, never anything git could read as an option
+    const odd = await here.call("restore_workspace", {
+      stateToken: start.stateToken,
+      snapshot: "--output=/tmp/x",
+    });
+    assert.equal(odd.isError, true);
+    const oddError = (odd.structuredContent as { error: Record<string, unknown> }).error;
+    assert.equal(oddError.code, "INVALID_ARGUMENTS");
+    assert.equal(await read(repo.dir, "a.txt"), "v1\n");
   } finally {
     await here.close();
     await there.close();

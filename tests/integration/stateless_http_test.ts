@@ -12,8 +12,8 @@ import { INITIALIZE, postRpc } from "../helpers/auth_service.ts";
 import { startHttpServer } from "../helpers/http_server.ts";
 import { ok, tempHome } from "../helpers/server.ts";
 
-/** The tools `tools/list` lists when the request names `version` (answered as SSE). */
-async function toolsAt(url: URL, version: string): Promise<Record<string, unknown>[]> {
+/** A 2025-era POST naming `version`: its content type and text. */
+async function post(url: URL, version: string, message: unknown) {
   const response = await fetch(url, {
     method: "POST",
     headers: {
@@ -21,13 +21,20 @@ async function toolsAt(url: URL, version: string): Promise<Record<string, unknow
       accept: "application/json, text/event-stream",
       "mcp-protocol-version": version,
     },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
+    body: JSON.stringify(message),
   });
   assert.equal(response.status, 200);
-  const text = await response.text();
-  const data = text.split("\n").find((line) => line.startsWith("data: {"));
-  assert.ok(data, `no answer in ${text.slice(0, 200)}`);
-  return JSON.parse(data.slice("data: ".length)).result.tools;
+  return { type: response.headers.get("content-type") ?? "", text: await response.text() };
+}
+
+/**
+ * The tools `tools/list` lists when the request names `version`: answered in one JSON body
+ * (no stream, so the answer leaves in one write).
+ */
+async function toolsAt(url: URL, version: string): Promise<Record<string, unknown>[]> {
+  const { type, text } = await post(url, version, { jsonrpc: "2.0", id: 2, method: "tools/list" });
+  assert.match(type, /^application\/json/, text.slice(0, 200));
+  return JSON.parse(text).result.tools;
 }
 
 Deno.test("a stateless HTTP server keeps no session and serves each request alone", async () => {
@@ -47,6 +54,15 @@ Deno.test("a stateless HTTP server keeps no session and serves each request alon
     assert.ok(modern.some((t) => t.execution !== undefined));
     const older = await toolsAt(url, "2025-06-18");
     assert.ok(older.every((t) => t.execution === undefined));
+    // a request asking for progress keeps its stream, where the notifications would travel
+    const streamed = await post(url, "2025-11-25", {
+      jsonrpc: "2.0",
+      id: 3,
+      method: "tools/list",
+      params: { _meta: { progressToken: "p1" } },
+    });
+    assert.match(streamed.type, /^text\/event-stream/);
+    assert.ok(streamed.text.split("\n").some((l) => l.startsWith("data: {")));
 
     await client.connect(new HttpTransportV1(url));
     let at = ok(

@@ -12,8 +12,11 @@ import type { CallOptions } from "../../engine/run/record_attempt.ts";
 import { invalidArguments } from "./error_envelope.ts";
 import { keepFreeForm, screenArguments } from "./argument_guard.ts";
 
-/** What a tool call knows besides its arguments: the engine's call options. */
-export type ToolContext = CallOptions;
+/**
+ * What a tool call knows besides its arguments: the engine's call options, and for a start the
+ * key that makes its retry open one run (`replay_key.ts`).
+ */
+export type ToolContext = CallOptions & { replayKey?: string };
 
 /** A tool as written: its schemas type its handler. */
 export interface ToolSpec<In, Out extends Record<string, unknown>> {

@@ -16,6 +16,7 @@ import type { AnsweredNode } from "../../engine/run/record_attempt.ts";
 import type { PublishedSchemas, ToolCall, ToolContext, ToolDefinition } from "./define_tool.ts";
 import type { WorkspaceObservation } from "../../engine/model/workspace.ts";
 import { callerDeps, type Connection } from "../server/connection.ts";
+import { replayKeyOf } from "./replay_key.ts";
 import { askBeforeAck } from "../context/elicit.ts";
 import { errorResult } from "./error_envelope.ts";
 import { unexpectedError } from "../../engine/run/error_guard.ts";
@@ -120,7 +121,12 @@ async function dispatch(
     if (before) await connection.tasks.seed(before).catch(() => {});
   });
   const told: { answered?: AnsweredNode } = {};
+  const t0 = performance.now();
   const answer = await runCall(connection, { name: tool.name, call, ctx, told });
+  const code = answer.isError
+    ? String((answer.structuredContent as { error?: { code?: unknown } } | undefined)?.error?.code)
+    : null;
+  connection.onToolCall?.(tool.name, code, performance.now() - t0);
   const runId = runOfAnswer(connection, answer);
   // a call that made a run's first node started it: its task is this requestor's
   if (runId && told.answered?.node.parentId === null) connection.owner?.adopt(runId);
@@ -170,6 +176,9 @@ async function runCall(
       onAppend: (sessionId) => appended.add(sessionId),
       onReplay: (replay) => Object.assign(replayed, replay),
       onAnswered: (answered) => told.answered = answered,
+      ...(name === "start_workflow" && connection.replayScope
+        ? { replayKey: replayKeyOf(ctx, connection.replayScope) }
+        : {}),
       ...hostCall(ctx),
       ...(sendProgress
         ? {

@@ -149,8 +149,7 @@ export const TOOLS: readonly ToolDefinition[] = [
   defineTool({
     name: "restore_workspace",
     title: "Restore the workspace's files",
-    description:
-      "Put the files back as they were at `stateToken`'s node (`dryRun`: list only). Answers `undo`.",
+    description: "Restore the files to `stateToken`'s node (`dryRun`: list only); answers `undo`.",
     input: restoreInput,
     output: restoreResponseSchema,
     readOnly: false,

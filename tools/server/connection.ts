@@ -48,6 +48,13 @@ export interface Connection {
   log?: (line: string) => void;
   /** A `tools/call`'s arguments as they arrived on the wire, before the SDK copied them. */
   rawArguments?: (requestId: string | number) => unknown;
+  /**
+   * What tells this connection's requests apart for a retried start (`calls/replay_key.ts`):
+   * a random id of the connection, and whether it ends with its one request (stateless HTTP).
+   */
+  replayScope?: { connection: string; stateless: boolean };
+  /** Told each tool call: its tool, its error code (`null`: answered) and its time (metrics). */
+  onToolCall?: (tool: string, code: string | null, ms: number) => void;
 }
 
 /**

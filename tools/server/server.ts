@@ -15,7 +15,7 @@ import { isListed } from "../profiles/registry.ts";
 import { createNotifier } from "../surfaces/notifications.ts";
 import { registerPrompts } from "../surfaces/prompts.ts";
 import { registerResources } from "../surfaces/resources.ts";
-import { createTaskSurface } from "../tasks/surface.ts";
+import { createTaskSurface, type TaskViewCache } from "../tasks/surface.ts";
 import { registerTasks } from "../tasks/handlers.ts";
 import { registerTools } from "../calls/tool_calls.ts";
 import { WaymarkServer } from "./waymark_server.ts";
@@ -46,6 +46,13 @@ export interface McpServerOptions {
   runAccess?: RunAccess;
   /** Run verification commands only in a folder the client named as a root (HTTP). */
   commandsNeedRoots?: boolean;
+  /**
+   * The server answers one request and is gone (stateless HTTP): task views come from this
+   * process-wide cache, and no task status is noted for later notifications.
+   */
+  sharedTaskViews?: TaskViewCache;
+  /** Told each tool call: its tool, its error code (`null`: answered) and its time (metrics). */
+  onToolCall?: (tool: string, code: string | null, ms: number) => void;
 }
 
 /** Creates an MCP server exposing a profile's tools, and waymark's prompts and resources. */
@@ -60,7 +67,7 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
   const connection: Connection = {
     deps,
     notifier: createNotifier(server, { log: options.log, store: deps.store }),
-    tasks: createTaskSurface(server, deps),
+    tasks: createTaskSurface(server, deps, options.sharedTaskViews),
     owner: options.taskOwner,
     runAccess: options.runAccess,
     workspace: connectionWorkspace(server, {
@@ -70,6 +77,11 @@ export function createMcpServer(deps: EngineDeps, options: McpServerOptions): Se
     }),
     log: options.log,
     rawArguments: (id) => server.rawArguments.take(id),
+    onToolCall: options.onToolCall,
+    replayScope: {
+      connection: crypto.randomUUID(),
+      stateless: options.sharedTaskViews !== undefined,
+    },
   };
   const tools = profile.tools.filter((t) => isListed(t, options));
   registerTools(server, connection, tools, profile.published);

@@ -56,6 +56,11 @@ function environment(extra: Record<string, string> | undefined): Record<string, 
 /** Runs `git args` in `cwd`; never throws. */
 export function runGit(cwd: string, args: readonly string[], options: GitOptions): Promise<GitRun> {
   const maxOut = options.maxOut ?? 64 * 1024 * 1024;
+  if (Date.now() >= options.deadline) {
+    // past the budget already: nothing is started
+    const none = { code: null, out: "", err: "", timedOut: true, cut: false, missing: false };
+    return Promise.resolve(none);
+  }
   return new Promise((done) => {
     const out: Buffer[] = [];
     const err: Buffer[] = [];

@@ -5,6 +5,7 @@
  */
 import {
   SNAPSHOT_LIMITS,
+  type SnapshotNotice,
   type WorkspaceComparison,
   type WorkspaceSnapshots,
 } from "../../engine/model/snapshots.ts";
@@ -18,6 +19,8 @@ import { gitState, inGitRepository } from "../context/workspace.ts";
 export interface GitSnapshotsOptions {
   /** How long one snapshot may take (ms); past it the step goes on without one. */
   budgetMs?: number;
+  /** Whether steps take snapshots (default on); restores work either way. */
+  taking?: boolean;
 }
 
 /** How the files now differ from `commit`, within `budgetMs`; `null` when it cannot be told. */
@@ -77,26 +80,44 @@ async function forget(workspace: string, runIds: readonly string[]): Promise<num
 export function gitSnapshots(options: GitSnapshotsOptions = {}): WorkspaceSnapshots {
   const budgetMs = options.budgetMs ?? SNAPSHOT_LIMITS.budgetMs;
   return {
+    taking: options.taking ?? true,
     async take(workspace, at) {
-      if (!inGitRepository(workspace)) {
-        // outside git an advance costs what it cost before snapshots: no file read, no process
-        const notice = {
-          code: "SNAPSHOT_NOT_A_REPOSITORY" as const,
-          message: `no snapshot: ${workspace} is not in a git repository`,
-        };
-        const snapshot = { commit: null, head: null, branch: null, dirty: false, workspace };
-        return { snapshot, changes: null, notice };
-      }
-      const { gitBranch, gitHeadSha } = await gitState(workspace);
-      return takeSnapshot(workspace, {
-        ...at,
-        budgetMs: at.budgetMs ?? budgetMs,
-        branch: gitBranch,
-        head: gitHeadSha,
+      const none = (code: SnapshotNotice["code"], message: string) => ({
+        snapshot: { commit: null, head: null, branch: null, dirty: false, workspace },
+        changes: null,
+        notice: { code, message },
       });
+      // outside git an advance costs what it cost before snapshots: no file read, no process
+      if (!inGitRepository(workspace)) {
+        return none(
+          "SNAPSHOT_NOT_A_REPOSITORY",
+          `no snapshot: ${workspace} is not in a git repository`,
+        );
+      }
+      try {
+        const { gitBranch, gitHeadSha } = await gitState(workspace);
+        return await takeSnapshot(workspace, {
+          ...at,
+          budgetMs: at.budgetMs ?? budgetMs,
+          branch: gitBranch,
+          head: gitHeadSha,
+        });
+      } catch (error) {
+        // a full temporary folder, a vanished index: the step goes on without a snapshot
+        return none("SNAPSHOT_FAILED", `no snapshot: ${(error as Error).message}`);
+      }
     },
-    compare: (workspace, commit) => compare(workspace, { commit, budgetMs }),
-    restore: (workspace, at) => restoreSnapshot(workspace, { ...at, budgetMs }),
+    compare: (workspace, commit) => compare(workspace, { commit, budgetMs }).catch(() => null),
+    restore: (workspace, at) =>
+      restoreSnapshot(workspace, { ...at, budgetMs }).catch((error) => ({
+        ok: false as const,
+        refusal: {
+          reason: "write_failed" as const,
+          message: `the restore stopped: ${
+            (error as Error).message
+          }; a restore's before snapshot, when its answer gave one, undoes what was done`,
+        },
+      })),
     forget,
   };
 }

@@ -7,8 +7,7 @@
  * the stash are never touched.
  * @module
  */
-import { lstat, readdir, rm, rmdir } from "node:fs/promises";
-import { mkdtemp } from "node:fs/promises";
+import { lstat, mkdtemp, readdir, rm, rmdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import {

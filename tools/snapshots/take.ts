@@ -6,7 +6,7 @@
  * The user's HEAD, branch, index, stash and files are never written.
  * @module
  */
-import { copyFile, lstat, mkdtemp, rm } from "node:fs/promises";
+import { copyFile, lstat, mkdtemp, rm, stat, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type {
@@ -27,7 +27,7 @@ export interface RepoFacts {
 }
 
 /** Identity and fixed dates of snapshot commits: the same tree and parent give the same commit. */
-export const COMMIT_ENV = {
+const COMMIT_ENV = {
   GIT_AUTHOR_NAME: "waymark",
   GIT_AUTHOR_EMAIL: "waymark@localhost",
   GIT_COMMITTER_NAME: "waymark",
@@ -42,7 +42,7 @@ export function runRefs(runId: string): string {
 }
 
 /** Whether `folder` or a parent has a `.git`: a few `lstat`s, no process (outside git, cheap). */
-export async function insideGit(folder: string): Promise<boolean> {
+async function insideGit(folder: string): Promise<boolean> {
   let dir = folder;
   for (;;) {
     if (await lstat(join(dir, ".git")).then(() => true, () => false)) return true;
@@ -97,6 +97,19 @@ function unreadable(add: GitRun): string[] {
     .map((m) => m[1]!);
 }
 
+/**
+ * Copies the user's index with its modification time: git trusts an entry's stat data only for
+ * files older than the index file, so a copy dated now would hide a same-size edit made in the
+ * second the index was written ("racy git"). Dated as the original (read before the copy, so
+ * a rewrite meanwhile only makes more entries checked by content), it checks what git checks.
+ */
+async function copyIndex(from: string, to: string): Promise<void> {
+  const info = await stat(from).catch(() => null);
+  if (!info) return; // no index yet: an empty one
+  await copyFile(from, to);
+  await utimes(to, info.atime, info.mtime);
+}
+
 /** The tree of the workspace's files now, written from a copy of the user's index. */
 export async function writeTree(
   workspace: string,
@@ -105,7 +118,7 @@ export async function writeTree(
   const tmp = await mkdtemp(join(tmpdir(), "waymark-snap-"));
   try {
     const env = { GIT_INDEX_FILE: join(tmp, "index") };
-    await copyFile(join(at.facts.gitDir, "index"), env.GIT_INDEX_FILE).catch(() => {});
+    await copyIndex(join(at.facts.gitDir, "index"), env.GIT_INDEX_FILE);
     const add = await runGit(workspace, ["add", "-A", "--ignore-errors", "--", "."], {
       deadline: at.deadline,
       env,

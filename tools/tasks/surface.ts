@@ -51,6 +51,24 @@ function remember<V>(
   return before;
 }
 
+/**
+ * Task views kept across the server instances of one process: a stateless HTTP replica builds a
+ * server per request, so a per-connection cache would never be hit and every answer would read
+ * its run's branch back (a recursive query) for its task's progress. Each view is checked
+ * against the run's listing before use, so sharing it is as fresh as keeping it per connection.
+ */
+export interface TaskViewCache {
+  /** Runs' views by run id, oldest forgotten first. */
+  readonly views: Map<string, unknown>;
+  /** How many runs it keeps. */
+  readonly max: number;
+}
+
+/** A cache for {@linkcode createTaskSurface}'s `shared` option, keeping `max` runs' views. */
+export function createTaskViewCache(max = 1_000): TaskViewCache {
+  return { views: new Map(), max };
+}
+
 /** A task view kept with the branch it was built from. */
 interface Known {
   version: string;
@@ -109,13 +127,19 @@ async function extension(
   return { ...last!, completedStepId };
 }
 
-/** The tasks of one connection to `server`. */
+/**
+ * The tasks of one connection to `server`. With `shared` (a stateless server, one per request),
+ * views come from the process's cache and no status is noted before a call: the connection
+ * ends with its answer, so there is no later status change to tell it.
+ */
 export function createTaskSurface(
   server: Server,
   deps: Pick<EngineDeps, "store">,
+  shared?: TaskViewCache,
 ): TaskSurface {
   const seen = new Map<string, TaskStatus>();
-  const views = new Map<string, Known>();
+  const views = (shared?.views ?? new Map()) as Map<string, Known>;
+  const maxViews = shared?.max ?? MAX_VIEWS;
   const note = (runId: string, status: TaskStatus) =>
     remember(seen, { key: runId, value: status, max: MAX_TRACKED });
   const viewOf = async (runId: string, told?: AnsweredNode): Promise<TaskView | null> => {
@@ -133,7 +157,7 @@ export function createTaskSurface(
     const facts = answered && { compiled: answered.compiled, tip: answered.node };
     const view = await taskView(deps, listing, { progress: true, readBranch, facts });
     const kept = { version, view, tipNodeId: listing.tipNodeId, branch };
-    remember(views, { key: runId, value: kept, max: MAX_VIEWS });
+    remember(views, { key: runId, value: kept, max: maxViews });
     return view;
   };
   return {
@@ -147,7 +171,7 @@ export function createTaskSurface(
       return view;
     },
     async seed(runId) {
-      if (seen.has(runId)) return;
+      if (shared || seen.has(runId)) return;
       const listing = await deps.store.getRunListing(runId);
       if (listing) note(runId, (await taskView(deps, listing)).status);
     },

@@ -26,7 +26,7 @@ import {
 } from "npm:@modelcontextprotocol/server@2.4.0";
 import type { AuthSettings } from "../../config/auth_settings.ts";
 import { PERSONAL_TOKEN_PREFIX, type PersonalTokens } from "../../store/sql/personal_tokens.ts";
-import { invalidToken, KeysUnavailable } from "./errors.ts";
+import { invalidToken, KeysUnavailable, TokenStoreUnavailable } from "./errors.ts";
 import { createJwtVerifier } from "./jwt.ts";
 import { createPersonalTokenVerifier } from "./personal.ts";
 
@@ -163,14 +163,20 @@ export function createAuthGate(options: AuthGateOptions): AuthGate {
       accepted.set(c.req.raw, info);
     } catch (error) {
       if (!(error instanceof KeysUnavailable)) return bearerAuthChallengeResponse(error, challenge);
-      outage(`authentication: refusing bearer JWTs for now: ${error.message}`);
+      const store = error instanceof TokenStoreUnavailable;
+      outage(
+        `authentication: refusing ${store ? "personal access tokens" : "bearer JWTs"} for now: ${
+          store ? error.detail : error.message
+        }`,
+      );
       return c.json(
         {
           error: "temporarily_unavailable",
           error_description: `The token cannot be checked now (${error.message}); try again.`,
         },
         503,
-        { "retry-after": "5" },
+        // a database restart takes about a second; an identity provider's outage longer
+        { "retry-after": store ? "1" : "5" },
       );
     }
     const subject = subjectOf(info);

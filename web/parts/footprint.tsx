@@ -89,7 +89,7 @@ export const Footprint: FC<{ step: StepFootprint }> = (
                 {step.snapshot.commit.slice(0, 12)}
               </code>
               {step.snapshot.dirty
-                ? <span class="muted small">{" (files differed from HEAD)"}</span>
+                ? <span class="muted small">&#32;(files differed from HEAD)</span>
                 : null}
             </dd>
           </>
