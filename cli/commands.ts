@@ -111,13 +111,25 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
         run: ofCli("listWorkflows"),
       },
       inspect: {
-        forms: [["ID", "show one workflow's steps"]],
-        flags: json,
+        forms: [["ID", "show one workflow's steps"], ["ID --graph", "... as a Mermaid flowchart"]],
+        flags: ["json", "graph"],
         run: ofCli("inspectWorkflow"),
       },
       validate: {
         forms: [["FILE", "check a workflow file and print its workflowHash"]],
         run: ofCli("validateWorkflow"),
+      },
+      new: {
+        forms: [["ID [FILE]", "write a small valid workflow file to start from (with $schema)"]],
+        run: ofCli("newWorkflow"),
+      },
+      try: {
+        forms: [
+          ["FILE|ID", "walk every path in memory with a scripted agent; report what fails"],
+          ["--watch FILE", "... again on every save"],
+        ],
+        flags: ["json", "watch"],
+        run: ofCli("tryWorkflowCommand"),
       },
       schema: {
         forms: [["", 'print the workflow files\' JSON Schema (for "$schema")']],

@@ -314,6 +314,8 @@ export const FLAGS = {
       "file modes), then check again",
   },
   json: { schema: toggle, help: "JSON on stdout instead of lines" },
+  graph: { schema: toggle, help: "print the workflow as a Mermaid flowchart" },
+  watch: { schema: toggle, help: "run again whenever the file is saved (until interrupted)" },
   "base-ref": {
     schema: text,
     value: "REF",

@@ -19,6 +19,8 @@ import { printErr, printOut } from "./terminal.ts";
 export { type OpenedServe, openServe, serve, view } from "./serve.ts";
 export { review } from "./review.ts";
 export { inspectWorkflow, listWorkflows, validateWorkflow, workflowSchema } from "./workflows.ts";
+export { tryWorkflowCommand } from "./workflow_try.ts";
+export { newWorkflow } from "./workflow_new.ts";
 
 /**
  * `waymark keys rotate`: a new signing key, which running servers pick up; the previous one

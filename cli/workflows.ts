@@ -4,78 +4,27 @@
  * Schema of workflow files.
  * @module
  */
-import { readdir, readFile } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { readFile } from "node:fs/promises";
+import { basename, join } from "node:path";
 import { openWaymark, resolvePaths, type WaymarkOptions } from "../mod.ts";
 import { loadConfig } from "../config/config_file.ts";
-import { ROUTINES_SUBDIR } from "../store/workflow_files/states.ts";
 import { planVerification } from "../engine/verification/policy.ts";
 import { describeCommand } from "../engine/workflow/verify_block.ts";
 import { renderInspect, renderList } from "../engine/answers/text.ts";
-import {
-  compileParsed,
-  type LoadedWorkflow,
-  loadWorkflowFile,
-  type ParsedSource,
-  parseSourceFile,
-  routinesAmong,
-} from "../engine/workflow/catalog.ts";
+import { loadWorkflowFile } from "../engine/workflow/catalog.ts";
 import { allSteps, stepCount } from "../engine/workflow/interpreter.ts";
 import { workflowJsonSchema } from "../engine/workflow/json_schema.ts";
 import { formatLoadError, parseWorkflowText } from "../engine/workflow/parse.ts";
 import { backtrackingPatterns } from "../engine/workflow/pattern_check.ts";
 import { unfillablePlaceholders } from "../engine/workflow/placeholder_check.ts";
-import type { WorkflowFile } from "../engine/workflow/schema.ts";
+import { isOverlayName } from "../engine/workflow/overlay_schema.ts";
 import type { Warning } from "../engine/workflow/catalog.ts";
 import type { CompiledWorkflow } from "../engine/workflow/compiled.ts";
 import { delegatedIds, type Delegates, fanOutMessage, tooWide } from "../engine/run/delegations.ts";
 import { BUNDLED_WORKFLOWS } from "../workflows/mod.ts";
 import type { CommandInput } from "./host.ts";
+import { json, nearbyDelegates, nearbyFiles } from "./workflow_nearby.ts";
 import { printErr, printOut } from "./terminal.ts";
-
-/**
- * What a file being validated sees beside it: the routines it may call (the bundled ones, and
- * those in its own folder and in a `routines/` folder beside it; files that fail to load are
- * simply not offered), and every workflow there, which its parallel steps may delegate to.
- */
-async function nearbyFiles(
-  file: string,
-): Promise<{ routines: Map<string, WorkflowFile>; parsed: ParsedSource[] }> {
-  const candidates = [...BUNDLED_WORKFLOWS];
-  for (const dir of [dirname(file), join(dirname(file), ROUTINES_SUBDIR)]) {
-    let names: string[] = [];
-    try {
-      names = await readdir(dir);
-    } catch {
-      continue;
-    }
-    for (const name of names.filter((n) => /\.jsonc?$/.test(n) && !n.endsWith(".schema.json"))) {
-      const path = join(dir, name);
-      if (resolve(path) === resolve(file)) continue;
-      candidates.push({ source: "extra", file: path, text: await readFile(path, "utf8") });
-    }
-  }
-  const parsed = candidates.map((c) => parseSourceFile(c));
-  return { routines: routinesAmong(parsed), parsed };
-}
-
-/**
- * The workflows the file's parallel steps may delegate to, found beside it, in the bundled
- * library, or the file itself (first found wins, as a library lists it).
- */
-async function nearbyDelegates(
-  workflow: LoadedWorkflow,
-  nearby: { routines: Map<string, WorkflowFile>; parsed: ParsedSource[] },
-): Promise<Delegates> {
-  const out = new Map<string, LoadedWorkflow>([[workflow.id, workflow]]);
-  if (delegatedIds(workflow.compiled).size === 0) return out;
-  for (const p of nearby.parsed) {
-    if (!p.ok || out.has(p.file.id)) continue;
-    const loaded = await compileParsed(p, nearby.routines);
-    if (loaded.ok) out.set(loaded.workflow.id, loaded.workflow);
-  }
-  return out;
-}
 
 /** A warning for each delegation to a workflow neither bundled nor beside the file. */
 function unknownDelegates(compiled: CompiledWorkflow, known: Delegates): Warning[] {
@@ -165,12 +114,13 @@ export async function validateWorkflow(input: CommandInput): Promise<number> {
     printErr(`${file}: cannot read it: ${why}\n`);
     return 1;
   }
+  if (isOverlayName(basename(file))) {
+    const result = await (await import("./workflow_try.ts")).validateOverlay(file, input.options);
+    printOut(result.out);
+    printErr(result.err);
+    return result.code;
+  }
   return await validateFile(file, input.options);
-}
-
-/** A value as the JSON `--json` prints: indented, one newline after. */
-function json(value: unknown): string {
-  return `${JSON.stringify(value, null, 2)}\n`;
 }
 
 /** `waymark workflows schema`. */
@@ -196,6 +146,9 @@ export async function listWorkflows(input: CommandInput): Promise<number> {
 export async function inspectWorkflow(input: CommandInput): Promise<number> {
   const [id] = input.args;
   if (!id) return input.usage();
+  if (input.flags.graph) {
+    return await (await import("./workflow_graph.ts")).printWorkflowGraph(id, input);
+  }
   const waymark = await openWaymark(input.options);
   try {
     const result = await waymark.inspect(id);
@@ -204,6 +157,9 @@ export async function inspectWorkflow(input: CommandInput): Promise<number> {
       return 1;
     }
     printOut(input.flags.json ? json(result.value) : `${renderInspect(result.value)}\n`);
+    if (!input.flags.json) {
+      printOut(await (await import("./workflow_graph.ts")).layerLines(id, input));
+    }
     return 0;
   } finally {
     await waymark.close();

@@ -97,6 +97,7 @@ export const paths = {
   exportMd: (sessionId: string): string => `/sessions/${sessionLabel(sessionId)}/export.md`,
   bundle: (sessionId: string): string => `/api/sessions/${sessionLabel(sessionId)}/bundle`,
   sessionEvents: (sessionId: string): string => `/api/sessions/${sessionLabel(sessionId)}/events`,
+  workflow: (hash: string): string => `/workflows/${hash}`,
 };
 
 /** How a node reads in the graph and lists. */

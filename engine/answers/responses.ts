@@ -359,6 +359,12 @@ export const workflowSummarySchema = z.object({
   version: z.string(),
   stepCount: z.number().int(),
   workflowHash: z.string(),
+  overlay: z.object({
+    layers: z.array(z.string()).describe("The base first, then each overlay's id."),
+    baseChangedFrom: z.string().optional().describe(
+      "Set when the base changed since the overlay was written: the hash it was written against.",
+    ),
+  }).optional().describe("Set on an overlay: a workflow layered over another one."),
 });
 
 /** A file that failed to load. */

@@ -318,7 +318,13 @@ export function renderList(r: ListResponse): string {
     lines.push(
       `- ${w.id} (${w.kind}, ${w.source}${
         w.idStatus === "legacy" ? ", legacy id" : ""
-      }): ${w.name}. ${w.summary}`,
+      }): ${w.name}. ${w.summary}${
+        w.overlay
+          ? ` [overlay: ${w.overlay.layers.join(" < ")}${
+            w.overlay.baseChangedFrom ? `; its base changed since ${w.overlay.baseChangedFrom}` : ""
+          }]`
+          : ""
+      }`,
     );
   }
   if (r.loadErrors.length > 0) {

@@ -24,6 +24,16 @@ export function summarize(workflow: LoadedWorkflow): WorkflowSummary {
     version: compiled.version,
     stepCount: stepCount(compiled),
     workflowHash: workflow.hash,
+    ...(workflow.layers
+      ? {
+        overlay: {
+          layers: workflow.layers.layers.map((l) => l.workflowId),
+          ...(workflow.layers.writtenAgainst
+            ? { baseChangedFrom: workflow.layers.writtenAgainst }
+            : {}),
+        },
+      }
+      : {}),
   };
 }
 

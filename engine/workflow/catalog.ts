@@ -7,6 +7,7 @@
 import { compileWorkflow, isRoutineId } from "./compile.ts";
 import { type CompiledWorkflow, workflowHash } from "./compiled.ts";
 import type { WorkflowFile } from "./schema.ts";
+import type { OverlayLayers } from "./overlay_schema.ts";
 import {
   BUNDLED_NAMESPACE,
   checkWorkflowId,
@@ -60,6 +61,8 @@ export interface LoadedWorkflow {
   hash: string;
   /** Warnings to show whenever it is listed, inspected or started. */
   warnings: Warning[];
+  /** Set on an overlay: its layers and where each step came from. */
+  layers?: OverlayLayers;
 }
 
 /** Every workflow that loaded, and every file that did not. */

@@ -35,6 +35,7 @@ import { onlyBundledMayDefine } from "../../engine/workflow/workflow_ids.ts";
 import type { WorkflowLoadError } from "../../engine/workflow/parse.ts";
 import { type IndexedFile, sha256, type WorkflowCache } from "./cache.ts";
 import { keyOf, WorkflowMemo } from "./memo.ts";
+import { withOverlays } from "./overlays.ts";
 import {
   type FileState,
   fileVersion,
@@ -95,13 +96,16 @@ interface View {
   files(): Promise<FileState[]>;
 }
 
-/** Creates a workflow source over bundled files and directories, in precedence order. */
+/**
+ * Creates a workflow source over bundled files and directories, in precedence order, with the
+ * overlays in those directories layered over it.
+ */
 export function createWorkflowSource(
   bundled: readonly SourceFile[],
   dirs: readonly SourceDir[],
   options: WorkflowSourceOptions = {},
 ): WorkflowSource {
-  return new FolderSource(bundled, dirs, options);
+  return withOverlays(new FolderSource(bundled, dirs, options), { dirs, bundled });
 }
 
 const byPrecedence = (a: FileState, b: FileState) =>

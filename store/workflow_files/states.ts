@@ -4,6 +4,7 @@
  * A state built from the persistent index has no text until something needs it.
  * @module
  */
+import { isOverlayName } from "../../engine/workflow/overlay_schema.ts";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { SourceKind } from "../../engine/model/vocabulary.ts";
@@ -64,7 +65,10 @@ function statVersion(source: string, file: string): { version: string; mtimeMs: 
  */
 export const ROUTINES_SUBDIR = "routines";
 
-/** A directory's workflow files (`.json`, `.jsonc`; not `.schema.json`), sorted, with versions. */
+/**
+ * A directory's workflow files (`.json`, `.jsonc`; not `.schema.json`, nor the overlays that
+ * `overlays.ts` reads), sorted, with versions.
+ */
 export function listDir({ source, dir }: SourceDir): Listing {
   let names: string[];
   if (!existsSync(dir)) return []; // ~1 µs, where a failing readdir builds an error (~15 µs)
@@ -81,7 +85,9 @@ export function listDir({ source, dir }: SourceDir): Listing {
       },
     };
   }
-  return names.filter((n) => /\.jsonc?$/.test(n) && !n.endsWith(".schema.json")).sort().map(
+  return names.filter((n) =>
+    /\.jsonc?$/.test(n) && !n.endsWith(".schema.json") && !isOverlayName(n)
+  ).sort().map(
     (name) => {
       const file = join(dir, name);
       return { file, ...statVersion(source, file) };

@@ -20,6 +20,7 @@ import { SessionNotes } from "../parts/session_notes.tsx";
 import { type Html, Layout } from "../parts/shell.tsx";
 import { Timeline } from "../parts/timeline.tsx";
 import { WorkflowSteps } from "../parts/workflow_steps.tsx";
+import { WorkflowGraphPanel } from "../parts/workflow_graph.tsx";
 
 const RunHead: FC<{ run: RunGraph["run"]; view: SessionView }> = ({ run, view }) => (
   <div id="run-head" data-live="1">
@@ -142,6 +143,7 @@ export const SessionPageView: FC<{ view: SessionView }> = (
               />
             )
             : null}
+          {graph && view.pinned ? <WorkflowGraphPanel graph={graph} pinned={view.pinned} /> : null}
           {graph && view.pinned
             ? (
               <WorkflowSteps

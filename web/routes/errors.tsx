@@ -9,10 +9,11 @@ import type { SessionViewMiss } from "../model.ts";
 import { ErrorPage } from "../pages/error.tsx";
 
 /** What a 404 says for each kind of id that named nothing. */
-export const MISSES: Record<SessionViewMiss, string> = {
+export const MISSES: Record<SessionViewMiss | "workflow", string> = {
   session: "There is no session with that id in this database.",
   run: "This session has no run with that id.",
   node: "This run has no node with that id.",
+  workflow: "No run in this database is pinned to a workflow with that hash (sha256:…).",
 };
 
 /** A 404: `{ error: { code: "NOT_FOUND", message } }` under `/api/`, else the error page. */

@@ -8,7 +8,8 @@
 import { type Context, Hono } from "npm:hono@4.13.19";
 import { sessionLabel } from "../../engine/model/ids.ts";
 import { exportSessionMarkdown } from "../export_md.ts";
-import { loadSessionView, parseNodeId, parseRunId, parseSessionId } from "../model.ts";
+import { loadPinned, loadSessionView, parseNodeId, parseRunId, parseSessionId } from "../model.ts";
+import { WorkflowPage } from "../pages/workflow.tsx";
 import { SessionPageView } from "../pages/session.tsx";
 import { SessionsPage } from "../pages/sessions.tsx";
 import {
@@ -69,6 +70,13 @@ async function exportPage(c: Context, db: ViewerDb): Promise<Response> {
   });
 }
 
+async function workflowPage(c: Context, db: ViewerDb): Promise<Response> {
+  const hash = c.req.param("hash") ?? "";
+  const pinned = /^sha256:[0-9a-f]{64}$/.test(hash) ? await loadPinned(db, hash) : null;
+  if (!pinned) return notFound(c, MISSES.workflow);
+  return c.html(`<!doctype html>${<WorkflowPage pinned={pinned} hash={hash} />}`);
+}
+
 /** The page routes over `db`. */
 export function pageRoutes(db: ViewerDb): Hono {
   const app = new Hono();
@@ -78,5 +86,6 @@ export function pageRoutes(db: ViewerDb): Hono {
   app.get("/sessions/:sid/runs/:rid", (c) => sessionPage(c, db));
   app.get("/sessions/:sid/runs/:rid/nodes/:nid", (c) => sessionPage(c, db));
   app.get("/sessions/:sid/export.md", (c) => exportPage(c, db));
+  app.get("/workflows/:hash", (c) => workflowPage(c, db));
   return app;
 }
