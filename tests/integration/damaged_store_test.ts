@@ -33,12 +33,15 @@ const OPENING: Record<string, (at: { bundle: string; out: string }) => string[]>
   "restore": () => ["restore", "st1_0000000000000000", "--dry-run"],
 };
 /**
- * Commands that do not open the store this way: stdio `serve` answers its client
+ * Commands that do not open the store this way: `workflows try` runs in memory and `workflows new`
+ * writes a file; stdio `serve` answers its client
  * (early_serve_test), `doctor` reports (below), and the hook reads the file itself and never
  * fails its host.
  */
 const NOT_OPENING = [
   "workflows validate",
+  "workflows try",
+  "workflows new",
   "workflows schema",
   "keys rotate",
   "setup",
