@@ -86,14 +86,8 @@ export function createPool(
 ): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
-    // A sequential scan takes a predicate lock on its whole table, so under `SERIALIZABLE` two
-    // writers on different runs abort each other when the planner scans a small table instead of
-    // using its index. Every query here has an index to use: off, 8 agents on one replica made
-    // 266 advances/s (p99 103 ms) against 165/s (p99 574 ms), same machine and load.
-    // `full` asks for synchronous commits whatever the server's default; otherwise its own.
-    options: `-c enable_seqscan=off${
-      options.durability === "full" ? " -c synchronous_commit=on" : ""
-    }`,
+    // `full` asks for synchronous commits whatever the server's default; otherwise its own
+    ...(options.durability === "full" ? { options: "-c synchronous_commit=on" } : {}),
     max: POOL_SIZE,
     types,
     application_name: "waymark",

@@ -148,6 +148,11 @@ export interface SqlDialect {
    * the next statement that waits. Absent: `tx` itself.
    */
   sendAhead?(tx: Executor): Executor;
+  /**
+   * Run first in each of the store port's write transactions (the calls' hot path), to settle
+   * how its statements are planned. Absent: nothing.
+   */
+  planWrites?(tx: Executor): Promise<void>;
 }
 
 /** Where shared reads run: a connection or transaction, and the dialect's full-text search. */

@@ -152,9 +152,11 @@ async function append(
 export function createWrite(db: Kysely<Database>, options: WriterOptions): Store["write"] {
   const search = options.dialect.search;
   return <T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T> =>
-    options.dialect.transact(db, (tx) =>
-      fn({
+    options.dialect.transact(db, async (tx) => {
+      await options.dialect.planWrites?.(tx);
+      return await fn({
         ...createReader({ ex: tx, search }, options.shared),
         append: (events) => append(tx, events, options),
-      }));
+      });
+    });
 }
