@@ -9,10 +9,12 @@ import { ROUTINES_SUBDIR } from "../store/workflow_files/states.ts";
 import {
   compileParsed,
   type LoadedWorkflow,
+  loadWorkflowFile,
   type ParsedSource,
   parseSourceFile,
   routinesAmong,
 } from "../engine/workflow/catalog.ts";
+import { parseWorkflowText } from "../engine/workflow/parse.ts";
 import type { WorkflowFile } from "../engine/workflow/schema.ts";
 import { delegatedIds, type Delegates } from "../engine/run/delegations.ts";
 import { BUNDLED_WORKFLOWS } from "../workflows/mod.ts";
@@ -64,4 +66,27 @@ export async function nearbyDelegates(
 /** A value as the JSON `--json` prints: indented, one newline after. */
 export function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+/**
+ * A workflow file loaded as `validate` and `try` see it: one with the text of a file waymark ships
+ * is that bundled file (so it may use the reserved `waymark.` namespace), checked all the same;
+ * with what lies beside it (`nearbyFiles`).
+ */
+export async function loadNearby(file: string): Promise<{
+  text: string;
+  nearby: Awaited<ReturnType<typeof nearbyFiles>>;
+  loaded:
+    | Awaited<ReturnType<typeof loadWorkflowFile>>
+    | Extract<ReturnType<typeof parseWorkflowText>, { ok: false }>;
+}> {
+  const text = await readFile(file, "utf8");
+  const shipped = BUNDLED_WORKFLOWS.some((b) => b.text === text);
+  const checked = shipped ? parseWorkflowText(text, file) : null;
+  const nearby = await nearbyFiles(file);
+  const loaded = checked && !checked.ok ? checked : await loadWorkflowFile(
+    { source: shipped ? "bundled" : "extra", file, text },
+    { routines: nearby.routines },
+  );
+  return { text, nearby, loaded };
 }

@@ -16,15 +16,15 @@ import {
   type TryReport,
   tryWorkflow,
 } from "../engine/authoring/mod.ts";
-import { declaredId, type LoadedSet, loadWorkflowFile } from "../engine/workflow/catalog.ts";
+import { declaredId, type LoadedSet } from "../engine/workflow/catalog.ts";
 import { stepCount } from "../engine/workflow/interpreter.ts";
-import { formatLoadError, parseWorkflowText } from "../engine/workflow/parse.ts";
+import { formatLoadError } from "../engine/workflow/parse.ts";
 import type { CompiledWorkflow } from "../engine/workflow/compiled.ts";
 import { BUNDLED_WORKFLOWS } from "../workflows/mod.ts";
 import { isOverlayName } from "../engine/workflow/overlay_schema.ts";
 import { baseChangedWarning } from "../store/workflow_files/overlays.ts";
 import type { CommandInput } from "./host.ts";
-import { json, nearbyDelegates, nearbyFiles } from "./workflow_nearby.ts";
+import { json, loadNearby, nearbyDelegates } from "./workflow_nearby.ts";
 import { printErr, printOut } from "./terminal.ts";
 
 async function isFile(path: string): Promise<boolean> {
@@ -33,14 +33,7 @@ async function isFile(path: string): Promise<boolean> {
 
 /** Tries a workflow file, with the routines and delegates beside it (as `validate` sees them). */
 async function tryFile(file: string): Promise<TryReport> {
-  const text = await readFile(file, "utf8");
-  const shipped = BUNDLED_WORKFLOWS.some((b) => b.text === text);
-  const checked = shipped ? parseWorkflowText(text, file) : null;
-  const nearby = await nearbyFiles(file);
-  const loaded = checked && !checked.ok ? checked : await loadWorkflowFile(
-    { source: shipped ? "bundled" : "extra", file, text },
-    { routines: nearby.routines },
-  );
+  const { text, nearby, loaded } = await loadNearby(file);
   if (!loaded.ok) {
     const message = formatLoadError(loaded.error);
     const workflowId = declaredId(text) ?? basename(file);

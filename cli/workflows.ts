@@ -11,19 +11,17 @@ import { loadConfig } from "../config/config_file.ts";
 import { planVerification } from "../engine/verification/policy.ts";
 import { describeCommand } from "../engine/workflow/verify_block.ts";
 import { renderInspect, renderList } from "../engine/answers/text.ts";
-import { loadWorkflowFile } from "../engine/workflow/catalog.ts";
 import { allSteps, stepCount } from "../engine/workflow/interpreter.ts";
 import { workflowJsonSchema } from "../engine/workflow/json_schema.ts";
-import { formatLoadError, parseWorkflowText } from "../engine/workflow/parse.ts";
+import { formatLoadError } from "../engine/workflow/parse.ts";
 import { backtrackingPatterns } from "../engine/workflow/pattern_check.ts";
 import { unfillablePlaceholders } from "../engine/workflow/placeholder_check.ts";
 import { isOverlayName } from "../engine/workflow/overlay_schema.ts";
 import type { Warning } from "../engine/workflow/catalog.ts";
 import type { CompiledWorkflow } from "../engine/workflow/compiled.ts";
 import { delegatedIds, type Delegates, fanOutMessage, tooWide } from "../engine/run/delegations.ts";
-import { BUNDLED_WORKFLOWS } from "../workflows/mod.ts";
 import type { CommandInput } from "./host.ts";
-import { json, nearbyDelegates, nearbyFiles } from "./workflow_nearby.ts";
+import { json, loadNearby, nearbyDelegates } from "./workflow_nearby.ts";
 import { printErr, printOut } from "./terminal.ts";
 
 /** A warning for each delegation to a workflow neither bundled nor beside the file. */
@@ -41,14 +39,7 @@ function unknownDelegates(compiled: CompiledWorkflow, known: Delegates): Warning
  * use the reserved `waymark.` namespace), validated all the same.
  */
 async function validateFile(file: string, options: WaymarkOptions): Promise<number> {
-  const text = await readFile(file, "utf8");
-  const shipped = BUNDLED_WORKFLOWS.some((b) => b.text === text);
-  const checked = shipped ? parseWorkflowText(text, file) : null;
-  const nearby = await nearbyFiles(file);
-  const loaded = checked && !checked.ok ? checked : await loadWorkflowFile(
-    { source: shipped ? "bundled" : "extra", file, text },
-    { routines: nearby.routines },
-  );
+  const { nearby, loaded } = await loadNearby(file);
   if (!loaded.ok) {
     printErr(`${formatLoadError(loaded.error)}\n`);
     return 1;

@@ -8,6 +8,7 @@
  */
 import type { StepResponse } from "../answers/responses.ts";
 import type { DomainEvent } from "../model/events.ts";
+import { beforeAttempt } from "../run/node_events.ts";
 import type { EngineDeps, NodeRecord } from "../model/ports.ts";
 import type { Warning } from "../workflow/catalog.ts";
 import type { UsageEvent } from "./usage_event.ts";
@@ -118,11 +119,5 @@ export function withUsage<R extends RecordedLike>(
     nodeId,
     ...measured,
   };
-  const text = JSON.stringify(response);
-  const events = recorded.events.flatMap((e): DomainEvent[] =>
-    e.kind === "advance_recorded" || e.kind === "checkpoint_recorded"
-      ? [event, { ...e, response: text }]
-      : [e]
-  );
-  return { ...recorded, events };
+  return beforeAttempt(recorded, event);
 }

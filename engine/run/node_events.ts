@@ -144,3 +144,21 @@ export async function rootNode(
     notesStepId: null,
   };
 }
+
+/**
+ * A call's record with `event` put just before its attempt's event, and the attempt's recorded
+ * response rewritten from `recorded.response` (changed since the attempt was decided), so a
+ * replay returns the answer as sent.
+ */
+export function beforeAttempt<R extends { response: unknown; events: DomainEvent[] }>(
+  recorded: R,
+  event: DomainEvent,
+): R {
+  const text = JSON.stringify(recorded.response);
+  const events = recorded.events.flatMap((e): DomainEvent[] =>
+    e.kind === "advance_recorded" || e.kind === "checkpoint_recorded"
+      ? [event, { ...e, response: text }]
+      : [e]
+  );
+  return { ...recorded, events };
+}

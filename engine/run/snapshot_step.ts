@@ -8,6 +8,7 @@
  */
 import type { StepResponse } from "../answers/responses.ts";
 import type { DomainEvent } from "../model/events.ts";
+import { beforeAttempt } from "./node_events.ts";
 import type { EngineDeps, NodeRecord, StoreReader } from "../model/ports.ts";
 import type { SnapshotTaken, WorkspaceSnapshot } from "../model/snapshots.ts";
 import { checkpointChain } from "./branches.ts";
@@ -166,11 +167,5 @@ export function withSnapshot<R extends Decided>(
     runId: at.node.runId,
     nodeId,
   });
-  const text = JSON.stringify(response);
-  const events = recorded.events.flatMap((e): DomainEvent[] =>
-    e.kind === "advance_recorded" || e.kind === "checkpoint_recorded"
-      ? [event, { ...e, response: text }]
-      : [e]
-  );
-  return { ...recorded, events };
+  return beforeAttempt(recorded, event);
 }
