@@ -11,6 +11,7 @@ import { writeDelegationWorkflows } from "../helpers/delegation.ts";
 import { hostTestOptions } from "../helpers/hosts.ts";
 import {
   agentRequests,
+  type Answered,
   answered,
   bundledIds,
   conversations,
@@ -22,7 +23,11 @@ import { type HostPlace, hostPlace, runClaude } from "../helpers/host_run.ts";
 import { serveAnthropic } from "../helpers/model/anthropic_api.ts";
 import { DONE } from "../helpers/model/diligent.ts";
 
-/** Claude Code sessions run at once (each starts its own waymark server). */
+/**
+ * Claude Code sessions run at once (each starts its own waymark server). The sweep gives each
+ * session a share of the bundled workflows to run one after another: a session's start costs
+ * more CPU than its turns, and every workflow is still walked from its start to its end.
+ */
 const PARALLEL = 4;
 
 /** Runs one task through Claude Code against a fresh stand-in; returns its requests. */
@@ -45,6 +50,25 @@ function assertDone(out: { code: number; stdout: string; stderr: string }, what:
   );
 }
 
+/** `ids` dealt into `n` groups, round robin. */
+function deal<T>(ids: T[], n: number): T[][] {
+  return Array.from({ length: n }, (_, k) => ids.filter((_, i) => i % n === k))
+    .filter((g) => g.length > 0);
+}
+
+/**
+ * A conversation's step calls split by run: each `start_workflow` opens the next group, and its
+ * `continue_workflow` calls follow (listing and inspecting between runs belong to none).
+ */
+function byRun(calls: Answered[]): Answered[][] {
+  const runs: Answered[][] = [];
+  for (const call of calls) {
+    if (/start_workflow$/.test(call.tool)) runs.push([call]);
+    else if (/continue_workflow$/.test(call.tool)) runs.at(-1)?.push(call);
+  }
+  return runs;
+}
+
 Deno.test({
   name: "every bundled workflow completes through Claude Code, reading waymark's JSON",
   ...hostTestOptions("claude"),
@@ -53,36 +77,48 @@ Deno.test({
     assert.ok(ids.length >= 15, `expected the bundled library, got ${ids.join(", ")}`);
     const place = await hostPlace("claude-code");
     try {
-      const runs = await pool(ids, PARALLEL, async (id) => ({
-        id,
-        ...await throughClaude(place, `Run the waymark workflow \`${id}\` to completion.`),
+      const sessions = await pool(deal(ids, PARALLEL), PARALLEL, async (group) => ({
+        group,
+        ...await throughClaude(
+          place,
+          `Run the waymark workflows ${
+            group.map((id) => `\`${id}\``).join(", ")
+          } to completion, one after another.`,
+        ),
       }));
-      for (const { id, out, requests } of runs) {
-        assertDone(out, id);
+      for (const { group, out, requests } of sessions) {
+        assertDone(out, group.join(", "));
         const [conversation] = conversations(requests);
-        assert.ok(conversation, `${id}: no request offered waymark's tools`);
+        assert.ok(conversation, `${group}: no request offered waymark's tools`);
         const offered = waymarkTools(conversation).map((t) => t.name);
         for (const tool of ["list_workflows", "start_workflow", "continue_workflow"]) {
-          assert.ok(offered.includes(`mcp__waymark__${tool}`), `${id}: ${tool} was not offered`);
+          assert.ok(offered.includes(`mcp__waymark__${tool}`), `${group}: ${tool} was not offered`);
         }
         const calls = answered(conversation);
-        const last = calls.at(-1)!;
-        assert.ok(last.json, `${id}: Claude Code passed text, not the structured JSON`);
-        assert.equal(last.json.isComplete, true, `${id}: the last answer is not complete`);
-        const started = calls.find((c) => /start_workflow$/.test(c.tool))!;
-        assert.equal(started.json?.workflow?.id, id, `${id}: another workflow was started`);
-        assert.ok(
-          calls.every((c) => !c.json?.error && c.json?.kind !== "blocked"),
-          `${id}: a call failed or blocked: ${
-            calls.find((c) => c.json?.error || c.json?.kind === "blocked")?.text.slice(0, 300)
-          }`,
-        );
+        const failed = calls.find((c) => c.json?.error);
+        assert.ok(!failed, `${group}: ${failed?.tool} failed: ${failed?.text.slice(0, 300)}`);
+        const runs = byRun(calls);
+        assert.deepEqual(runs.map((r) => r[0]!.json?.workflow?.id), group, "one run per workflow");
+        for (const [i, calls] of runs.entries()) assertWalked(group[i]!, calls);
       }
     } finally {
       await place.cleanup();
     }
   },
 });
+
+/** One run's calls: JSON throughout, none failed or blocked, the last answer complete. */
+function assertWalked(id: string, calls: Answered[]) {
+  const last = calls.at(-1)!;
+  assert.ok(last.json, `${id}: Claude Code passed text, not the structured JSON`);
+  assert.equal(last.json.isComplete, true, `${id}: the last answer is not complete`);
+  assert.ok(
+    calls.every((c) => !c.json?.error && c.json?.kind !== "blocked"),
+    `${id}: a call failed or blocked: ${
+      calls.find((c) => c.json?.error || c.json?.kind === "blocked")?.text.slice(0, 300)
+    }`,
+  );
+}
 
 Deno.test({
   name: "a parallel step's children run in Claude Code subagents, each from its delegationToken",

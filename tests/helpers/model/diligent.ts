@@ -110,7 +110,7 @@ export function nextMove(transcript: readonly Turn[], host: HostTools): Move {
   switch (last.call.name) {
     case "list_workflows": {
       // the user named it: inspect it even when the listing leaves it out (the server decides)
-      const id = wantedWorkflow(task)!;
+      const id = nextWorkflow(task, waymark)!;
       return { calls: [{ name: "inspect_workflow", input: { workflowId: id } }] };
     }
     case "inspect_workflow":
@@ -126,7 +126,7 @@ export function nextMove(transcript: readonly Turn[], host: HostTools): Move {
       return { calls: [{ name: "continue_workflow", input: { stateToken: token } }] };
     }
   }
-  return stepMove({ all, waymark, transcript, host });
+  return stepMove({ all, waymark, transcript, host, task });
 }
 
 function firstMove(task: string): Move {
@@ -134,7 +134,7 @@ function firstMove(task: string): Move {
   if (delegation) {
     return { calls: [{ name: "start_workflow", input: { delegationToken: delegation } }] };
   }
-  if (wantedWorkflow(task)) return { calls: [{ name: "list_workflows", input: {} }] };
+  if (wantedWorkflows(task).length) return { calls: [{ name: "list_workflows", input: {} }] };
   // a host that hands the agent its place back (a hook) puts the call to make in context
   const token = task.match(/continue_workflow \{"stateToken": "(st1_[A-Za-z0-9_-]+)"\}/)?.[1] ??
     task.match(/(st1_[A-Za-z0-9_-]+)/)?.[1];
@@ -145,9 +145,24 @@ function firstMove(task: string): Move {
   return { text: "I have no waymark task here." };
 }
 
-/** The workflow the task names (``run the waymark workflow `id` ``). */
-function wantedWorkflow(task: string): string | undefined {
-  return task.match(/workflow `([a-z][\w-]*\.[\w-]+)`/)?.[1];
+/** A workflow id in backquotes. */
+const WORKFLOW_ID = /`([a-z][\w-]*\.[\w-]+)`/g;
+
+/**
+ * The workflows the task names, in order: ``run the waymark workflow `id` `` names one, ``run
+ * the waymark workflows `a`, `b` and `c` `` several, run one after another in one conversation.
+ */
+function wantedWorkflows(task: string): string[] {
+  const list = task.match(/workflows? ((?:`[a-z][\w-]*\.[\w-]+`(?:,? (?:and )?)?)+)/)?.[1];
+  return list ? [...list.matchAll(WORKFLOW_ID)].map((m) => m[1]!) : [];
+}
+
+/** The first workflow the task names that this conversation has not started yet. */
+function nextWorkflow(task: string, waymark: readonly Exchange[]): string | undefined {
+  const started = new Set(
+    waymark.filter((e) => e.call.name === "start_workflow").map((e) => e.call.input.workflowId),
+  );
+  return wantedWorkflows(task).find((id) => !started.has(id));
 }
 
 function goalOf(task: string): string {
@@ -174,13 +189,18 @@ interface StepState {
   waymark: Exchange[];
   transcript: readonly Turn[];
   host: HostTools;
+  task: string;
 }
 
-function stepMove({ all, waymark, transcript, host }: StepState): Move {
+function stepMove({ all, waymark, transcript, host, task }: StepState): Move {
   const last = waymark.at(-1)!;
   const answer = readStep(last.result!);
   if (answer.kind === "error") return { text: `waymark answered ${answer.errorCode}; stopping.` };
-  if (answer.isComplete || !answer.pending) return { text: `The run is complete.\n${DONE}` };
+  if (answer.isComplete || !answer.pending) {
+    const next = nextWorkflow(task, waymark);
+    if (next) return { calls: [{ name: "inspect_workflow", input: { workflowId: next } }] };
+    return { text: `The run is complete.\n${DONE}` };
+  }
   const budget = stepBudget(transcript);
   if (budget && acksAfter(transcript, budget.from) >= budget.steps) {
     return { text: `Stopping here as asked, at step ${answer.pending.stepId}.\n${PAUSED}` };
@@ -202,7 +222,13 @@ function stepMove({ all, waymark, transcript, host }: StepState): Move {
   const repeatedBlock = answer.kind === "blocked" &&
     waymark.slice(-4).filter((e) => readStep(e.result!).kind === "blocked").length >= 3;
   if (repeatedBlock) return { text: `Blocked again at ${answer.pending.stepId}; stopping.` };
-  return { calls: [{ name: "continue_workflow", input: ackFor(answer, waymark) }] };
+  return { calls: [{ name: "continue_workflow", input: ackFor(answer, thisRun(waymark)) }] };
+}
+
+/** The exchanges of the run the conversation is on: from its workflow's inspection on. */
+function thisRun(waymark: Exchange[]): Exchange[] {
+  const start = waymark.findLastIndex((e) => e.call.name === "inspect_workflow");
+  return start < 0 ? waymark : waymark.slice(start);
 }
 
 /** Acknowledgements the model sent after a turn. */
