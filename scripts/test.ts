@@ -5,7 +5,8 @@
  * `WAYMARK_TEST_PG_DIR`), and one folder for the build artifacts the test files share
  * (`tests/helpers/builds.ts`, `WAYMARK_TEST_BUILD_DIR`). Deno's own report and its `ok | N passed | M failed` line come first,
  * unchanged (`.ci/run` reads that line); then the ten slowest test files, so the next slow file is
- * seen. Arguments go to `deno test` (files, `--filter`); none means `tests/`. See docs/testing.md.
+ * seen. Arguments go to `deno test` (files, `--filter`); none means every test file under `tests/`,
+ * the slow folders first, type-checked beside the run. See docs/testing.md.
  * @module
  */
 import { fileURLToPath } from "node:url";
@@ -38,6 +39,49 @@ export function slowestLines(junit: string, n = 10): string[] {
   );
 }
 
+/** Folders whose files take longest (real hosts, the PostgreSQL reruns, Chromium, processes),
+ * started first so that the run does not end waiting on one of them alone. */
+const SLOW_FIRST = ["tests/hosts/", "tests/postgres/", "tests/browser/", "tests/integration/"];
+
+/** `files` with the slow folders' first, each folder's in name order. */
+export function ordered(files: readonly string[]): string[] {
+  const rank = (file: string) => {
+    const i = SLOW_FIRST.findIndex((dir) => file.startsWith(dir));
+    return i < 0 ? SLOW_FIRST.length : i;
+  };
+  return [...files].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** The names `deno test` takes as test files by default (`x_test.ts`, `x.test.mjs`, …). */
+const TEST_FILE = /(^|[._])test\.(ts|tsx|mts|js|mjs|jsx)$/;
+
+/** The suite's test files under `tests/`, relative to the repository. */
+async function testFiles(dir = "tests"): Promise<string[]> {
+  const out: string[] = [];
+  for await (const entry of Deno.readDir(`${ROOT}${dir}`)) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory) out.push(...await testFiles(path));
+    else if (entry.isFile && TEST_FILE.test(entry.name)) out.push(path);
+  }
+  return out;
+}
+
+/** `deno check tests/`, its output kept for the end of the run. */
+async function typeCheck(): Promise<{ success: boolean; output: string }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["check", "tests/"],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  const text = new TextDecoder().decode(out.stderr) + new TextDecoder().decode(out.stdout);
+  return {
+    success: out.success,
+    output: text.split("\n").filter((l) => !/^Check /.test(l)).join("\n"),
+  };
+}
+
 /** Signals that end the run early: the server is stopped and its folder removed first. */
 const SIGNALS: Deno.Signal[] = ["SIGINT", "SIGTERM"];
 
@@ -59,13 +103,17 @@ export async function runSuite(args: string[]): Promise<number> {
   try {
     const junit = `${report}/junit.xml`;
     await Deno.mkdir(`${report}/builds`);
+    // The whole suite is type-checked beside the run rather than before it, so both cores work
+    // from the first second; a run of chosen files or filters checks them first, as usual.
+    const whole = args.length === 0;
+    const check = whole ? typeCheck() : Promise.resolve(null);
     const { code } = await new Deno.Command(Deno.execPath(), {
       args: [
         "test",
         "-A",
         "--parallel",
         `--junit-path=${junit}`,
-        ...(args.length ? args : ["tests/"]),
+        ...(whole ? ["--no-check", ...ordered(await testFiles())] : args),
       ],
       cwd: ROOT,
       env: { DENO_JOBS: JOBS, [BUILD_DIR_ENV]: `${report}/builds`, ...postgres.env },
@@ -75,6 +123,11 @@ export async function runSuite(args: string[]): Promise<number> {
     const text = await Deno.readTextFile(junit).catch(() => "");
     if (text) {
       console.log(`\nslowest test files (${JOBS} at once):\n${slowestLines(text).join("\n")}`);
+    }
+    const checked = await check;
+    if (checked && !checked.success) {
+      console.log(`\ntype check failed (deno check tests/):\n${checked.output}`);
+      return code || 1;
     }
     return code;
   } finally {
