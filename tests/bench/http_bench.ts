@@ -170,6 +170,8 @@ export async function httpBench(
     agents: number;
     seconds: number;
     pgDir?: string;
+    /** Where the replica writes a V8 CPU profile, if anywhere. */
+    cpuProf?: string;
     log: (line: string) => void;
   },
 ): Promise<HttpResult> {
@@ -188,6 +190,7 @@ export async function httpBench(
   const db = Deno.env.get("WAYMARK_DB_URL");
   const server = await startHttpServer(home, {
     cwd: dirs.workspace,
+    denoArgs: at.cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${at.cpuProf}`] : [],
     args: [
       "--stateless",
       "--auth-resource",
