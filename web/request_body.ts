@@ -39,6 +39,8 @@ async function readCapped(
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > maxBytes) return { kind: "too_large" };
   if (request.body === null) return new Uint8Array(0);
+  // never released: nothing reads the body again, and a release makes an error (with its stack)
+  // for the reader's `closed` promise on every request
   const reader = request.body.getReader();
   let buffer = new Uint8Array(
     Number.isSafeInteger(declared) && declared >= 0 ? declared : Math.min(FIRST_BUFFER, maxBytes),
@@ -64,7 +66,5 @@ async function readCapped(
     }
   } catch {
     return { kind: "unreadable" };
-  } finally {
-    reader.releaseLock();
   }
 }

@@ -55,9 +55,13 @@ export async function serveStatelessLegacy(
     parsedBody: at.parsedBody,
     authInfo: at.authInfo,
   });
-  if (
-    response.body === null || !response.headers.get("content-type")?.startsWith("text/event-stream")
-  ) {
+  // Reading `response.body` of a JSON answer would turn its text into a stream, which Deno
+  // sends chunked (no length, a second write for the end): only a stream's body is touched.
+  if (!response.headers.get("content-type")?.startsWith("text/event-stream")) {
+    teardown();
+    return response;
+  }
+  if (response.body === null) {
     teardown();
     return response;
   }

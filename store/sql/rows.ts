@@ -32,8 +32,7 @@ export function digest(text: string): string {
   return createHash("sha256").update(text).digest("hex");
 }
 
-/** A text column holding JSON that must match `schema`. */
-function jsonText<T extends z.ZodType>(schema: T) {
+function buildJsonText<T extends z.ZodType>(schema: T) {
   return z.string().transform((text, ctx) => {
     try {
       return JSON.parse(text) as unknown;
@@ -42,6 +41,16 @@ function jsonText<T extends z.ZodType>(schema: T) {
       return z.NEVER;
     }
   }).pipe(schema);
+}
+
+/** Each schema's {@linkcode jsonText}: building a zod schema costs far more than running it. */
+const jsonTexts = new WeakMap<z.ZodType, z.ZodType>();
+
+/** A text column holding JSON that must match `schema` (built once per schema). */
+function jsonText<T extends z.ZodType>(schema: T): ReturnType<typeof buildJsonText<T>> {
+  let built = jsonTexts.get(schema);
+  if (!built) jsonTexts.set(schema, built = buildJsonText(schema));
+  return built as ReturnType<typeof buildJsonText<T>>;
 }
 
 /** `nodes.state`: a v1 (`{v: 1, pc}`) or v2 interpreter state; the interpreter reads both. */

@@ -6,7 +6,8 @@
  * POSTs on one keep-alive connection per agent (no client SDK on the timed path). Then eight
  * agents, each on its own connection, advance their own runs on that one replica for a window:
  * advances per second, p50 and p99, and the CPU time the replica (and PostgreSQL, on
- * `--db postgres`) spent per advance, from `/proc`, so capacity per core can be read off.
+ * `--db postgres`) and the agents' own client spent per advance, from `/proc`, so capacity per
+ * core, and what two cores would make were they the bench's alone, can be read off.
  * @module
  */
 import { join } from "node:path";
@@ -32,6 +33,8 @@ export interface HttpResult {
     replicaCpuMs: number;
     /** CPU ms PostgreSQL spent per advance (every one of its processes), or null on libSQL. */
     postgresCpuMs: number | null;
+    /** CPU ms the agents' own HTTP client (this process) spent per advance. */
+    clientCpuMs: number;
   };
   /** CPU ms the stdio server spent per advance (the single-agent samples). */
   stdioCpuMs: number;
@@ -170,6 +173,8 @@ export async function httpBench(
     agents: number;
     seconds: number;
     pgDir?: string;
+    /** Where the replica writes a V8 CPU profile, if anywhere. */
+    cpuProf?: string;
     log: (line: string) => void;
   },
 ): Promise<HttpResult> {
@@ -188,6 +193,7 @@ export async function httpBench(
   const db = Deno.env.get("WAYMARK_DB_URL");
   const server = await startHttpServer(home, {
     cwd: dirs.workspace,
+    denoArgs: at.cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${at.cpuProf}`] : [],
     args: [
       "--stateless",
       "--auth-resource",
@@ -215,13 +221,14 @@ export async function httpBench(
     at.log(`http: advance p50 ${http.p50.toFixed(2)} ms; ${at.agents} agents for ${at.seconds} s`);
     await Promise.all(agents.map((a) => advances(a, { n: 5 })));
     const pgPids = at.pgDir ? postgresPids(at.pgDir) : [];
-    const cpu0 = { replica: cpuMs([server.pid]), pg: cpuMs(pgPids) };
+    const cpu0 = { replica: cpuMs([server.pid]), pg: cpuMs(pgPids), client: cpuMs([Deno.pid]) };
     const t0 = performance.now();
     const until = t0 + at.seconds * 1000;
     const all = (await Promise.all(agents.map((a) => advances(a, { until })))).flat();
     const seconds = (performance.now() - t0) / 1000;
     const replicaCpuMs = (cpuMs([server.pid]) - cpu0.replica) / all.length;
     const postgresCpuMs = at.pgDir ? (cpuMs(pgPids) - cpu0.pg) / all.length : null;
+    const clientCpuMs = (cpuMs([Deno.pid]) - cpu0.client) / all.length;
     return {
       stdio: stats(one.stdio),
       http,
@@ -235,6 +242,7 @@ export async function httpBench(
         latency: stats(all),
         replicaCpuMs: r3(replicaCpuMs),
         postgresCpuMs: postgresCpuMs === null ? null : r3(postgresCpuMs),
+        clientCpuMs: r3(clientCpuMs),
       },
     };
   } finally {
@@ -248,6 +256,7 @@ export async function httpBench(
 export function httpReport(r: HttpResult, load: readonly number[]): string {
   const l = r.load;
   const pgCpu = l.postgresCpuMs === null ? "" : `, PostgreSQL ${l.postgresCpuMs.toFixed(2)} ms`;
+  const service = l.replicaCpuMs + (l.postgresCpuMs ?? 0);
   return [
     `team service over HTTP (authenticated --stateless, one keep-alive connection; load ${
       load.map((x) => x.toFixed(1)).join(" ")
@@ -261,7 +270,10 @@ export function httpReport(r: HttpResult, load: readonly number[]): string {
     `  CPU per advance, one agent: stdio server ${r.stdioCpuMs.toFixed(2)} ms, replica ${
       r.httpCpuMs.toFixed(2)
     } ms; ${l.agents} agents: replica ${l.replicaCpuMs.toFixed(2)} ms${pgCpu} (≈ ${
-      (1000 / (l.replicaCpuMs + (l.postgresCpuMs ?? 0))).toFixed(0)
-    } advances/s per core)`,
+      (1000 / service).toFixed(0)
+    } advances/s per core), the agents' client ${l.clientCpuMs.toFixed(2)} ms`,
+    `  so two cores given to it alone would make about ${
+      (2000 / (service + l.clientCpuMs)).toFixed(0)
+    } advances/s (2000 / ${(service + l.clientCpuMs).toFixed(2)} ms, at this run's load)`,
   ].join("\n");
 }

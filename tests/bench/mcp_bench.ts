@@ -27,8 +27,8 @@
  *                              (`model_bench.ts`): the same bytes in process, every bundled walk
  *
  * Other flags: `--no-roots`, `--keep` (keep the temp dirs), `--samples N`, `--out FILE`,
- * `--cpu-prof DIR` (the long session's server writes a V8 CPU profile there; summarise it with
- * `cpu_profile.ts`), `--db postgres` (everything on a throwaway local PostgreSQL server,
+ * `--cpu-prof DIR` (the long session's server and the http replica write V8 CPU profiles
+ * there; summarise them with `cpu_profile.ts`), `--db postgres` (everything on a throwaway local PostgreSQL server,
  * `postgres_db.ts`).
  * `in_process.ts` runs the same calls without a transport and times every SQL statement.
  * Targets are reported, never enforced: the exit code is non-zero only when something fails.
@@ -250,6 +250,7 @@ async function measure(
       agents: 8,
       seconds: quick ? 5 : 15,
       pgDir: database.pgDir,
+      cpuProf: cfg.cpuProf,
       log,
     })
     : undefined;

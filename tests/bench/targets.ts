@@ -214,7 +214,10 @@ function modelTargets(r: Measured): (() => Target)[] {
   ];
 }
 
-/** The team service: HTTP at most 2× stdio; 600 advances/s of eight agents on one replica. */
+/**
+ * The team service: HTTP at most 2× stdio; 600 advances/s of eight agents on one replica, and
+ * the CPU an advance may cost for that on two cores.
+ */
 function httpTargets(r: Measured): (() => Target)[] {
   const http = () => {
     if (!r.http) throw new Missing("no http scenario");
@@ -237,6 +240,17 @@ function httpTargets(r: Measured): (() => Target)[] {
         {
           unit: "ms",
           target: 1000 / 600,
+        },
+      ),
+    // the same target as CPU, which a shared machine's other jobs do not move as much: 600/s on
+    // two cores of its own leaves 2000 / 600 ms for everything an advance runs
+    () =>
+      target(
+        "8 agents: CPU ms per advance, replica + PostgreSQL + the agents",
+        http().load.replicaCpuMs + (http().load.postgresCpuMs ?? 0) + http().load.clientCpuMs,
+        {
+          unit: "ms",
+          target: 2000 / 600,
         },
       ),
   ];

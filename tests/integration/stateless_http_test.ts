@@ -24,16 +24,25 @@ async function post(url: URL, version: string, message: unknown) {
     body: JSON.stringify(message),
   });
   assert.equal(response.status, 200);
-  return { type: response.headers.get("content-type") ?? "", text: await response.text() };
+  return {
+    type: response.headers.get("content-type") ?? "",
+    length: response.headers.get("content-length"),
+    text: await response.text(),
+  };
 }
 
 /**
- * The tools `tools/list` lists when the request names `version`: answered in one JSON body
- * (no stream, so the answer leaves in one write).
+ * The tools `tools/list` lists when the request names `version`: answered in one JSON body of
+ * a known length (no stream, no chunked framing, so the answer leaves in one write).
  */
 async function toolsAt(url: URL, version: string): Promise<Record<string, unknown>[]> {
-  const { type, text } = await post(url, version, { jsonrpc: "2.0", id: 2, method: "tools/list" });
+  const { type, length, text } = await post(url, version, {
+    jsonrpc: "2.0",
+    id: 2,
+    method: "tools/list",
+  });
   assert.match(type, /^application\/json/, text.slice(0, 200));
+  assert.equal(length, String(new TextEncoder().encode(text).length), "sent with its length");
   return JSON.parse(text).result.tools;
 }
 
