@@ -116,7 +116,7 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
         run: ofCli("inspectWorkflow"),
       },
       validate: {
-        forms: [["FILE", "check a workflow file and print its workflowHash"]],
+        forms: [["FILE...", "check workflow files and print each one's workflowHash"]],
         run: ofCli("validateWorkflow"),
       },
       new: {
