@@ -31,6 +31,10 @@ type CliCommand = {
 const ofCli = (name: CliCommand) => async (cli: LoadCli, input: CommandInput): Promise<number> =>
   await ((await cli())[name] as (input: CommandInput) => Promise<number>)(input);
 
+/** `waymark setup`: loads only itself (`setup/command.ts`), never the commands. */
+const onSetup = async (_cli: LoadCli, input: CommandInput): Promise<number> =>
+  await (await load<typeof import("./setup/command.ts")>("setup")).setup(input);
+
 /** `waymark hook EVENT`: loads only the hook (`hook/mod.ts`), never the commands. */
 const onHook = async (_cli: LoadCli, input: CommandInput): Promise<number> =>
   await (await load<typeof import("./hook/mod.ts")>("hook")).hook(input);
@@ -156,7 +160,7 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
   setup: {
     forms: [["--client NAME", "add this waymark to an MCP client's configuration"]],
     flags: ["client", "scope", "print", "profile"],
-    run: ofCli("setup"),
+    run: onSetup,
   },
   hook: {
     forms: [[
