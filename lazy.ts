@@ -3,8 +3,9 @@
  * read. `waymark serve` answers its client before the engine and the store have loaded
  * (`tools/server/early_server.ts`), so nothing the start-up path imports may load them: the commands
  * (`cli/`), and inside them the web adapters, the commands on the store (with the maintenance
- * operations they call) and the store's optional modules, load here, on demand; so does `waymark
- * hook`, on its own, without the commands (a host waits on it). A test walks the start-up path's static imports and fails on any runtime edge into
+ * operations they call) and the store's optional modules, load here, on demand; so do `waymark
+ * hook` (a host waits on it) and `waymark setup` (which opens no store), each on its own,
+ * without the commands. A test walks the start-up path's static imports and fails on any runtime edge into
  * `engine/` or `store/` (`tests/unit/early_path_test.ts`).
  *
  * From source, {@linkcode load} imports a module by a computed specifier: Deno prepares every
@@ -21,7 +22,7 @@
 export type Carried = "apart" | "inline";
 
 /** A part's name. */
-export type PartName = "cli" | "web" | "commands" | "store" | "hook";
+export type PartName = "cli" | "web" | "commands" | "store" | "hook" | "setup";
 
 /** A part loaded on first use. */
 export interface LazyPart {
@@ -38,6 +39,7 @@ export const LAZY_PARTS: Readonly<Record<PartName, LazyPart>> = {
   commands: { within: "cli", carried: "inline" },
   store: { within: "cli", carried: "inline" },
   hook: { within: null, carried: "apart" },
+  setup: { within: null, carried: "apart" },
 };
 
 /** Every module loaded on first use: its path from the repository root, and its part. */
@@ -49,6 +51,7 @@ export const LAZY_MODULES = {
   postgres: { path: "store/postgres/mod.ts", part: "store" },
   storeCommands: { path: "cli/store_commands.ts", part: "commands" },
   hook: { path: "cli/hook/mod.ts", part: "hook" },
+  setup: { path: "cli/setup/command.ts", part: "setup" },
 } as const satisfies Record<string, { path: string; part: PartName }>;
 
 /** A lazily loaded module's name. */

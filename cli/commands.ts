@@ -31,6 +31,10 @@ type CliCommand = {
 const ofCli = (name: CliCommand) => async (cli: LoadCli, input: CommandInput): Promise<number> =>
   await ((await cli())[name] as (input: CommandInput) => Promise<number>)(input);
 
+/** `waymark setup`: loads only itself (`setup/command.ts`), never the commands. */
+const onSetup = async (_cli: LoadCli, input: CommandInput): Promise<number> =>
+  await (await load<typeof import("./setup/command.ts")>("setup")).setup(input);
+
 /** `waymark hook EVENT`: loads only the hook (`hook/mod.ts`), never the commands. */
 const onHook = async (_cli: LoadCli, input: CommandInput): Promise<number> =>
   await (await load<typeof import("./hook/mod.ts")>("hook")).hook(input);
@@ -116,7 +120,7 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
         run: ofCli("inspectWorkflow"),
       },
       validate: {
-        forms: [["FILE", "check a workflow file and print its workflowHash"]],
+        forms: [["FILE...", "check workflow files and print each one's workflowHash"]],
         run: ofCli("validateWorkflow"),
       },
       new: {
@@ -156,7 +160,7 @@ export const COMMANDS: Readonly<Record<string, Command | CommandGroup>> = {
   setup: {
     forms: [["--client NAME", "add this waymark to an MCP client's configuration"]],
     flags: ["client", "scope", "print", "profile"],
-    run: ofCli("setup"),
+    run: onSetup,
   },
   hook: {
     forms: [[

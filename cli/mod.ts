@@ -7,13 +7,12 @@
  */
 import { fileOfOpenFailure, resolvePaths, type WaymarkOptions } from "../mod.ts";
 import { rotateKeyring } from "../store/mod.ts";
-import { homeProblem } from "../store/private_files.ts";
+import { homeRefusal } from "./home_check.ts";
 import { redactDbUrl } from "../store/db_url.ts";
 import { databaseFile } from "../store/libsql/maintenance.ts";
 import { commandFailure } from "./startup_failure.ts";
 import { load } from "../lazy.ts";
 import type { CommandInput } from "./host.ts";
-import { processHost, setup as setupClient } from "./setup/mod.ts";
 import { printErr, printOut } from "./terminal.ts";
 
 export { type OpenedServe, openServe, serve, view } from "./serve.ts";
@@ -33,11 +32,6 @@ export async function rotateKeys(input: CommandInput): Promise<number> {
     `rotated ${keysFile}: current key ${keyring.current.id}, previous ${keyring.previous?.id} (running servers sign with the new key within a second; tokens of the key before the previous are refused)\n`,
   );
   return 0;
-}
-
-/** `waymark setup --client NAME`. */
-export async function setup(input: CommandInput): Promise<number> {
-  return await setupClient(processHost(input.buildKind, input.flags), input);
 }
 
 /**
@@ -76,6 +70,6 @@ class HomeRefused extends Error {}
  * uses it, in the words `serve` uses; a folder, or nothing there yet, passes.
  */
 export async function checkHome(options: WaymarkOptions): Promise<void> {
-  const problem = await homeProblem(resolvePaths(options).home);
-  if (problem) throw new HomeRefused(`waymark cannot use its home: ${problem}.`);
+  const refused = await homeRefusal(options);
+  if (refused) throw new HomeRefused(refused);
 }

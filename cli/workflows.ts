@@ -90,10 +90,18 @@ async function commandLines(compiled: CompiledWorkflow, options: WaymarkOptions)
   } allows them (docs/verification.md); otherwise the agent runs them\n${lines.join("")}`;
 }
 
-/** `waymark workflows validate FILE`: a file that cannot be read is said so, with what to do. */
+/**
+ * `waymark workflows validate FILE...`: each file in turn, as if validated alone; the exit code
+ * is the worst of theirs. A file that cannot be read is said so, with what to do.
+ */
 export async function validateWorkflow(input: CommandInput): Promise<number> {
-  const [file] = input.args;
-  if (!file) return input.usage();
+  if (input.args.length === 0) return input.usage();
+  let code = 0;
+  for (const file of input.args) code = Math.max(code, await validateOne(file, input.options));
+  return code;
+}
+
+async function validateOne(file: string, options: WaymarkOptions): Promise<number> {
   const unreadable = await readFile(file, "utf8").then(() => null, (error) => error as Error);
   if (unreadable) {
     const code = (unreadable as { code?: string }).code;
@@ -106,12 +114,12 @@ export async function validateWorkflow(input: CommandInput): Promise<number> {
     return 1;
   }
   if (isOverlayName(basename(file))) {
-    const result = await (await import("./workflow_try.ts")).validateOverlay(file, input.options);
+    const result = await (await import("./workflow_try.ts")).validateOverlay(file, options);
     printOut(result.out);
     printErr(result.err);
     return result.code;
   }
-  return await validateFile(file, input.options);
+  return await validateFile(file, options);
 }
 
 /** `waymark workflows schema`. */

@@ -32,6 +32,14 @@ const PLAN: Disturbance[] = [
   { kind: "pg_kill", downMs: 800 },
   { kind: "pg_stop", downMs: 1_500 },
 ];
+/**
+ * Load between disturbances (and after the last). The agents walk as fast as the replicas
+ * answer, so this is most of the file's CPU. 1.5 s has every agent back at work before the
+ * next disturbance (a refused call is sent again at most 1.5 s after a `Retry-After: 1`, the
+ * longest pause `callUntilAnswered` takes); 2 s made about twice the calls, and their replays,
+ * for no more coverage. The soak (`deno task bench:chaos`) runs longer gaps.
+ */
+const GAP_MS = 1_500;
 
 Deno.test({
   name: "chaos: PostgreSQL stopped, killed and restarted, a replica killed: nothing lost",
@@ -49,7 +57,7 @@ Deno.test({
         { url: replicas.url, token: tokens[agent % tokens.length]!, log, agent },
         { workflowId: WORKFLOW.id, until: () => stop },
       ));
-    const done = await disturb({ pg, replicas, gapMs: 2_000 }, PLAN);
+    const done = await disturb({ pg, replicas, gapMs: GAP_MS }, PLAN);
     stop = true;
     await Promise.all(walks);
     console.error(

@@ -77,11 +77,14 @@ Deno.test("a home that is a file is said so by doctor and every other command", 
   await Deno.writeTextFile(file, "");
   try {
     for (
-      const args of [["doctor"], ["keys", "rotate"], ["sessions", "list"], [
-        "gc",
-        "--older-than",
-        "1d",
-      ]]
+      const args of [
+        ["doctor"],
+        ["keys", "rotate"],
+        ["sessions", "list"],
+        ["gc", "--older-than", "1d"],
+        // loaded without the commands, it checks the home all the same
+        ["setup", "--client", "cursor", "--print"],
+      ]
     ) {
       const ran = await runCli([...args, "--home", file]);
       assert.equal(ran.code, 1, args.join(" "));

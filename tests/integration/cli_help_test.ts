@@ -23,7 +23,7 @@ const COMMAND_LINES = [
   "waymark view",
   "waymark workflows list",
   "waymark workflows inspect ID",
-  "waymark workflows validate FILE",
+  "waymark workflows validate FILE...",
   "waymark workflows schema",
   "waymark keys rotate",
   "waymark setup --client NAME",

@@ -7,9 +7,9 @@ import { join } from "node:path";
 import { MAIN } from "../helpers/server.ts";
 import { writeDelegationWorkflows } from "../helpers/delegation.ts";
 
-async function validate(file: string): Promise<{ code: number; out: string; err: string }> {
+async function validate(...files: string[]): Promise<{ code: number; out: string; err: string }> {
   const ran = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", MAIN, "workflows", "validate", file],
+    args: ["run", "-A", "--quiet", MAIN, "workflows", "validate", ...files],
     stdout: "piped",
     stderr: "piped",
     env: { NO_COLOR: "1" },
@@ -63,12 +63,14 @@ Deno.test("workflows validate expands routines beside the file and refuses wayma
         steps: [{ id: "s", title: "S", prompt: "s" }],
       }),
     );
-    const bad = await validate(reserved);
+    // several files: each is validated as alone, the exit code is the worst
+    const bad = await validate(reserved, caller);
     assert.equal(bad.code, 1);
     assert.match(
       bad.err,
       /reserved for workflows bundled with waymark; rename it, for example to `team\.mine`/,
     );
+    assert.equal(bad.out, good.out, "the good file after the bad one is still validated");
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }

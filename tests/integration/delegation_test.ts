@@ -2,7 +2,8 @@
  * Durable delegation over MCP: a parallel step opens one child run per delegation that applies;
  * three subagents in three server processes drive them at once; the parent step is blocked
  * while any is open; the last child to end settles the parent exactly once; the synthesis step
- * sees all three; every call replays byte for byte.
+ * sees all three; every call replays byte for byte. The tests where subagents race are served
+ * by processes; the ones with one agent are served in-process (`tests/helpers/in_process.ts`).
  * @module
  */
 import assert from "node:assert/strict";
@@ -17,10 +18,9 @@ import {
 } from "../helpers/delegation.ts";
 import { connect, err, ok, tempHome, type TestClient } from "../helpers/server.ts";
 import { placeOf } from "../helpers/answers.ts";
-import { serveAsProcesses } from "../helpers/in_process.ts";
 
-/** The servers here are processes: that is what these tests are about. */
-serveAsProcesses();
+/** Server processes, for the tests where subagents in several processes race. */
+const PROCESS = { process: true };
 
 function hex(label: string): string {
   return label.replace(/^[a-z]+_/, "");
@@ -30,8 +30,12 @@ async function setup() {
   const { home, dbUrl, cleanup } = await tempHome();
   const ws = await delegationWorkspace();
   const clients: TestClient[] = [];
-  const open = async () => {
-    const c = await connect(home, { extraArgs: ws.args });
+  /**
+   * A client: of a server process when processes race (`process`), else in-process (the
+   * same server, flags and store, with one agent there is nothing between processes to show).
+   */
+  const open = async (options: { process?: boolean } = {}) => {
+    const c = await connect(home, { extraArgs: ws.args, ...options });
     clients.push(c);
     return c;
   };
@@ -51,7 +55,7 @@ async function setup() {
 Deno.test("three subagents drive three child runs at once; the parent waits, then synthesizes all three", async () => {
   const t = await setup();
   try {
-    const parent = await t.open();
+    const parent = await t.open(PROCESS);
     const atParallel = await reachParallel(parent);
     assert.equal(atParallel.pending.stepId, "reviews");
     const children = atParallel.delegations;
@@ -79,7 +83,7 @@ Deno.test("three subagents drive three child runs at once; the parent waits, the
     assert.equal(early.delegations.filter((c: { tip?: unknown }) => c.tip).length, 3);
 
     // Three subagents, three processes, at once.
-    const subagents = await Promise.all([t.open(), t.open(), t.open()]);
+    const subagents = await Promise.all([t.open(PROCESS), t.open(PROCESS), t.open(PROCESS)]);
     const runs = await Promise.all(
       children.map((c: { delegationToken: string }, i: number) =>
         driveChild(subagents[i]!, c.delegationToken, (step) => `child ${i} ${step}: all good`)
@@ -275,8 +279,8 @@ Deno.test("a delegation token is refused when mangled, swapped or given with oth
 Deno.test("children ending at the same moment in three processes settle their parent exactly once", async () => {
   const t = await setup();
   try {
-    const agent = await t.open();
-    const subagents = await Promise.all([t.open(), t.open(), t.open()]);
+    const agent = await t.open(PROCESS);
+    const subagents = await Promise.all([t.open(PROCESS), t.open(PROCESS), t.open(PROCESS)]);
     const rounds = 4;
     for (let round = 0; round < rounds; round++) {
       const atParallel = await reachParallel(agent);

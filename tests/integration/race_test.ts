@@ -162,8 +162,12 @@ Deno.test("four processes racing the same ack record exactly one advance and ans
   }
 });
 
-/** Spawns a server, sends `initialize`, closes stdin, and returns how it went. */
-async function initializeOnce(
+/**
+ * Spawns a server, sends the handshake and a call (serve answers `initialize` from its early
+ * server and opens, so creates, the database only when a call needs it), closes stdin, and
+ * returns how it went.
+ */
+async function firstCallOnce(
   home: string,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const child = new Deno.Command(Deno.execPath(), {
@@ -175,17 +179,21 @@ async function initializeOnce(
     env: { NO_COLOR: "1" },
   }).spawn();
   const writer = child.stdin.getWriter();
-  const initialize = {
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "race", version: "1.0.0" },
+  const messages = [
+    {
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "race", version: "1.0.0" },
+      },
     },
-  };
-  await writer.write(new TextEncoder().encode(`${JSON.stringify(initialize)}\n`)).catch(() => {});
+    { method: "notifications/initialized" },
+    { id: 2, method: "tools/call", params: { name: "list_workflows", arguments: {} } },
+  ];
+  const lines = messages.map((m) => `${JSON.stringify({ jsonrpc: "2.0", ...m })}\n`).join("");
+  await writer.write(new TextEncoder().encode(lines)).catch(() => {});
   await writer.close().catch(() => {});
   const out = await child.output();
   return {
@@ -197,25 +205,31 @@ async function initializeOnce(
 
 Deno.test("server processes started together on a fresh database all come up", async () => {
   // One chat window per process: opening several at once on a new WAYMARK_HOME must not make
-  // any of them fail while creating the schema. Whether two of them overlap in that short
-  // moment depends on scheduling, so this tries several fresh homes (stopping at the first
-  // failure).
+  // any of them fail while creating the schema. Each process makes a call, so each opens the
+  // database (an `initialize` alone is answered before serve opens it: the fifteen tries of
+  // that this test used to make never created a schema at once). Four processes spawned
+  // together boot in step and create the schema together; whether two overlap in that moment
+  // still depends on scheduling, so this tries a few fresh homes (stopping at the first failure).
   const PROCESSES = 4;
   // PostgreSQL serialises them on an advisory lock, not on file creation: fewer tries show it
-  const ATTEMPTS = testingOnPostgres() ? 5 : 15;
+  const ATTEMPTS = testingOnPostgres() ? 2 : 3;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const { home, cleanup } = await tempHome();
     try {
       const results = await Promise.all(
-        Array.from({ length: PROCESSES }, () => initializeOnce(home)),
+        Array.from({ length: PROCESSES }, () => firstCallOnce(home)),
       );
       for (const [i, r] of results.entries()) {
-        const answered = r.stdout.split("\n").some((line) =>
-          line.includes('"id":1') && line.includes('"result"')
-        );
+        const answered = (id: number) =>
+          r.stdout.split("\n").some((line) =>
+            line.includes(`"id":${id}`) && line.includes('"result"') &&
+            !line.includes('"isError":true')
+          );
         assert.ok(
-          r.code === 0 && answered,
-          `attempt ${attempt}, process ${i}: exit ${r.code}, answered initialize: ${answered}; stderr: ${r.stderr.trim()}`,
+          r.code === 0 && answered(1) && answered(2),
+          `attempt ${attempt}, process ${i}: exit ${r.code}, answered initialize: ${
+            answered(1)
+          }, the call: ${answered(2)}; stderr: ${r.stderr.trim()}`,
         );
       }
       // And the database they created together works.

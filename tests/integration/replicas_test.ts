@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import pg from "pg";
 import { err, ok } from "../helpers/server.ts";
 import { type ReplicaClient, replicaClient, startReplicas } from "../helpers/replicas.ts";
-import { startPostgres } from "../helpers/postgres.ts";
+import { type PostgresServer, sharedPostgres } from "../helpers/postgres.ts";
 import { placeOf } from "../helpers/answers.ts";
 
 const WORKFLOW = { id: "project.replica_walk", steps: 8 };
@@ -48,7 +48,8 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
 }, async () => {
-  const server = await startPostgres();
+  // the run's server (nothing here stops or kills PostgreSQL): a database of this test's own
+  const server = await sharedPostgres();
   const replicas = await startReplicas(server, { count: 3, workflow: WORKFLOW });
   const db = new pg.Client({ connectionString: replicas.dbUrl });
   const clients: ReplicaClient[] = [];
@@ -105,7 +106,6 @@ Deno.test({
     await db.end().catch(() => {});
     await Promise.all(clients.map((c) => c.close()));
     await replicas.stop();
-    await server.stop();
   }
 });
 
@@ -127,18 +127,14 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
 }, async () => {
-  const server = await startPostgres();
+  const server = await sharedPostgres();
   const clients: ReplicaClient[] = [];
-  try {
-    for (const access of ["owner", "team"]) await policyCase(server, { access, clients });
-  } finally {
-    await server.stop();
-  }
+  for (const access of ["owner", "team"]) await policyCase(server, { access, clients });
 });
 
 /** One access setting's case of the policy test. */
 async function policyCase(
-  server: Awaited<ReturnType<typeof startPostgres>>,
+  server: PostgresServer,
   at: { access: string; clients: ReplicaClient[] },
 ): Promise<void> {
   const { access, clients } = at;
