@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { git, gitRepo } from "../helpers/git_repo.ts";
 import { gitSnapshots } from "../../tools/snapshots/mod.ts";
+import { keepRef } from "../../tools/snapshots/take.ts";
 
 const RUN = "0123456789abcdef";
 
@@ -358,6 +359,23 @@ Deno.test("forget removes a run's refs and no other run's", async () => {
       (await git(repo.dir, "for-each-ref", "--format=%(refname)", "refs/waymark/")).trim(),
       `refs/waymark/fedcba9876543210/${other.snapshot.commit}`,
     );
+  } finally {
+    await repo.cleanup();
+  }
+});
+
+Deno.test("a ref git wrote before the budget killed it counts as kept: no snapshot answered as not taken leaves a ref", async () => {
+  const repo = await gitRepo({ "a.txt": "one\n" });
+  try {
+    const sha = (await git(repo.dir, "rev-parse", "HEAD")).trim();
+    const past = Date.now() - 1;
+    // past the budget, no git is started: the ref is not there, so it is not kept
+    const missing = await keepRef(repo.dir, { sha, runId: RUN, deadline: past });
+    assert.equal(missing?.timedOut, true);
+    assert.equal(await git(repo.dir, "for-each-ref", "refs/waymark/"), "");
+    // as if `update-ref` had written it and then been killed at the deadline
+    await git(repo.dir, "update-ref", `refs/waymark/${RUN}/${sha}`, sha);
+    assert.equal(await keepRef(repo.dir, { sha, runId: RUN, deadline: past }), null);
   } finally {
     await repo.cleanup();
   }

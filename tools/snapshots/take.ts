@@ -166,6 +166,9 @@ export async function commitTree(
   return commit.code === 0 ? commit.out.trim() : commit;
 }
 
+/** How long past the budget the ref's check may take: one `git rev-parse`. */
+const REF_CHECK_GRACE_MS = 1000;
+
 /** Keeps `sha` under the run's refs; `null` when kept, else the failure. */
 export async function keepRef(
   workspace: string,
@@ -174,9 +177,11 @@ export async function keepRef(
   const ref = `${runRefs(at.runId)}${at.sha}`;
   const kept = await runGit(workspace, ["update-ref", ref, at.sha], { deadline: at.deadline });
   if (kept.code === 0) return null;
-  // another server kept the same snapshot at the same moment: the ref holds it either way
+  // another server kept the same snapshot at the same moment, or the budget killed git after it
+  // wrote the ref: the ref holds it either way (asked past the budget too, so that a snapshot
+  // answered as not taken never leaves a ref behind)
   const there = await runGit(workspace, ["rev-parse", "-q", "--verify", ref], {
-    deadline: at.deadline,
+    deadline: Math.max(at.deadline, Date.now() + REF_CHECK_GRACE_MS),
   });
   return there.code === 0 && there.out.trim() === at.sha ? null : kept;
 }
