@@ -4,8 +4,7 @@
  * `main.ts`'s own parser), every message serialized to JSON and parsed again on the way, as on
  * the wire, but no process start. `connect` serves this way unless the test file calls
  * {@linkcode serveAsProcesses} (where the process is the point: stdio framing, crashes and kills,
- * races between processes), the call asks for `process: true`, a v1 client or an environment of
- * its own. The CLI, `connectRich` and the raw-wire helpers always start real processes.
+ * races between processes), the call asks for `process: true` or an environment of its own. The CLI, `connectRich` and the raw-wire helpers always start real processes.
  * @module
  */
 import type { Transport } from "npm:@modelcontextprotocol/client@2.4.0";

@@ -214,8 +214,8 @@ export function serverParams(
 
 /**
  * Serves `home` and connects a client of the given SDK line: in-process over a linked pair
- * (`tests/helpers/in_process.ts`), or a spawned `waymark serve` process for a v1 client, a server
- * with an environment of its own, `process: true`, or in a file that called `serveAsProcesses`.
+ * (`tests/helpers/in_process.ts`), or a spawned `waymark serve` process for a server with an
+ * environment of its own, `process: true`, or in a file that called `serveAsProcesses`.
  */
 export async function connect(
   home: string,
@@ -227,7 +227,7 @@ export async function connect(
     process?: boolean;
   } = {},
 ): Promise<TestClient> {
-  if (servingInProcess() && options.client !== "v1" && !options.env && !options.process) {
+  if (servingInProcess() && !options.env && !options.process) {
     return await connectInProcess(home, options);
   }
   const params = serverParams(home, options);
@@ -253,16 +253,19 @@ export async function connect(
 
 async function connectInProcess(
   home: string,
-  options: { cwd?: string; extraArgs?: string[] },
+  options: { client?: "v1" | "v2"; cwd?: string; extraArgs?: string[] },
 ): Promise<TestClient> {
   const served = await serveOnPair(
     ["--home", home, ...dbArgs(home), ...(options.extraArgs ?? [])],
     options.cwd ?? ROOT,
   );
-  const client = new Client({ name: "waymark-test", version: "1.0.0" });
-  await client.connect(served.transport);
+  // the v1 line's client speaks through the same linked pair (its transport has the same shape)
+  const client = options.client === "v1"
+    ? new ClientV1({ name: "waymark-test-v1", version: "1.0.0" })
+    : new Client({ name: "waymark-test", version: "1.0.0" });
+  await client.connect(served.transport as never);
   return {
-    version: "v2",
+    version: options.client ?? "v2",
     call: (name, args) => client.callTool({ name, arguments: args }) as Promise<CallResult>,
     listTools: () => client.listTools() as never,
     async close() {
