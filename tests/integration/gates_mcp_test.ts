@@ -301,7 +301,8 @@ Deno.test("over MCP (v1 client): a snapshot that does not hash to its key answer
   const home = await tempHome();
   await Deno.mkdir(join(home.home, "workflows"), { recursive: true });
   await Deno.writeTextFile(join(home.home, "workflows", "diagnose.json"), JSON.stringify(WORKFLOW));
-  let c = await connect(home.home, { client: "v1" });
+  // the run is started in-process; the server that must see the edit is a fresh process
+  let c = await connect(home.home);
   try {
     const s0 = ok(await c.call("start_workflow", { workflowId: "user.diagnose" }));
     await c.close();
