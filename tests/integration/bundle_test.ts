@@ -31,10 +31,17 @@ async function exported(wm: Waymark, sessionId: string): Promise<string> {
   return out.value.text;
 }
 
+/** A home with a forked code review and a second session, and the review's bundle text. */
+interface Origin {
+  home: string;
+  wm: Waymark;
+  sessionId: string;
+  text: string;
+  cleanup(): Promise<void>;
+}
+
 /** A home with a forked code review and a second session; its bundle's text. */
-async function origin(): Promise<
-  { home: string; wm: Waymark; sessionId: string; text: string; cleanup(): Promise<void> }
-> {
+async function origin(): Promise<Origin> {
   const { home, cleanup } = await tempHome();
   const wm = await open(home);
   const review = await seedForkedReview(inProcess(wm));
@@ -56,8 +63,7 @@ function resealed(text: string, edit: (b: Bundle) => void): string {
   return bundleText(bundle);
 }
 
-Deno.test("a session exports to the same bytes, without tokens, and again after an import elsewhere", async () => {
-  const a = await origin();
+async function exportsStable(a: Origin): Promise<void> {
   const b = await tempHome();
   try {
     assert.equal(await exported(a.wm, a.sessionId), a.text, "a second export differs");
@@ -81,11 +87,9 @@ Deno.test("a session exports to the same bytes, without tokens, and again after 
       await wb.close();
     }
   } finally {
-    await a.wm.close();
-    await a.cleanup();
     await b.cleanup();
   }
-});
+}
 
 /** Each tampering, and what the refusal must say. */
 function tamperings(text: string, other: Bundle): [string, string, RegExp][] {
@@ -159,8 +163,7 @@ function tamperings(text: string, other: Bundle): [string, string, RegExp][] {
   ];
 }
 
-Deno.test("every kind of tampering is refused whole, with the reason, and nothing is written", async () => {
-  const a = await origin();
+async function tamperingRefused(a: Origin): Promise<void> {
   const b = await tempHome();
   try {
     const bug = (await a.wm.store.listSessions({ limit: 5, offset: 0 }))
@@ -189,11 +192,9 @@ Deno.test("every kind of tampering is refused whole, with the reason, and nothin
       await wb.close();
     }
   } finally {
-    await a.wm.close();
-    await a.cleanup();
     await b.cleanup();
   }
-});
+}
 
 Deno.test("an id already taken imports under new ids that resume, advance and fork on their own", async () => {
   const a = await origin();
@@ -250,45 +251,62 @@ Deno.test("an id already taken imports under new ids that resume, advance and fo
   }
 });
 
-Deno.test("an older bundle version is upgraded through the path's steps, each checked by its own rules", async () => {
+async function olderVersionUpgraded(a: Origin): Promise<void> {
+  // a synthetic version 0: the summary called the title `name`, and the whole digest
+  // covered version 0
+  const v1 = JSON.parse(a.text) as Bundle;
+  const { title, ...rest } = v1.session;
+  const v0 = { ...v1, bundleSchemaVersion: 0, session: { ...rest, name: title } };
+  const parts0 = { ...v0.manifest.parts, session: canonicalDigest(v0.session) };
+  v0.manifest = {
+    ...v0.manifest,
+    parts: parts0,
+    whole: canonicalDigest({ parts: parts0, v: 0 }),
+  };
+  const upgrades = {
+    0: {
+      verify: (b: Record<string, unknown>) => {
+        const m = b.manifest as Bundle["manifest"];
+        return canonicalDigest({ parts: m.parts, v: 0 }) === m.whole ? null : "bad v0 digest";
+      },
+      upgrade: (b: Record<string, unknown>) => {
+        const { name, ...session } = b.session as Record<string, unknown>;
+        const parts = { ...(b as Bundle), session: { ...session, title: name } } as Bundle;
+        return { ...parts, bundleSchemaVersion: 1, manifest: seal(parts) };
+      },
+    },
+  };
+  const text0 = JSON.stringify(v0);
+  const upgraded = await verifyBundle(text0, { upgrades, now: new Date().toISOString() });
+  assert.ok(upgraded.ok, JSON.stringify(upgraded));
+  assert.equal(upgraded.value.session.title, title);
+  assert.equal(bundleText(upgraded.value), a.text, "the upgrade does not give the same session");
+  const broken = await verifyBundle(
+    text0.replace(/"whole":"[0-9a-f]+"/, `"whole":"${"1".repeat(64)}"`),
+    { upgrades, now: new Date().toISOString() },
+  );
+  assert.ok(!broken.ok && /bad v0 digest \(bundleSchemaVersion 0\)/.test(broken.error.message));
+  const unknown = await verifyBundle(text0, { now: new Date().toISOString() });
+  assert.ok(!unknown.ok && unknown.error.code === "BUNDLE_VERSION_UNSUPPORTED");
+}
+
+// One origin for the three cases that only read it (each imports into a home of its own): one
+// seeded home, not three. The re-keying case imports into its origin, so it keeps its own.
+Deno.test("one origin: exports are stable, tampering is refused, older versions upgrade", async (t) => {
   const a = await origin();
   try {
-    // a synthetic version 0: the summary called the title `name`, and the whole digest
-    // covered version 0
-    const v1 = JSON.parse(a.text) as Bundle;
-    const { title, ...rest } = v1.session;
-    const v0 = { ...v1, bundleSchemaVersion: 0, session: { ...rest, name: title } };
-    const parts0 = { ...v0.manifest.parts, session: canonicalDigest(v0.session) };
-    v0.manifest = {
-      ...v0.manifest,
-      parts: parts0,
-      whole: canonicalDigest({ parts: parts0, v: 0 }),
-    };
-    const upgrades = {
-      0: {
-        verify: (b: Record<string, unknown>) => {
-          const m = b.manifest as Bundle["manifest"];
-          return canonicalDigest({ parts: m.parts, v: 0 }) === m.whole ? null : "bad v0 digest";
-        },
-        upgrade: (b: Record<string, unknown>) => {
-          const { name, ...session } = b.session as Record<string, unknown>;
-          const parts = { ...(b as Bundle), session: { ...session, title: name } } as Bundle;
-          return { ...parts, bundleSchemaVersion: 1, manifest: seal(parts) };
-        },
-      },
-    };
-    const text0 = JSON.stringify(v0);
-    const upgraded = await verifyBundle(text0, { upgrades, now: new Date().toISOString() });
-    assert.ok(upgraded.ok, JSON.stringify(upgraded));
-    assert.equal(upgraded.value.session.title, title);
-    assert.equal(bundleText(upgraded.value), a.text, "the upgrade does not give the same session");
-    const broken = await verifyBundle(
-      text0.replace(/"whole":"[0-9a-f]+"/, `"whole":"${"1".repeat(64)}"`),
-      { upgrades, now: new Date().toISOString() },
+    await t.step(
+      "a session exports to the same bytes, without tokens, and again after an import elsewhere",
+      () => exportsStable(a),
     );
-    assert.ok(!broken.ok && /bad v0 digest \(bundleSchemaVersion 0\)/.test(broken.error.message));
-    const unknown = await verifyBundle(text0, { now: new Date().toISOString() });
-    assert.ok(!unknown.ok && unknown.error.code === "BUNDLE_VERSION_UNSUPPORTED");
+    await t.step(
+      "every kind of tampering is refused whole, with the reason, and nothing is written",
+      () => tamperingRefused(a),
+    );
+    await t.step(
+      "an older bundle version is upgraded through the path's steps, each checked by its own rules",
+      () => olderVersionUpgraded(a),
+    );
   } finally {
     await a.wm.close();
     await a.cleanup();

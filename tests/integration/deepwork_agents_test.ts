@@ -90,23 +90,32 @@ async function outputsByGoal(db: string): Promise<Record<string, string[]>> {
 const stackOf = (answer: Record<string, any>): string[] =>
   (answer.stack as { workflow: string; step: string }[]).map((s) => `${s.workflow}@${s.step}`);
 
-async function withTwo(
+/** `count` DeepWork servers (processes) on one fresh home and project; all closed after `body`. */
+async function withAgents(
+  count: number,
+  body: (agents: RichClient[], at: { ws: string; db: string; home: string }) => Promise<void>,
+): Promise<void> {
+  const home = await tempHome();
+  const ws = await project();
+  const agents: RichClient[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      agents.push(await connectRich(home.home, { cwd: ws.dir, extraArgs: ARGS }));
+    }
+    await body(agents, { ws: ws.dir, db: home.dbFile, home: home.home });
+  } finally {
+    for (const agent of agents) await agent.close().catch(() => {});
+    await ws.cleanup();
+    await home.cleanup();
+  }
+}
+
+function withTwo(
   body: (a: RichClient, b: RichClient, at: { ws: string; db: string; home: string }) => Promise<
     void
   >,
 ): Promise<void> {
-  const home = await tempHome();
-  const ws = await project();
-  const a = await connectRich(home.home, { cwd: ws.dir, extraArgs: ARGS });
-  const b = await connectRich(home.home, { cwd: ws.dir, extraArgs: ARGS });
-  try {
-    await body(a, b, { ws: ws.dir, db: home.dbFile, home: home.home });
-  } finally {
-    await a.close().catch(() => {});
-    await b.close().catch(() => {});
-    await ws.cleanup();
-    await home.cleanup();
-  }
+  return withAgents(2, ([a, b], at) => body(a!, b!, at));
 }
 
 Deno.test("two agents, one job: interleaved calls each advance their own run with their own outputs", async () => {
@@ -233,7 +242,9 @@ Deno.test("two stacks left by dead servers: a fresh one names both and takes the
 });
 
 Deno.test("nested workflows have their own session ids; session_id targets exactly that workflow", async () => {
-  await withTwo(async (a, _b, { ws }) => {
+  // one agent: a second server that makes no call proves nothing here
+  await withAgents(1, async (agents, { ws }) => {
+    const a = agents[0]!;
     const outer = ok(
       await a.call("start_workflow", { goal: "outer", job_name: "ledger", workflow_name: "entry" }),
     );

@@ -39,9 +39,11 @@ async function query(db: string, sql: string, args: unknown[] = []) {
   }
 }
 
-for (const version of ["v1", "v2"] as const) {
-  Deno.test(`${version}: the profile lists exactly DeepWork's eleven tools, and get_workflows both formats and load errors`, async () => {
-    await withServer(version, async (c) => {
+/** What each client line proves on one DeepWork server (the second leaves the stack empty). */
+const LINE_CASES: [string, (c: TestClient) => Promise<void>][] = [
+  [
+    "the profile lists exactly DeepWork's eleven tools, and get_workflows both formats and load errors",
+    async (c) => {
       const tools = (await c.listTools()).tools.map((t) => t.name);
       assert.deepEqual(tools, [
         "get_workflows",
@@ -73,67 +75,73 @@ for (const version of ["v1", "v2"] as const) {
       assert.match(errors[0]!.error, /YAML syntax error/);
       assert.match(errors[0]!.job_dir, /\.deepwork\/jobs\/broken$/);
       assert.match(errors[1]!.error, /instruction file.*steps\/nowhere\.md/);
-    });
-  });
+    },
+  ],
+  ["start_workflow picks the job's workflow or says which names exist", async (c) => {
+    const unknownJob = err(
+      await c.call("start_workflow", { goal: "g", job_name: "nope", workflow_name: "x" }),
+    );
+    assert.equal(unknownJob.code, "WORKFLOW_NOT_FOUND");
+    assert.match(unknownJob.message, /Job `nope` not found\. Available jobs: empty, nest/);
+    const unknownWf = err(
+      await c.call("start_workflow", {
+        goal: "g",
+        job_name: "release_notes",
+        workflow_name: "x",
+      }),
+    );
+    assert.match(unknownWf.message, /Available workflows: full, quick/);
+    const noSteps = err(
+      await c.call("start_workflow", { goal: "g", job_name: "empty", workflow_name: "nothing" }),
+    );
+    assert.match(noSteps.message, /has no steps/);
+    const broken = err(
+      await c.call("start_workflow", { goal: "g", job_name: "broken", workflow_name: "x" }),
+    );
+    assert.match(broken.message, /failed to load/);
+    // one workflow: auto-selected whatever the name
+    const started = ok(
+      await c.call("start_workflow", {
+        goal: "tidy up",
+        job_name: "tidy",
+        workflow_name: "whatever",
+      }),
+    );
+    assert.equal(started.begin_step.step_id, "note");
+    assert.deepEqual(started.stack.map((s: { workflow: string }) => s.workflow), ["tidy/only"]);
+    assert.deepEqual(started.begin_step.step_expected_outputs, [
+      {
+        name: "summary_text",
+        type: "string",
+        description: "A sentence",
+        required: true,
+        syntax_for_finished_step_tool: "string value",
+      },
+      {
+        name: "log",
+        type: "file_path",
+        description: "A log file",
+        required: false,
+        syntax_for_finished_step_tool: "filepath or array of filepaths",
+      },
+    ]);
+    // a string output is text, not a file
+    const done = ok(
+      await c.call("finished_step", { outputs: { summary_text: "Tidied the desk." } }),
+    );
+    assert.equal(done.status, "workflow_complete");
+    assert.deepEqual(done.all_outputs, { summary_text: "Tidied the desk." });
+    assert.deepEqual(done.stack, []);
+    const none = err(await c.call("finished_step", { outputs: {} }));
+    assert.equal(none.code, "NO_ACTIVE_WORKFLOW");
+  }],
+];
 
-  Deno.test(`${version}: start_workflow picks the job's workflow or says which names exist`, async () => {
+for (const version of ["v1", "v2"] as const) {
+  // one server per line, not per case: the first case only reads (for v1, one process start)
+  Deno.test(`${version}: the DeepWork tools and start_workflow's choice of workflow`, async (t) => {
     await withServer(version, async (c) => {
-      const unknownJob = err(
-        await c.call("start_workflow", { goal: "g", job_name: "nope", workflow_name: "x" }),
-      );
-      assert.equal(unknownJob.code, "WORKFLOW_NOT_FOUND");
-      assert.match(unknownJob.message, /Job `nope` not found\. Available jobs: empty, nest/);
-      const unknownWf = err(
-        await c.call("start_workflow", {
-          goal: "g",
-          job_name: "release_notes",
-          workflow_name: "x",
-        }),
-      );
-      assert.match(unknownWf.message, /Available workflows: full, quick/);
-      const noSteps = err(
-        await c.call("start_workflow", { goal: "g", job_name: "empty", workflow_name: "nothing" }),
-      );
-      assert.match(noSteps.message, /has no steps/);
-      const broken = err(
-        await c.call("start_workflow", { goal: "g", job_name: "broken", workflow_name: "x" }),
-      );
-      assert.match(broken.message, /failed to load/);
-      // one workflow: auto-selected whatever the name
-      const started = ok(
-        await c.call("start_workflow", {
-          goal: "tidy up",
-          job_name: "tidy",
-          workflow_name: "whatever",
-        }),
-      );
-      assert.equal(started.begin_step.step_id, "note");
-      assert.deepEqual(started.stack.map((s: { workflow: string }) => s.workflow), ["tidy/only"]);
-      assert.deepEqual(started.begin_step.step_expected_outputs, [
-        {
-          name: "summary_text",
-          type: "string",
-          description: "A sentence",
-          required: true,
-          syntax_for_finished_step_tool: "string value",
-        },
-        {
-          name: "log",
-          type: "file_path",
-          description: "A log file",
-          required: false,
-          syntax_for_finished_step_tool: "filepath or array of filepaths",
-        },
-      ]);
-      // a string output is text, not a file
-      const done = ok(
-        await c.call("finished_step", { outputs: { summary_text: "Tidied the desk." } }),
-      );
-      assert.equal(done.status, "workflow_complete");
-      assert.deepEqual(done.all_outputs, { summary_text: "Tidied the desk." });
-      assert.deepEqual(done.stack, []);
-      const none = err(await c.call("finished_step", { outputs: {} }));
-      assert.equal(none.code, "NO_ACTIVE_WORKFLOW");
+      for (const [name, run] of LINE_CASES) await t.step(name, () => run(c));
     });
   });
 }

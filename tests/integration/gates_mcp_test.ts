@@ -84,88 +84,13 @@ const readiness = (evidence: string, confidence: string) => ({
   dimensions: { evidence, confidence },
 });
 
-Deno.test("over MCP (v1 client): notes, a required context key and an assessment follow-up block; the retries advance", async () => {
-  await withServer(async (c, home) => {
-    const start = ok(await c.call("start_workflow", { workflowId: "user.diagnose" }));
-    const blocked = await advance(c, start, { context: { ticket: "BUG-7" } });
-    assert.equal(blocked.kind, "blocked");
-    assert.deepEqual(blocked.blockers.map((b: Json) => [b.code, b.pointer]), [[
-      "MISSING_REQUIRED_NOTES",
-      { kind: "workflow_step", stepId: "reproduce" },
-    ]]);
-    const noKey = await advance(c, blocked, { output: { notesMarkdown: "Reproduced." } });
-    assert.deepEqual(noKey.blockers.map((b: Json) => [b.code, b.pointer]), [[
-      "MISSING_CONTEXT_KEY",
-      { kind: "context_key", key: "ticket" },
-    ]]);
-    const diagnose = await advance(c, noKey, {
-      context: { ticket: "BUG-7" },
-      output: { notesMarkdown: "Reproduced 5/5." },
-    });
-    assert.equal(diagnose.pending.stepId, "diagnose");
-    assert.equal(diagnose.pending.prompt.startsWith("Find the cause of BUG-7."), true);
-    assert.deepEqual(diagnose.pending.assessments, [{
-      assessmentId: "readiness",
-      dimensions: [
-        { id: "evidence", levels: ["gaps", "complete"], required: true },
-        { id: "confidence", levels: ["low", "medium", "high"], required: true },
-      ],
-    }]);
-
-    const followUp = await c.call("continue_workflow", {
-      stateToken: diagnose.stateToken,
-      ackToken: diagnose.ackToken,
-      output: { notesMarkdown: "Cause found.", artifacts: [readiness("gaps", "medium")] },
-    });
-    const f = ok(followUp);
-    assert.equal(f.kind, "blocked");
-    assert.deepEqual(f.blockers, [{
-      code: "ASSESSMENT_FOLLOWUP_REQUIRED",
-      pointer: { kind: "assessment_dimension", assessmentId: "readiness", dimensionId: "evidence" },
-      message:
-        "Follow-up required: readiness.evidence = `gaps`. The step stays pending: do what the suggested fix says, then acknowledge again with a new assessment.",
-      suggestedFix: "Run the experiment that would refute it.",
-    }]);
-    assert.match(followUp.content[0]!.text, /BLOCKED[\s\S]*ASSESSMENT_FOLLOWUP_REQUIRED/);
-    assert.equal(f.pending.stepId, "diagnose");
-
-    const badLevel = await advance(c, f, {
-      output: { notesMarkdown: "Cause found.", artifacts: [readiness("complete", "sure")] },
-    });
-    assert.equal(badLevel.blockers[0].code, "INVALID_REQUIRED_OUTPUT");
-    assert.match(badLevel.blockers[0].message, /its levels: `low`, `medium`, `high`/);
-
-    const passed = await advance(c, badLevel, {
-      output: {
-        notesMarkdown: "Proven by a revert.",
-        artifacts: [readiness("complete", "medium")],
-      },
-    });
-    assert.equal(passed.kind, "ok");
-    assert.equal(passed.pending.stepId, "double-check", "medium confidence adds the check");
-
-    // The assessments are events, shown on the node the acknowledgement created.
-    const db = await openTestDb(dbUrlOf(home));
-    try {
-      const rows = await db.rows(
-        "SELECT payload FROM events WHERE kind = 'assessment_recorded' ORDER BY seq",
-      );
-      const recorded = rows.map((r) => JSON.parse(String(r.payload)));
-      assert.deepEqual(
-        recorded.map((e: Json) => [e.nodeId === placeOf(passed).nodeId, e.dimensions]),
-        [
-          [false, { evidence: "gaps", confidence: "medium" }],
-          [true, { evidence: "complete", confidence: "medium" }],
-        ],
-      );
-    } finally {
-      await db.close();
-    }
-  });
-});
-
-Deno.test("over MCP (v1 client): context over the budget is refused before any write", async () => {
-  await withServer(async (c, home) => {
+/**
+ * The v1 client's cases, in this order on one server and home (one process start, not three): the
+ * budget case counts every row, the gates case every recorded assessment, and the invariant case
+ * damages its own run, so it goes last.
+ */
+const V1_CASES: [string, (c: TestClient, home: string) => Promise<void>][] = [
+  ["context over the budget is refused before any write", async (c, home) => {
     const big = { blob: "x".repeat(256 * 1024) };
     const refused = err(
       await c.call("start_workflow", { workflowId: "user.diagnose", context: big }),
@@ -193,6 +118,130 @@ Deno.test("over MCP (v1 client): context over the budget is refused before any w
     } finally {
       await db.close();
     }
+  }],
+  [
+    "notes, a required context key and an assessment follow-up block; the retries advance",
+    async (c, home) => {
+      const start = ok(await c.call("start_workflow", { workflowId: "user.diagnose" }));
+      const blocked = await advance(c, start, { context: { ticket: "BUG-7" } });
+      assert.equal(blocked.kind, "blocked");
+      assert.deepEqual(blocked.blockers.map((b: Json) => [b.code, b.pointer]), [[
+        "MISSING_REQUIRED_NOTES",
+        { kind: "workflow_step", stepId: "reproduce" },
+      ]]);
+      const noKey = await advance(c, blocked, { output: { notesMarkdown: "Reproduced." } });
+      assert.deepEqual(noKey.blockers.map((b: Json) => [b.code, b.pointer]), [[
+        "MISSING_CONTEXT_KEY",
+        { kind: "context_key", key: "ticket" },
+      ]]);
+      const diagnose = await advance(c, noKey, {
+        context: { ticket: "BUG-7" },
+        output: { notesMarkdown: "Reproduced 5/5." },
+      });
+      assert.equal(diagnose.pending.stepId, "diagnose");
+      assert.equal(diagnose.pending.prompt.startsWith("Find the cause of BUG-7."), true);
+      assert.deepEqual(diagnose.pending.assessments, [{
+        assessmentId: "readiness",
+        dimensions: [
+          { id: "evidence", levels: ["gaps", "complete"], required: true },
+          { id: "confidence", levels: ["low", "medium", "high"], required: true },
+        ],
+      }]);
+
+      const followUp = await c.call("continue_workflow", {
+        stateToken: diagnose.stateToken,
+        ackToken: diagnose.ackToken,
+        output: { notesMarkdown: "Cause found.", artifacts: [readiness("gaps", "medium")] },
+      });
+      const f = ok(followUp);
+      assert.equal(f.kind, "blocked");
+      assert.deepEqual(f.blockers, [{
+        code: "ASSESSMENT_FOLLOWUP_REQUIRED",
+        pointer: {
+          kind: "assessment_dimension",
+          assessmentId: "readiness",
+          dimensionId: "evidence",
+        },
+        message:
+          "Follow-up required: readiness.evidence = `gaps`. The step stays pending: do what the suggested fix says, then acknowledge again with a new assessment.",
+        suggestedFix: "Run the experiment that would refute it.",
+      }]);
+      assert.match(followUp.content[0]!.text, /BLOCKED[\s\S]*ASSESSMENT_FOLLOWUP_REQUIRED/);
+      assert.equal(f.pending.stepId, "diagnose");
+
+      const badLevel = await advance(c, f, {
+        output: { notesMarkdown: "Cause found.", artifacts: [readiness("complete", "sure")] },
+      });
+      assert.equal(badLevel.blockers[0].code, "INVALID_REQUIRED_OUTPUT");
+      assert.match(badLevel.blockers[0].message, /its levels: `low`, `medium`, `high`/);
+
+      const passed = await advance(c, badLevel, {
+        output: {
+          notesMarkdown: "Proven by a revert.",
+          artifacts: [readiness("complete", "medium")],
+        },
+      });
+      assert.equal(passed.kind, "ok");
+      assert.equal(passed.pending.stepId, "double-check", "medium confidence adds the check");
+
+      // The assessments are events, shown on the node the acknowledgement created.
+      const db = await openTestDb(dbUrlOf(home));
+      try {
+        const rows = await db.rows(
+          "SELECT payload FROM events WHERE kind = 'assessment_recorded' ORDER BY seq",
+        );
+        const recorded = rows.map((r) => JSON.parse(String(r.payload)));
+        assert.deepEqual(
+          recorded.map((e: Json) => [e.nodeId === placeOf(passed).nodeId, e.dimensions]),
+          [
+            [false, { evidence: "gaps", confidence: "medium" }],
+            [true, { evidence: "complete", confidence: "medium" }],
+          ],
+        );
+      } finally {
+        await db.close();
+      }
+    },
+  ],
+  [
+    "a missing parent and a state outside the workflow answer INVARIANT_VIOLATION",
+    async (c, home) => {
+      const step = async (from: Json, extra: Json) => await advance(c, from, extra);
+      const s0 = ok(
+        await c.call("start_workflow", { workflowId: "user.diagnose", context: { ticket: "B" } }),
+      );
+      const s1 = await step(s0, { output: { notesMarkdown: "one" } });
+      const s2 = await step(s1, {
+        output: { notesMarkdown: "two", artifacts: [readiness("complete", "high")] },
+      });
+      const db = await openTestDb(dbUrlOf(home));
+      try {
+        // A parent that is gone: the recap's walk up from s2 stops short of the root.
+        await db.run("DELETE FROM nodes WHERE node_id = ?", [placeOf(s1).nodeId]);
+        const orphan = err(await c.call("continue_workflow", { stateToken: s2.stateToken }));
+        assert.equal(orphan.code, "INVARIANT_VIOLATION");
+        assert.equal(orphan.retry.kind, "not_retryable");
+        assert.equal(orphan.details?.invariant, "parent_exists");
+        assert.equal(orphan.details?.orphanNodeId, placeOf(s2).nodeId);
+
+        // A state that is no position in the pinned workflow.
+        await db.run("UPDATE nodes SET state = ? WHERE node_id = ?", [
+          JSON.stringify({ v: 2, pc: 40, frames: [] }),
+          placeOf(s0).nodeId,
+        ]);
+        const lost = err(await c.call("continue_workflow", { stateToken: s0.stateToken }));
+        assert.equal(lost.code, "INVARIANT_VIOLATION");
+        assert.equal(lost.details?.invariant, "state_in_workflow");
+      } finally {
+        await db.close();
+      }
+    },
+  ],
+];
+
+Deno.test("over MCP (v1 client): the context budget, gates and invariant violations on one server", async (t) => {
+  await withServer(async (c, home) => {
+    for (const [name, run] of V1_CASES) await t.step(name, () => run(c, home));
   });
 });
 
@@ -247,43 +296,13 @@ Deno.test("the viewer shows a node's recorded assessments", async () => {
   }
 });
 
-Deno.test("over MCP (v1 client): a snapshot that does not hash to its key, a missing parent and a state outside the workflow answer INVARIANT_VIOLATION", async () => {
-  await withServer(async (c, home) => {
-    const step = async (from: Json, extra: Json) => await advance(c, from, extra);
-    const s0 = ok(
-      await c.call("start_workflow", { workflowId: "user.diagnose", context: { ticket: "B" } }),
-    );
-    const s1 = await step(s0, { output: { notesMarkdown: "one" } });
-    const s2 = await step(s1, {
-      output: { notesMarkdown: "two", artifacts: [readiness("complete", "high")] },
-    });
-    const db = await openTestDb(dbUrlOf(home));
-    try {
-      // A parent that is gone: the recap's walk up from s2 stops short of the root.
-      await db.run("DELETE FROM nodes WHERE node_id = ?", [placeOf(s1).nodeId]);
-      const orphan = err(await c.call("continue_workflow", { stateToken: s2.stateToken }));
-      assert.equal(orphan.code, "INVARIANT_VIOLATION");
-      assert.equal(orphan.retry.kind, "not_retryable");
-      assert.equal(orphan.details?.invariant, "parent_exists");
-      assert.equal(orphan.details?.orphanNodeId, placeOf(s2).nodeId);
-
-      // A state that is no position in the pinned workflow.
-      await db.run("UPDATE nodes SET state = ? WHERE node_id = ?", [
-        JSON.stringify({ v: 2, pc: 40, frames: [] }),
-        placeOf(s0).nodeId,
-      ]);
-      const lost = err(await c.call("continue_workflow", { stateToken: s0.stateToken }));
-      assert.equal(lost.code, "INVARIANT_VIOLATION");
-      assert.equal(lost.details?.invariant, "state_in_workflow");
-    } finally {
-      await db.close();
-    }
-  });
+Deno.test("over MCP (v1 client): a snapshot that does not hash to its key answers INVARIANT_VIOLATION", async () => {
   // The snapshot check runs once per process per hash: a fresh server sees the edit.
   const home = await tempHome();
   await Deno.mkdir(join(home.home, "workflows"), { recursive: true });
   await Deno.writeTextFile(join(home.home, "workflows", "diagnose.json"), JSON.stringify(WORKFLOW));
-  let c = await connect(home.home, { client: "v1" });
+  // the run is started in-process; the server that must see the edit is a fresh process
+  let c = await connect(home.home);
   try {
     const s0 = ok(await c.call("start_workflow", { workflowId: "user.diagnose" }));
     await c.close();

@@ -257,71 +257,76 @@ Deno.test("every kind of answer of every tool validates against its listed outpu
   }
 });
 
-Deno.test("a schema's $refs stay inside it, and both clients' validators follow them", async () => {
-  const home = await tempHome();
-  const client = await connect(home.home, { client: "v1" });
-  try {
-    const { tools } = await client.listTools();
-    const schema = tools.find((t) => t.name === "continue_workflow")!.outputSchema as Json;
-    const used = refs(schema);
-    assert.ok(used.length > 0, "the repeated parts (the recap, a blocker's pointer) are shared");
-    const defs = (schema.$defs ?? {}) as Json;
-    for (const ref of used) {
-      assert.match(ref, /^#\/\$defs\//, "a $ref never leaves its schema");
-      assert.ok(ref.slice("#/$defs/".length) in defs, `${ref} is defined`);
-    }
-    // a recap reached only through a $ref, with an entry that lacks its notes
-    const recap = {
-      entries: [{ nodeId: "n", kind: "step", stepId: "s" }],
-      truncated: false,
-      omitted: 0,
-      omittedExact: true,
-      policy: "most_recent_first",
-      budgetBytes: 1,
-      usedBytes: 0,
-    };
-    const answer = ok(
-      await client.call("start_workflow", { workflowId: "waymark.code_review" }),
-    );
-    const good = {
-      ...answer,
-      recap: { ...recap, entries: [{ ...recap.entries[0], notesMarkdown: "x" }] },
-    };
-    const wrong = { ...answer, recap };
-    const ajv = new AjvJsonSchemaValidator().getValidator(schema);
-    assert.equal(ajv(good).valid, true);
-    assert.equal(ajv(wrong).valid, false, "ajv follows the $ref");
-    const cfworker = new Validator(schema as never, "2020-12", false);
-    assert.equal(cfworker.validate(good).valid, true);
-    assert.equal(cfworker.validate(wrong).valid, false, "@cfworker/json-schema follows the $ref");
-  } finally {
-    await client.close();
-    await home.cleanup();
+async function refsStayInside(client: TestClient): Promise<void> {
+  const { tools } = await client.listTools();
+  const schema = tools.find((t) => t.name === "continue_workflow")!.outputSchema as Json;
+  const used = refs(schema);
+  assert.ok(used.length > 0, "the repeated parts (the recap, a blocker's pointer) are shared");
+  const defs = (schema.$defs ?? {}) as Json;
+  for (const ref of used) {
+    assert.match(ref, /^#\/\$defs\//, "a $ref never leaves its schema");
+    assert.ok(ref.slice("#/$defs/".length) in defs, `${ref} is defined`);
   }
-});
+  // a recap reached only through a $ref, with an entry that lacks its notes
+  const recap = {
+    entries: [{ nodeId: "n", kind: "step", stepId: "s" }],
+    truncated: false,
+    omitted: 0,
+    omittedExact: true,
+    policy: "most_recent_first",
+    budgetBytes: 1,
+    usedBytes: 0,
+  };
+  const answer = ok(
+    await client.call("start_workflow", { workflowId: "waymark.code_review" }),
+  );
+  const good = {
+    ...answer,
+    recap: { ...recap, entries: [{ ...recap.entries[0], notesMarkdown: "x" }] },
+  };
+  const wrong = { ...answer, recap };
+  const ajv = new AjvJsonSchemaValidator().getValidator(schema);
+  assert.equal(ajv(good).valid, true);
+  assert.equal(ajv(wrong).valid, false, "ajv follows the $ref");
+  const cfworker = new Validator(schema as never, "2020-12", false);
+  assert.equal(cfworker.validate(good).valid, true);
+  assert.equal(cfworker.validate(wrong).valid, false, "@cfworker/json-schema follows the $ref");
+}
 
-Deno.test("an answer recorded before acknowledgements said only what changed still validates, so its replay does", async () => {
+async function oldAnswersValidate(client: TestClient): Promise<void> {
+  const { tools } = await client.listTools();
+  const schema = tools.find((t) => t.name === "continue_workflow")!.outputSchema as Json;
+  // the shape every acknowledgement had: the run's facts, false flags and empty warnings
+  const recorded = {
+    kind: "ok",
+    stateToken: "st1_x",
+    ackToken: "ack1_x",
+    checkpointToken: "chk1_x",
+    pending: { stepId: "s", title: "S", prompt: "Do it.", requireConfirmation: false },
+    isComplete: false,
+    session: { sessionId: "ses_1", runId: "run_1", nodeId: "n" },
+    workflow: { id: "user.w", name: "W", hash: "sha256:0" },
+    preferences: { autonomy: "guided", riskPolicy: "conservative" },
+    warnings: [],
+  };
+  assert.equal(new AjvJsonSchemaValidator().getValidator(schema)(recorded).valid, true);
+  const strict = new Validator(closed(schema) as never, "2020-12", false);
+  assert.equal(strict.validate(recorded).valid, true);
+}
+
+// One v1 server for the two cases that read the listed schemas (one process start, not two).
+Deno.test("the listed continue_workflow schema, through one v1 server", async (t) => {
   const home = await tempHome();
   const client = await connect(home.home, { client: "v1" });
   try {
-    const { tools } = await client.listTools();
-    const schema = tools.find((t) => t.name === "continue_workflow")!.outputSchema as Json;
-    // the shape every acknowledgement had: the run's facts, false flags and empty warnings
-    const recorded = {
-      kind: "ok",
-      stateToken: "st1_x",
-      ackToken: "ack1_x",
-      checkpointToken: "chk1_x",
-      pending: { stepId: "s", title: "S", prompt: "Do it.", requireConfirmation: false },
-      isComplete: false,
-      session: { sessionId: "ses_1", runId: "run_1", nodeId: "n" },
-      workflow: { id: "user.w", name: "W", hash: "sha256:0" },
-      preferences: { autonomy: "guided", riskPolicy: "conservative" },
-      warnings: [],
-    };
-    assert.equal(new AjvJsonSchemaValidator().getValidator(schema)(recorded).valid, true);
-    const strict = new Validator(closed(schema) as never, "2020-12", false);
-    assert.equal(strict.validate(recorded).valid, true);
+    await t.step(
+      "a schema's $refs stay inside it, and both clients' validators follow them",
+      () => refsStayInside(client),
+    );
+    await t.step(
+      "an answer recorded before acknowledgements said only what changed still validates, so its replay does",
+      () => oldAnswersValidate(client),
+    );
   } finally {
     await client.close();
     await home.cleanup();
