@@ -13,8 +13,9 @@ import type { CompiledNode } from "../../engine/workflow/compiled.ts";
 import type { Condition } from "../../engine/workflow/schema.ts";
 import { conditionVars } from "../../engine/workflow/conditions.ts";
 import { BUNDLED_WORKFLOWS } from "../../workflows/mod.ts";
-import { connect, MAIN, ok, ROOT, tempHome, type TestClient } from "../helpers/server.ts";
+import { connect, ok, ROOT, tempHome, type TestClient } from "../helpers/server.ts";
 import { readDescription, type Walk, walkWorkflow } from "../helpers/mcp_agent.ts";
+import { runCli } from "../helpers/maintenance.ts";
 
 const DIR = join(ROOT, "workflows");
 
@@ -45,22 +46,9 @@ Deno.test("every file in workflows/ is embedded, and passes `workflows validate`
     assert.equal(b.text, await Deno.readTextFile(join(DIR, b.file.replace(/^bundled:/, ""))));
   }
   // one process validates them all, each as if alone (a process per file cost 17 starts)
-  const ran = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "--quiet",
-      MAIN,
-      "workflows",
-      "validate",
-      ...files.map((n) => join(DIR, n)),
-    ],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const out = new TextDecoder().decode(ran.stdout);
-  assert.equal(ran.code, 0, new TextDecoder().decode(ran.stderr));
+  const ran = await runCli(["workflows", "validate", ...files.map((n) => join(DIR, n))]);
+  const out = ran.out;
+  assert.equal(ran.code, 0, ran.err);
   // each file's output is its one ok line: no warning, no command after it
   const lines = out.split("\n");
   assert.equal(lines.pop(), "", out);
