@@ -6,7 +6,8 @@
  * (`tests/helpers/builds.ts`, `WAYMARK_TEST_BUILD_DIR`). Deno's own report and its `ok | N passed | M failed` line come first,
  * unchanged (`.ci/run` reads that line); then the ten slowest test files, so the next slow file is
  * seen. Arguments go to `deno test` (files, `--filter`); none means every test file under `tests/`,
- * the slow folders first, type-checked beside the run. See docs/testing.md.
+ * the slow folders first, type-checked beside the run as `deno task check` checks. See
+ * docs/testing.md.
  * @module
  */
 import { fileURLToPath } from "node:url";
@@ -66,10 +67,25 @@ async function testFiles(dir = "tests"): Promise<string[]> {
   return out;
 }
 
-/** `deno check tests/`, its output kept for the end of the run. */
+/**
+ * The type check `deno task check` runs (its arguments read from `deno.json`, so the two never
+ * differ): Deno keeps a check's result by its set of roots, so after `deno task check` (as
+ * `.ci/run` does) this finds it done; `deno check tests/` alone would check everything again.
+ */
+export async function checkArgs(): Promise<string[]> {
+  const config = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`));
+  const task = String(config.tasks?.check ?? "");
+  const [deno, check, ...roots] = task.trim().split(/\s+/);
+  if (deno !== "deno" || check !== "check" || roots.length === 0) {
+    throw new Error(`deno.json's check task is not "deno check ROOTS...": ${task}`);
+  }
+  return [check, ...roots];
+}
+
+/** `deno task check`'s type check, its output kept for the end of the run. */
 async function typeCheck(): Promise<{ success: boolean; output: string }> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["check", "tests/"],
+    args: await checkArgs(),
     cwd: ROOT,
     stdout: "piped",
     stderr: "piped",
@@ -126,7 +142,7 @@ export async function runSuite(args: string[]): Promise<number> {
     }
     const checked = await check;
     if (checked && !checked.success) {
-      console.log(`\ntype check failed (deno check tests/):\n${checked.output}`);
+      console.log(`\ntype check failed (deno task check):\n${checked.output}`);
       return code || 1;
     }
     return code;
