@@ -145,8 +145,7 @@ async function bundle(deps: Map<string, string>): Promise<number> {
   const raw = join(CACHE, "bundle");
   await Deno.remove(raw, { recursive: true }).catch(() => {});
   // BUILD_KIND = "npm"; the library's on-demand modules inlined (the source loader computes URLs)
-  const standIns = await Deno.makeTempDir({ prefix: "waymark-build-" });
-  const standIn = await lazyStandIn(standIns, { within: "library", web: "npm" });
+  const standIn = await lazyStandIn({ within: "library", web: "npm" });
   const map = await writeBuildMap("npm", { "lazy.ts": pathToFileURL(standIn).href });
   await run(Deno.execPath(), [
     ...bundleArgs(map),
@@ -154,10 +153,7 @@ async function bundle(deps: Map<string, string>): Promise<number> {
     "--outdir",
     raw,
     ...Object.values(ENTRIES).map((entry) => join(ROOT, entry)),
-  ]).finally(async () => {
-    await Deno.remove(map.dir, { recursive: true });
-    await Deno.remove(standIns, { recursive: true });
-  });
+  ]);
   const header = "// waymark: built by `deno task build:npm`; do not edit.\n";
   let size = 0;
   for await (const file of walkFiles(raw, ".js")) {

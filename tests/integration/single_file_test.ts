@@ -221,3 +221,18 @@ Deno.test("the bundle's `serve --http` answers MCP over Streamable HTTP", async 
     await bundle.cleanup();
   }
 });
+
+Deno.test("the bundle is reproducible: built again into another folder, it is the same bytes", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waymark-bundle-again-" });
+  try {
+    const again = join(dir, "waymark.js");
+    const built = await deno(["task", "--quiet", "bundle", again], ROOT);
+    assert.equal(built.code, 0, built.err);
+    const first = await Deno.readFile(await builtBundle());
+    const second = await Deno.readFile(again);
+    assert.equal(second.length, first.length, "a second build differs in size");
+    assert.ok(second.every((b, i) => b === first[i]), "a second build differs in its bytes");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
