@@ -3,7 +3,7 @@
  * stderr, and stopped with SIGTERM, saying how it ended and what it wrote on stdout.
  * @module
  */
-import { MAIN } from "./server.ts";
+import { dbArgs, MAIN } from "./server.ts";
 
 /** A running HTTP server. */
 export interface HttpServer {
@@ -20,8 +20,8 @@ export interface HttpServer {
 }
 
 /**
- * Starts `serve --http PORT` (default 0: any free port) on `home` (in `cwd`, with `args` added)
- * and reads its port.
+ * Starts `serve --http PORT` (default 0: any free port) on `home` (in `cwd`, with `args` added;
+ * on the home's PostgreSQL database under `WAYMARK_TEST_DB=postgres`) and reads its port.
  */
 export async function startHttpServer(
   home: string,
@@ -47,6 +47,8 @@ export async function startHttpServer(
       String(options.port ?? 0),
       "--home",
       home,
+      // the home's database, as every server and command on it is given (unless `args` names one)
+      ...(options.args?.includes("--db") ? [] : dbArgs(home)),
       ...options.args ?? [],
     ],
     cwd: options.cwd,
