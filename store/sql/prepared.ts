@@ -120,8 +120,21 @@ export function compileEvery(ex: Executor): { sqls: string[]; failure?: Error } 
   };
 }
 
+/**
+ * Runs a compiled query as its own execution: with a query id of its own, which the plugins of
+ * `ex` see as they would a query built there. A template is compiled once, on whichever
+ * executor ran it first (the start-up rehearsal's plain connection, say), so a plugin that marks
+ * queries by id at compile time (the PostgreSQL driver's `sendAhead`) would otherwise see each
+ * template once, on the wrong executor, and its writes waited for their answers one by one.
+ */
+function executeOn<R>(ex: Executor, query: CompiledQuery<R>): Promise<QueryResult<R>> {
+  const queryId = { queryId: query.queryId.queryId };
+  ex.getExecutor().transformQuery(query.query, queryId);
+  return ex.executeQuery({ ...query, queryId });
+}
+
 function runner<P, R>(compiled: (ex: Executor, params: P) => CompiledQuery<R>): Prepared<P, R> {
-  const execute = (ex: Executor, params: P) => ex.executeQuery(compiled(ex, params));
+  const execute = (ex: Executor, params: P) => executeOn(ex, compiled(ex, params));
   return {
     execute,
     all: async (ex, params) => (await execute(ex, params)).rows,
