@@ -142,6 +142,15 @@ function runner<P, R>(compiled: (ex: Executor, params: P) => CompiledQuery<R>): 
   };
 }
 
+/** How a query is prepared. */
+export interface PrepareOptions {
+  /**
+   * Only one dialect runs it (its text is that dialect's SQL): compiled at its first run, never
+   * by {@linkcode compileEvery}, whose texts every dialect prepares.
+   */
+  oneDialect?: boolean;
+}
+
 /**
  * A query built by `build` once per dialect, its parameters named by the fields of `P` read
  * off `params` (declare `P` on the `params` argument: `(db, p: { runId: string }) => …`).
@@ -150,6 +159,7 @@ function runner<P, R>(compiled: (ex: Executor, params: P) => CompiledQuery<R>): 
  */
 export function prepare<P extends object, R>(
   build: (db: Executor, params: P) => Buildable<R>,
+  options: PrepareOptions = {},
 ): Prepared<P, R> {
   const templates = new WeakMap<DialectAdapter, Template<R>>();
   const templateFor = (ex: Executor): Template<R> => {
@@ -169,7 +179,7 @@ export function prepare<P extends object, R>(
     }
     return template;
   };
-  MADE.push((ex) => [templateFor(ex).query.sql]);
+  if (!options.oneDialect) MADE.push((ex) => [templateFor(ex).query.sql]);
   return runner((ex, params) => bind(templateFor(ex), params as Values));
 }
 
