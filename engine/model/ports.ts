@@ -54,6 +54,14 @@ export interface Random {
   bytes(n: number): Uint8Array;
 }
 
+/** A node with its run. */
+export interface NodeAndRun {
+  /** The node. */
+  node: NodeRecord;
+  /** Its run. */
+  run: RunRecord;
+}
+
 /** Read access to the store. */
 export interface StoreReader {
   /** A run, or `null`. */
@@ -76,6 +84,18 @@ export interface StoreReader {
     attemptId: string,
     kind: AttemptKind,
   ): Promise<AttemptRecord | null>;
+  /** A node with its run, read together; `null` when either is not stored. */
+  getNodeAndRun(runId: string, nodeId: string): Promise<NodeAndRun | null>;
+  /**
+   * What an attempt at a node reads first, in one read: the attempt recorded under its key,
+   * else the node with its run (`at`, `null` when either is not stored).
+   */
+  getAttemptOrNode(
+    runId: string,
+    nodeId: string,
+    attemptId: string,
+    kind: AttemptKind,
+  ): Promise<{ attempt: AttemptRecord } | { attempt: null; at: NodeAndRun | null }>;
   /**
    * Direct children of a node that are steps or checkpoints (blocked attempts are not branches),
    * oldest first.

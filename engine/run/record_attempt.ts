@@ -20,7 +20,7 @@ import { refuseActor } from "../access/team_policy.ts";
 import { driftWarnings } from "./drift.ts";
 import { replayRecorded } from "../answers/node_response.ts";
 import { measureStep, runBudget, withUsage } from "../cost/record_usage.ts";
-import { loadNode, type NodeContext, verifyPair } from "./run_context.ts";
+import { checkNode, type NodeContext, verifyPair } from "./run_context.ts";
 import { snapshotFolder, snapshotForStep, withSnapshot } from "./snapshot_step.ts";
 
 /** Options of the execution use-cases. */
@@ -165,11 +165,18 @@ export async function recordAttempt(
   const claims = verified.value.attempt!;
   const attemptId = claims.attemptId!;
   const digest = await payloadDigest(spec.payload);
-  const recorded = await deps.store.getAttempt(claims.runId, claims.nodeId, attemptId, spec.kind);
-  if (recorded) {
+  // the attempt, or when it is not recorded yet the node with its run, in one read
+  const found = await deps.store.getAttemptOrNode(
+    claims.runId,
+    claims.nodeId,
+    attemptId,
+    spec.kind,
+  );
+  if (found.attempt) {
+    const recorded = found.attempt;
     return refuseActor(recorded, deps.principal) ?? replay(recorded, { digest, options });
   }
-  const loaded = await loadNode(deps.store, verified.value.state);
+  const loaded = await checkNode(deps.store, verified.value.state, found.at);
   if (!loaded.ok) return loaded;
   // Nodes are immutable, so the node read above is still right inside the transaction; only
   // its children must be read under the lock (a racing writer's attempt fails the append).

@@ -4,7 +4,7 @@
  * @module
  */
 import { runLabel, sessionLabel } from "../model/ids.ts";
-import type { EngineDeps, NodeRecord, RunRecord, StoreReader } from "../model/ports.ts";
+import type { EngineDeps, NodeAndRun, NodeRecord, RunRecord, StoreReader } from "../model/ports.ts";
 import { fail, ok, type Result, StorageCorruptionError } from "../model/result.ts";
 import { TOKEN_FIELD, type TokenClaims, verifyToken } from "../access/tokens.ts";
 import type { TokenKind } from "../model/vocabulary.ts";
@@ -58,17 +58,26 @@ export async function loadNode(
   store: StoreReader,
   claims: TokenClaims,
 ): Promise<Result<NodeContext>> {
-  const [node, run] = await Promise.all([
-    store.getNode(claims.runId, claims.nodeId),
-    store.getRun(claims.runId),
-  ]);
-  if (!node || !run) {
+  return checkNode(store, claims, await store.getNodeAndRun(claims.runId, claims.nodeId));
+}
+
+/**
+ * The node a verified state token names, read with its run (`null`: not stored), checked and
+ * with its pinned workflow.
+ */
+export async function checkNode(
+  store: StoreReader,
+  claims: TokenClaims,
+  read: NodeAndRun | null,
+): Promise<Result<NodeContext>> {
+  if (!read) {
     return fail(
       "NODE_NOT_FOUND",
       "stateToken is genuine but its run is not in this database (a different WAYMARK_HOME or database, or a deleted session). Point waymark at the database the run was started in, or start the workflow again.",
       { details: { token: "stateToken", runId: runLabel(claims.runId) } },
     );
   }
+  const { node, run } = read;
   if (run.corrupt) {
     throw new StorageCorruptionError(
       `Session ${sessionLabel(run.sessionId)} failed an integrity check`,

@@ -6,7 +6,8 @@
  *
  * - statements are prepared by name, once per connection (graph walks excepted, `UNNAMED`);
  * - the connection runs in `pg`'s pipeline mode, and a transaction's `BEGIN` goes out without
- *   waiting for its answer, together with the transaction's first statement;
+ *   waiting for its answer, together with the transaction's first statement (and the
+ *   `SET LOCAL`s made before it: they change no data, and fail only where the `BEGIN` did);
  * - once that first statement was answered, writes whose affected-row counts no one reads
  *   (`sendAhead`: the projections) go out without waiting either, and the `COMMIT` goes with
  *   the last of them: the server runs them in order, and the first failure among them is thrown
@@ -109,6 +110,12 @@ export function createPool(
   return pool;
 }
 
+/**
+ * A transaction's settings (`SET LOCAL …`): sent with its `BEGIN` without waiting, since they
+ * change no data; a failure among them is thrown by the first statement that waits.
+ */
+const SET_LOCAL = /^set local [a-z_]+ = [a-z0-9_]+$/i;
+
 /** Queries made through `sendAhead`'s executor that need not be waited for. */
 const aheadQueries = new WeakSet<QueryId>();
 
@@ -134,8 +141,8 @@ export function sendAhead<K extends { withPlugin(plugin: KyselyPlugin): K }>(tx:
 /**
  * One pooled client as Kysely's connection. Inside a transaction whose `BEGIN` the server has
  * confirmed (the first statement that waited was answered), writes marked by `sendAhead` go out
- * without waiting; before that every statement waits, so a `BEGIN` that failed can never leave
- * writes to commit one by one.
+ * without waiting; before that every statement waits (but the transaction's `SET LOCAL`s, which
+ * write nothing), so a `BEGIN` that failed can never leave writes to commit one by one.
  */
 class PgConnection implements DatabaseConnection {
   readonly client: pg.PoolClient;
@@ -206,7 +213,10 @@ class PgConnection implements DatabaseConnection {
   }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    if (this.#confirmed && aheadQueries.has(query.queryId)) {
+    const ahead = this.#confirmed
+      ? aheadQueries.has(query.queryId)
+      : this.#inTransaction && SET_LOCAL.test(query.sql);
+    if (ahead) {
       this.#sendAhead(query.sql, query.parameters);
       return { rows: [] };
     }

@@ -14,6 +14,7 @@ import type { FullTextSearch, TextLayer, TextMatch } from "../sql/dialect.ts";
 import type { Executor } from "../sql/graph_sql.ts";
 import { countOrphans, guardedSearch } from "../sql/search_index.ts";
 import { foldedTokens, matchSnippet } from "./text_match.ts";
+import { prepare } from "../sql/prepared.ts";
 
 /** The highest position a `tsvector` keeps (later tokens share it). */
 const MAX_POSITION = 16383;
@@ -52,6 +53,19 @@ const vector = (tsv: string) => sql<string>`CAST(${tsv} AS tsvector)`;
 
 /** `ON CONFLICT … DO UPDATE SET` of a row indexed again: the new text and vector. */
 const REPLACE_TEXT = { text: sql<string>`excluded.text`, tsv: sql<string>`excluded.tsv` };
+
+/** An output indexed as its node's and as its run's tip, both rows in one statement (every advance). */
+const outputIndexed = prepare(
+  (ex, p: { runId: string; nodeId: string; text: string; tsv: string }) =>
+    searchTables(ex)
+      .with("output", (db) =>
+        db.insertInto("search_outputs")
+          .values({ run_id: p.runId, node_id: p.nodeId, text: p.text, tsv: vector(p.tsv) })
+          .onConflict((oc) => oc.columns(["run_id", "node_id"]).doUpdateSet(REPLACE_TEXT)))
+      .insertInto("search_tips").values({ run_id: p.runId, text: p.text, tsv: vector(p.tsv) })
+      .onConflict((oc) => oc.column("run_id").doUpdateSet(REPLACE_TEXT)),
+  { oneDialect: true },
+);
 
 const LAYER_TABLE = {
   title: sql.table("search_titles"),
@@ -119,15 +133,7 @@ export const tsvectorSearch: FullTextSearch = guardedSearch({
       .onConflict((oc) => oc.column("run_id").doUpdateSet(REPLACE_TEXT)).execute();
   },
   async indexOutput(tx, { runId, nodeId, text }) {
-    const tsv = tsvectorOf(text);
-    // both rows in one statement
-    await searchTables(tx)
-      .with("output", (db) =>
-        db.insertInto("search_outputs")
-          .values({ run_id: runId, node_id: nodeId, text, tsv: vector(tsv) })
-          .onConflict((oc) => oc.columns(["run_id", "node_id"]).doUpdateSet(REPLACE_TEXT)))
-      .insertInto("search_tips").values({ run_id: runId, text, tsv: vector(tsv) })
-      .onConflict((oc) => oc.column("run_id").doUpdateSet(REPLACE_TEXT)).execute();
+    await outputIndexed.execute(tx, { runId, nodeId, text, tsv: tsvectorOf(text) });
   },
   async match(ex, layer, query: SearchQuery): Promise<TextMatch[]> {
     const q = tsqueryOf(query.terms);

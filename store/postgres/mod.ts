@@ -17,6 +17,7 @@ import { redactDbUrl } from "../db_url.ts";
 import { createPool, sendAhead, WaymarkPostgresDialect } from "./driver.ts";
 import { isConflict, read, storageError, transact } from "./pg_faults.ts";
 import { tsvectorSearch } from "./fts.ts";
+import { appendToSession } from "./append.ts";
 import { postgresMaintenance } from "./maintenance.ts";
 import { migrateToLatest, readSchemaStatus } from "./migrations.ts";
 import { DEFAULT_BUSY_TIMEOUT_MS } from "../open_options.ts";
@@ -50,6 +51,7 @@ export function postgresDialect(options: { location: string; busyTimeoutMs: numb
     // table instead of using its index (every statement of a call has one). Only the calls'
     // writes: maintenance (gc, import) scans on purpose and got many times slower without.
     planWrites: async (tx) => void await sql`set local enable_seqscan = off`.execute(tx),
+    appendToSession,
   };
 }
 

@@ -153,6 +153,38 @@ export interface SqlDialect {
    * how its statements are planned. Absent: nothing.
    */
   planWrites?(tx: Executor): Promise<void>;
+  /**
+   * Appends a batch of events to a session that is stored already: grows its count by the
+   * batch and inserts the rows at the positions after it, answering each inserted row's
+   * sequence number and position (none when the session is gone). Absent: the writer grows
+   * the count, then inserts (two statements).
+   */
+  appendToSession?(tx: Executor, batch: AppendBatch): Promise<AppendedRow[]>;
+}
+
+/** A batch of events for {@linkcode SqlDialect.appendToSession}: rows without positions. */
+export interface AppendBatch {
+  /** The session whose log grows. */
+  sessionId: string;
+  /** The append's time. */
+  at: string;
+  /** The rows, in log order. */
+  rows: readonly {
+    session_id: string;
+    run_id: string | null;
+    kind: string;
+    payload: string;
+    digest: string;
+    at: string;
+  }[];
+}
+
+/** A row an append inserted: its sequence number and its position in the session's log. */
+export interface AppendedRow {
+  /** The log's sequence number. */
+  seq: number;
+  /** The position in its session's log. */
+  position: number;
 }
 
 /** Where shared reads run: a connection or transaction, and the dialect's full-text search. */

@@ -26,6 +26,8 @@ const RUN_KEYED = new Set([
   "getRun",
   "getNode",
   "getAttempt",
+  "getNodeAndRun",
+  "getAttemptOrNode",
   "getChildren",
   "getAncestorNotes",
   "getPreferredTip",

@@ -120,13 +120,35 @@ export function compileEvery(ex: Executor): { sqls: string[]; failure?: Error } 
   };
 }
 
+/**
+ * Runs a compiled query as its own execution: with a query id of its own, which the plugins of
+ * `ex` see as they would a query built there. A template is compiled once, on whichever
+ * executor ran it first (the start-up rehearsal's plain connection, say), so a plugin that marks
+ * queries by id at compile time (the PostgreSQL driver's `sendAhead`) would otherwise see each
+ * template once, on the wrong executor, and its writes waited for their answers one by one.
+ */
+function executeOn<R>(ex: Executor, query: CompiledQuery<R>): Promise<QueryResult<R>> {
+  const queryId = { queryId: query.queryId.queryId };
+  ex.getExecutor().transformQuery(query.query, queryId);
+  return ex.executeQuery({ ...query, queryId });
+}
+
 function runner<P, R>(compiled: (ex: Executor, params: P) => CompiledQuery<R>): Prepared<P, R> {
-  const execute = (ex: Executor, params: P) => ex.executeQuery(compiled(ex, params));
+  const execute = (ex: Executor, params: P) => executeOn(ex, compiled(ex, params));
   return {
     execute,
     all: async (ex, params) => (await execute(ex, params)).rows,
     first: async (ex, params) => (await execute(ex, params)).rows[0],
   };
+}
+
+/** How a query is prepared. */
+export interface PrepareOptions {
+  /**
+   * Only one dialect runs it (its text is that dialect's SQL): compiled at its first run, never
+   * by {@linkcode compileEvery}, whose texts every dialect prepares.
+   */
+  oneDialect?: boolean;
 }
 
 /**
@@ -137,6 +159,7 @@ function runner<P, R>(compiled: (ex: Executor, params: P) => CompiledQuery<R>): 
  */
 export function prepare<P extends object, R>(
   build: (db: Executor, params: P) => Buildable<R>,
+  options: PrepareOptions = {},
 ): Prepared<P, R> {
   const templates = new WeakMap<DialectAdapter, Template<R>>();
   const templateFor = (ex: Executor): Template<R> => {
@@ -156,7 +179,7 @@ export function prepare<P extends object, R>(
     }
     return template;
   };
-  MADE.push((ex) => [templateFor(ex).query.sql]);
+  if (!options.oneDialect) MADE.push((ex) => [templateFor(ex).query.sql]);
   return runner((ex, params) => bind(templateFor(ex), params as Values));
 }
 

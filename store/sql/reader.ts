@@ -9,6 +9,7 @@ import { sql } from "npm:kysely@0.29.9";
 import type {
   AncestorNotes,
   AttemptRecord,
+  NodeAndRun,
   NodeRecord,
   RunRecord,
   StoreReader,
@@ -118,6 +119,56 @@ const runById = prepare((db, p: { runId: string }) =>
     .where("r.run_id", "=", p.runId)
 );
 
+type RunRow = NonNullable<Awaited<ReturnType<typeof runById.first>>>;
+
+/** Nodes with their run's columns (its session as `run_session_id`). */
+function nodesWithRuns(db: Executor) {
+  return nodeQuery(db)
+    .innerJoin("runs as r", "r.run_id", "n.run_id")
+    .innerJoin("sessions as s", "s.session_id", "r.session_id")
+    .select([
+      "r.session_id as run_session_id",
+      "r.workflow_id",
+      "r.workflow_hash",
+      "r.status",
+      "s.health",
+      "r.workspace",
+      "r.git_branch",
+      "r.git_head_sha",
+      "r.owner",
+      "r.access",
+    ]);
+}
+
+const nodeAndRun = prepare((db, p: { runId: string; nodeId: string }) =>
+  nodesWithRuns(db).where("n.run_id", "=", p.runId).where("n.node_id", "=", p.nodeId)
+);
+
+/**
+ * A node with its run and the attempt recorded under a key (left joined): what an attempt reads
+ * before its transaction, in one statement instead of three.
+ */
+const nodeAndAttempt = prepare((
+  db,
+  p: { runId: string; nodeId: string; attemptId: string; kind: AttemptKind },
+) =>
+  nodesWithRuns(db)
+    .leftJoin("attempts as a", (j) =>
+      j.onRef("a.run_id", "=", "n.run_id").onRef("a.node_id", "=", "n.node_id")
+        .on("a.attempt_id", "=", p.attemptId).on("a.attempt_kind", "=", p.kind))
+    .select([
+      "a.attempt_id",
+      "a.outcome",
+      "a.result_node_id",
+      "a.response",
+      "a.response_digest",
+      "a.payload_digest",
+    ])
+    .where("n.run_id", "=", p.runId).where("n.node_id", "=", p.nodeId)
+);
+
+type NodeAndRunRow = NonNullable<Awaited<ReturnType<typeof nodeAndRun.first>>>;
+
 const attemptByKey = prepare((
   db,
   p: { runId: string; nodeId: string; attemptId: string; kind: AttemptKind },
@@ -169,7 +220,10 @@ const ancestorNotes = prepare((_db, p: { runId: string; nodeId: string; limit: n
 
 async function getRun(ex: Executor, runId: string): Promise<RunRecord | null> {
   const row = await runById.first(ex, { runId });
-  if (!row) return null;
+  return row ? runRecord(row) : null;
+}
+
+function runRecord(row: RunRow): RunRecord {
   const observed = row.workspace !== null || row.git_branch !== null || row.git_head_sha !== null;
   return {
     ...decodeOwnership(row),
@@ -190,7 +244,15 @@ async function getAttempt(
   key: { runId: string; nodeId: string; attemptId: string; kind: AttemptKind },
 ): Promise<AttemptRecord | null> {
   const row = await attemptByKey.first(ex, key);
-  if (!row) return null;
+  return row ? await attemptRecord(ex, shared, row) : null;
+}
+
+/** The attempt a row holds; one that fails its checks marks its session corrupt (outside a write). */
+async function attemptRecord(
+  ex: Executor,
+  shared: ReaderShared,
+  row: Parameters<typeof decodeAttempt>[0],
+): Promise<AttemptRecord> {
   try {
     return decodeAttempt(row);
   } catch (error) {
@@ -261,8 +323,31 @@ export function createReader(scope: ReadScope, shared: ReaderShared): StoreReade
     }
     return record;
   };
+  const nodeAndRunOf = (row: NodeAndRunRow): NodeAndRun => ({
+    node: decode(row),
+    run: runRecord({ ...row, session_id: row.run_session_id }),
+  });
   return {
     getRun: (runId) => getRun(ex, runId),
+    getNodeAndRun: async (runId, nodeId) => {
+      const row = await nodeAndRun.first(ex, { runId, nodeId });
+      return row ? nodeAndRunOf(row) : null;
+    },
+    getAttemptOrNode: async (runId, nodeId, attemptId, kind) => {
+      const row = await nodeAndAttempt.first(ex, { runId, nodeId, attemptId, kind });
+      if (!row) return { attempt: null, at: null };
+      if (row.attempt_id === null) return { attempt: null, at: nodeAndRunOf(row) };
+      const attempt = await attemptRecord(ex, shared, {
+        ...row,
+        attempt_id: row.attempt_id,
+        outcome: row.outcome!,
+        result_node_id: row.result_node_id!,
+        response: row.response!,
+        response_digest: row.response_digest!,
+        session_id: row.run_session_id,
+      });
+      return { attempt };
+    },
     getNode: async (runId, nodeId) => {
       const row = await node(runId, nodeId);
       return row ? decode(row) : null;

@@ -8,7 +8,7 @@ import type { DomainEvent } from "../../engine/model/events.ts";
 import { sessionLabel } from "../../engine/model/ids.ts";
 import type { Store, StoreWriter } from "../../engine/model/ports.ts";
 import { contextId, loggedEvents } from "./context_refs.ts";
-import type { SqlDialect } from "./dialect.ts";
+import type { AppendBatch, SqlDialect } from "./dialect.ts";
 import type { Executor } from "./graph_sql.ts";
 import { prepare, prepareRows } from "./prepared.ts";
 import { project } from "./projections.ts";
@@ -78,10 +78,10 @@ const insertEvents = prepareRows(
       digest: r.digest,
       at: r.at,
       position: r.position,
-    }))).returning("seq"),
+    }))).returning(["seq", "position"]),
 );
 
-/** Counts the appended events; answers the count, which is the last position now given. */
+/** Counts appended events; answers the count, which is the last position now given. */
 const sessionGrown = prepare((db, p: { sessionId: string; at: string; count: number }) =>
   db.updateTable("sessions")
     .set((eb) => ({ updated_at: p.at, event_count: eb("event_count", "+", p.count) }))
@@ -89,22 +89,37 @@ const sessionGrown = prepare((db, p: { sessionId: string; at: string; count: num
 );
 
 /**
- * Where a batch starts in its session's log: 1 for the batch that creates the session (its row
- * is projected from that batch and counted after), else one past the session's count, which
- * is grown here first (a session removed meanwhile has no row: the batch is refused).
+ * Inserts a batch's rows at their positions in the session's log, answering their sequence
+ * numbers in row order: at 1 for the batch that creates the session (its row is projected from
+ * that batch and counted after), else one past the session's count, which grows with the
+ * insert (a session removed meanwhile has no row: the batch is refused).
  */
-async function firstPosition(
+async function insertRows(
   tx: Executor,
-  events: readonly DomainEvent[],
-  at: string,
-): Promise<number> {
-  if (events[0]!.kind === "session_created") return 1;
-  const sessionId = events[0]!.sessionId;
-  const grown = await sessionGrown.first(tx, { sessionId, at, count: events.length });
+  batch: AppendBatch & { creates: boolean },
+  dialect: SqlDialect,
+): Promise<number[]> {
+  const { sessionId, at, rows } = batch;
+  let appended: readonly { seq: number; position: number | null }[];
+  if (batch.creates) {
+    appended = await insertEvents.all(tx, rows.map((r, i) => ({ ...r, position: 1 + i })));
+  } else if (dialect.appendToSession) {
+    appended = await dialect.appendToSession(tx, batch);
+  } else {
+    const grown = await sessionGrown.first(tx, { sessionId, at, count: rows.length });
+    const first = grown ? Number(grown.event_count) - rows.length + 1 : 0;
+    appended = grown
+      ? await insertEvents.all(tx, rows.map((r, i) => ({ ...r, position: first + i })))
+      : [];
+  }
   // A session removed (by `waymark gc`) after the call read its node: roll back, never leave
   // half a session behind.
-  if (!grown) throw new Error(`session ${sessionLabel(sessionId)} is no longer stored`);
-  return Number(grown.event_count) - events.length + 1;
+  if (appended.length !== rows.length) {
+    throw new Error(`session ${sessionLabel(sessionId)} is no longer stored`);
+  }
+  // Positions follow the rows: the sequence numbers in position order are the rows'.
+  return appended.map((r) => ({ seq: Number(r.seq), position: Number(r.position) }))
+    .sort((a, b) => a.position - b.position).map((r) => r.seq);
 }
 
 /** Appends events and updates projections, all inside `tx`. */
@@ -117,8 +132,7 @@ async function append(
   const at = options.now();
   const { known, idOf } = await knownContexts(tx, events, options.shared);
   const logged = loggedEvents(events, (runId, id) => known.has(`${runId}:${id}`), idOf);
-  const first = await firstPosition(tx, events, at);
-  const rows = logged.map((event, i) => {
+  const rows = logged.map((event) => {
     const payload = JSON.stringify(event);
     return {
       session_id: event.sessionId,
@@ -127,22 +141,18 @@ async function append(
       payload,
       digest: digest(`${event.kind}\n${payload}`),
       at,
-      position: first + i,
     };
   });
-  // One statement for the whole batch: inside the write lock the sequence numbers are
-  // consecutive in row order, so the sorted numbers follow the events.
-  const inserted = await insertEvents.all(tx, rows);
-  const seqs = inserted.map((r) => Number(r.seq)).sort((a, b) => a - b);
+  const sessionId = events[0]!.sessionId;
+  const creates = events[0]!.kind === "session_created";
+  const seqs = await insertRows(tx, { sessionId, at, rows, creates }, options.dialect);
   const search = options.dialect.search;
   const writes = options.dialect.sendAhead?.(tx) ?? tx;
   for (const [i, event] of logged.entries()) {
     await project({ tx: writes, search, seq: seqs[i]!, at, payload: rows[i]!.payload }, event);
   }
   // the batch that created the session counts itself once its row is there
-  if (first === 1) {
-    await sessionGrown.execute(tx, { sessionId: events[0]!.sessionId, at, count: events.length });
-  }
+  if (creates) await sessionGrown.execute(tx, { sessionId, at, count: events.length });
 }
 
 /**

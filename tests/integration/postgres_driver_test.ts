@@ -12,6 +12,7 @@ import { Kysely, sql } from "npm:kysely@0.29.9";
 import { createPool, sendAhead, WaymarkPostgresDialect } from "../../store/postgres/driver.ts";
 import { isConnectionLost, transact } from "../../store/postgres/pg_faults.ts";
 import { coalesceWrites, socketOf } from "../../store/postgres/wire.ts";
+import { prepare } from "../../store/sql/prepared.ts";
 import { freshPostgresUrl, postgresBin } from "../helpers/postgres.ts";
 
 const ignore = postgresBin() === null && !Deno.env.get("CI");
@@ -49,6 +50,36 @@ Deno.test({
         assert.deepEqual(rows, [{ id: 1 }]);
       });
       assert.deepEqual(await ids(db), [1]);
+    } finally {
+      await db.destroy();
+    }
+  },
+});
+
+/** A write compiled once (`store/sql/prepared.ts`) whose server takes 300 ms. */
+const slowInsert = prepare((db, p: { id: number }) =>
+  (db as unknown as Kysely<Db>).insertInto("t")
+    .values({ id: sql<number>`(SELECT ${p.id}::int FROM pg_sleep(0.3))` })
+);
+
+Deno.test({
+  name: "a precompiled write first run outside any transaction is still sent ahead in one",
+  ignore,
+  async fn() {
+    const db = await database();
+    try {
+      // compiled on the connection, as the start-up rehearsal compiles every query
+      await slowInsert.execute(db as never, { id: 1 });
+      await db.transaction().execute(async (tx) => {
+        await tx.selectFrom("t").select("id").execute(); // the BEGIN is confirmed
+        const t0 = performance.now();
+        await slowInsert.execute(sendAhead(tx) as never, { id: 2 });
+        assert.ok(performance.now() - t0 < 150, "the write sent ahead did not wait");
+        // and the same query on the transaction itself waits, as any write does
+        await slowInsert.execute(tx as never, { id: 3 });
+        assert.ok(performance.now() - t0 >= 600, "the write on the transaction waited");
+      });
+      assert.deepEqual(await ids(db), [1, 2, 3]);
     } finally {
       await db.destroy();
     }

@@ -30,6 +30,8 @@ import {
   walk,
 } from "./subjects.ts";
 import { placeOf } from "../helpers/answers.ts";
+import type { Kysely } from "kysely";
+import type { Database } from "../../store/sql/database.ts";
 
 /** The stored ids of a response's session, run and node. */
 function ids(r: StepResponse): { sessionId: string; runId: string; nodeId: string } {
@@ -82,6 +84,10 @@ const CASES: Record<string, Case> = {
       [session.title, session.sessionKind, session.health, session.eventCount],
       ["Contract project.plain", "workflow", "healthy", 17],
     );
+    // the log has no gap: its rows sit at positions 1 to the session's count, in order
+    const logged = await (store as unknown as { db: Kysely<Database> }).db.selectFrom("events")
+      .select("position").where("session_id", "=", sessionId).orderBy("seq").execute();
+    assert.deepEqual(logged.map((r) => r.position), Array.from({ length: 17 }, (_, i) => i + 1));
     const [run] = session.runs;
     assert.deepEqual(
       [run!.status, run!.nodeCount, run!.tipNodeId, run!.tipPendingStepId, run!.latestNotes],
@@ -408,6 +414,10 @@ const CASES: Record<string, Case> = {
     assert.deepEqual(await store.counts(), taken);
     const kept = await store.getAttempt(runId, nodeId, attempt.attemptId, "ack");
     assert.equal(kept?.response, "{}");
+    // a batch for a session no longer stored (removed after its node was read) is refused whole
+    const gone = { ...attempt, sessionId: "e".repeat(16), attemptId: "b".repeat(12) };
+    await assert.rejects(store.write((tx) => tx.append([gone])), /no longer stored/);
+    assert.deepEqual(await store.counts(), taken);
     await start(deps, "project.plain"); // the store still takes writes
   },
 
