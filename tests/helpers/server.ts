@@ -10,6 +10,7 @@ import { StdioClientTransport as StdioClientTransportV1 } from "npm:@modelcontex
 import { fileURLToPath as fromFileUrl } from "node:url";
 import { freshPostgresUrl, testingOnPostgres } from "./postgres.ts";
 import { serveOnPair, servingInProcess } from "./in_process.ts";
+import { serveOnLoopback } from "./loopback_origin.ts";
 
 /** Absolute path of main.ts. */
 export const MAIN = fromFileUrl(new URL("../../main.ts", import.meta.url));
@@ -296,10 +297,11 @@ export function err(
 
 /**
  * Serves the checkout over loopback HTTP (`.ts` as TypeScript, everything else as text), so a
- * test can run `deno run -A <url>/main.ts` the way a user without a clone would.
+ * test can run `deno run -A <url>/main.ts` the way a user without a clone would (with `ONCE`:
+ * `loopback_origin.ts`); `close` also forgets what Deno cached from it.
  */
 export function serveCheckout(): { url: string; close(): Promise<void> } {
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+  const served = serveOnLoopback(async (req) => {
     const path = decodeURIComponent(new URL(req.url).pathname);
     if (path.includes("..")) return new Response("no", { status: 400 });
     try {
@@ -310,5 +312,5 @@ export function serveCheckout(): { url: string; close(): Promise<void> } {
       return new Response("not found", { status: 404 });
     }
   });
-  return { url: `http://127.0.0.1:${server.addr.port}`, close: () => server.shutdown() };
+  return { url: served.origin, close: served.close };
 }

@@ -10,6 +10,7 @@ import { StdioClientTransport } from "npm:@modelcontextprotocol/client@2.4.0/std
 import { childEnv, ROOT, tempHome } from "../helpers/server.ts";
 import { BUNDLED_IDS } from "../helpers/library.ts";
 import { builtBundle } from "../helpers/builds.ts";
+import { ONCE, serveOnLoopback } from "../helpers/loopback_origin.ts";
 
 const decoder = new TextDecoder();
 
@@ -82,30 +83,28 @@ async function driveOverStdio(command: string[], cwd: string, home: string): Pro
 
 /** Serves one file at `/waymark.js` on loopback. */
 function serveFile(file: string): { url: string; close(): Promise<void> } {
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    async (req) =>
-      new URL(req.url).pathname === "/waymark.js"
-        ? new Response(await Deno.readFile(file), {
-          headers: { "content-type": "application/javascript" },
-        })
-        : new Response("not found", { status: 404 }),
+  const served = serveOnLoopback(async (req) =>
+    new URL(req.url).pathname === "/waymark.js"
+      ? new Response(await Deno.readFile(file), {
+        headers: { "content-type": "application/javascript" },
+      })
+      : new Response("not found", { status: 404 })
   );
-  return {
-    url: `http://127.0.0.1:${server.addr.port}/waymark.js`,
-    close: () => server.shutdown(),
-  };
+  return { url: `${served.origin}/waymark.js`, close: served.close };
 }
 
 Deno.test("the bundle, alone in an empty folder, says what it is and carries the schema", async () => {
   const bundle = await lonelyBundle();
   try {
     assert.deepEqual([...Deno.readDirSync(bundle.dir)].map((e) => e.name), ["waymark.js"]);
-    const version = await deno(["run", "-A", "--quiet", "waymark.js", "--version"], bundle.dir);
+    const version = await deno(
+      ["run", "-A", "--quiet", ...ONCE, "waymark.js", "--version"],
+      bundle.dir,
+    );
     assert.equal(version.code, 0, version.err);
     assert.match(version.out, /^waymark \d+\.\d+\.\d+ \(bundle\)\n$/);
     const schema = await deno(
-      ["run", "-A", "--quiet", "waymark.js", "workflows", "schema"],
+      ["run", "-A", "--quiet", ...ONCE, "waymark.js", "workflows", "schema"],
       bundle.dir,
     );
     assert.equal(schema.code, 0, schema.err);
@@ -124,8 +123,8 @@ Deno.test("the bundle serves MCP over stdio, from its folder and from a loopback
   const served = serveFile(bundle.file);
   const elsewhere = await Deno.makeTempDir({ prefix: "waymark-bundle-url-" });
   try {
-    await driveOverStdio(["run", "-A", "--quiet", "waymark.js"], bundle.dir, home);
-    await driveOverStdio(["run", "-A", "--quiet", served.url], elsewhere, home);
+    await driveOverStdio(["run", "-A", "--quiet", ...ONCE, "waymark.js"], bundle.dir, home);
+    await driveOverStdio(["run", "-A", "--quiet", ...ONCE, served.url], elsewhere, home);
   } finally {
     await served.close();
     await cleanup();
@@ -138,7 +137,7 @@ Deno.test("the bundle's `view` serves pages and the embedded assets", async () =
   const bundle = await lonelyBundle();
   const { home, cleanup } = await tempHome();
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", "waymark.js", "view", "--port", "0", "--home", home],
+    args: ["run", "-A", "--quiet", ...ONCE, "waymark.js", "view", "--port", "0", "--home", home],
     cwd: bundle.dir,
     stdout: "piped",
     stderr: "null",
@@ -178,7 +177,7 @@ Deno.test("the bundle's `serve --http` answers MCP over Streamable HTTP", async 
   const bundle = await lonelyBundle();
   const { home, cleanup } = await tempHome();
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", "waymark.js", "serve", "--http", "0", "--home", home],
+    args: ["run", "-A", "--quiet", ...ONCE, "waymark.js", "serve", "--http", "0", "--home", home],
     cwd: bundle.dir,
     stdout: "null",
     stderr: "piped",

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { Client } from "npm:@modelcontextprotocol/client@2.4.0";
 import { StdioClientTransport } from "npm:@modelcontextprotocol/client@2.4.0/stdio";
 import { childEnv, serveCheckout, tempHome } from "../helpers/server.ts";
+import { ONCE } from "../helpers/loopback_origin.ts";
 
 Deno.test("main.ts runs from a URL with no local config: CLI and MCP over stdio", async () => {
   const checkout = serveCheckout();
@@ -18,6 +19,7 @@ Deno.test("main.ts runs from a URL with no local config: CLI and MCP over stdio"
         "-A",
         "--no-lock",
         "--quiet",
+        ...ONCE,
         `${checkout.url}/main.ts`,
         "workflows",
         "list",
@@ -41,6 +43,7 @@ Deno.test("main.ts runs from a URL with no local config: CLI and MCP over stdio"
           "-A",
           "--no-lock",
           "--quiet",
+          ...ONCE,
           `${checkout.url}/main.ts`,
           "serve",
           "--home",

@@ -9,6 +9,7 @@ import { StdioClientTransport } from "npm:@modelcontextprotocol/client@2.4.0/std
 import { openWaymark } from "../../mod.ts";
 import { childEnv, MAIN, ROOT, serveCheckout, tempHome } from "../helpers/server.ts";
 import { inProcess, rawRequest, seedForkedReview, spawnView } from "../helpers/viewer_fixture.ts";
+import { ONCE } from "../helpers/loopback_origin.ts";
 
 Deno.test("waymark view: prints its URL, serves on 127.0.0.1 only, refuses foreign Host and POST", async () => {
   const { home, cleanup } = await tempHome();
@@ -115,6 +116,7 @@ Deno.test("waymark view runs from a URL with no config: JSX pragma and embedded 
       "-A",
       "--no-lock",
       "--quiet",
+      ...ONCE,
       `${checkout.url}/main.ts`,
       "view",
       "--home",
