@@ -6,8 +6,8 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { createClient } from "@libsql/client";
 import { type CallResult, connect, ok, tempHome, type TestClient } from "../helpers/server.ts";
+import { withTestDb } from "../helpers/db.ts";
 import { writeProjectWorkflow } from "../helpers/workflows.ts";
 import { placeOf } from "../helpers/answers.ts";
 import { serveAsProcesses } from "../helpers/in_process.ts";
@@ -24,10 +24,9 @@ function differs(result: CallResult): boolean {
 }
 
 Deno.test("four processes race one ack with different notes: one is kept, three are told theirs were not", async () => {
-  const { home, dbFile, cleanup } = await tempHome();
+  const { home, dbUrl, cleanup } = await tempHome();
   const workspace = await Deno.makeTempDir({ prefix: "waymark-replay-ws-" });
   const clients: TestClient[] = [];
-  const db = createClient({ url: `file:${dbFile}` });
   try {
     await writeProjectWorkflow(workspace, { id: WORKFLOW_ID, steps: 4 });
     for (let i = 0; i < 4; i++) {
@@ -64,11 +63,11 @@ Deno.test("four processes race one ack with different notes: one is kept, three 
       assert.match(result.content[1]!.text, /rehydrate/);
     }
     const nodeId = placeOf(winner.structuredContent as { stateToken: string }).nodeId;
-    const notes = await db.execute({
-      sql: "SELECT notes_markdown FROM outputs WHERE node_id = ?",
-      args: [nodeId],
-    });
-    assert.deepEqual(notes.rows.map((r) => r.notes_markdown), [
+    const notes = await withTestDb(
+      dbUrl,
+      (db) => db.rows("SELECT notes_markdown FROM outputs WHERE node_id = ?", [nodeId]),
+    );
+    assert.deepEqual(notes.map((r) => r.notes_markdown), [
       `notes from process ${winners[0]}`,
     ]);
 
@@ -91,7 +90,6 @@ Deno.test("four processes race one ack with different notes: one is kept, three 
     });
     assert.equal(differs(other), true);
   } finally {
-    db.close();
     for (const client of clients) await client.close().catch(() => {});
     await cleanup();
     await Deno.remove(workspace, { recursive: true });
