@@ -10,7 +10,7 @@ import type { Kysely } from "npm:kysely@0.29.9";
 import type { SearchQuery } from "../../engine/model/ports.ts";
 import type { SearchLayer } from "../../engine/model/vocabulary.ts";
 import type { Executor } from "./graph_sql.ts";
-import type { Database } from "./database.ts";
+import type { Database, EventsTable } from "./database.ts";
 
 /** The search layers answered by full-text matching. */
 export type TextLayer = Exclude<SearchLayer, "id" | "recent">;
@@ -169,14 +169,10 @@ export interface AppendBatch {
   /** The append's time. */
   at: string;
   /** The rows, in log order. */
-  rows: readonly {
-    session_id: string;
-    run_id: string | null;
-    kind: string;
-    payload: string;
-    digest: string;
-    at: string;
-  }[];
+  rows: readonly Pick<
+    EventsTable,
+    "session_id" | "run_id" | "kind" | "payload" | "digest" | "at"
+  >[];
 }
 
 /** A row an append inserted: its sequence number and its position in the session's log. */

@@ -100,22 +100,23 @@ const childrenOf = prepare((db, p: { runId: string; nodeId: string }) =>
     .where("n.node_kind", "!=", NOT_A_BRANCH).orderBy("n.created_seq")
 );
 
+/** What a run record is read from, beside its ids (`runs as r` joined to `sessions as s`). */
+const RUN_COLUMNS = [
+  "r.workflow_id",
+  "r.workflow_hash",
+  "r.status",
+  "s.health",
+  "r.workspace",
+  "r.git_branch",
+  "r.git_head_sha",
+  "r.owner",
+  "r.access",
+] as const;
+
 const runById = prepare((db, p: { runId: string }) =>
   db.selectFrom("runs as r")
     .innerJoin("sessions as s", "s.session_id", "r.session_id")
-    .select([
-      "r.run_id",
-      "r.session_id",
-      "r.workflow_id",
-      "r.workflow_hash",
-      "r.status",
-      "s.health",
-      "r.workspace",
-      "r.git_branch",
-      "r.git_head_sha",
-      "r.owner",
-      "r.access",
-    ])
+    .select(["r.run_id", "r.session_id", ...RUN_COLUMNS])
     .where("r.run_id", "=", p.runId)
 );
 
@@ -126,18 +127,7 @@ function nodesWithRuns(db: Executor) {
   return nodeQuery(db)
     .innerJoin("runs as r", "r.run_id", "n.run_id")
     .innerJoin("sessions as s", "s.session_id", "r.session_id")
-    .select([
-      "r.session_id as run_session_id",
-      "r.workflow_id",
-      "r.workflow_hash",
-      "r.status",
-      "s.health",
-      "r.workspace",
-      "r.git_branch",
-      "r.git_head_sha",
-      "r.owner",
-      "r.access",
-    ]);
+    .select(["r.session_id as run_session_id", ...RUN_COLUMNS]);
 }
 
 const nodeAndRun = prepare((db, p: { runId: string; nodeId: string }) =>
