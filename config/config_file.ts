@@ -17,6 +17,7 @@ import {
   verificationSettingsSchema,
 } from "../engine/verification/policy.ts";
 import { durationSchema } from "../store/maintenance/duration.ts";
+import { TRANSCRIPT_WAIT_MS } from "../store/transcripts/claude_code.ts";
 import { type AuthSettingsFile, authSettingsFileSchema } from "./auth_settings.ts";
 
 const configSchema = z.object({
@@ -40,6 +41,9 @@ const configSchema = z.object({
     ),
     tokenBudget: z.number().int().positive().optional().describe(
       "Tokens a run may use before every answer carries a TOKEN_BUDGET_EXCEEDED warning.",
+    ),
+    transcriptWaitMs: z.number().int().min(0).max(30_000).optional().describe(
+      "How long an acknowledgement waits for its model call to reach the transcript; default 1500.",
     ),
   }).strict().optional().describe("What runs cost (docs/cost.md)."),
   auth: authSettingsFileSchema.optional().describe(
@@ -66,7 +70,7 @@ export interface WaymarkConfig {
   /** The `auth` section (`serve --http`'s authentication), as written. */
   auth: AuthSettingsFile;
   /** Whether transcripts are read for token counts, and the runs' token budget (`null`: none). */
-  cost: { transcripts: boolean; tokenBudget: number | null };
+  cost: { transcripts: boolean; tokenBudget: number | null; transcriptWaitMs: number };
   /** Workspace snapshots: on unless the file turns them off; their time budget (ms). */
   snapshots: { enabled: boolean; budgetMs?: number };
 }
@@ -88,7 +92,7 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
         jobDirs: [],
         verification: { workspaces: [] },
         auth: {},
-        cost: { transcripts: true, tokenBudget: null },
+        cost: { transcripts: true, tokenBudget: null, transcriptWaitMs: TRANSCRIPT_WAIT_MS },
         snapshots: { enabled: true },
       };
     }
@@ -111,7 +115,7 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
     throw new Error(
       `${file}: ${
         problems.join("; ")
-      }. Allowed keys: workflowDirs (string[]), preferences ({autonomy, riskPolicy}), retention ({olderThan}), jobDirs (string[]), verification ({workspaces: {"/abs/folder": {allow, timeoutSeconds, outputBytes, env}}, maxConcurrent}), cost ({transcripts, tokenBudget}), auth ({resource, issuer, jwksUrl, scopes, personalTokens, jwksTimeoutMs, clockToleranceSeconds}), snapshots ({enabled, budgetMs}).`,
+      }. Allowed keys: workflowDirs (string[]), preferences ({autonomy, riskPolicy}), retention ({olderThan}), jobDirs (string[]), verification ({workspaces: {"/abs/folder": {allow, timeoutSeconds, outputBytes, env}}, maxConcurrent}), cost ({transcripts, tokenBudget, transcriptWaitMs}), auth ({resource, issuer, jwksUrl, scopes, personalTokens, jwksTimeoutMs, clockToleranceSeconds}), snapshots ({enabled, budgetMs}).`,
     );
   }
   const olderThan = parsed.data.retention?.olderThan;
@@ -124,6 +128,7 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
     cost: {
       transcripts: parsed.data.cost?.transcripts ?? true,
       tokenBudget: parsed.data.cost?.tokenBudget ?? null,
+      transcriptWaitMs: parsed.data.cost?.transcriptWaitMs ?? TRANSCRIPT_WAIT_MS,
     },
     snapshots: {
       enabled: parsed.data.snapshots?.enabled ?? true,

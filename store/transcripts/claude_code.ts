@@ -17,7 +17,7 @@ import type { Warning } from "../../engine/workflow/catalog.ts";
 
 /** Most bytes read per reading (a larger backlog is read over the following readings). */
 const MAX_READ = 8 * 1024 * 1024;
-/** How long a reading waits for the call behind a request to reach the transcript. */
+/** How long a reading waits for the call behind a request to reach the transcript, by default. */
 export const TRANSCRIPT_WAIT_MS = 1_500;
 /** How often it looks meanwhile. */
 const POLL_MS = 20;
@@ -145,6 +145,8 @@ export interface ClaudeMeterOptions {
   env: Record<string, string | undefined>;
   /** The server's working directory (Claude Code names the project folder after it). */
   cwd: string;
+  /** How long a reading waits for the call behind a request (default {@linkcode TRANSCRIPT_WAIT_MS}). */
+  waitMs?: number;
 }
 
 /**
@@ -183,6 +185,7 @@ export function claudeCodeMeter(options: ClaudeMeterOptions): UsageMeter | null 
         config,
         sessionId,
         cwd: options.cwd,
+        waitMs: options.waitMs ?? TRANSCRIPT_WAIT_MS,
         through: wanted.through,
         after: wanted.after,
       };
@@ -198,7 +201,14 @@ export function claudeCodeMeter(options: ClaudeMeterOptions): UsageMeter | null 
 
 async function readMore(
   cursor: Cursor,
-  where: { config: string; sessionId: string; cwd: string; through?: string; after?: string },
+  where: {
+    config: string;
+    sessionId: string;
+    cwd: string;
+    waitMs: number;
+    through?: string;
+    after?: string;
+  },
 ): Promise<UsageReading> {
   const calls = () => callsAfter(cursor, where.after);
   cursor.path ??= await findTranscript(where.config, where);
@@ -217,13 +227,13 @@ async function readMore(
     const started = Date.now();
     const { through } = where;
     while (through !== undefined && !cursor.toolUses.has(through)) {
-      if (Date.now() - started >= TRANSCRIPT_WAIT_MS) {
+      if (Date.now() - started >= where.waitMs) {
         return {
           calls: calls(),
           since: cursor.since,
           notice: notice(
             "USAGE_PARTIAL",
-            `Claude Code's transcript did not record the model call behind this request within ${TRANSCRIPT_WAIT_MS} ms; this step's tokens may leave it out.`,
+            `Claude Code's transcript did not record the model call behind this request within ${where.waitMs} ms; this step's tokens may leave it out (a slow machine may allow more: \`cost.transcriptWaitMs\` in config.json).`,
           ),
         };
       }

@@ -14,6 +14,8 @@ export interface CostSettings {
   transcripts: boolean;
   /** The runs' token budget, or `null`. */
   tokenBudget: number | null;
+  /** How long an acknowledgement waits for its model call to reach the transcript (ms). */
+  transcriptWaitMs: number;
 }
 
 /** The engine's usage dependencies for this process. */
@@ -21,7 +23,13 @@ export function usageDeps(
   settings: CostSettings,
   at: { env: Record<string, string | undefined>; cwd: string },
 ): Pick<EngineDeps, "usage" | "tokenBudget"> {
-  const usage = settings.transcripts ? claudeCodeMeter({ env: at.env, cwd: at.cwd }) : null;
+  const usage = settings.transcripts
+    ? claudeCodeMeter({
+      env: at.env,
+      cwd: at.cwd,
+      waitMs: settings.transcriptWaitMs,
+    })
+    : null;
   return {
     ...(usage ? { usage } : {}),
     ...(settings.tokenBudget === null ? {} : { tokenBudget: settings.tokenBudget }),

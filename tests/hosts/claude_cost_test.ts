@@ -43,11 +43,18 @@ function pendingAt(r: Recorded): string | null {
   return last?.json?.pending?.stepId ?? null;
 }
 
+/**
+ * The transcript wait these tests allow: on a loaded machine Claude Code's line can land after the
+ * default 1.5 s, and a wait ends as soon as the line is there.
+ */
+const PATIENT = { transcriptWaitMs: 10_000 };
+
 async function runCosted(place: HostPlace, config: Json) {
   const dir = join(place.workspace, ".waymark", "workflows");
   await Deno.mkdir(dir, { recursive: true });
   await Deno.writeTextFile(join(dir, "costed.json"), JSON.stringify(THREE_STEPS));
-  await Deno.writeTextFile(join(place.waymarkHome, "config.json"), JSON.stringify(config));
+  const patient = { ...config, cost: { ...PATIENT, ...config.cost } };
+  await Deno.writeTextFile(join(place.waymarkHome, "config.json"), JSON.stringify(patient));
   const model = serveAnthropic();
   try {
     const out = await runClaude(place, {
@@ -166,6 +173,8 @@ Deno.test({
     const place = await hostPlace("claude-code");
     try {
       await writeDelegationWorkflows(place.workspace);
+      const config = JSON.stringify({ cost: PATIENT });
+      await Deno.writeTextFile(join(place.waymarkHome, "config.json"), config);
       const model = serveAnthropic();
       try {
         const out = await runClaude(place, {

@@ -14,7 +14,11 @@ import {
   type ModelCall,
   NO_USAGE,
 } from "../../engine/cost/usage.ts";
-import { claudeCodeMeter, parseTranscriptLine } from "../../store/transcripts/claude_code.ts";
+import {
+  claudeCodeMeter,
+  parseTranscriptLine,
+  TRANSCRIPT_WAIT_MS,
+} from "../../store/transcripts/claude_code.ts";
 
 const SESSION = "0b7c1a52-1f7e-4c55-9d0b-3a5c4c1e2f10";
 
@@ -237,5 +241,32 @@ Deno.test("a subagent's transcript is read with its session's, and its calls wai
     });
     assert.equal(u.inputTokens, 13);
     assert.equal(u.calls, 3);
+  });
+});
+
+Deno.test("how long a reading waits is the meter's setting, and the notice names the setting", async () => {
+  await withConfig(async (config, file) => {
+    await writeFile(file, `${assistant("msg_1", "2026-01-01T00:00:01Z", { input_tokens: 1 })}\n`);
+    const meter = claudeCodeMeter({
+      env: { CLAUDE_CODE_SESSION_ID: SESSION, CLAUDE_CONFIG_DIR: config },
+      cwd: "/",
+      waitMs: 40,
+    })!;
+    const never = await meter.read({ through: "toolu_missing" });
+    assert.equal(never.notice?.code, "USAGE_PARTIAL");
+    assert.match(never.notice!.message, /within 40 ms/);
+    assert.match(never.notice!.message, /cost\.transcriptWaitMs/);
+    const patient = claudeCodeMeter({
+      env: { CLAUDE_CODE_SESSION_ID: SESSION, CLAUDE_CONFIG_DIR: config },
+      cwd: "/",
+      waitMs: 5_000,
+    })!;
+    // a line that comes after the default wait is still waited for when the setting allows it
+    const late = assistant("msg_2", "2026-01-01T00:00:02Z", { input_tokens: 2 }, "toolu_late");
+    const timer = setTimeout(() => appendFile(file, `${late}\n`), TRANSCRIPT_WAIT_MS + 200);
+    const reading = await patient.read({ through: "toolu_late" });
+    clearTimeout(timer);
+    assert.equal(reading.notice, null);
+    assert.deepEqual(reading.calls.map((c) => c.id), ["msg_1", "msg_2"]);
   });
 });
