@@ -5,7 +5,8 @@
  * (`cli/`), and inside them the web adapters, the commands on the store (with the maintenance
  * operations they call) and the store's optional modules, load here, on demand; so do `waymark
  * hook` (a host waits on it) and `waymark setup` (which opens no store), each on its own,
- * without the commands. A test walks the start-up path's static imports and fails on any runtime edge into
+ * without the commands; and serving stdio itself (`cli/serve_early.ts`, with the MCP SDK), which
+ * a build carries inline since that is the entry's main use. A test walks the start-up path's static imports and fails on any runtime edge into
  * `engine/` or `store/` (`tests/unit/early_path_test.ts`).
  *
  * From source, {@linkcode load} imports a module by a computed specifier: Deno prepares every
@@ -22,7 +23,7 @@
 export type Carried = "apart" | "inline";
 
 /** A part's name. */
-export type PartName = "cli" | "web" | "commands" | "store" | "hook" | "setup";
+export type PartName = "serve" | "cli" | "web" | "commands" | "store" | "hook" | "setup";
 
 /** A part loaded on first use. */
 export interface LazyPart {
@@ -34,6 +35,7 @@ export interface LazyPart {
 
 /** Every part. */
 export const LAZY_PARTS: Readonly<Record<PartName, LazyPart>> = {
+  serve: { within: null, carried: "inline" },
   cli: { within: null, carried: "apart" },
   web: { within: "cli", carried: "apart" },
   commands: { within: "cli", carried: "inline" },
@@ -44,6 +46,7 @@ export const LAZY_PARTS: Readonly<Record<PartName, LazyPart>> = {
 
 /** Every module loaded on first use: its path from the repository root, and its part. */
 export const LAZY_MODULES = {
+  serveEarly: { path: "cli/serve_early.ts", part: "serve" },
   cli: { path: "cli/mod.ts", part: "cli" },
   viewer: { path: "web/mod.ts", part: "web" },
   mcpHttp: { path: "web/mcp_http.ts", part: "web" },

@@ -1,9 +1,10 @@
 /**
  * The `waymark` command: parses the flags (`cli/flags.ts`) and runs what the command table
  * (`cli/commands.ts`) names, or prints its help (`cli/help.ts`). `serve` over stdio (any profile,
- * no viewer) answers its client's handshake and `tools/list` at once from the profile's published
- * face (`tools/profiles/registry.ts`) and loads the engine and the store meanwhile
- * (`tools/server/early_server.ts`); every other command loads what it needs: the commands (`cli/mod.ts`),
+ * no viewer; `cli/serve_early.ts`) answers its client's handshake and `tools/list` at once from the
+ * profile's published face (`tools/profiles/registry.ts`) and loads the engine and the store
+ * meanwhile (`tools/server/early_server.ts`); every other command loads what it needs, and none
+ * loads the MCP SDK before it needs it: the commands (`cli/mod.ts`),
  * or, for `waymark hook`, the hook alone (`cli/hook/mod.ts`), which a host waits on. While
  * serving stdio, stdout carries JSON-RPC only; everything else
  * goes to stderr.
@@ -16,12 +17,7 @@ import { VERSION } from "./version.ts";
 import { type Environment, type Flags, parseArgsOptions, parseSettings } from "./cli/flags.ts";
 import { findCommand } from "./cli/commands.ts";
 import { flagMistake, helpFor, overallHelp, untakenFlags, usageText } from "./cli/help.ts";
-import { earlyServer } from "./tools/server/early_server.ts";
-import { PROFILES } from "./tools/profiles/registry.ts";
-import { serveMcpStdio } from "./tools/stdio/stdio.ts";
 import { load } from "./lazy.ts";
-import type { OpenedServe } from "./cli/mod.ts";
-import type { GateFailure as OpenedFailure } from "./tools/server/message_gate.ts";
 import { printErr, printOut } from "./cli/terminal.ts";
 import { BUILD_KIND } from "./build.ts";
 
@@ -153,7 +149,10 @@ async function main(argv: string[]): Promise<number> {
   const options = waymarkOptions(flags);
   const server = serverOptions(flags, env);
   const plainStdio = flags.http === undefined && flags.viewer !== true;
-  if (found.name === "serve" && plainStdio) return await serveEarly(options, server);
+  if (found.name === "serve" && plainStdio) {
+    const { serveEarly } = await load<typeof import("./cli/serve_early.ts")>("serveEarly");
+    return await serveEarly(options, server);
+  }
   // every command that loads the commands says first when the home is no folder (the hook, which
   // loads only itself, never fails its host)
   const loadChecked = async () => {
@@ -172,71 +171,6 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     },
   }).catch(async (error) => (await loadCli()).commandFailed(error, options));
-}
-
-/**
- * `waymark serve` over stdio: each connection's early server (the SDK
- * may make more than one while it settles the protocol revision) answers the handshake and
- * `tools/list` at once; the commands load and open waymark once, when a server first needs it
- * (after `tools/list`, or at the first other request), compose the rest onto it and rehearse a
- * first call (`tools/server/rehearsal.ts`) before letting the held messages through. When waymark
- * cannot be opened, the early servers answer the requests they hold (or the next one) with why,
- * and the process exits 1 once the first such answer is written.
- */
-async function serveEarly(options: WaymarkOptions, server: WaymarkServerOptions): Promise<number> {
-  const profile = server.profile ?? "default";
-  let opened: Promise<OpenedServe> | undefined;
-  const open = () =>
-    opened ??= loadCli().then((cli) => cli.openServe({ options, server })).catch((error) => ({
-      ok: false as const,
-      failure: unexpectedFailure(error),
-    }));
-  let failed: (code: number) => void = () => {};
-  const exited = new Promise<number>((resolve) => failed = resolve);
-  let reported = false;
-  const connection = () => {
-    let composing: Promise<void> | undefined;
-    const early = earlyServer({
-      version: VERSION,
-      published: PROFILES[profile],
-      enableStartSession: server.enableStartSession,
-      onNeeded: () => {
-        composing ??= open().then(async (served) => {
-          if (served.ok) {
-            served.compose(early.server);
-            // before the held messages: a first call then finds its code compiled (a call
-            // already held ends it: that call would only wait for it)
-            await served.rehearse(early.server, () => early.callHeld());
-            return early.open();
-          }
-          if (!reported) log(`fatal: ${served.failure.data.message}`);
-          reported = true;
-          void early.fail(served.failure).then(() => failed(1));
-        });
-      },
-    });
-    return early.server;
-  };
-  log(`serving MCP over stdio (${profile} profile)`);
-  const closed = new Promise<number>((resolve) => {
-    serveMcpStdio(connection, { log, onClose: () => resolve(0) });
-  });
-  const code = await Promise.race([closed, exited]);
-  const served = await opened;
-  if (served?.ok) await served.close();
-  return served && !served.ok ? 1 : code;
-}
-
-/** The answer when the commands themselves could not load (a broken install). */
-function unexpectedFailure(error: unknown): OpenedFailure {
-  const message = `waymark could not start: ${
-    error instanceof Error ? error.message : String(error)
-  }. Reinstall waymark, then start the server again.`;
-  return {
-    code: -32000,
-    message,
-    data: { code: "STARTUP_FAILED", message, retry: { kind: "not_retryable" } },
-  };
 }
 
 if (import.meta.main) {

@@ -30,8 +30,8 @@ interface InfoModule {
   dependencies?: { code?: { specifier?: string } }[];
 }
 
-/** The local modules reachable from `root` by runtime (`code`) edges, relative to the root. */
-export function runtimeClosure(info: { roots: string[]; modules: InfoModule[] }): Set<string> {
+/** Every specifier reachable from the roots by runtime (`code`) edges. */
+function reachable(info: { roots: string[]; modules: InfoModule[] }): Set<string> {
   const bySpecifier = new Map(info.modules.map((m) => [m.specifier, m]));
   const seen = new Set<string>();
   const stack = [...info.roots];
@@ -43,8 +43,21 @@ export function runtimeClosure(info: { roots: string[]; modules: InfoModule[] })
       if (dep.code?.specifier) stack.push(dep.code.specifier);
     }
   }
+  return seen;
+}
+
+/** The local modules reachable from `root` by runtime (`code`) edges, relative to the root. */
+export function runtimeClosure(info: { roots: string[]; modules: InfoModule[] }): Set<string> {
   return new Set(
-    [...seen].filter((s) => s.startsWith("file:")).map((s) => relative(ROOT, fileURLToPath(s))),
+    [...reachable(info)].filter((s) => s.startsWith("file:"))
+      .map((s) => relative(ROOT, fileURLToPath(s))),
+  );
+}
+
+/** The npm packages reachable from the roots by runtime (`code`) edges, by name. */
+export function npmPackages(info: { roots: string[]; modules: InfoModule[] }): Set<string> {
+  return new Set(
+    [...reachable(info)].flatMap((s) => s.match(/^npm:\/?((?:@[^/@]+\/)?[^/@]+)/)?.[1] ?? []),
   );
 }
 
@@ -66,12 +79,20 @@ async function denoInfo(entry: string): Promise<{ roots: string[]; modules: Info
 }
 
 Deno.test("the start-up path of waymark serve loads nothing of engine/ or store/ at runtime", async () => {
-  const closure = runtimeClosure(await denoInfo("main.ts"));
+  const entry = await denoInfo("main.ts");
+  const serve = await denoInfo("cli/serve_early.ts");
+  const closure = new Set([...runtimeClosure(entry), ...runtimeClosure(serve)]);
   assert.ok(
     closure.has("tools/server/early_server.ts"),
     "the early server is on the start-up path",
   );
   assert.ok(closure.has("lazy.ts") && !closure.has("cli/mod.ts"), "the commands load on demand");
+  // the other commands and the hook load neither the serving code nor the MCP SDK
+  const commands = runtimeClosure(entry);
+  assert.ok(!commands.has("tools/server/early_server.ts"), "serving stdio loads on demand");
+  const npm = [...npmPackages(entry)].filter((p) => p.startsWith("@modelcontextprotocol/"));
+  assert.deepEqual(npm, [], "the entry loads no MCP package");
+  assert.ok(npmPackages(serve).has("@modelcontextprotocol/server"), "serving stdio does");
   assert.deepEqual(earlyViolations(closure), []);
   // the list of leaves names only what is still on the path
   assert.deepEqual(Object.keys(EARLY_LEAVES).filter((leaf) => !closure.has(leaf)), []);
