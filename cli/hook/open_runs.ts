@@ -74,13 +74,18 @@ interface RunRow {
   pending_step_id: string;
 }
 
-/** The open top-level runs of `folders`: running, a step pending, not a delegated child. */
-function openRunsSql(folders: number): string {
+/**
+ * The open top-level runs of `folders`: running, a step pending, not a delegated child. Each
+ * folder's recent runs by the minute first where the database has it, for its index
+ * (`store/sql/activity_minutes.ts`; a file no server of this version has opened yet lacks it).
+ */
+function openRunsSql(folders: number, byMinute: boolean): string {
+  const order = byMinute ? "updated_minute DESC, updated_at DESC" : "updated_at DESC";
   const recent = Array.from(
     { length: folders },
     () =>
       `SELECT * FROM (SELECT run_id FROM runs WHERE workspace = ?
-      ORDER BY updated_at DESC LIMIT ${RECENT_PER_FOLDER})`,
+      ORDER BY ${order} LIMIT ${RECENT_PER_FOLDER})`,
   ).join(" UNION ALL ");
   return `SELECT r.run_id, s.title, s.health, r.workflow_id, r.workflow_hash,
       r.goal, r.updated_at, r.last_node_id, n.pending_step_id
@@ -121,6 +126,15 @@ function snapshots(db: DatabaseSync, hashes: string[]): Map<string, CompiledWork
   return out;
 }
 
+/** The open runs' statement, by the minute unless the file has no `updated_minute` yet. */
+function prepareOpenRuns(db: DatabaseSync, folders: number) {
+  try {
+    return db.prepare(openRunsSql(folders, true));
+  } catch {
+    return db.prepare(openRunsSql(folders, false));
+  }
+}
+
 /**
  * The open runs whose workspace is one of `folders`, most recently changed first, from the
  * database file at `path`; `null` when there is no database there yet. Opens it read-only.
@@ -136,7 +150,7 @@ export function readOpenRuns(
       .get("runs");
     if (!migrated) return null;
     const args: SQLInputValue[] = [...options.folders, options.limit + 1];
-    const rows = db.prepare(openRunsSql(options.folders.length)).all(
+    const rows = prepareOpenRuns(db, options.folders.length).all(
       ...args,
     ) as unknown as RunRow[];
     const kept = rows.slice(0, options.limit);

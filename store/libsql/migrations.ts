@@ -34,6 +34,8 @@ function backlogFollowsDeletes(name: string, source: string) {
 /** libSQL's parts of the migrations. */
 export const libsqlMigrationDialect: MigrationDialect = {
   sequenceKey: (column) => column.primaryKey().autoIncrement(),
+  // VIRTUAL, SQLite's default: ALTER TABLE cannot add a STORED column
+  derivedColumn: (column, expression) => column.generatedAlwaysAs(sql.raw(expression)),
   async createSearchTables(db) {
     // rowids tie each FTS row to its source row: search_titles and search_tips to `runs.rowid`,
     // search_outputs to `outputs.rowid`, so updates and joins are rowid lookups, not scans.

@@ -19,14 +19,17 @@ const PAGE = 500;
 /** Rows written per statement (SQLite's limit on bound values stays far off). */
 const CHUNK = 50;
 
-/** Copies one table a page at a time, in physical order (`ctid`, stable inside the snapshot). */
+/**
+ * Copies one table a page at a time, in physical order (`ctid`, stable inside the snapshot),
+ * leaving out the columns the database derives (`updated_minute`), which the copy derives too.
+ */
 async function copyTable(from: Executor, to: Executor, table: keyof Database): Promise<void> {
   let after = "(0,0)";
   for (;;) {
     const page = await sql<Record<string, unknown>>`
       SELECT CAST(ctid AS text) AS waymark_ctid, * FROM ${sql.table(table)}
       WHERE ctid > CAST(${after} AS tid) ORDER BY ctid LIMIT ${PAGE}`.execute(from);
-    const rows = page.rows.map(({ waymark_ctid: _ctid, ...row }) => row);
+    const rows = page.rows.map(({ waymark_ctid: _ctid, updated_minute: _minute, ...row }) => row);
     for (let i = 0; i < rows.length; i += CHUNK) {
       await to.insertInto(table).values(rows.slice(i, i + CHUNK) as never).execute();
     }

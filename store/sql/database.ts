@@ -3,7 +3,7 @@
  * compile. `events` is the truth; every other table is a projection of it.
  * @module
  */
-import type { Generated } from "npm:kysely@0.29.9";
+import type { Generated, GeneratedAlways } from "npm:kysely@0.29.9";
 
 /** The append-only log. */
 export interface EventsTable {
@@ -30,6 +30,8 @@ export interface SessionsTable {
   event_count: number;
   /** `workflow`, or `notes` for a checkpoint-only session. */
   kind: Generated<string>;
+  /** `updated_at` through the minute, derived by the database (`activity_minutes.ts`). */
+  updated_minute: GeneratedAlways<string>;
 }
 
 /** One row per run. */
@@ -56,6 +58,8 @@ export interface RunsTable {
   owner_subject: string | null;
   /** Who besides its owner may act on it (`owner` or `team`); `null` without an owner. */
   access: string | null;
+  /** `updated_at` through the minute, derived by the database (`activity_minutes.ts`). */
+  updated_minute: GeneratedAlways<string>;
 }
 
 /** Compiled workflows by hash; immutable. */

@@ -8,6 +8,7 @@
  */
 import { type ColumnDefinitionBuilder, type Kysely, sql } from "npm:kysely@0.29.9";
 import type { SchemaStatus } from "./dialect.ts";
+import { activityMinutes } from "./activity_minutes.ts";
 
 /** What a dialect writes its own way in the migrations. */
 export interface MigrationDialect {
@@ -24,6 +25,18 @@ export interface MigrationDialect {
    * has none.
    */
   createSearchBacklog?(db: Kysely<unknown>): Promise<void>;
+  /**
+   * A column the database derives from `expression` over the row's other columns, for indexes
+   * only (never written): PostgreSQL stores it (its only kind), SQLite computes it as it is read
+   * (a column added to a table there cannot be stored).
+   */
+  derivedColumn(column: ColumnDefinitionBuilder, expression: string): ColumnDefinitionBuilder;
+  /**
+   * Room kept free on each page of `table` for its rows' new versions (PostgreSQL's
+   * `fillfactor`), so an update that changes no indexed column stays on its page (HOT); none
+   * where rows are updated in place.
+   */
+  roomForUpdates?(db: Kysely<unknown>, table: string): Promise<void>;
 }
 
 /** One migration: a function that brings the schema one step forward. */
@@ -449,6 +462,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "0014_review_passes": reviewPasses,
   "0015_principals": principals,
   "0016_node_events_by_kind": nodeEventsByKind,
+  "0017_activity_minutes": activityMinutes,
 };
 
 /** The schema status of a database that has applied `applied` (in any order). */

@@ -97,7 +97,8 @@ export async function listSessions(
   options: { limit: number; offset: number },
 ): Promise<SessionSummary[]> {
   const rows = await ex.selectFrom("sessions").select(SESSION_COLUMNS)
-    .orderBy("updated_at", "desc").orderBy("session_id")
+    // the minute first, for its index (`activity_minutes.ts`); the same order as `updated_at`'s
+    .orderBy("updated_minute", "desc").orderBy("updated_at", "desc").orderBy("session_id")
     .limit(options.limit).offset(options.offset).execute();
   return rows.map((r) => toSession(r, []));
 }
