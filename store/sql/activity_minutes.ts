@@ -18,7 +18,7 @@
  * @module
  */
 import type { Kysely } from "npm:kysely@0.29.9";
-import type { Migration, MigrationDialect } from "./migrations.ts";
+import type { Migration, MigrationDialect } from "./migration.ts";
 
 /** Characters of an ISO-8601 time kept in `updated_minute`: through the minute. */
 export const MINUTE_CHARS = 16;

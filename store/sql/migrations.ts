@@ -1,49 +1,17 @@
 /**
  * The schema's migrations as plain code, shared by every dialect: Kysely's schema builder
  * writes each dialect's DDL, and the few parts that must differ (the log's own numbering, the
- * full-text tables) come from the dialect's {@linkcode MigrationDialect}. Each dialect runs them
+ * full-text tables) come from the dialect's `MigrationDialect` (`migration.ts`). Each dialect runs them
  * in order inside one transaction under the same names, so schema status compares across
  * dialects. Never edit a shipped migration; add the next one.
  * @module
  */
-import { type ColumnDefinitionBuilder, type Kysely, sql } from "npm:kysely@0.29.9";
+import { type Kysely, sql } from "npm:kysely@0.29.9";
 import type { SchemaStatus } from "./dialect.ts";
 import { activityMinutes } from "./activity_minutes.ts";
+import type { Migration, MigrationDialect } from "./migration.ts";
 
-/** What a dialect writes its own way in the migrations. */
-export interface MigrationDialect {
-  /** `events.seq`: an integer primary key the database numbers in insertion order. */
-  sequenceKey(column: ColumnDefinitionBuilder): ColumnDefinitionBuilder;
-  /**
-   * The three full-text tables (`search_titles`, `search_tips`, `search_outputs`) and their
-   * indexes, as the dialect's `FullTextSearch` reads and writes them.
-   */
-  createSearchTables(db: Kysely<unknown>): Promise<void>;
-  /**
-   * What a dialect whose full-text index of outputs catches up before it is read (rather than
-   * as outputs are written) keeps of how far it has come; a dialect that indexes as it writes
-   * has none.
-   */
-  createSearchBacklog?(db: Kysely<unknown>): Promise<void>;
-  /**
-   * A column the database derives from `expression` over the row's other columns, for indexes
-   * only (never written): PostgreSQL stores it (its only kind), SQLite computes it as it is read
-   * (a column added to a table there cannot be stored).
-   */
-  derivedColumn(column: ColumnDefinitionBuilder, expression: string): ColumnDefinitionBuilder;
-  /**
-   * Room kept free on each page of `table` for its rows' new versions (PostgreSQL's
-   * `fillfactor`), so an update that changes no indexed column stays on its page (HOT); none
-   * where rows are updated in place.
-   */
-  roomForUpdates?(db: Kysely<unknown>, table: string): Promise<void>;
-}
-
-/** One migration: a function that brings the schema one step forward. */
-export interface Migration {
-  /** Applies the migration; runs inside the migrating transaction. */
-  up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void>;
-}
+export type { Migration, MigrationDialect } from "./migration.ts";
 
 /** The log, sessions, runs and snapshots. */
 async function createLogTables(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> {
