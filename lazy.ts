@@ -5,9 +5,10 @@
  * (`cli/`), and inside them the web adapters, the commands on the store (with the maintenance
  * operations they call) and the store's optional modules, load here, on demand; so do `waymark
  * hook` (a host waits on it) and `waymark setup` (which opens no store), each on its own,
- * without the commands; and serving stdio itself (`cli/serve_early.ts`, with the MCP SDK), which
- * a build carries inline since that is the entry's main use. A test walks the start-up path's static imports and fails on any runtime edge into
- * `engine/` or `store/` (`tests/unit/early_path_test.ts`).
+ * without the commands; and serving itself (`cli/serve_early.ts` for stdio, `cli/serve.ts` for
+ * the rest, with the MCP SDK), so that the other commands never load the MCP adapter; a build
+ * carries both inline. A test walks the start-up path's static imports and fails on any runtime
+ * edge into `engine/` or `store/` (`tests/unit/early_path_test.ts`).
  *
  * From source, {@linkcode load} imports a module by a computed specifier: Deno prepares every
  * literal dynamic-import target of the module graph at start-up (nearly all of waymark), but
@@ -23,7 +24,15 @@
 export type Carried = "apart" | "inline";
 
 /** A part's name. */
-export type PartName = "serve" | "cli" | "web" | "commands" | "store" | "hook" | "setup";
+export type PartName =
+  | "early"
+  | "cli"
+  | "serving"
+  | "web"
+  | "commands"
+  | "store"
+  | "hook"
+  | "setup";
 
 /** A part loaded on first use. */
 export interface LazyPart {
@@ -31,22 +40,26 @@ export interface LazyPart {
   readonly within: PartName | null;
   /** How a build carries it. */
   readonly carried: Carried;
+  /** Whether the library (`mod.ts`, the npm package) loads it too, not only the command line. */
+  readonly library?: boolean;
 }
 
 /** Every part. */
 export const LAZY_PARTS: Readonly<Record<PartName, LazyPart>> = {
-  serve: { within: null, carried: "inline" },
+  early: { within: null, carried: "inline" },
   cli: { within: null, carried: "apart" },
+  serving: { within: "cli", carried: "inline" },
   web: { within: "cli", carried: "apart" },
   commands: { within: "cli", carried: "inline" },
-  store: { within: "cli", carried: "inline" },
+  store: { within: "cli", carried: "inline", library: true },
   hook: { within: null, carried: "apart" },
   setup: { within: null, carried: "apart" },
 };
 
 /** Every module loaded on first use: its path from the repository root, and its part. */
 export const LAZY_MODULES = {
-  serveEarly: { path: "cli/serve_early.ts", part: "serve" },
+  serveEarly: { path: "cli/serve_early.ts", part: "early" },
+  serving: { path: "cli/serve.ts", part: "serving" },
   cli: { path: "cli/mod.ts", part: "cli" },
   viewer: { path: "web/mod.ts", part: "web" },
   mcpHttp: { path: "web/mcp_http.ts", part: "web" },

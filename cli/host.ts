@@ -5,7 +5,8 @@
  * @module
  */
 import type { EngineDeps, WorkflowSource } from "../engine/model/ports.ts";
-import type { WaymarkOptions, WaymarkServerOptions } from "../mod.ts";
+import type { WaymarkServerOptions } from "../mod.ts";
+import type { WaymarkOptions } from "../open.ts";
 import type { OpenedSqlStore } from "../store/sql/store.ts";
 import type { Flags } from "./flags.ts";
 

@@ -5,7 +5,7 @@
  * {@linkcode openServe}.
  * @module
  */
-import { fileOfOpenFailure, resolvePaths, type WaymarkOptions } from "../mod.ts";
+import { fileOfOpenFailure, resolvePaths, type WaymarkOptions } from "../open.ts";
 import { rotateKeyring } from "../store/mod.ts";
 import { homeRefusal } from "./home_check.ts";
 import { redactDbUrl } from "../store/db_url.ts";
@@ -15,7 +15,27 @@ import { load } from "../lazy.ts";
 import type { CommandInput } from "./host.ts";
 import { printErr, printOut } from "./terminal.ts";
 
-export { type OpenedServe, openServe, serve, view } from "./serve.ts";
+export type { OpenedServe } from "./serve.ts";
+
+/** The serving commands (`serve.ts`, with the MCP adapter), loaded on first use. */
+const serving = () => load<typeof import("./serve.ts")>("serving");
+
+/** `waymark serve` over HTTP or with the viewer. */
+export async function serve(input: CommandInput): Promise<number> {
+  return await (await serving()).serve(input);
+}
+
+/** `waymark view`. */
+export async function view(input: CommandInput): Promise<number> {
+  return await (await serving()).view(input);
+}
+
+/** Opens what `waymark serve` over stdio composes onto its early servers (`serve.ts`). */
+export async function openServe(
+  ...args: Parameters<typeof import("./serve.ts").openServe>
+): ReturnType<typeof import("./serve.ts").openServe> {
+  return await (await serving()).openServe(...args);
+}
 export { review } from "./review.ts";
 export { inspectWorkflow, listWorkflows, validateWorkflow, workflowSchema } from "./workflows.ts";
 export { tryWorkflowCommand } from "./workflow_try.ts";

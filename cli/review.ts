@@ -10,7 +10,7 @@
 import { getReviewInstructions } from "../engine/review/reviews.ts";
 import type { ReviewInstructions } from "../engine/review/responses.ts";
 import { problemText } from "../engine/review/rule.ts";
-import { openWaymark } from "../mod.ts";
+import { openCore } from "../open.ts";
 import { gitWorkspace } from "../tools/profiles/deepwork/git_workspace.ts";
 import type { CommandInput } from "./host.ts";
 import { printErr, printOut } from "./terminal.ts";
@@ -46,7 +46,7 @@ export function renderReview(answer: ReviewInstructions): string {
 export async function review(input: CommandInput): Promise<number> {
   if (input.args.length > 0) return input.usage();
   const files = await namedFiles(input.flags.files);
-  const waymark = await openWaymark(input.options);
+  const waymark = await openCore(input.options);
   try {
     const result = await getReviewInstructions(
       { store: waymark.store, schemas: waymark.schemas, handedOut: new Map() },

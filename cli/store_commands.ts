@@ -4,7 +4,8 @@
  * from the commands (`mod.ts`, through `../lazy.ts`), with the maintenance operations they call.
  * @module
  */
-import { openWaymark, resolvePaths, VERSION, type WaymarkOptions } from "../mod.ts";
+import { openCore, resolvePaths, type WaymarkOptions } from "../open.ts";
+import { VERSION } from "../version.ts";
 import { createWorkflowSource, loadConfig, openStore } from "../store/mod.ts";
 import { BUNDLED_WORKFLOWS } from "../workflows/mod.ts";
 import { backupCommand } from "./backup.ts";
@@ -23,7 +24,7 @@ function storeHost(options: WaymarkOptions, buildKind: string): CliHost {
     paths: resolvePaths(options),
     version: VERSION,
     buildKind,
-    open: () => openWaymark(options),
+    open: () => openCore(options),
     openDatabase: (url) => openStore(url, { busyTimeoutMs: options.busyTimeoutMs, migrate: false }),
     workflows: () => ({
       // as openWaymark composes them: config.json's folders after the flags'

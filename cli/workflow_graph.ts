@@ -3,7 +3,7 @@
  * source `serve` would list (no database opened).
  * @module
  */
-import { resolvePaths } from "../mod.ts";
+import { resolvePaths } from "../open.ts";
 import { createWorkflowSource } from "../store/workflow_files/mod.ts";
 import { mermaidFlowchart, workflowGraph } from "../engine/authoring/graph.ts";
 import { BUNDLED_WORKFLOWS } from "../workflows/mod.ts";

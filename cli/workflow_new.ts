@@ -6,7 +6,7 @@
 import { mkdir, stat, writeFile } from "node:fs/promises";
 import process from "node:process";
 import { dirname, join, relative, resolve } from "node:path";
-import { resolvePaths } from "../mod.ts";
+import { resolvePaths } from "../open.ts";
 import { newIdProblem, starterWorkflow } from "../engine/authoring/starter.ts";
 import { workflowJsonSchema } from "../engine/workflow/json_schema.ts";
 import type { CommandInput } from "./host.ts";

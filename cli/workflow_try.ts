@@ -6,7 +6,7 @@
  */
 import { readFile, stat } from "node:fs/promises";
 import { basename, dirname, resolve } from "node:path";
-import { resolvePaths, type WaymarkOptions } from "../mod.ts";
+import { resolvePaths, type WaymarkOptions } from "../open.ts";
 import { jobsAsWorkflows } from "../engine/deepwork/job_catalog.ts";
 import { createJobSource } from "../tools/profiles/deepwork/job_folders.ts";
 import { createWorkflowSource } from "../store/workflow_files/mod.ts";

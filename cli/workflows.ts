@@ -6,7 +6,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { openWaymark, resolvePaths, type WaymarkOptions } from "../mod.ts";
+import { openCore, resolvePaths, type WaymarkOptions } from "../open.ts";
 import { loadConfig } from "../config/config_file.ts";
 import { planVerification } from "../engine/verification/policy.ts";
 import { describeCommand } from "../engine/workflow/verify_block.ts";
@@ -130,7 +130,7 @@ export function workflowSchema(_input: CommandInput): Promise<number> {
 
 /** `waymark workflows list`. */
 export async function listWorkflows(input: CommandInput): Promise<number> {
-  const waymark = await openWaymark(input.options);
+  const waymark = await openCore(input.options);
   try {
     const result = await waymark.list();
     if (!result.ok) throw new Error(result.error.message);
@@ -148,7 +148,7 @@ export async function inspectWorkflow(input: CommandInput): Promise<number> {
   if (input.flags.graph) {
     return await (await import("./workflow_graph.ts")).printWorkflowGraph(id, input);
   }
-  const waymark = await openWaymark(input.options);
+  const waymark = await openCore(input.options);
   try {
     const result = await waymark.inspect(id);
     if (!result.ok) {

@@ -48,9 +48,9 @@ export async function lazyStandIn(
   const carriedApart = new Set<PartName>();
   for (const name of Object.keys(LAZY_MODULES) as LazyName[]) {
     const { path, part } = LAZY_MODULES[name];
-    const { within, carried } = LAZY_PARTS[part];
+    const { within, carried, library } = LAZY_PARTS[part];
     const literal = at.web === "inline" || (carried === "inline" &&
-      (at.web === "npm" || within === at.within));
+      (at.web === "npm" ? library === true : within === at.within));
     if (literal) loaders.push(`${name}: () => import(${JSON.stringify(fileUrl(path))})`);
     else if (at.web === "data" && within === at.within) {
       if (!carriedApart.has(part)) {

@@ -98,6 +98,14 @@ Deno.test("the start-up path of waymark serve loads nothing of engine/ or store/
   assert.deepEqual(Object.keys(EARLY_LEAVES).filter((leaf) => !closure.has(leaf)), []);
 });
 
+Deno.test("the commands and those on the store load no MCP package until they serve", async () => {
+  for (const entry of ["cli/mod.ts", "cli/store_commands.ts"]) {
+    const npm = [...npmPackages(await denoInfo(entry))];
+    assert.deepEqual(npm.filter((p) => p.startsWith("@modelcontextprotocol/")), [], entry);
+  }
+  assert.ok(npmPackages(await denoInfo("cli/serve.ts")).has("@modelcontextprotocol/server"));
+});
+
 Deno.test("the check catches a runtime edge into the engine, and not a type-only one", () => {
   const file = (path: string) => new URL(path, `file://${ROOT}`).href;
   const info = {
