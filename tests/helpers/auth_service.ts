@@ -5,9 +5,7 @@
  * @module
  */
 import { Client, StreamableHTTPClientTransport } from "npm:@modelcontextprotocol/client@2.4.0";
-import { Client as ClientV1 } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
-import { StreamableHTTPClientTransport as HttpTransportV1 } from "npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp.js";
-import { tempHome, type TestClient } from "./server.ts";
+import { tempHome, type TestClient, v1Client } from "./server.ts";
 import { runCli } from "./maintenance.ts";
 import { type HttpServer, startHttpServer } from "./http_server.ts";
 import { startTestIdp, type TestIdp } from "./test_idp.ts";
@@ -90,10 +88,11 @@ export async function connectWithToken(
 ): Promise<TestClient> {
   const requestInit = { headers: { authorization: `Bearer ${token}` } };
   const info = { name: "waymark-auth-test", version: "1.0.0" };
-  const client = version === "v2" ? new Client(info) : new ClientV1(info);
+  const client = version === "v2" ? new Client(info) : new (await v1Client()).Client(info);
   const transport = version === "v2"
     ? new StreamableHTTPClientTransport(url, { requestInit })
-    : new HttpTransportV1(url, { requestInit });
+    : new (await import("npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp.js"))
+      .StreamableHTTPClientTransport(url, { requestInit });
   // deno-lint-ignore no-explicit-any
   await (client as any).connect(transport);
   return {

@@ -14,7 +14,6 @@
  * reaches only the suites that file imports), or when `WAYMARK_TEST_DB=postgres` is set.
  * @module
  */
-import pg from "pg";
 import { existsSync, readdirSync } from "node:fs";
 
 /** The environment variable naming a running test server's directory. */
@@ -147,6 +146,8 @@ function serverAt(dir: string, stop: () => Promise<void>): PostgresServer {
     url,
     async createDatabase() {
       const name = `wm_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
+      // loaded here: most test files import this module and never make a database
+      const { default: pg } = await import("pg");
       const client = new pg.Client({ connectionString: url("postgres") });
       await client.connect();
       try {

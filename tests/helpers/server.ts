@@ -5,8 +5,6 @@
  */
 import { Client } from "npm:@modelcontextprotocol/client@2.4.0";
 import { StdioClientTransport } from "npm:@modelcontextprotocol/client@2.4.0/stdio";
-import { Client as ClientV1 } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
-import { StdioClientTransport as StdioClientTransportV1 } from "npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js";
 import { fileURLToPath as fromFileUrl } from "node:url";
 import { freshPostgresUrl, testingOnPostgres } from "./postgres.ts";
 import { serveOnPair, servingInProcess } from "./in_process.ts";
@@ -214,6 +212,16 @@ export function serverParams(
 }
 
 /**
+ * The v1 SDK's client, loaded by the few tests that speak it (about 0.1 s of CPU in each test
+ * file's worker otherwise).
+ */
+export function v1Client(): Promise<
+  typeof import("npm:@modelcontextprotocol/sdk@1.32.2/client/index.js")
+> {
+  return import("npm:@modelcontextprotocol/sdk@1.32.2/client/index.js");
+}
+
+/**
  * Serves `home` and connects a client of the given SDK line: in-process over a linked pair
  * (`tests/helpers/in_process.ts`), or a spawned `waymark serve` process for a server with an
  * environment of its own, `process: true`, or in a file that called `serveAsProcesses`.
@@ -233,6 +241,8 @@ export async function connect(
   }
   const params = serverParams(home, options);
   if (options.client === "v1") {
+    const [{ Client: ClientV1 }, { StdioClientTransport: StdioClientTransportV1 }] = await Promise
+      .all([v1Client(), import("npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js")]);
     const client = new ClientV1({ name: "waymark-test-v1", version: "1.0.0" });
     await client.connect(new StdioClientTransportV1(params));
     return {
@@ -262,7 +272,7 @@ async function connectInProcess(
   );
   // the v1 line's client speaks through the same linked pair (its transport has the same shape)
   const client = options.client === "v1"
-    ? new ClientV1({ name: "waymark-test-v1", version: "1.0.0" })
+    ? new (await v1Client()).Client({ name: "waymark-test-v1", version: "1.0.0" })
     : new Client({ name: "waymark-test", version: "1.0.0" });
   await client.connect(served.transport as never);
   return {
