@@ -61,10 +61,17 @@ function split(text: string): Parts | undefined {
   return { ctes, names, main: text.slice(at).trim() };
 }
 
-/** The tables a write names (after `into`, `update`, `from`, `join`, `using`). */
+const NAME = String.raw`(?:"[^"]+"|[a-z_][a-z0-9_]*)`;
+const TABLE = new RegExp(
+  String.raw`\b(?:into|update|from|join|using)\s+(${NAME}(?:\.${NAME})?)`,
+  "gi",
+);
+
+/** The tables a write names (after `into`, `update`, `from`, `join`, `using`; schema dropped). */
 function tablesOf(text: string): string[] {
-  const found = text.matchAll(/\b(?:into|update|from|join|using)\s+("[^"]+"|[a-z_][a-z0-9_]*)/gi);
-  return [...found].map((m) => m[1].replaceAll('"', "").toLowerCase());
+  return [...text.matchAll(TABLE)].map((m) =>
+    m[1].split(".").at(-1)!.replaceAll('"', "").toLowerCase()
+  );
 }
 
 /** Shifts a text's `$n` parameters by `by`. */

@@ -40,6 +40,8 @@ Deno.test("a write naming a table already written, or with a literal, starts a n
   assert.deepEqual(mergeWrites([a, again]), [a, again]);
   assert.deepEqual(mergeWrites([a, literal]), [a, literal]);
   assert.deepEqual(mergeWrites([returning, a]), [returning, a]);
+  const qualified = { sql: 'update "public"."a" set "x" = $1', parameters: [5] };
+  assert.deepEqual(mergeWrites([a, qualified]), [a, qualified]);
 });
 
 interface Db {
