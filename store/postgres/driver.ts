@@ -33,6 +33,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from "npm:kysely@0.29.9";
+import { mergeWrites, type Write } from "./merge.ts";
 import { coalesceWrites, socketOf } from "./wire.ts";
 import type { Durability } from "../open_options.ts";
 
@@ -151,6 +152,8 @@ class PgConnection implements DatabaseConnection {
   #inTransaction = false;
   #confirmed = false;
   #ahead: Promise<void>[] = [];
+  /** Writes to send ahead, held until something waits so they can be merged (`merge.ts`). */
+  #held: Write[] = [];
   #failure: { error: unknown } | undefined;
   readonly #socket: ReturnType<typeof socketOf>;
   /** The socket is kept corked over statements sent ahead. */
@@ -175,6 +178,7 @@ class PgConnection implements DatabaseConnection {
    */
   async commit(): Promise<void> {
     try {
+      this.#flush();
       const answer = this.#waitFor("commit", []);
       if (this.#ahead.length > 0) {
         answer.catch(() => {});
@@ -194,6 +198,8 @@ class PgConnection implements DatabaseConnection {
   /** Rolls back (the failures of what was sent ahead are the ones being rolled back). */
   async rollback(): Promise<void> {
     try {
+      // held writes would be rolled back: they are not sent
+      this.#held = [];
       const answer = this.#waitFor("rollback", []);
       answer.catch(() => {});
       await this.#settle().catch(() => {});
@@ -208,6 +214,7 @@ class PgConnection implements DatabaseConnection {
 
   /** Gives the client back to the pool (nothing is held back by then; this makes sure). */
   release(): void {
+    this.#held = [];
     this.#write();
     this.client.release(this.discarded);
   }
@@ -216,10 +223,15 @@ class PgConnection implements DatabaseConnection {
     const ahead = this.#confirmed
       ? aheadQueries.has(query.queryId)
       : this.#inTransaction && SET_LOCAL.test(query.sql);
+    if (ahead && this.#confirmed) {
+      this.#held.push({ sql: query.sql, parameters: query.parameters });
+      return { rows: [] };
+    }
     if (ahead) {
       this.#sendAhead(query.sql, query.parameters);
       return { rows: [] };
     }
+    this.#flush();
     const answer = this.#waitFor(query.sql, query.parameters);
     if (this.#ahead.length > 0) {
       // after a failure sent ahead this one fails too; the earlier failure is the cause
@@ -261,6 +273,14 @@ class PgConnection implements DatabaseConnection {
         this.#failure ??= { error };
       }),
     );
+  }
+
+  /** Sends the held writes ahead, merged into as few statements as keep their meaning. */
+  #flush(): void {
+    if (this.#held.length === 0) return;
+    const held = this.#held;
+    this.#held = [];
+    for (const w of mergeWrites(held)) this.#sendAhead(w.sql, w.parameters);
   }
 
   /** Writes what was held back. */
