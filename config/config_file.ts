@@ -18,6 +18,7 @@ import {
 } from "../engine/verification/policy.ts";
 import { durationSchema } from "../store/maintenance/duration.ts";
 import { TRANSCRIPT_WAIT_MS } from "../store/transcripts/claude_code.ts";
+import type { CostSettings } from "../store/transcripts/mod.ts";
 import { type AuthSettingsFile, authSettingsFileSchema } from "./auth_settings.ts";
 
 const configSchema = z.object({
@@ -70,7 +71,7 @@ export interface WaymarkConfig {
   /** The `auth` section (`serve --http`'s authentication), as written. */
   auth: AuthSettingsFile;
   /** Whether transcripts are read for token counts, and the runs' token budget (`null`: none). */
-  cost: { transcripts: boolean; tokenBudget: number | null; transcriptWaitMs: number };
+  cost: CostSettings;
   /** Workspace snapshots: on unless the file turns them off; their time budget (ms). */
   snapshots: { enabled: boolean; budgetMs?: number };
 }
@@ -84,19 +85,9 @@ export async function loadConfig(home: string): Promise<WaymarkConfig> {
   try {
     text = await readFile(file, "utf8");
   } catch (error) {
-    if ((error as { code?: string }).code === "ENOENT") {
-      return {
-        workflowDirs: [],
-        preferences: {},
-        retention: null,
-        jobDirs: [],
-        verification: { workspaces: [] },
-        auth: {},
-        cost: { transcripts: true, tokenBudget: null, transcriptWaitMs: TRANSCRIPT_WAIT_MS },
-        snapshots: { enabled: true },
-      };
-    }
-    throw error;
+    // a missing file is an empty one: the defaults below apply
+    if ((error as { code?: string }).code !== "ENOENT") throw error;
+    text = "{}";
   }
   const errors: ParseError[] = [];
   const data: unknown = parse(text, errors, { allowTrailingComma: true });
