@@ -30,11 +30,19 @@ import { DONE } from "../helpers/model/diligent.ts";
  */
 const PARALLEL = 4;
 
-/** Runs one task through Claude Code against a fresh stand-in; returns its requests. */
+/**
+ * Runs one task through Claude Code against a fresh stand-in; returns its requests. Nothing here
+ * reads a session back (`claude_resume_test.ts` and `claude_cost_test.ts` do), so the sessions are
+ * not saved: writing the transcript after every turn cost a fifth of the sweep's CPU.
+ */
 async function throughClaude(place: HostPlace, prompt: string) {
   const model = serveAnthropic();
   try {
-    const out = await runClaude(place, { prompt, modelUrl: model.url });
+    const out = await runClaude(place, {
+      prompt,
+      modelUrl: model.url,
+      args: ["--no-session-persistence"],
+    });
     return { out, requests: model.requests };
   } finally {
     await model.close();
