@@ -250,10 +250,13 @@ async function serveHttp(options: WaymarkOptions, input: CommandInput): Promise<
   const ops = createOps(storeProbe(waymark.store as Parameters<typeof storeProbe>[0]));
   let hosts: string[] = [];
   const viewer = flags.viewer ? await viewerBeside(waymark, () => hosts) : undefined;
+  // read once: a stateless replica builds a server per request, and the call costs 15 µs
+  const cwd = input.server.cwd ?? Deno.cwd();
   const handle = await serveMcpHttp(
     (taskOwner) =>
       waymark.mcpServer({
         ...input.server,
+        cwd,
         taskOwner,
         runAccess: flags["run-access"],
         commandsNeedRoots: true,
