@@ -13,6 +13,8 @@
  *   the last of them: the server runs them in order, and the first failure among them is thrown
  *   by the next statement that waits (or by the commit, which it turned into a rollback), so a
  *   failed one is never committed past;
+ * - an append's sequence numbers are not sent back (`append.ts`): the projections that carry
+ *   them read them where they run (`pending_seqs.ts`), so the append is sent ahead too;
  * - what is sent together leaves in one socket write (`wire.ts`).
  *
  * Transactions are `SERIALIZABLE` unless they ask for another level (so concurrent writers
@@ -34,6 +36,7 @@ import {
   type TransactionSettings,
 } from "npm:kysely@0.29.9";
 import { mergeWrites, type Write } from "./merge.ts";
+import { seqParameters } from "./pending_seqs.ts";
 import { coalesceWrites, socketOf } from "./wire.ts";
 import type { Durability } from "../open_options.ts";
 
@@ -130,6 +133,15 @@ const SEND_AHEAD: KyselyPlugin = {
   },
   transformResult: ({ result }) => Promise.resolve(result),
 };
+
+/**
+ * `query` marked as not waited for inside a transaction, as `sendAhead`'s writes are (for
+ * statements compiled by hand, which no plugin sees: PostgreSQL's append, `append.ts`).
+ */
+export function sentAhead<Q extends CompiledQuery>(query: Q): Q {
+  aheadQueries.add(query.queryId);
+  return query;
+}
 
 /**
  * `tx` for writes whose affected-row counts are not read: inside a transaction their
@@ -252,7 +264,12 @@ class PgConnection implements DatabaseConnection {
   }
 
   #send(sql: string, values: readonly unknown[]): Promise<pg.QueryResult> {
-    return this.client.query({ name: preparedName(sql), text: sql, values: values as unknown[] });
+    const { text, parameters } = seqParameters(sql, values);
+    return this.client.query({
+      name: preparedName(text),
+      text,
+      values: parameters as unknown[],
+    });
   }
 
   /** Sends a statement that will be waited for, with whatever was held back before it. */

@@ -155,17 +155,20 @@ export interface SqlDialect {
   planWrites?(tx: Executor): Promise<void>;
   /**
    * Appends a batch of events to a session that is stored already: grows its count by the
-   * batch and inserts the rows at the positions after it, answering each inserted row's
-   * sequence number and position (none when the session is gone). Absent: the writer grows
-   * the count, then inserts (two statements).
+   * batch and inserts the rows at the positions after it, answering each row's sequence
+   * number in row order, or a {@linkcode PendingSeq} standing for it; refused (then, or by the
+   * commit) when the session is gone. Absent: the writer grows the count, then inserts (two
+   * statements).
    */
-  appendToSession?(tx: Executor, batch: AppendBatch): Promise<AppendedRow[]>;
+  appendToSession?(tx: Executor, batch: AppendBatch): Promise<Seq[]>;
 }
 
 /** A batch of events for {@linkcode SqlDialect.appendToSession}: rows without positions. */
 export interface AppendBatch {
   /** The session whose log grows. */
   sessionId: string;
+  /** The session as messages name it. */
+  label: string;
   /** The append's time. */
   at: string;
   /** The rows, in log order. */
@@ -175,13 +178,19 @@ export interface AppendBatch {
   >[];
 }
 
-/** A row an append inserted: its sequence number and its position in the session's log. */
-export interface AppendedRow {
-  /** The log's sequence number. */
-  seq: number;
-  /** The position in its session's log. */
-  position: number;
+/**
+ * The sequence number the database gave the `index`th row (from 1) of the transaction's latest
+ * append, not read back: a statement made after the append binds it as a parameter, which the
+ * dialect's driver turns into the number where the statement runs (PostgreSQL's, `append.ts`),
+ * so the writes that need it do not wait for the append's answer.
+ */
+export class PendingSeq {
+  /** The row's place in its batch, from 1. */
+  constructor(readonly index: number) {}
 }
+
+/** A row's sequence number: known, or pending (see {@linkcode PendingSeq}). */
+export type Seq = number | PendingSeq;
 
 /** Where shared reads run: a connection or transaction, and the dialect's full-text search. */
 export interface ReadScope {
