@@ -6,7 +6,7 @@
  * never asks which dialect it runs on.
  * @module
  */
-import type { Kysely } from "npm:kysely@0.29.9";
+import type { CompiledQuery, Kysely, QueryResult } from "npm:kysely@0.29.9";
 import type { SearchQuery } from "../../engine/model/ports.ts";
 import type { SearchLayer } from "../../engine/model/vocabulary.ts";
 import type { Executor } from "./graph_sql.ts";
@@ -148,6 +148,12 @@ export interface SqlDialect {
    * the next statement that waits. Absent: `tx` itself.
    */
   sendAhead?(tx: Executor): Executor;
+  /**
+   * Runs `query`, a read, on the connection of the transaction `tx` right after its commit
+   * (sent with the `COMMIT`, where a round trip is dear): its result once committed; rejected
+   * when the transaction does not commit. Absent: the store reads after `write` returns.
+   */
+  readAfterCommit?(tx: Executor, query: CompiledQuery): Promise<QueryResult<unknown>>;
   /**
    * Run first in each of the store port's write transactions (the calls' hot path), to settle
    * how its statements are planned. Absent: nothing.

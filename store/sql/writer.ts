@@ -14,6 +14,7 @@ import { prepare, prepareRows } from "./prepared.ts";
 import { project } from "./projections.ts";
 import { createReader, type ReaderShared } from "./reader.ts";
 import { digest } from "./rows.ts";
+import { readRunListing } from "./task_reads.ts";
 import type { Database } from "./database.ts";
 
 /** What the writer needs besides the database: the dialect and the clock. */
@@ -165,9 +166,14 @@ export function createWrite(db: Kysely<Database>, options: WriterOptions): Store
   return <T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T> =>
     options.dialect.transact(db, async (tx) => {
       await options.dialect.planWrites?.(tx);
+      const readAfter = options.dialect.readAfterCommit;
       return await fn({
         ...createReader({ ex: tx, search }, options.shared),
         append: (events) => append(tx, events, options),
+        ...readAfter && {
+          runListingAfterCommit: (runId: string) =>
+            readRunListing(tx, runId, (query) => readAfter(tx, query)),
+        },
       });
     });
 }
