@@ -161,6 +161,12 @@ export interface StoreReader {
 export interface StoreWriter extends StoreReader {
   /** Appends events and updates projections; visible to later reads in the same transaction. */
   append(events: readonly DomainEvent[]): Promise<void>;
+  /**
+   * The run's listing as `getRunListing` reads it once this transaction has committed, read
+   * right after the commit (with it, where a round trip is dear); rejected when the
+   * transaction does not commit. Absent: read it after `write` returns.
+   */
+  runListingAfterCommit?(runId: string): Promise<RunListing | null>;
 }
 
 /** The store port. */

@@ -8,7 +8,13 @@
 import type { Artifact, DomainEvent } from "../model/events.ts";
 import { runLabel, sessionLabel } from "../model/ids.ts";
 import { canonicalJson, sha256Hex } from "../common/hash.ts";
-import type { AttemptRecord, EngineDeps, NodeRecord, StoreWriter } from "../model/ports.ts";
+import type {
+  AttemptRecord,
+  EngineDeps,
+  NodeRecord,
+  RunListing,
+  StoreWriter,
+} from "../model/ports.ts";
 import { fail, ok, type Result } from "../model/result.ts";
 import type { StepProgress, StepResponse } from "../answers/responses.ts";
 import type { VerificationWait } from "../verification/policy.ts";
@@ -74,6 +80,8 @@ export interface AnsweredNode {
   compiled: CompiledWorkflow;
   /** The artifacts recorded on arrival at it. */
   artifacts: readonly Artifact[];
+  /** Its run's listing read right after the commit, when the store reads it then. */
+  listing?: Promise<RunListing | null>;
 }
 
 /** A loaded attempt: the node with its run and workflow, the attempt id, the drift warnings. */
@@ -206,7 +214,7 @@ export async function recordAttempt(
         usageAt,
       );
       await tx.append(withDigest(decided.events, digest));
-      committed = decided;
+      committed = withListing(decided, options.onAnswered && tx);
       return ok(decided.response);
     });
   } catch (error) {
@@ -224,6 +232,18 @@ export async function recordAttempt(
     if (done.answered) options.onAnswered?.(done.answered);
   }
   return result;
+}
+
+/**
+ * `recorded` with its run's listing asked of `tx` for after the commit, when a node was
+ * answered and someone is told of it (the task view reads the listing next).
+ */
+function withListing(recorded: Recorded, tx: StoreWriter | undefined): Recorded {
+  const answered = recorded.answered;
+  const listing = answered && tx?.runListingAfterCommit?.(answered.node.runId);
+  if (!listing) return recorded;
+  listing.catch(() => {}); // a try that does not commit is not read
+  return { ...recorded, answered: { ...answered, listing } };
 }
 
 /** The attempt as recorded after a failed write, or `null` (also when it cannot be read). */

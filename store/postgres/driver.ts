@@ -13,6 +13,8 @@
  *   the last of them: the server runs them in order, and the first failure among them is thrown
  *   by the next statement that waits (or by the commit, which it turned into a rollback), so a
  *   failed one is never committed past;
+ * - an append's sequence numbers are not sent back (`append.ts`): the projections that carry
+ *   them read them where they run (`pending_seqs.ts`), so the append is sent ahead too;
  * - what is sent together leaves in one socket write (`wire.ts`).
  *
  * Transactions are `SERIALIZABLE` unless they ask for another level (so concurrent writers
@@ -26,6 +28,7 @@ import {
   type CompiledQuery,
   type DatabaseConnection,
   type Driver,
+  type Kysely,
   type KyselyPlugin,
   PostgresDialect,
   type PostgresDialectConfig,
@@ -34,6 +37,7 @@ import {
   type TransactionSettings,
 } from "npm:kysely@0.29.9";
 import { mergeWrites, type Write } from "./merge.ts";
+import { seqParameters } from "./pending_seqs.ts";
 import { coalesceWrites, socketOf } from "./wire.ts";
 import type { Durability } from "../open_options.ts";
 
@@ -132,6 +136,15 @@ const SEND_AHEAD: KyselyPlugin = {
 };
 
 /**
+ * `query` marked as not waited for inside a transaction, as `sendAhead`'s writes are (for
+ * statements compiled by hand, which no plugin sees: PostgreSQL's append, `append.ts`).
+ */
+export function sentAhead<Q extends CompiledQuery>(query: Q): Q {
+  aheadQueries.add(query.queryId);
+  return query;
+}
+
+/**
  * `tx` for writes whose affected-row counts are not read: inside a transaction their
  * statements are sent without waiting for the answers (reads and `RETURNING` still wait).
  */
@@ -158,6 +171,8 @@ class PgConnection implements DatabaseConnection {
   readonly #socket: ReturnType<typeof socketOf>;
   /** The socket is kept corked over statements sent ahead. */
   #holding = false;
+  /** Reads to send right after the transaction's `COMMIT` (`afterCommit`). */
+  #after: AfterCommit[] = [];
 
   constructor(client: pg.PoolClient) {
     this.client = client;
@@ -177,9 +192,10 @@ class PgConnection implements DatabaseConnection {
    * connection leaves the outcome unknown and is thrown as it is.
    */
   async commit(): Promise<void> {
+    const after = this.#takeAfter();
     try {
       this.#flush();
-      const answer = this.#waitFor("commit", []);
+      const answer = this.#waitFor("commit", [], after);
       if (this.#ahead.length > 0) {
         answer.catch(() => {});
         await this.#settle().catch((error) => {
@@ -190,9 +206,31 @@ class PgConnection implements DatabaseConnection {
       if ((await answer).command === "ROLLBACK") {
         throw new Error("the transaction was rolled back by an earlier error");
       }
+      await Promise.all(after.map((a) => a.answer));
+    } catch (error) {
+      for (const a of after) a.reject(new Error("the transaction did not commit"));
+      throw error;
     } finally {
       this.#end();
     }
+  }
+
+  /**
+   * Sends `query`, a read, right after this transaction's `COMMIT` and with it (on this
+   * connection, outside the transaction): its result once committed, rejected otherwise.
+   */
+  afterCommit(query: CompiledQuery): Promise<QueryResult<unknown>> {
+    if (!this.#inTransaction) return Promise.reject(new Error("no transaction to follow"));
+    const { promise, resolve, reject } = Promise.withResolvers<QueryResult<unknown>>();
+    this.#after.push({ query, resolve, reject });
+    return promise;
+  }
+
+  /** The reads waiting for the commit, each with the answer it will get once sent. */
+  #takeAfter(): (AfterCommit & { answer?: Promise<void> })[] {
+    const after = this.#after;
+    this.#after = [];
+    return after;
   }
 
   /** Rolls back (the failures of what was sent ahead are the ones being rolled back). */
@@ -200,6 +238,7 @@ class PgConnection implements DatabaseConnection {
     try {
       // held writes would be rolled back: they are not sent
       this.#held = [];
+      for (const a of this.#takeAfter()) a.reject(new Error("the transaction was rolled back"));
       const answer = this.#waitFor("rollback", []);
       answer.catch(() => {});
       await this.#settle().catch(() => {});
@@ -215,6 +254,7 @@ class PgConnection implements DatabaseConnection {
   /** Gives the client back to the pool (nothing is held back by then; this makes sure). */
   release(): void {
     this.#held = [];
+    for (const a of this.#takeAfter()) a.reject(new Error("the transaction ended"));
     this.#write();
     this.client.release(this.discarded);
   }
@@ -252,22 +292,46 @@ class PgConnection implements DatabaseConnection {
   }
 
   #send(sql: string, values: readonly unknown[]): Promise<pg.QueryResult> {
-    return this.client.query({ name: preparedName(sql), text: sql, values: values as unknown[] });
+    const { text, parameters } = seqParameters(sql, values);
+    return this.client.query({
+      name: preparedName(text),
+      text,
+      values: parameters as unknown[],
+    });
   }
 
-  /** Sends a statement that will be waited for, with whatever was held back before it. */
-  #waitFor(sql: string, values: readonly unknown[]): Promise<pg.QueryResult> {
+  /**
+   * Sends a statement that will be waited for, with whatever was held back before it (and the
+   * reads in `after`, right behind it, each given its answer).
+   */
+  #waitFor(
+    sql: string,
+    values: readonly unknown[],
+    after: (AfterCommit & { answer?: Promise<void> })[] = [],
+  ): Promise<pg.QueryResult> {
+    if (after.length > 0) this.#cork();
     const answer = this.#send(sql, values);
+    for (const a of after) {
+      a.answer = this.#send(a.query.sql, a.query.parameters).then(
+        ({ rows }) => a.resolve({ rows: rows ?? [] }),
+        (error) => a.reject(error),
+      );
+    }
     this.#write();
     return answer;
   }
 
-  /** Sends a statement without waiting; its failure is thrown by the next `#settle`. */
-  #sendAhead(sql: string, values: readonly unknown[]): void {
+  /** Holds what is sent until `#write`. */
+  #cork(): void {
     if (!this.#holding && this.#socket) {
       this.#socket.cork();
       this.#holding = true;
     }
+  }
+
+  /** Sends a statement without waiting; its failure is thrown by the next `#settle`. */
+  #sendAhead(sql: string, values: readonly unknown[]): void {
+    this.#cork();
     this.#ahead.push(
       this.#send(sql, values).then(() => {}, (error) => {
         this.#failure ??= { error };
@@ -305,6 +369,32 @@ class PgConnection implements DatabaseConnection {
     this.#inTransaction = false;
     this.#confirmed = false;
   }
+}
+
+/** A read to send after a commit, and where its answer goes. */
+interface AfterCommit {
+  query: CompiledQuery;
+  resolve(result: QueryResult<unknown>): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Runs `query`, a read, on the connection of the transaction `tx` right after its `COMMIT`,
+ * sent with it (see `PgConnection.afterCommit`). Asked while no statement of `tx` is running
+ * (as a call's writer asks, after its appends): otherwise, or outside a transaction, refused,
+ * and the caller reads on its own.
+ */
+export function readAfterCommit<DB>(
+  tx: Kysely<DB>,
+  query: CompiledQuery,
+): Promise<QueryResult<unknown>> {
+  let connection: DatabaseConnection | undefined;
+  // the connection is handed over at once when the transaction runs no statement
+  void tx.getExecutor().provideConnection((c) => Promise.resolve(void (connection = c)));
+  if (!(connection instanceof PgConnection)) {
+    return Promise.reject(new Error("the transaction's connection is busy"));
+  }
+  return connection.afterCommit(query);
 }
 
 /** The driver: pooled connections, transactions whose `BEGIN` does not wait. */

@@ -6,7 +6,7 @@
  * never asks which dialect it runs on.
  * @module
  */
-import type { Kysely } from "npm:kysely@0.29.9";
+import type { CompiledQuery, Kysely, QueryResult } from "npm:kysely@0.29.9";
 import type { SearchQuery } from "../../engine/model/ports.ts";
 import type { SearchLayer } from "../../engine/model/vocabulary.ts";
 import type { Executor } from "./graph_sql.ts";
@@ -149,23 +149,32 @@ export interface SqlDialect {
    */
   sendAhead?(tx: Executor): Executor;
   /**
+   * Runs `query`, a read, on the connection of the transaction `tx` right after its commit
+   * (sent with the `COMMIT`, where a round trip is dear): its result once committed; rejected
+   * when the transaction does not commit. Absent: the store reads after `write` returns.
+   */
+  readAfterCommit?(tx: Executor, query: CompiledQuery): Promise<QueryResult<unknown>>;
+  /**
    * Run first in each of the store port's write transactions (the calls' hot path), to settle
    * how its statements are planned. Absent: nothing.
    */
   planWrites?(tx: Executor): Promise<void>;
   /**
    * Appends a batch of events to a session that is stored already: grows its count by the
-   * batch and inserts the rows at the positions after it, answering each inserted row's
-   * sequence number and position (none when the session is gone). Absent: the writer grows
-   * the count, then inserts (two statements).
+   * batch and inserts the rows at the positions after it, answering each row's sequence
+   * number in row order, or a {@linkcode PendingSeq} standing for it; refused (then, or by the
+   * commit) when the session is gone. Absent: the writer grows the count, then inserts (two
+   * statements).
    */
-  appendToSession?(tx: Executor, batch: AppendBatch): Promise<AppendedRow[]>;
+  appendToSession?(tx: Executor, batch: AppendBatch): Promise<Seq[]>;
 }
 
 /** A batch of events for {@linkcode SqlDialect.appendToSession}: rows without positions. */
 export interface AppendBatch {
   /** The session whose log grows. */
   sessionId: string;
+  /** The session as messages name it. */
+  label: string;
   /** The append's time. */
   at: string;
   /** The rows, in log order. */
@@ -175,13 +184,19 @@ export interface AppendBatch {
   >[];
 }
 
-/** A row an append inserted: its sequence number and its position in the session's log. */
-export interface AppendedRow {
-  /** The log's sequence number. */
-  seq: number;
-  /** The position in its session's log. */
-  position: number;
+/**
+ * The sequence number the database gave the `index`th row (from 1) of the transaction's latest
+ * append, not read back: a statement made after the append binds it as a parameter, which the
+ * dialect's driver turns into the number where the statement runs (PostgreSQL's, `append.ts`),
+ * so the writes that need it do not wait for the append's answer.
+ */
+export class PendingSeq {
+  /** The row's place in its batch, from 1. */
+  constructor(readonly index: number) {}
 }
+
+/** A row's sequence number: known, or pending (see {@linkcode PendingSeq}). */
+export type Seq = number | PendingSeq;
 
 /** Where shared reads run: a connection or transaction, and the dialect's full-text search. */
 export interface ReadScope {

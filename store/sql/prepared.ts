@@ -83,6 +83,8 @@ export interface Prepared<P, R> {
   all(ex: Executor, params: P): Promise<R[]>;
   /** Its first row, or `undefined`. */
   first(ex: Executor, params: P): Promise<R | undefined>;
+  /** The query compiled for `ex` with `params`, to run elsewhere (as a query of its own). */
+  compile(ex: Executor, params: P): CompiledQuery<R>;
 }
 
 /** Compiles a query made here for an executor's dialect (if not yet), answering its SQL texts. */
@@ -139,6 +141,10 @@ function runner<P, R>(compiled: (ex: Executor, params: P) => CompiledQuery<R>): 
     execute,
     all: async (ex, params) => (await execute(ex, params)).rows,
     first: async (ex, params) => (await execute(ex, params)).rows[0],
+    compile: (ex, params) => {
+      const query = compiled(ex, params);
+      return { ...query, queryId: { queryId: query.queryId.queryId } };
+    },
   };
 }
 

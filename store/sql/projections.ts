@@ -19,7 +19,10 @@ export interface ProjectionScope {
   tx: Executor;
   /** The dialect's full-text search. */
   search: FullTextSearch;
-  /** The event's log sequence. */
+  /**
+   * The event's log sequence. On PostgreSQL it may be a `PendingSeq` (`dialect.ts`) standing
+   * for the number until the statement that binds it runs: bind it as a value, never read it.
+   */
   seq: number;
   /** The append time. */
   at: string;

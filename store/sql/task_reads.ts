@@ -4,7 +4,7 @@
  * and preferred tip, and the log's highest sequence number as a cheap change counter.
  * @module
  */
-import { sql } from "npm:kysely@0.29.9";
+import { type CompiledQuery, type QueryResult, sql } from "npm:kysely@0.29.9";
 import type { Artifact } from "../../engine/model/events.ts";
 import type { BranchStep, RunListing } from "../../engine/model/ports.ts";
 import { StorageCorruptionError } from "../../engine/model/result.ts";
@@ -114,6 +114,20 @@ const listingById = prepare((db, p: { runId: string }) =>
 /** A run with its timestamps, goal and preferred tip, or `null`. */
 export async function getRunListing(ex: Executor, runId: string): Promise<RunListing | null> {
   const row = await listingById.first(ex, { runId });
+  return row ? toListing(row) : null;
+}
+
+/**
+ * A run's listing read by `read` (the dialect's, after the commit of the transaction `ex`):
+ * the same statement as {@linkcode getRunListing}.
+ */
+export async function readRunListing(
+  ex: Executor,
+  runId: string,
+  read: (query: CompiledQuery) => Promise<QueryResult<unknown>>,
+): Promise<RunListing | null> {
+  const { rows } = await read(listingById.compile(ex, { runId }));
+  const row = rows[0] as ListingRow | undefined;
   return row ? toListing(row) : null;
 }
 

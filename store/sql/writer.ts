@@ -8,12 +8,13 @@ import type { DomainEvent } from "../../engine/model/events.ts";
 import { sessionLabel } from "../../engine/model/ids.ts";
 import type { Store, StoreWriter } from "../../engine/model/ports.ts";
 import { contextId, loggedEvents } from "./context_refs.ts";
-import type { AppendBatch, SqlDialect } from "./dialect.ts";
+import type { AppendBatch, Seq, SqlDialect } from "./dialect.ts";
 import type { Executor } from "./graph_sql.ts";
 import { prepare, prepareRows } from "./prepared.ts";
 import { project } from "./projections.ts";
 import { createReader, type ReaderShared } from "./reader.ts";
 import { digest } from "./rows.ts";
+import { readRunListing } from "./task_reads.ts";
 import type { Database } from "./database.ts";
 
 /** What the writer needs besides the database: the dialect and the clock. */
@@ -92,19 +93,19 @@ const sessionGrown = prepare((db, p: { sessionId: string; at: string; count: num
  * Inserts a batch's rows at their positions in the session's log, answering their sequence
  * numbers in row order: at 1 for the batch that creates the session (its row is projected from
  * that batch and counted after), else one past the session's count, which grows with the
- * insert (a session removed meanwhile has no row: the batch is refused).
+ * insert (a session removed meanwhile has no row: the batch is refused). The dialect's own
+ * append may answer numbers still pending (`PendingSeq`).
  */
 async function insertRows(
   tx: Executor,
   batch: AppendBatch & { creates: boolean },
   dialect: SqlDialect,
-): Promise<number[]> {
+): Promise<Seq[]> {
   const { sessionId, at, rows } = batch;
+  if (!batch.creates && dialect.appendToSession) return await dialect.appendToSession(tx, batch);
   let appended: readonly { seq: number; position: number | null }[];
   if (batch.creates) {
     appended = await insertEvents.all(tx, rows.map((r, i) => ({ ...r, position: 1 + i })));
-  } else if (dialect.appendToSession) {
-    appended = await dialect.appendToSession(tx, batch);
   } else {
     const grown = await sessionGrown.first(tx, { sessionId, at, count: rows.length });
     const first = grown ? Number(grown.event_count) - rows.length + 1 : 0;
@@ -114,9 +115,7 @@ async function insertRows(
   }
   // A session removed (by `waymark gc`) after the call read its node: roll back, never leave
   // half a session behind.
-  if (appended.length !== rows.length) {
-    throw new Error(`session ${sessionLabel(sessionId)} is no longer stored`);
-  }
+  if (appended.length !== rows.length) throw new Error(`${batch.label} is no longer stored`);
   // Positions follow the rows: the sequence numbers in position order are the rows'.
   return appended.map((r) => ({ seq: Number(r.seq), position: Number(r.position) }))
     .sort((a, b) => a.position - b.position).map((r) => r.seq);
@@ -145,11 +144,14 @@ async function append(
   });
   const sessionId = events[0]!.sessionId;
   const creates = events[0]!.kind === "session_created";
-  const seqs = await insertRows(tx, { sessionId, at, rows, creates }, options.dialect);
+  const label = `session ${sessionLabel(sessionId)}`;
+  const seqs = await insertRows(tx, { sessionId, label, at, rows, creates }, options.dialect);
   const search = options.dialect.search;
   const writes = options.dialect.sendAhead?.(tx) ?? tx;
   for (const [i, event] of logged.entries()) {
-    await project({ tx: writes, search, seq: seqs[i]!, at, payload: rows[i]!.payload }, event);
+    // a pending number is only ever bound as a parameter (see `ProjectionScope.seq`)
+    const seq = seqs[i] as number;
+    await project({ tx: writes, search, seq, at, payload: rows[i]!.payload }, event);
   }
   // the batch that created the session counts itself once its row is there
   if (creates) await sessionGrown.execute(tx, { sessionId, at, count: events.length });
@@ -164,9 +166,14 @@ export function createWrite(db: Kysely<Database>, options: WriterOptions): Store
   return <T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T> =>
     options.dialect.transact(db, async (tx) => {
       await options.dialect.planWrites?.(tx);
+      const readAfter = options.dialect.readAfterCommit;
       return await fn({
         ...createReader({ ex: tx, search }, options.shared),
         append: (events) => append(tx, events, options),
+        ...readAfter && {
+          runListingAfterCommit: (runId: string) =>
+            readRunListing(tx, runId, (query) => readAfter(tx, query)),
+        },
       });
     });
 }

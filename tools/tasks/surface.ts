@@ -143,7 +143,10 @@ export function createTaskSurface(
   const note = (runId: string, status: TaskStatus) =>
     remember(seen, { key: runId, value: status, max: MAX_TRACKED });
   const viewOf = async (runId: string, told?: AnsweredNode): Promise<TaskView | null> => {
-    const listing = await deps.store.getRunListing(runId);
+    // read with the call's commit when the store did (no round trip of its own)
+    const after = told?.node.runId === runId ? told.listing : undefined;
+    const listing = (after && await after.catch(() => null)) ??
+      await deps.store.getRunListing(runId);
     if (!listing) return null;
     const version = versionOf(listing);
     const known = views.get(runId);
