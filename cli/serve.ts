@@ -11,6 +11,7 @@ import {
   resolvePaths,
   serveMcpStdio,
   VERSION,
+  type Waymark,
   type WaymarkOptions,
   type WaymarkServerOptions,
 } from "../mod.ts";
@@ -250,19 +251,8 @@ async function serveHttp(options: WaymarkOptions, input: CommandInput): Promise<
   const ops = createOps(storeProbe(waymark.store as Parameters<typeof storeProbe>[0]));
   let hosts: string[] = [];
   const viewer = flags.viewer ? await viewerBeside(waymark, () => hosts) : undefined;
-  // read once: a stateless replica builds a server per request, and the call costs 15 µs
-  const cwd = input.server.cwd ?? Deno.cwd();
   const handle = await serveMcpHttp(
-    (taskOwner) =>
-      waymark.mcpServer({
-        ...input.server,
-        cwd,
-        taskOwner,
-        runAccess: flags["run-access"],
-        commandsNeedRoots: true,
-        stateless: flags.stateless === true,
-        onToolCall: ops.toolCall,
-      }),
+    httpServers(waymark, input, ops.toolCall),
     {
       port: flags.http!,
       hostname,
@@ -291,6 +281,26 @@ async function serveHttp(options: WaymarkOptions, input: CommandInput): Promise<
   viewer?.close();
   await waymark.close();
   return 0;
+}
+
+/** The MCP server of an HTTP connection (or, `--stateless`, of one request) for its requestor. */
+function httpServers(
+  waymark: Waymark,
+  input: CommandInput,
+  onToolCall: WaymarkServerOptions["onToolCall"],
+): (taskOwner: WaymarkServerOptions["taskOwner"]) => ReturnType<Waymark["mcpServer"]> {
+  // read once: a stateless replica builds a server per request, and the call costs 15 µs
+  const cwd = input.server.cwd ?? Deno.cwd();
+  return (taskOwner) =>
+    waymark.mcpServer({
+      ...input.server,
+      cwd,
+      taskOwner,
+      runAccess: input.flags["run-access"],
+      commandsNeedRoots: true,
+      stateless: input.flags.stateless === true,
+      onToolCall,
+    });
 }
 
 /** The certificate and key of `--tls-cert`/`--tls-key` (both or neither), or what is wrong. */
