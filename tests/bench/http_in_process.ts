@@ -21,7 +21,7 @@ import { LONG_ID, longWorkflow, stats } from "./common.ts";
 import { advanceArgs, type Step, step } from "./session.ts";
 import { startBenchPostgres } from "./postgres_db.ts";
 import { cpuMs, postgresPids } from "./http_bench.ts";
-import { personalToken } from "../helpers/auth_service.ts";
+import { personalToken, toolCallRequest } from "../helpers/auth_service.ts";
 
 const HOST = "127.0.0.1:8080";
 const RESOURCE = "https://waymark.bench/mcp";
@@ -70,24 +70,7 @@ async function service(home: string, url: string): Promise<{ call: Call; close()
   );
   let id = 0;
   const call: Call = async (name, args) => {
-    const response = await app.fetch(
-      new Request(`http://${HOST}/mcp`, {
-        method: "POST",
-        headers: {
-          host: HOST,
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          "mcp-protocol-version": "2025-11-25",
-          authorization: `Bearer ${token}`,
-        },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: ++id,
-          method: "tools/call",
-          params: { name, arguments: args },
-        }),
-      }),
-    );
+    const response = await app.fetch(toolCallRequest({ host: HOST, token, id: ++id }, name, args));
     const text = await response.text();
     const result = JSON.parse(text).result;
     if (!result || result.isError) throw new Error(`${name} failed: ${text.slice(0, 300)}`);

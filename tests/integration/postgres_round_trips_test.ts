@@ -17,7 +17,7 @@ import { TOOLS } from "../../tools/mod.ts";
 import { createAuthGate } from "../../web/auth/mod.ts";
 import { createMcpHttpApp } from "../../web/mcp_http.ts";
 import { LONG_ID, longWorkflow } from "../bench/common.ts";
-import { personalToken } from "../helpers/auth_service.ts";
+import { personalToken, toolCallRequest } from "../helpers/auth_service.ts";
 import { freshPostgresUrl, postgresBin } from "../helpers/postgres.ts";
 
 const ignore = postgresBin() === null && !Deno.env.get("CI");
@@ -145,22 +145,7 @@ Deno.test({
       );
       const call = async (name: string, args: Record<string, unknown>): Promise<Tip> => {
         const response = await app.fetch(
-          new Request("http://127.0.0.1:8080/mcp", {
-            method: "POST",
-            headers: {
-              host: "127.0.0.1:8080",
-              "content-type": "application/json",
-              accept: "application/json, text/event-stream",
-              "mcp-protocol-version": "2025-11-25",
-              authorization: `Bearer ${token}`,
-            },
-            body: JSON.stringify({
-              jsonrpc: "2.0",
-              id: 1,
-              method: "tools/call",
-              params: { name, arguments: args },
-            }),
-          }),
+          toolCallRequest({ host: "127.0.0.1:8080", token, id: 1 }, name, args),
         );
         const result = JSON.parse(await response.text()).result;
         assert.ok(result && !result.isError, JSON.stringify(result));
