@@ -3,7 +3,8 @@
  * starts reads the session's transcript (CLAUDE_CODE_SESSION_ID, under the host's own HOME), and
  * the usage the stand-in reported for each model call comes back on the step it was made in; a
  * token budget in the user's config makes each later answer carry a warning, never a refusal;
- * `"transcripts": false` records nothing.
+ * `"transcripts": false` records nothing; a parallel step's children, run by real subagents from
+ * their delegation tokens, count theirs too.
  * @module
  */
 import assert from "node:assert/strict";
@@ -12,10 +13,16 @@ import { openWaymark } from "../../mod.ts";
 import { getStepFootprints, sumRunTokens } from "../../store/sql/viewer/mod.ts";
 import { writeDelegationWorkflows } from "../helpers/delegation.ts";
 import { hostTestOptions } from "../helpers/hosts.ts";
-import { answered, conversations } from "../helpers/host_model_runs.ts";
+import {
+  agentRequests,
+  answered,
+  conversations,
+  firstUserText,
+} from "../helpers/host_model_runs.ts";
 import { type HostPlace, hostPlace, runClaude } from "../helpers/host_run.ts";
 import { serveAnthropic } from "../helpers/model/anthropic_api.ts";
 import type { Recorded } from "../helpers/model/recording_server.ts";
+import { DONE } from "../helpers/model/diligent.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = Record<string, any>;
@@ -166,8 +173,38 @@ Deno.test({
   },
 });
 
+/**
+ * A parallel step's children in subagents (what `claude_code_test.ts` proved on a session of its
+ * own): one subagent per open child, each starting its child run from the `delegationToken` in its
+ * prompt and finishing it, and the parent's synthesis step carrying the children's results.
+ */
+function assertDelegated(requests: Recorded[]): void {
+  const subagents = conversations(requests).filter((r) =>
+    /dlg1_/.test(firstUserText(r)) && !/project\.fanout/.test(firstUserText(r))
+  );
+  assert.equal(subagents.length, 3, "one subagent per open child");
+  for (const sub of subagents) {
+    const calls = answered(sub);
+    assert.equal(calls[0]!.tool, "mcp__waymark__start_workflow");
+    assert.match(String(calls[0]!.input.delegationToken), /^dlg1_/);
+    assert.ok(firstUserText(sub).includes(calls[0]!.input.delegationToken));
+    assert.equal(calls.at(-1)!.json?.isComplete, true, "the child run completed");
+  }
+  const main = conversations(requests).find((r) => /project\.fanout/.test(firstUserText(r)))!;
+  const parent = answered(main);
+  const synthesis = parent.find((c) => c.json?.pending?.stepId === "reviews-synthesis");
+  assert.ok(synthesis, "the parent reached the synthesis step");
+  assert.ok(
+    (synthesis.json!.pending.prompt.match(/Review the (api|storage|docs)/g) ?? []).length >= 3,
+    "the synthesis prompt carries the three children's results",
+  );
+  assert.equal(parent.at(-1)!.json?.isComplete, true);
+  assert.ok(agentRequests(requests).length > subagents.length);
+}
+
 Deno.test({
-  name: "a parallel step's children, driven by Claude Code subagents, count their tokens too",
+  name:
+    "a parallel step's children run in Claude Code subagents from their delegationTokens, and count their tokens too",
   ...hostTestOptions("claude"),
   fn: async () => {
     const place = await hostPlace("claude-code");
@@ -182,6 +219,8 @@ Deno.test({
           modelUrl: model.url,
         });
         assert.equal(out.code, 0, `claude exited ${out.code}: ${out.stderr.slice(-800)}`);
+        assert.ok(String(JSON.parse(out.stdout.trim().split("\n").at(-1)!).result).includes(DONE));
+        assertDelegated(model.requests);
       } finally {
         await model.close();
       }
