@@ -3,27 +3,39 @@
  * says in one line, with no stack trace, that it cannot be downloaded where it cannot. The
  * download goes through a proxy that refuses every connection, so a machine with internet takes
  * the second path too unless the stub is already in Deno's cache (then the binary is checked).
- * The bundle is built, and its npm packages cached, before the proxy is set: only the stub's
- * download meets it, whatever Deno's cache held when the test began (a fresh machine has no
- * esbuild for `deno bundle` and no packages). With nothing cached at all, a download the bundle
- * needs fails in one line too, naming what could not be fetched.
+ * The bundle is built, and its npm packages cached (with what Deno's task runner caches before
+ * any task), before the proxy is set: only the stub's download meets it, whatever Deno's cache
+ * held when the test began (a fresh machine has no esbuild for `deno bundle` and no packages).
+ * With nothing cached at all, `scripts/compile.ts` fails in one line too, naming what the bundle
+ * needs and could not fetch.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { bundle } from "../../scripts/bundle.ts";
 import { ROOT } from "../helpers/server.ts";
 
-/** The inline bundle `deno task compile` would build, with its npm packages in Deno's cache. */
-async function prebuiltBundle(dir: string): Promise<string> {
-  const file = join(dir, "waymark.js");
-  await bundle(file, "inline");
-  const cache = await new Deno.Command(Deno.execPath(), {
-    args: ["cache", "--quiet", file],
+/** Runs `deno <args>` in the checkout, asserting it succeeds. */
+async function deno(args: string[]): Promise<void> {
+  const ran = await new Deno.Command(Deno.execPath(), {
+    args,
     cwd: ROOT,
     stdout: "null",
     stderr: "piped",
   }).output();
-  assert.ok(cache.success, new TextDecoder().decode(cache.stderr));
+  assert.ok(ran.success, new TextDecoder().decode(ran.stderr));
+}
+
+/**
+ * The inline bundle `deno task compile` would build, with its npm packages in Deno's cache, and
+ * what Deno's task runner caches before it runs any task: every npm package the lockfile names,
+ * the tests' too (denoland/deno#30887; `deno run -A scripts/compile.ts`, the second test, needs
+ * only the bundle's).
+ */
+async function prebuiltBundle(dir: string): Promise<string> {
+  const file = join(dir, "waymark.js");
+  await bundle(file, "inline");
+  await deno(["cache", "--quiet", file]);
+  await deno(["install", "--quiet"]);
   return file;
 }
 
