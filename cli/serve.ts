@@ -289,12 +289,9 @@ function httpServers(
   input: CommandInput,
   onToolCall: WaymarkServerOptions["onToolCall"],
 ): (taskOwner: WaymarkServerOptions["taskOwner"]) => ReturnType<Waymark["mcpServer"]> {
-  // read once: a stateless replica builds a server per request, and the call costs 15 µs
-  const cwd = input.server.cwd ?? Deno.cwd();
   return (taskOwner) =>
     waymark.mcpServer({
       ...input.server,
-      cwd,
       taskOwner,
       runAccess: input.flags["run-access"],
       commandsNeedRoots: true,
