@@ -65,16 +65,35 @@ export interface TokenClaims {
   attemptId?: string;
 }
 
+/** Each character code's hex digit value, or -1: a lookup instead of a pattern and `parseInt`. */
+const HEX_VALUE = Int8Array.from(
+  { length: 128 },
+  (_, c) => "0123456789abcdef".indexOf(String.fromCharCode(c)),
+);
+
+function hexDigit(hex: string, i: number): number {
+  const c = hex.charCodeAt(i);
+  return c < 128 ? HEX_VALUE[c]! : -1;
+}
+
 function fromHex(hex: string, bytes: number): Uint8Array {
-  if (hex.length !== bytes * 2 || !/^[0-9a-f]+$/.test(hex)) {
+  const out = new Uint8Array(bytes);
+  let bad = hex.length !== bytes * 2;
+  for (let i = 0; i < bytes && !bad; i++) {
+    const hi = hexDigit(hex, i * 2);
+    const lo = hexDigit(hex, i * 2 + 1);
+    bad = hi < 0 || lo < 0;
+    out[i] = (hi << 4) | lo;
+  }
+  if (bad) {
     throw new TypeError(`expected ${bytes * 2} hex characters, got ${JSON.stringify(hex)}`);
   }
-  const out = new Uint8Array(bytes);
-  for (let i = 0; i < bytes; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
   return out;
 }
 
 const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+/** Each character code's base64url value, or -1. */
+const B64_VALUE = Int8Array.from({ length: 128 }, (_, c) => B64.indexOf(String.fromCharCode(c)));
 
 function toBase64Url(bytes: Uint8Array): string {
   let out = "";
@@ -91,7 +110,8 @@ function fromBase64Url(text: string): Uint8Array | null {
   for (let i = 0, o = 0; i < text.length; i += 4, o += 3) {
     let n = 0;
     for (let j = 0; j < 4; j++) {
-      const v = B64.indexOf(text[i + j]!);
+      const c = text.charCodeAt(i + j);
+      const v = c < 128 ? B64_VALUE[c]! : -1;
       if (v < 0) return null;
       n = (n << 6) | v;
     }
@@ -102,8 +122,13 @@ function fromBase64Url(text: string): Uint8Array | null {
   return out;
 }
 
-function mac(key: SigningKey, prefix: string, body: Uint8Array): Uint8Array {
-  const prefixBytes = new TextEncoder().encode(prefix);
+/** Each kind's prefix as bytes, signed in front of the token's body. */
+const PREFIX_BYTES = Object.fromEntries(
+  Object.entries(PREFIX).map(([kind, prefix]) => [kind, new TextEncoder().encode(prefix)]),
+) as Record<TokenKind, Uint8Array>;
+
+function mac(key: SigningKey, kind: TokenKind, body: Uint8Array): Uint8Array {
+  const prefixBytes = PREFIX_BYTES[kind];
   const data = new Uint8Array(prefixBytes.length + body.length);
   data.set(prefixBytes);
   data.set(body, prefixBytes.length);
@@ -134,7 +159,7 @@ export function mintToken(keyring: Keyring, claims: TokenClaims): string {
     body.set(fromHex(claims.attemptId, ATTEMPT_BYTES), HEADER_BYTES + ID_BYTES * 2);
   }
   const prefix = PREFIX[claims.kind];
-  const signature = mac(key, prefix, body);
+  const signature = mac(key, claims.kind, body);
   const all = new Uint8Array(body.length + MAC_BYTES);
   all.set(body);
   all.set(signature, body.length);
@@ -214,7 +239,7 @@ export function verifyToken(
   const { current, previous } = keyring; // once, and `current` first (it refreshes a live one)
   const key = current.id === keyId ? current : previous?.id === keyId ? previous : undefined;
   if (!key) return signedElsewhere(kind, keyId);
-  const expected = mac(key, prefix, body);
+  const expected = mac(key, kind, body);
   const given = bytes.subarray(bytes.length - MAC_BYTES);
   let diff = 0;
   for (let i = 0; i < MAC_BYTES; i++) diff |= expected[i]! ^ given[i]!;
