@@ -1,9 +1,9 @@
 /**
  * One pooled `pg` client as Kysely's connection, saving round trips inside a transaction (see
  * `driver.ts` for the whole): its `BEGIN` and `SET LOCAL`s leave with its first statement that
- * waits; writes whose answers no one reads go out without waiting once the `BEGIN` was
- * answered, merged (`merge.ts`), and the `COMMIT` leaves with the last of them, the reads to
- * make after it (`afterCommit`) right behind.
+ * waits, reads sent ahead (`readAhead`) too; writes whose answers no one reads go out without
+ * waiting once the `BEGIN` was answered, merged (`merge.ts`), and the `COMMIT` leaves with the
+ * last of them, the reads to make after it (`afterCommit`) right behind.
  * @module
  */
 // @ts-types="npm:@types/pg@8.23.1"
@@ -46,6 +46,12 @@ function preparedName(text: string): string | undefined {
  */
 const SET_LOCAL = /^set local [a-z_]+ = [a-z0-9_]+$/i;
 
+/** A plain read, whose answer a read sent ahead may stand for. */
+const READ = /^\s*select\s/i;
+
+/** What tells reads sent ahead apart: their text and parameters. */
+const readKey = (query: CompiledQuery) => `${query.sql}\u0000${JSON.stringify(query.parameters)}`;
+
 /** Queries made through `sendAhead`'s executor that need not be waited for. */
 const aheadQueries = new WeakSet<QueryId>();
 
@@ -75,6 +81,8 @@ export class PgConnection implements DatabaseConnection {
   #holding = false;
   /** Reads to send right after the transaction's `COMMIT` (`afterCommit`). */
   #after: AfterCommit[] = [];
+  /** Reads sent ahead (`readAhead`) and not made yet, by text and parameters. */
+  #reads = new Map<string, Promise<pg.QueryResult>>();
 
   constructor(client: pg.PoolClient) {
     this.client = client;
@@ -135,6 +143,38 @@ export class PgConnection implements DatabaseConnection {
     return after;
   }
 
+  /**
+   * Sends `query`, a read, without waiting: it leaves with the next statement that waits (with
+   * the `BEGIN`, when that is the first). The same query made next in this transaction, before
+   * anything is written, is answered from it; a failure of it is the transaction's, thrown by
+   * the next statement that waits, as a write's sent ahead is.
+   */
+  readAhead(query: CompiledQuery): void {
+    if (!this.#inTransaction) return;
+    this.#flush(); // it reads after what was written before it
+    this.#cork();
+    const answer = this.#send(query.sql, query.parameters);
+    this.#ahead.push(answer.then(() => {}, (error) => {
+      this.#failure ??= { error };
+    }));
+    this.#reads.set(readKey(query), answer);
+  }
+
+  /**
+   * The answer of the read sent ahead as `query`, when it was one; any statement but a read
+   * drops the others (written since, they may be stale).
+   */
+  async #readSentAhead<R>(query: CompiledQuery): Promise<QueryResult<R> | undefined> {
+    const key = readKey(query);
+    const answer = this.#reads.get(key);
+    if (answer === undefined) {
+      if (!READ.test(query.sql)) this.#reads.clear();
+      return undefined;
+    }
+    this.#reads.delete(key);
+    return { rows: (await answer).rows ?? [] };
+  }
+
   /** Rolls back (the failures of what was sent ahead are the ones being rolled back). */
   async rollback(): Promise<void> {
     try {
@@ -156,12 +196,15 @@ export class PgConnection implements DatabaseConnection {
   /** Gives the client back to the pool (nothing is held back by then; this makes sure). */
   release(): void {
     this.#held = [];
+    this.#reads.clear();
     for (const a of this.#takeAfter()) a.reject(new Error("the transaction ended"));
     this.#write();
     this.client.release(this.discarded);
   }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const read = this.#reads.size > 0 ? await this.#readSentAhead<R>(query) : undefined;
+    if (read) return read;
     const ahead = this.#confirmed
       ? aheadQueries.has(query.queryId)
       : this.#inTransaction && SET_LOCAL.test(query.sql);
@@ -268,6 +311,7 @@ export class PgConnection implements DatabaseConnection {
   }
 
   #end(): void {
+    this.#reads.clear();
     this.#inTransaction = false;
     this.#confirmed = false;
   }

@@ -7,7 +7,8 @@
  * - statements are prepared by name, once per connection (graph walks excepted, `UNNAMED`);
  * - the connection runs in `pg`'s pipeline mode, and a transaction's `BEGIN` goes out without
  *   waiting for its answer, together with the transaction's first statement (and the
- *   `SET LOCAL`s made before it: they change no data, and fail only where the `BEGIN` did);
+ *   `SET LOCAL`s made before it: they change no data, and fail only where the `BEGIN` did, and
+ *   reads sent ahead, `readAhead`, whose answers wait for the statement that makes them);
  * - once that first statement was answered, writes whose affected-row counts no one reads
  *   (`sendAhead`: the projections) go out without waiting either, and the `COMMIT` goes with
  *   the last of them: the server runs them in order, and the first failure among them is thrown
@@ -19,7 +20,7 @@
  *
  * The connection that does this is `connection.ts`; this module makes the pool and the driver,
  * and reaches a transaction's connection for what Kysely cannot say (a query's answer that no
- * one waits for, a read after the commit).
+ * one waits for, a read sent ahead or after the commit).
  *
  * Transactions are `SERIALIZABLE` unless they ask for another level (so concurrent writers
  * behave as SQLite's single writer does: one of two conflicting transactions is refused and
@@ -130,6 +131,15 @@ export function readAfterCommit<DB>(
   const connection = idleConnection(tx);
   if (!connection) return Promise.reject(new Error("the transaction's connection is busy"));
   return connection.afterCommit(query);
+}
+
+/**
+ * Sends `query`, a read, in the transaction `tx` without waiting for its answer (see
+ * `PgConnection.readAhead`). Asked while no statement of `tx` is running (as the writer asks,
+ * before the transaction's first read); otherwise nothing is sent, and the query runs when made.
+ */
+export function readAhead<DB>(tx: Kysely<DB>, query: CompiledQuery): void {
+  idleConnection(tx)?.readAhead(query);
 }
 
 /** The connection of `tx` when it runs no statement (then it is handed over at once). */
