@@ -63,8 +63,9 @@ export function markAhead(queryId: QueryId): void {
 /**
  * One pooled client as Kysely's connection. Inside a transaction whose `BEGIN` the server has
  * confirmed (the first statement that waited was answered), writes marked by `sendAhead` go out
- * without waiting; before that every statement waits (but the transaction's `SET LOCAL`s, which
- * write nothing), so a `BEGIN` that failed can never leave writes to commit one by one.
+ * without waiting; before that every statement waits (but the transaction's `SET LOCAL`s and the
+ * reads sent ahead, which write nothing), so a `BEGIN` that failed can never leave writes to
+ * commit one by one.
  */
 export class PgConnection implements DatabaseConnection {
   readonly client: pg.PoolClient;
