@@ -11,7 +11,14 @@
  */
 import type { DomainEvent } from "../model/events.ts";
 import { runLabel } from "../model/ids.ts";
-import type { EngineDeps, RunOwnership, Store, StoreWriter } from "../model/ports.ts";
+import type {
+  AttemptKey,
+  AttemptOrNode,
+  EngineDeps,
+  RunOwnership,
+  Store,
+  StoreWriter,
+} from "../model/ports.ts";
 import type { Principal } from "./principal.ts";
 import { fail, type Result } from "../model/result.ts";
 import type { RunAccess } from "../model/vocabulary.ts";
@@ -69,10 +76,23 @@ export function actingAs(
   const { principal } = at;
   if (!principal) return deps;
   const stamp = { principal, access: at.access ?? DEFAULT_RUN_ACCESS };
+  const stamped = (tx: StoreWriter): StoreWriter => ({
+    ...tx,
+    append: (events) => tx.append(attribute(events, stamp)),
+  });
   const write = <T>(fn: (tx: StoreWriter) => Promise<T>) =>
-    deps.store.write((tx) =>
-      fn({ ...tx, append: (events) => tx.append(attribute(events, stamp)) })
-    );
-  const store: Store = { ...deps.store, write };
+    deps.store.write((tx) => fn(stamped(tx)));
+  // every way in to a write transaction stamps its events
+  const writeAttempt = deps.store.writeAttempt;
+  const store: Store = {
+    ...deps.store,
+    write,
+    ...writeAttempt && {
+      writeAttempt: <T>(
+        key: AttemptKey,
+        fn: (tx: StoreWriter, found: AttemptOrNode) => Promise<T>,
+      ) => writeAttempt(key, (tx, found) => fn(stamped(tx), found)),
+    },
+  };
   return { ...deps, store, principal };
 }

@@ -62,6 +62,24 @@ export interface NodeAndRun {
   run: RunRecord;
 }
 
+/** The key an attempt is recorded under: its node, its id and its kind. */
+export interface AttemptKey {
+  /** The run. */
+  runId: string;
+  /** The node the attempt is made at. */
+  nodeId: string;
+  /** The attempt id of its token. */
+  attemptId: string;
+  /** Ack or checkpoint. */
+  kind: AttemptKind;
+}
+
+/**
+ * What an attempt at a node reads first: the attempt recorded under its key, else the node with
+ * its run (`at`, `null` when either is not stored).
+ */
+export type AttemptOrNode = { attempt: AttemptRecord } | { attempt: null; at: NodeAndRun | null };
+
 /** Read access to the store. */
 export interface StoreReader {
   /** A run, or `null`. */
@@ -86,16 +104,13 @@ export interface StoreReader {
   ): Promise<AttemptRecord | null>;
   /** A node with its run, read together; `null` when either is not stored. */
   getNodeAndRun(runId: string, nodeId: string): Promise<NodeAndRun | null>;
-  /**
-   * What an attempt at a node reads first, in one read: the attempt recorded under its key,
-   * else the node with its run (`at`, `null` when either is not stored).
-   */
+  /** What an attempt at a node reads first ({@linkcode AttemptOrNode}), in one read. */
   getAttemptOrNode(
     runId: string,
     nodeId: string,
     attemptId: string,
     kind: AttemptKind,
-  ): Promise<{ attempt: AttemptRecord } | { attempt: null; at: NodeAndRun | null }>;
+  ): Promise<AttemptOrNode>;
   /**
    * Direct children of a node that are steps or checkpoints (blocked attempts are not branches),
    * oldest first.
@@ -179,6 +194,18 @@ export interface Store extends StoreReader {
    * what it returns and appends, or resets what it notes outside at its start.
    */
   write<T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T>;
+  /**
+   * `write`, with what an attempt at `key` reads first ({@linkcode AttemptOrNode}) read inside
+   * the transaction and handed to `fn`, in the round trip that begins it, together with the
+   * node's children (the transaction's `getChildren` of that node answers from that read until
+   * it writes) and, when this process has not read it yet, the run's pinned workflow (so
+   * `getSnapshot` outside answers it without a read). For a store where a round trip is dear;
+   * absent: read with `getAttemptOrNode` before `write`.
+   */
+  writeAttempt?<T>(
+    key: AttemptKey,
+    fn: (tx: StoreWriter, found: AttemptOrNode) => Promise<T>,
+  ): Promise<T>;
 }
 
 /** Where workflows come from. */

@@ -3,18 +3,37 @@
  * attempt already recorded, load the node, check for drift, then decide and append in one
  * transaction, replaying instead when another writer recorded the same attempt first (its
  * unique key fails this one's write).
+ *
+ * Where the store reads the attempt inside the transaction (`Store.writeAttempt`, a server a
+ * round trip away), all of it happens in that transaction: an advance costs the round trip that
+ * begins it and reads, and the one that appends and commits. Nothing that could wait on more
+ * than the database's answer holds that transaction open, and nothing that may take a pooled
+ * connection of its own runs inside it (every connection could be holding a transaction that
+ * waits for one):
+ *
+ * - the drift check looks the run's workflow up (a listing, perhaps the database's workflow
+ *   cache), so it is made before the transaction, for the workflow the process last read the
+ *   run on (a run's never changes); a run not read yet is read before its transaction;
+ * - a call that snapshots the workspace or reads the host's transcript reads the attempt before
+ *   its transaction (known before anything is read);
+ * - a step whose `prepare` has work to do (`AttemptSpec.outside`: a command, workflows to look
+ *   up) leaves the transaction that read it, does that work, and writes in one of its own.
  * @module
  */
 import type { Artifact, DomainEvent } from "../model/events.ts";
 import { runLabel, sessionLabel } from "../model/ids.ts";
 import { canonicalJson, sha256Hex } from "../common/hash.ts";
 import type {
+  AttemptKey,
+  AttemptOrNode,
   AttemptRecord,
   EngineDeps,
   NodeRecord,
   RunListing,
   StoreWriter,
 } from "../model/ports.ts";
+import type { TokenClaims } from "../access/tokens.ts";
+import type { SnapshotTaken } from "../model/snapshots.ts";
 import { fail, ok, type Result } from "../model/result.ts";
 import type { StepProgress, StepResponse } from "../answers/responses.ts";
 import type { VerificationWait } from "../verification/policy.ts";
@@ -23,11 +42,11 @@ import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import type { WorkspaceObservation } from "../model/workspace.ts";
 import type { AttemptKind } from "../model/vocabulary.ts";
 import { refuseActor } from "../access/team_policy.ts";
-import { driftWarnings } from "./drift.ts";
+import { driftWarnings, isKnown, knownWorkflow, noteWorkflow, type RunWorkflow } from "./drift.ts";
 import { replayRecorded } from "../answers/node_response.ts";
-import { measureStep, runBudget, withUsage } from "../cost/record_usage.ts";
+import { measureStep, runBudget, type StepUsage, withUsage } from "../cost/record_usage.ts";
 import { checkNode, type NodeContext, verifyPair } from "./run_context.ts";
-import { snapshotFolder, snapshotForStep, withSnapshot } from "./snapshot_step.ts";
+import { snapshotFolder, snapshotForStep, takesSnapshots, withSnapshot } from "./snapshot_step.ts";
 
 /** Options of the execution use-cases. */
 export interface CallOptions {
@@ -119,9 +138,16 @@ export interface AttemptSpec {
   /**
    * Work done before the transaction, outside it, once per attempt not already recorded (never
    * for a replay): workflows a parallel step delegates to are looked up, and a verification
-   * command runs, here, so no write lock is held meanwhile.
+   * command runs, here, so no write lock is held meanwhile. When `outside` says it has no such
+   * work for the attempt, it may run inside the transaction that read the attempt.
    */
   prepare?: (attempt: Attempt) => Promise<Result<never> | void>;
+  /**
+   * Whether `prepare` has work to do outside a transaction for this attempt (a command to run,
+   * workflows to look up); absent: none. A store that reads the attempt inside the transaction
+   * leaves that one for it, and writes in a transaction of its own after.
+   */
+  outside?: (attempt: Attempt) => boolean;
   /** Decides inside the write transaction (children and tips read through `tx`). */
   decide: (tx: StoreWriter, attempt: Attempt) => Promise<Recorded>;
 }
@@ -162,6 +188,45 @@ function withDigest(events: DomainEvent[], digest: string): DomainEvent[] {
   );
 }
 
+/** One attempt being recorded: what each part of its path reads. */
+interface Call {
+  deps: EngineDeps;
+  spec: AttemptSpec;
+  options: CallOptions;
+  /** The state token's claims. */
+  state: TokenClaims;
+  /** The key the attempt is recorded under. */
+  key: AttemptKey;
+  /** Its payload's digest. */
+  digest: string;
+}
+
+/** What the first read made of an attempt: recorded already, refused, or to decide (at `at`). */
+type Loaded = { recorded: AttemptRecord } | { refused: Result<never> } | { at: NodeContext };
+
+/** What was taken outside any transaction for the attempt's record. */
+interface Outside {
+  taken: SnapshotTaken | null;
+  measured: StepUsage | null;
+}
+
+/** A committed attempt: its record, the node it was made at, what was measured for it. */
+interface Committed {
+  recorded: Recorded;
+  node: NodeRecord;
+  measured: StepUsage | null;
+}
+
+/**
+ * Thrown to leave (roll back) a transaction that read the attempt and writes nothing in it: a
+ * replay or a refusal, or a step with work to do outside a transaction first.
+ */
+class Leave extends Error {
+  constructor(readonly loaded: Loaded) {
+    super("the attempt left its transaction");
+  }
+}
+
 /** Records an attempt once; a repeat of the same attempt returns the recorded response. */
 export async function recordAttempt(
   deps: EngineDeps,
@@ -170,68 +235,154 @@ export async function recordAttempt(
 ): Promise<Result<StepResponse>> {
   const verified = verifyPair(deps, spec.stateToken, { token: spec.token, kind: spec.kind });
   if (!verified.ok) return verified;
-  const claims = verified.value.attempt!;
-  const attemptId = claims.attemptId!;
+  const { runId, nodeId, attemptId } = verified.value.attempt!;
+  const key: AttemptKey = { runId, nodeId, attemptId: attemptId!, kind: spec.kind };
   const digest = await payloadDigest(spec.payload);
-  // the attempt, or when it is not recorded yet the node with its run, in one read
-  const found = await deps.store.getAttemptOrNode(
-    claims.runId,
-    claims.nodeId,
-    attemptId,
-    spec.kind,
-  );
-  if (found.attempt) {
-    const recorded = found.attempt;
-    return refuseActor(recorded, deps.principal) ?? replay(recorded, { digest, options });
+  const call: Call = { deps, spec, options, state: verified.value.state, key, digest };
+  const writeAttempt = deps.store.writeAttempt;
+  // the drift check before any transaction: its workflow lookup may read the database
+  const known = writeAttempt && !outsideFirst(deps, options)
+    ? knownWorkflow(deps.workflows, runId)
+    : undefined;
+  const drift = known && { known, warnings: await driftWarnings(deps, known.id, known.hash) };
+  let loaded: Loaded;
+  if (writeAttempt && drift) {
+    // the attempt read inside the transaction, in the round trip that begins it
+    try {
+      return await written(
+        call,
+        () => writeAttempt(key, (tx, found) => inOneWrite(call, tx, { found, drift })),
+      );
+    } catch (error) {
+      if (!(error instanceof Leave)) throw error;
+      loaded = error.loaded;
+    }
+  } else {
+    // the attempt, or when it is not recorded yet the node with its run, in one read
+    const found = await deps.store.getAttemptOrNode(runId, nodeId, key.attemptId, key.kind);
+    loaded = await loadAttempt(call, found);
   }
-  const loaded = await checkNode(deps.store, verified.value.state, found.at);
-  if (!loaded.ok) return loaded;
-  // Nodes are immutable, so the node read above is still right inside the transaction; only
-  // its children must be read under the lock (a racing writer's attempt fails the append).
-  const { node, run } = loaded.value;
-  const notYours = refuseActor(run, deps.principal);
-  if (notYours) return notYours;
-  if (spec.kind === "ack" && run.status === "aborted") return abortedRun(run.runId);
-  const refused = spec.refuse?.({ ...loaded.value, attemptId, warnings: [] });
-  if (refused) return refused;
-  const warnings = await driftWarnings(deps, run.workflowId, run.workflowHash);
-  const refusedNow = await spec.prepare?.({ ...loaded.value, attemptId, warnings });
+  if ("recorded" in loaded) return answerRecorded(call, loaded.recorded);
+  if ("refused" in loaded) return loaded.refused;
+  const { run } = loaded.at;
+  const warnings = drift && isKnown(run, drift.known)
+    ? drift.warnings
+    : await driftWarnings(deps, run.workflowId, run.workflowHash);
+  return await prepareAndWrite(call, { ...loaded.at, attemptId: key.attemptId, warnings });
+}
+
+/** The drift check's answer, made before the transaction for the workflow a run was known by. */
+interface Drift {
+  known: RunWorkflow;
+  warnings: Warning[];
+}
+
+/**
+ * Whether the call has work to do outside any transaction whatever its step (a snapshot of the
+ * workspace, the host's transcript to read): then it reads the attempt before its transaction.
+ */
+function outsideFirst(deps: EngineDeps, options: CallOptions): boolean {
+  return takesSnapshots(deps, snapshotFolder(options)) || deps.usage !== undefined;
+}
+
+/** The attempt from what was read first, with the checks made before anything is written. */
+async function loadAttempt(call: Call, found: AttemptOrNode): Promise<Loaded> {
+  const { deps, spec, key } = call;
+  if (found.attempt) return { recorded: found.attempt };
+  const loaded = await checkNode(deps.store, call.state, found.at);
+  if (!loaded.ok) return { refused: loaded };
+  // Nodes are immutable, so the node read is still right inside the transaction; only its
+  // children must be read under the lock (a racing writer's attempt fails the append).
+  const { run } = loaded.value;
+  noteWorkflow(deps.workflows, run);
+  const refused = refuseActor(run, deps.principal) ??
+    (spec.kind === "ack" && run.status === "aborted" ? abortedRun(run.runId) : null) ??
+    spec.refuse?.({ ...loaded.value, attemptId: key.attemptId, warnings: [] });
+  return refused ? { refused } : { at: loaded.value };
+}
+
+/** A recorded attempt's answer: its response replayed (to whoever may continue the run). */
+function answerRecorded(call: Call, recorded: AttemptRecord): Result<StepResponse> {
+  return refuseActor(recorded, call.deps.principal) ?? replay(recorded, call);
+}
+
+/**
+ * Inside the transaction that read `found`: decides and appends, or leaves it (see `Leave`)
+ * when there is nothing to write, the step has work to do outside it first, or the run's
+ * workflow is not the one the drift check was made for.
+ */
+async function inOneWrite(
+  call: Call,
+  tx: StoreWriter,
+  at: { found: AttemptOrNode; drift: Drift },
+): Promise<Committed> {
+  const loaded = await loadAttempt(call, at.found);
+  if (!("at" in loaded) || !isKnown(loaded.at.run, at.drift.known)) throw new Leave(loaded);
+  const attempt = { ...loaded.at, attemptId: call.key.attemptId, warnings: at.drift.warnings };
+  if (call.spec.outside?.(attempt)) throw new Leave(loaded);
+  // nothing for it to do outside: at most a refusal from what is known already
+  const refused = await call.spec.prepare?.(attempt);
+  if (refused) throw new Leave({ refused });
+  return await decideIn(tx, call, { attempt, taken: null, measured: null });
+}
+
+/** The attempt's work outside any transaction, then its write. */
+async function prepareAndWrite(call: Call, attempt: Attempt): Promise<Result<StepResponse>> {
+  const { deps, spec, options } = call;
+  const refusedNow = await spec.prepare?.(attempt);
   if (refusedNow) return refusedNow;
   // outside the transaction, like verification: no write lock is held while git runs
+  const { node } = attempt;
   const taken = await snapshotForStep(deps, { node, workspace: snapshotFolder(options) });
   const measured = await measureStep(deps, { node, hostCallId: options.hostCallId });
-  const usageAt = { measured, budget: runBudget(deps, loaded.value.compiled), node };
-  let committed: Recorded | null = null;
-  let result: Result<StepResponse>;
+  return await written(
+    call,
+    () => deps.store.write((tx) => decideIn(tx, call, { attempt, taken, measured })),
+  );
+}
+
+/** Decides in `tx` and appends what was decided. */
+async function decideIn(
+  tx: StoreWriter,
+  call: Call,
+  at: Outside & { attempt: Attempt },
+): Promise<Committed> {
+  const { deps, spec } = call;
+  const { attempt, taken, measured } = at;
+  const { node } = attempt;
+  const decided = withUsage(
+    withSnapshot(await spec.decide(tx, attempt), { taken, stateToken: spec.stateToken, node }),
+    { measured, budget: runBudget(deps, attempt.compiled), node },
+  );
+  await tx.append(withDigest(decided.events, call.digest));
+  return { recorded: withListing(decided, call.options.onAnswered && tx), node, measured };
+}
+
+/**
+ * The answer of a write that records the attempt, its listeners told once it committed. The
+ * attempt's key is unique: a writer that recorded it first fails this write, which then answers
+ * as a replay (looked up only on failure, never on the way to a commit).
+ */
+async function written(
+  call: Call,
+  write: () => Promise<Committed>,
+): Promise<Result<StepResponse>> {
+  let committed: Committed;
   try {
-    result = await deps.store.write(async (tx) => {
-      committed = null; // a try the store runs again starts afresh
-      const decided = withUsage(
-        withSnapshot(
-          await spec.decide(tx, { ...loaded.value, attemptId, warnings }),
-          { taken, stateToken: spec.stateToken, node },
-        ),
-        usageAt,
-      );
-      await tx.append(withDigest(decided.events, digest));
-      committed = withListing(decided, options.onAnswered && tx);
-      return ok(decided.response);
-    });
+    committed = await write();
   } catch (error) {
-    // The attempt's key is unique: a writer that recorded it first fails this write, which
-    // then answers as a replay (looked up only on failure, never on the way to a commit).
-    const raced = await recordedAfter(deps, claims, { attemptId, kind: spec.kind });
-    if (raced) return replay(raced, { digest, options });
+    if (error instanceof Leave) throw error;
+    const raced = await recordedAfter(call.deps, call.key);
+    if (raced) return replay(raced, call);
     throw error;
   }
-  const done = committed as Recorded | null;
-  if (done) {
-    if (measured) deps.usage?.settle(measured.to);
-    options.onAppend?.(sessionLabel(node.sessionId));
-    if (done.progress) options.onProgress?.(done.progress);
-    if (done.answered) options.onAnswered?.(done.answered);
-  }
-  return result;
+  const { recorded, node, measured } = committed;
+  const { deps, options } = call;
+  if (measured) deps.usage?.settle(measured.to);
+  options.onAppend?.(sessionLabel(node.sessionId));
+  if (recorded.progress) options.onProgress?.(recorded.progress);
+  if (recorded.answered) options.onAnswered?.(recorded.answered);
+  return ok(recorded.response);
 }
 
 /**
@@ -247,12 +398,8 @@ function withListing(recorded: Recorded, tx: StoreWriter | undefined): Recorded 
 }
 
 /** The attempt as recorded after a failed write, or `null` (also when it cannot be read). */
-function recordedAfter(
-  deps: EngineDeps,
-  claims: { runId: string; nodeId: string },
-  attempt: { attemptId: string; kind: AttemptKind },
-): Promise<AttemptRecord | null> {
-  return deps.store.getAttempt(claims.runId, claims.nodeId, attempt.attemptId, attempt.kind)
+function recordedAfter(deps: EngineDeps, key: AttemptKey): Promise<AttemptRecord | null> {
+  return deps.store.getAttempt(key.runId, key.nodeId, key.attemptId, key.kind)
     .catch(() => null);
 }
 

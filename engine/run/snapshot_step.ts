@@ -55,14 +55,22 @@ export async function snapshotForStep(
   deps: Pick<EngineDeps, "snapshots" | "store">,
   at: { node: NodeRecord; workspace: string | null | undefined },
 ): Promise<SnapshotTaken | null> {
-  if (!deps.snapshots?.taking || !at.workspace) return null;
+  if (!takesSnapshots(deps, at.workspace)) return null;
   const parent = async () => {
     const { end } = await checkpointChain(deps.store, at.node);
     return (await snapshotAt(deps.store, end))?.commit ?? null;
   };
-  const taken = await deps.snapshots.take(at.workspace, { runId: at.node.runId, parent });
+  const taken = await deps.snapshots!.take(at.workspace, { runId: at.node.runId, parent });
   if (taken.snapshot.commit === null && SAID_AT_START.has(taken.notice?.code ?? "")) return null;
   return taken;
+}
+
+/** Whether a step's call in `workspace` takes a snapshot (see {@linkcode snapshotForStep}). */
+export function takesSnapshots(
+  deps: Pick<EngineDeps, "snapshots">,
+  workspace: string | null | undefined,
+): workspace is string {
+  return deps.snapshots?.taking === true && !!workspace;
 }
 
 /** Takes the snapshot of a run's root; `null` without a snapshot port or a workspace folder. */

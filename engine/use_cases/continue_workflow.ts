@@ -29,7 +29,13 @@ import { childNode } from "../run/node_events.ts";
 import { responseFor, tokensFor } from "../answers/node_response.ts";
 import { buildRecap } from "../answers/recap.ts";
 import { arrive } from "../run/arrive.ts";
-import { type Delegates, delegationHome, hasEnded, loadDelegates } from "../run/delegations.ts";
+import {
+  delegatedIds,
+  type Delegates,
+  delegationHome,
+  hasEnded,
+  loadDelegates,
+} from "../run/delegations.ts";
 import { describeDelegation, openBlocker } from "../answers/delegation_views.ts";
 import {
   type Attempt,
@@ -39,7 +45,12 @@ import {
 } from "../run/record_attempt.ts";
 import { loadNode, verifyPair } from "../run/run_context.ts";
 import { compareWorkspace, snapshotFolder } from "../run/snapshot_step.ts";
-import { type Verified, verifyAttempt, withEvidence } from "../verification/verify_attempt.ts";
+import {
+  runsCommand,
+  type Verified,
+  verifyAttempt,
+  withEvidence,
+} from "../verification/verify_attempt.ts";
 
 /** Input of {@linkcode continueWorkflow}. */
 export interface ContinueInput extends Acknowledgement {
@@ -69,6 +80,8 @@ export function continueWorkflow(
       kind: "ack",
       payload: { context: input.context, output: input.output, preferences: input.preferences },
       refuse: refuseComplete,
+      outside: (attempt) =>
+        delegatedIds(attempt.compiled).size > 0 || runsCommand(attempt.compiled, attempt.node),
       prepare: async (attempt) => {
         const loaded = await loadDelegates(deps, attempt.compiled);
         if (!loaded.ok) return loaded;

@@ -9,7 +9,8 @@
  */
 import type { Evidence } from "./evidence.ts";
 import type { DomainEvent } from "../model/events.ts";
-import type { EngineDeps } from "../model/ports.ts";
+import type { EngineDeps, NodeRecord } from "../model/ports.ts";
+import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import type { Blocker } from "../answers/responses.ts";
 import { evidenceOf, failureBlocker, planVerification } from "./policy.ts";
 import type { Warning } from "../workflow/catalog.ts";
@@ -26,6 +27,14 @@ export interface Verified {
   problems: Blocker[];
   /** Says why it did not run, when it did not (the step falls back to prose). */
   warnings: Warning[];
+}
+
+/** Whether the step pending at `node` has a verification command ({@linkcode verifyAttempt}). */
+export function runsCommand(
+  compiled: CompiledWorkflow,
+  node: Pick<NodeRecord, "state">,
+): boolean {
+  return currentStep(compiled, node.state)?.verify !== undefined;
 }
 
 /**

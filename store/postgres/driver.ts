@@ -7,7 +7,8 @@
  * - statements are prepared by name, once per connection (graph walks excepted, `UNNAMED`);
  * - the connection runs in `pg`'s pipeline mode, and a transaction's `BEGIN` goes out without
  *   waiting for its answer, together with the transaction's first statement (and the
- *   `SET LOCAL`s made before it: they change no data, and fail only where the `BEGIN` did);
+ *   `SET LOCAL`s made before it: they change no data, and fail only where the `BEGIN` did, and
+ *   reads sent ahead, `readAhead`, whose answers wait for the statement that makes them);
  * - once that first statement was answered, writes whose affected-row counts no one reads
  *   (`sendAhead`: the projections) go out without waiting either, and the `COMMIT` goes with
  *   the last of them: the server runs them in order, and the first failure among them is thrown
@@ -16,6 +17,10 @@
  * - an append's sequence numbers are not sent back (`append.ts`): the projections that carry
  *   them read them where they run (`pending_seqs.ts`), so the append is sent ahead too;
  * - what is sent together leaves in one socket write (`wire.ts`).
+ *
+ * The connection that does this is `connection.ts`; this module makes the pool and the driver,
+ * and reaches a transaction's connection for what Kysely cannot say (a query's answer that no
+ * one waits for, a read sent ahead or after the commit).
  *
  * Transactions are `SERIALIZABLE` unless they ask for another level (so concurrent writers
  * behave as SQLite's single writer does: one of two conflicting transactions is refused and
@@ -32,12 +37,10 @@ import {
   type KyselyPlugin,
   PostgresDialect,
   type PostgresDialectConfig,
-  type QueryId,
   type QueryResult,
   type TransactionSettings,
 } from "npm:kysely@0.29.9";
-import { mergeWrites, type Write } from "./merge.ts";
-import { seqParameters } from "./pending_seqs.ts";
+import { markAhead, PgConnection } from "./connection.ts";
 import { coalesceWrites, socketOf } from "./wire.ts";
 import type { Durability } from "../open_options.ts";
 
@@ -57,33 +60,6 @@ const types = {
     return pg.types.getTypeParser(oid, format as "text");
   },
 };
-
-/** Most distinct statements prepared by name (beyond it, statements are parsed each time). */
-const MAX_PREPARED = 400;
-const prepared = new Map<string, string>();
-
-/**
- * Statements that stay unnamed: those selecting `*` (their result type would change with the
- * schema), and walks of the graph (`WITH RECURSIVE`), whose best plan depends on the run: a
- * plan cached for the average run (a hash join of the run's nodes, rebuilt at every step of the
- * walk) made a rehydrate of a 1,000-step run take 3 to 15 ms instead of 0.4. Unnamed, each is
- * planned for its own values.
- */
-const UNNAMED = /select \*|\.\*|with recursive/i;
-
-/**
- * The name a statement is prepared under on every connection: a call's statements repeat, so
- * the server parses and plans each once per connection instead of once per call (see
- * `UNNAMED` for the exceptions).
- */
-function preparedName(text: string): string | undefined {
-  let name = prepared.get(text);
-  if (name === undefined && prepared.size < MAX_PREPARED && !UNNAMED.test(text)) {
-    name = `waymark_${prepared.size}`;
-    prepared.set(text, name);
-  }
-  return name;
-}
 
 /** A `pg` pool for `url` (any `postgres://` URL `pg` reads, e.g. `?host=/socket/dir`). */
 export function createPool(
@@ -114,22 +90,12 @@ export function createPool(
   });
   return pool;
 }
-
-/**
- * A transaction's settings (`SET LOCAL …`): sent with its `BEGIN` without waiting, since they
- * change no data; a failure among them is thrown by the first statement that waits.
- */
-const SET_LOCAL = /^set local [a-z_]+ = [a-z0-9_]+$/i;
-
-/** Queries made through `sendAhead`'s executor that need not be waited for. */
-const aheadQueries = new WeakSet<QueryId>();
-
 /** Marks writes without `RETURNING` (nothing to read but a row count no one asks for). */
 const SEND_AHEAD: KyselyPlugin = {
   transformQuery({ node, queryId }) {
     const write = node.kind === "InsertQueryNode" || node.kind === "UpdateQueryNode" ||
       node.kind === "DeleteQueryNode";
-    if (write && !node.returning) aheadQueries.add(queryId);
+    if (write && !node.returning) markAhead(queryId);
     return node;
   },
   transformResult: ({ result }) => Promise.resolve(result),
@@ -140,7 +106,7 @@ const SEND_AHEAD: KyselyPlugin = {
  * statements compiled by hand, which no plugin sees: PostgreSQL's append, `append.ts`).
  */
 export function sentAhead<Q extends CompiledQuery>(query: Q): Q {
-  aheadQueries.add(query.queryId);
+  markAhead(query.queryId);
   return query;
 }
 
@@ -153,232 +119,6 @@ export function sendAhead<K extends { withPlugin(plugin: KyselyPlugin): K }>(tx:
 }
 
 /**
- * One pooled client as Kysely's connection. Inside a transaction whose `BEGIN` the server has
- * confirmed (the first statement that waited was answered), writes marked by `sendAhead` go out
- * without waiting; before that every statement waits (but the transaction's `SET LOCAL`s, which
- * write nothing), so a `BEGIN` that failed can never leave writes to commit one by one.
- */
-class PgConnection implements DatabaseConnection {
-  readonly client: pg.PoolClient;
-  /** The connection failed in a way that leaves it unusable. */
-  discarded = false;
-  #inTransaction = false;
-  #confirmed = false;
-  #ahead: Promise<void>[] = [];
-  /** Writes to send ahead, held until something waits so they can be merged (`merge.ts`). */
-  #held: Write[] = [];
-  #failure: { error: unknown } | undefined;
-  readonly #socket: ReturnType<typeof socketOf>;
-  /** The socket is kept corked over statements sent ahead. */
-  #holding = false;
-  /** Reads to send right after the transaction's `COMMIT` (`afterCommit`). */
-  #after: AfterCommit[] = [];
-
-  constructor(client: pg.PoolClient) {
-    this.client = client;
-    this.#socket = socketOf(client);
-  }
-
-  /** Starts a transaction: `sql` (its `BEGIN`) leaves with the first statement that waits. */
-  begin(sql: string): void {
-    this.#inTransaction = true;
-    this.#confirmed = false;
-    this.#sendAhead(sql, []);
-  }
-
-  /**
-   * Commits: the `COMMIT` leaves with what was sent ahead. A failure among those the server
-   * reported turned the `COMMIT` into a rollback, so it is thrown as `BeforeCommit`; a lost
-   * connection leaves the outcome unknown and is thrown as it is.
-   */
-  async commit(): Promise<void> {
-    const after = this.#takeAfter();
-    try {
-      this.#flush();
-      const answer = this.#waitFor("commit", [], after);
-      if (this.#ahead.length > 0) {
-        answer.catch(() => {});
-        await this.#settle().catch((error) => {
-          throw error instanceof pg.DatabaseError ? new BeforeCommit(error) : error;
-        });
-      }
-      // PostgreSQL completes a COMMIT with ROLLBACK when an earlier error aborted the transaction
-      if ((await answer).command === "ROLLBACK") {
-        throw new Error("the transaction was rolled back by an earlier error");
-      }
-      await Promise.all(after.map((a) => a.answer));
-    } catch (error) {
-      for (const a of after) a.reject(new Error("the transaction did not commit"));
-      throw error;
-    } finally {
-      this.#end();
-    }
-  }
-
-  /**
-   * Sends `query`, a read, right after this transaction's `COMMIT` and with it (on this
-   * connection, outside the transaction): its result once committed, rejected otherwise.
-   */
-  afterCommit(query: CompiledQuery): Promise<QueryResult<unknown>> {
-    if (!this.#inTransaction) return Promise.reject(new Error("no transaction to follow"));
-    const { promise, resolve, reject } = Promise.withResolvers<QueryResult<unknown>>();
-    this.#after.push({ query, resolve, reject });
-    return promise;
-  }
-
-  /** The reads waiting for the commit, each with the answer it will get once sent. */
-  #takeAfter(): (AfterCommit & { answer?: Promise<void> })[] {
-    const after = this.#after;
-    this.#after = [];
-    return after;
-  }
-
-  /** Rolls back (the failures of what was sent ahead are the ones being rolled back). */
-  async rollback(): Promise<void> {
-    try {
-      // held writes would be rolled back: they are not sent
-      this.#held = [];
-      for (const a of this.#takeAfter()) a.reject(new Error("the transaction was rolled back"));
-      const answer = this.#waitFor("rollback", []);
-      answer.catch(() => {});
-      await this.#settle().catch(() => {});
-      await answer;
-    } catch (error) {
-      this.discarded = true;
-      throw error;
-    } finally {
-      this.#end();
-    }
-  }
-
-  /** Gives the client back to the pool (nothing is held back by then; this makes sure). */
-  release(): void {
-    this.#held = [];
-    for (const a of this.#takeAfter()) a.reject(new Error("the transaction ended"));
-    this.#write();
-    this.client.release(this.discarded);
-  }
-
-  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    const ahead = this.#confirmed
-      ? aheadQueries.has(query.queryId)
-      : this.#inTransaction && SET_LOCAL.test(query.sql);
-    if (ahead && this.#confirmed) {
-      this.#held.push({ sql: query.sql, parameters: query.parameters });
-      return { rows: [] };
-    }
-    if (ahead) {
-      this.#sendAhead(query.sql, query.parameters);
-      return { rows: [] };
-    }
-    this.#flush();
-    const answer = this.#waitFor(query.sql, query.parameters);
-    if (this.#ahead.length > 0) {
-      // after a failure sent ahead this one fails too; the earlier failure is the cause
-      answer.catch(() => {});
-      await this.#settle();
-    }
-    const { command, rowCount, rows } = await answer;
-    // everything before it, the BEGIN included, was answered
-    this.#confirmed = this.#inTransaction;
-    const counted = command === "INSERT" || command === "UPDATE" || command === "DELETE" ||
-      command === "MERGE";
-    return { numAffectedRows: counted ? BigInt(rowCount ?? 0) : undefined, rows: rows ?? [] };
-  }
-
-  // deno-lint-ignore require-yield
-  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
-    throw new Error("the PostgreSQL driver does not stream");
-  }
-
-  #send(sql: string, values: readonly unknown[]): Promise<pg.QueryResult> {
-    const { text, parameters } = seqParameters(sql, values);
-    return this.client.query({
-      name: preparedName(text),
-      text,
-      values: parameters as unknown[],
-    });
-  }
-
-  /**
-   * Sends a statement that will be waited for, with whatever was held back before it (and the
-   * reads in `after`, right behind it, each given its answer).
-   */
-  #waitFor(
-    sql: string,
-    values: readonly unknown[],
-    after: (AfterCommit & { answer?: Promise<void> })[] = [],
-  ): Promise<pg.QueryResult> {
-    if (after.length > 0) this.#cork();
-    const answer = this.#send(sql, values);
-    for (const a of after) {
-      a.answer = this.#send(a.query.sql, a.query.parameters).then(
-        ({ rows }) => a.resolve({ rows: rows ?? [] }),
-        (error) => a.reject(error),
-      );
-    }
-    this.#write();
-    return answer;
-  }
-
-  /** Holds what is sent until `#write`. */
-  #cork(): void {
-    if (!this.#holding && this.#socket) {
-      this.#socket.cork();
-      this.#holding = true;
-    }
-  }
-
-  /** Sends a statement without waiting; its failure is thrown by the next `#settle`. */
-  #sendAhead(sql: string, values: readonly unknown[]): void {
-    this.#cork();
-    this.#ahead.push(
-      this.#send(sql, values).then(() => {}, (error) => {
-        this.#failure ??= { error };
-      }),
-    );
-  }
-
-  /** Sends the held writes ahead, merged into as few statements as keep their meaning. */
-  #flush(): void {
-    if (this.#held.length === 0) return;
-    const held = this.#held;
-    this.#held = [];
-    for (const w of mergeWrites(held)) this.#sendAhead(w.sql, w.parameters);
-  }
-
-  /** Writes what was held back. */
-  #write(): void {
-    if (!this.#holding) return;
-    this.#holding = false;
-    this.#socket!.uncork();
-  }
-
-  /** Waits for the statements sent ahead; throws the first failure among them. */
-  async #settle(): Promise<void> {
-    this.#write();
-    const ahead = this.#ahead;
-    this.#ahead = [];
-    await Promise.all(ahead);
-    const failure = this.#failure;
-    this.#failure = undefined;
-    if (failure) throw failure.error;
-  }
-
-  #end(): void {
-    this.#inTransaction = false;
-    this.#confirmed = false;
-  }
-}
-
-/** A read to send after a commit, and where its answer goes. */
-interface AfterCommit {
-  query: CompiledQuery;
-  resolve(result: QueryResult<unknown>): void;
-  reject(error: unknown): void;
-}
-
-/**
  * Runs `query`, a read, on the connection of the transaction `tx` right after its `COMMIT`,
  * sent with it (see `PgConnection.afterCommit`). Asked while no statement of `tx` is running
  * (as a call's writer asks, after its appends): otherwise, or outside a transaction, refused,
@@ -388,13 +128,25 @@ export function readAfterCommit<DB>(
   tx: Kysely<DB>,
   query: CompiledQuery,
 ): Promise<QueryResult<unknown>> {
-  let connection: DatabaseConnection | undefined;
-  // the connection is handed over at once when the transaction runs no statement
-  void tx.getExecutor().provideConnection((c) => Promise.resolve(void (connection = c)));
-  if (!(connection instanceof PgConnection)) {
-    return Promise.reject(new Error("the transaction's connection is busy"));
-  }
+  const connection = idleConnection(tx);
+  if (!connection) return Promise.reject(new Error("the transaction's connection is busy"));
   return connection.afterCommit(query);
+}
+
+/**
+ * Sends `query`, a read, in the transaction `tx` without waiting for its answer (see
+ * `PgConnection.readAhead`). Asked while no statement of `tx` is running (as the writer asks,
+ * before the transaction's first read); otherwise nothing is sent, and the query runs when made.
+ */
+export function readAhead<DB>(tx: Kysely<DB>, query: CompiledQuery): void {
+  idleConnection(tx)?.readAhead(query);
+}
+
+/** The connection of `tx` when it runs no statement (then it is handed over at once). */
+function idleConnection<DB>(tx: Kysely<DB>): PgConnection | undefined {
+  let connection: DatabaseConnection | undefined;
+  void tx.getExecutor().provideConnection((c) => Promise.resolve(void (connection = c)));
+  return connection instanceof PgConnection ? connection : undefined;
 }
 
 /** The driver: pooled connections, transactions whose `BEGIN` does not wait. */
@@ -440,14 +192,6 @@ class PgDriver implements Driver {
 
   async destroy(): Promise<void> {
     await this.#pool.end();
-  }
-}
-
-/** A statement's failure reported with a commit that it turned into a rollback. */
-export class BeforeCommit extends Error {
-  /** Wraps the statement's failure. */
-  constructor(readonly original: unknown) {
-    super("a statement of the transaction failed before its commit");
   }
 }
 

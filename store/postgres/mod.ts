@@ -14,7 +14,13 @@ import { newerSchemaMessage } from "../sql/migrations.ts";
 import type { Database } from "../sql/database.ts";
 import { createSqlStore, type OpenedSqlStore, type OpenStoreOptions } from "../sql/store.ts";
 import { redactDbUrl } from "../db_url.ts";
-import { createPool, readAfterCommit, sendAhead, WaymarkPostgresDialect } from "./driver.ts";
+import {
+  createPool,
+  readAfterCommit,
+  readAhead,
+  sendAhead,
+  WaymarkPostgresDialect,
+} from "./driver.ts";
 import { isConflict, read, storageError, transact } from "./pg_faults.ts";
 import { tsvectorSearch } from "./fts.ts";
 import { appendToSession } from "./append.ts";
@@ -52,6 +58,7 @@ export function postgresDialect(options: { location: string; busyTimeoutMs: numb
     // writes: maintenance (gc, import) scans on purpose and got many times slower without.
     planWrites: async (tx) => void await sql`set local enable_seqscan = off`.execute(tx),
     appendToSession,
+    readAhead,
     readAfterCommit,
   };
 }

@@ -16,7 +16,7 @@ import {
 } from "../../engine/model/result.ts";
 import type { Executor } from "../sql/graph_sql.ts";
 import type { Database } from "../sql/database.ts";
-import { BeforeCommit } from "./driver.ts";
+import { BeforeCommit } from "./connection.ts";
 
 /** SQLSTATEs of a transaction refused for another's sake: trying again may succeed. */
 const CONFLICT = new Set(["40001", "40P01", "55P03"]);

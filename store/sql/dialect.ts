@@ -149,6 +149,14 @@ export interface SqlDialect {
    */
   sendAhead?(tx: Executor): Executor;
   /**
+   * Sends `query`, a read, in the transaction `tx` without waiting for its answer: it leaves
+   * with the next statement that waits (with the transaction's `BEGIN`, when it is the first),
+   * and the same query made next in `tx`, before anything is written, is answered from it.
+   * Absent: reads go one at a time, and an attempt is read before its transaction
+   * (`Store.writeAttempt` is absent).
+   */
+  readAhead?(tx: Executor, query: CompiledQuery): void;
+  /**
    * Runs `query`, a read, on the connection of the transaction `tx` right after its commit
    * (sent with the `COMMIT`, where a round trip is dear): its result once committed; rejected
    * when the transaction does not commit. Absent: the store reads after `write` returns.

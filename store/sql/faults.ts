@@ -108,29 +108,39 @@ export function withStorageFaults<S extends Store>(store: S, options: FaultOptio
     }
     throw mapped;
   };
-  const write: Store["write"] = async (fn) => {
+  /** Runs a write whose transaction's reads and appends go through `wrap`, faults mapped. */
+  const guarded = async <T>(
+    run: (wrap: (tx: StoreWriter) => StoreWriter) => Promise<T>,
+    touched: Touched = { runId: null, sessionId: null },
+  ): Promise<T> => {
     if (damaged) throw damaged;
-    const touched: Touched = { runId: null, sessionId: null };
     try {
-      return await store.write((tx) => {
-        const reads = wrapReads(tx, { touched });
-        const writer: StoreWriter = {
-          ...reads,
-          append: (events) => {
-            touched.sessionId ??= events[0]?.sessionId ?? null;
-            return tx.append(events);
-          },
-        };
-        return fn(writer);
-      });
+      return await run((tx) => ({
+        ...wrapReads(tx, { touched }),
+        append: (events) => {
+          touched.sessionId ??= events[0]?.sessionId ?? null;
+          return tx.append(events);
+        },
+      }));
     } catch (error) {
       return await fault(error, touched);
     }
   };
+  const write: Store["write"] = (fn) => guarded((wrap) => store.write((tx) => fn(wrap(tx))));
+  const writeAttempt = store.writeAttempt;
+  const attempts: Pick<Store, "writeAttempt"> = writeAttempt
+    ? {
+      writeAttempt: (key, fn) =>
+        guarded(
+          (wrap) => writeAttempt(key, (tx, found) => fn(wrap(tx), found)),
+          { runId: key.runId, sessionId: null },
+        ),
+    }
+    : {};
   const reads = wrapReads(store, {
     touched: { runId: null, sessionId: null },
     fault,
     read: (fn) => options.dialect.read(fn),
   });
-  return { ...reads, write };
+  return { ...reads, write, ...attempts };
 }

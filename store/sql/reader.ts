@@ -5,7 +5,7 @@
  */
 import { getDelegationLink, getDelegations } from "./delegation_reads.ts";
 import { getPassedReviews } from "./review_reads.ts";
-import { sql } from "npm:kysely@0.29.9";
+import { type CompiledQuery, sql } from "npm:kysely@0.29.9";
 import type {
   AncestorNotes,
   AttemptRecord,
@@ -99,6 +99,14 @@ const childrenOf = prepare((db, p: { runId: string; nodeId: string }) =>
   nodeQuery(db).where("n.run_id", "=", p.runId).where("n.parent_id", "=", p.nodeId)
     .where("n.node_kind", "!=", NOT_A_BRANCH).orderBy("n.created_seq")
 );
+
+/** The read of a node's children as `getChildren` makes it on `ex`, to send it ahead. */
+export function childrenQuery(
+  ex: Executor,
+  at: { runId: string; nodeId: string },
+): CompiledQuery {
+  return childrenOf.compile(ex, at);
+}
 
 /** What a run record is read from, beside its ids (`runs as r` joined to `sessions as s`). */
 const RUN_COLUMNS = [
@@ -248,11 +256,16 @@ async function attemptRecord(
   } catch (error) {
     // Outside a transaction, record the finding; inside one it would roll back with the error.
     if (error instanceof StorageCorruptionError && ex === shared.db) {
-      await shared.db.updateTable("sessions").set({ health: "corrupt" })
-        .where("session_id", "=", row.session_id).execute().catch(() => {});
+      await markCorrupt(shared.db, row.session_id);
     }
     throw error;
   }
+}
+
+/** Marks a session whose recorded attempt failed its checks corrupt (best effort). */
+export async function markCorrupt(db: Executor, sessionId: string): Promise<void> {
+  await db.updateTable("sessions").set({ health: "corrupt" })
+    .where("session_id", "=", sessionId).execute().catch(() => {});
 }
 
 async function getAncestorNotes(

@@ -13,6 +13,7 @@ import { compileEvery } from "./prepared.ts";
 import { createReader } from "./reader.ts";
 import type { Database } from "./database.ts";
 import { createWrite } from "./writer.ts";
+import { createWriteAttempt } from "./attempt_write.ts";
 import type { Durability } from "../open_options.ts";
 
 /** A SQL store: the port plus what adapters (viewer, CLI) need besides. */
@@ -108,6 +109,7 @@ export function createSqlStore(db: Kysely<Database>, options: SqlStoreOptions): 
     db,
     dialect,
     write: createWrite(db, { dialect, now, shared }),
+    writeAttempt: createWriteAttempt(db, { dialect, now, shared }),
     counts: () => counts(db),
     // synchronous work; what it throws becomes the rejection
     prepareQueries: () =>

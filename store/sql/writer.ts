@@ -158,22 +158,30 @@ async function append(
 }
 
 /**
- * The store port's `write`: `fn` runs in one transaction with reads and `append` (the dialect's,
- * which may run it again from the start when the database refused a try).
+ * Runs `fn` in one transaction with the store's reads and `append` on it, and `tx` itself (the
+ * dialect's `transact`, which may run it again from the start when the database refused a try).
  */
-export function createWrite(db: Kysely<Database>, options: WriterOptions): Store["write"] {
+export function inTransaction<T>(
+  db: Kysely<Database>,
+  options: WriterOptions,
+  fn: (tx: StoreWriter, ex: Executor) => Promise<T>,
+): Promise<T> {
   const search = options.dialect.search;
-  return <T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T> =>
-    options.dialect.transact(db, async (tx) => {
-      await options.dialect.planWrites?.(tx);
-      const readAfter = options.dialect.readAfterCommit;
-      return await fn({
-        ...createReader({ ex: tx, search }, options.shared),
-        append: (events) => append(tx, events, options),
-        ...readAfter && {
-          runListingAfterCommit: (runId: string) =>
-            readRunListing(tx, runId, (query) => readAfter(tx, query)),
-        },
-      });
-    });
+  return options.dialect.transact(db, async (tx) => {
+    await options.dialect.planWrites?.(tx);
+    const readAfter = options.dialect.readAfterCommit;
+    return await fn({
+      ...createReader({ ex: tx, search }, options.shared),
+      append: (events) => append(tx, events, options),
+      ...readAfter && {
+        runListingAfterCommit: (runId: string) =>
+          readRunListing(tx, runId, (query) => readAfter(tx, query)),
+      },
+    }, tx);
+  });
+}
+
+/** The store port's `write`: `fn` in one transaction ({@linkcode inTransaction}). */
+export function createWrite(db: Kysely<Database>, options: WriterOptions): Store["write"] {
+  return (fn) => inTransaction(db, options, (tx) => fn(tx));
 }

@@ -136,14 +136,16 @@ Deno.test({
     const store = await openStore(url);
     try {
       let tries = 0;
-      // the server cuts the connection while the ack's transaction is open
+      // the server cuts the connection while the ack's transaction is open (a run's first ack
+      // in a process reads its node before the transaction, later ones inside it)
+      const cut = async () => {
+        if (tries++ === 0) assert.ok(await cutConnections(url) >= 1);
+      };
       const cutting: Store = {
         ...store,
-        write: (fn) =>
-          store.write(async (tx) => {
-            if (tries++ === 0) assert.ok(await cutConnections(url) >= 1);
-            return await fn(tx);
-          }),
+        write: (fn) => store.write(async (tx) => (await cut(), await fn(tx))),
+        writeAttempt: (key, fn) =>
+          store.writeAttempt!(key, async (tx, found) => (await cut(), await fn(tx, found))),
       };
       const deps = await engineDeps(cutting);
       const root = await start(deps, "project.plain");
@@ -162,10 +164,23 @@ Deno.test({
       );
       // `ack` names the run's session on its answer as the start did; the replay the same way
       assert.deepEqual(keepSession(replay, root), next);
+      // Inside the transaction that read the attempt, what follows its first round trip leaves
+      // with the COMMIT: a cut there is a cut during the commit, which may have committed, so
+      // it is answered STORAGE_UNREACHABLE (retryable) and the retry records it once.
+      tries = 0;
+      const atCommit = await continueWorkflow(deps, {
+        stateToken: next.stateToken,
+        ackToken: next.ackToken!,
+        output: { notesMarkdown: "cut inside the transaction that read it" },
+      });
+      assert.equal(atCommit.ok ? "ok" : atCommit.error.code, "STORAGE_UNREACHABLE");
+      assert.equal(tries, 1, "not tried again past its commit");
+      const third = await ack(deps, next, "cut inside the transaction that read it");
+      assert.equal((await store.counts()).attempts, 2);
       // connections cut between calls: the next reads and writes open new ones
       await cutConnections(url);
       value(await resumeSession(deps, { query: "cut" }));
-      await ack(deps, next, "after a cut between calls");
+      await ack(deps, third, "after a cut between calls");
     } finally {
       await store.close();
     }
