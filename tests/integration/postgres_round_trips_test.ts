@@ -113,21 +113,26 @@ Deno.test({
   },
 });
 
+/** A temporary home whose workspace holds one workflow file, and a fresh database for it. */
+async function workspaceWith(
+  file: string,
+  text: string,
+): Promise<{ home: string; workspace: string; dbUrl: string }> {
+  const home = await Deno.makeTempDir({ prefix: "waymark-round-trips-" });
+  const workspace = join(home, "workspace");
+  await Deno.mkdir(join(workspace, ".waymark", "workflows"), { recursive: true });
+  await Deno.writeTextFile(join(workspace, ".waymark", "workflows", file), text);
+  return { home, workspace, dbUrl: await freshPostgresUrl() };
+}
+
 Deno.test({
   name:
     "an advance over the stateless team service: its task view's run row leaves with the COMMIT",
   ignore,
   async fn() {
     const writes = countWrites();
-    const home = await Deno.makeTempDir({ prefix: "waymark-round-trips-http-" });
     // a plain workflow, every step alike (a bundled one's steps read more for their views)
-    const workspace = join(home, "workspace");
-    await Deno.mkdir(join(workspace, ".waymark", "workflows"), { recursive: true });
-    await Deno.writeTextFile(
-      join(workspace, ".waymark", "workflows", "long.json"),
-      longWorkflow(8),
-    );
-    const dbUrl = await freshPostgresUrl();
+    const { home, workspace, dbUrl } = await workspaceWith("long.json", longWorkflow(8));
     const resource = "https://waymark.test/mcp";
     const waymark = await openWaymark({ home, workspace, dbUrl });
     try {
@@ -206,11 +211,7 @@ Deno.test({
   ignore,
   async fn() {
     const writes = countWrites();
-    const home = await Deno.makeTempDir({ prefix: "waymark-round-trips-outside-" });
-    const workspace = join(home, "workspace");
-    await Deno.mkdir(join(workspace, ".waymark", "workflows"), { recursive: true });
-    await Deno.writeTextFile(join(workspace, ".waymark", "workflows", "checked.json"), CHECKED);
-    const dbUrl = await freshPostgresUrl();
+    const { home, workspace, dbUrl } = await workspaceWith("checked.json", CHECKED);
     const waymark = await openWaymark({ home: join(home, "home"), workspace, dbUrl });
     // snapshots are off in tests unless asked for (`tests/helpers/server.ts`)
     const snapshotting = {
