@@ -21,7 +21,8 @@ import { LONG_ID, longWorkflow, stats } from "./common.ts";
 import { advanceArgs, type Step, step } from "./session.ts";
 import { startBenchPostgres } from "./postgres_db.ts";
 import { cpuMs, postgresPids } from "./http_bench.ts";
-import { personalToken, toolCallRequest } from "../helpers/auth_service.ts";
+import { personalToken } from "../helpers/auth_service.ts";
+import { toolCallRequest } from "../helpers/tool_call_request.ts";
 
 const HOST = "127.0.0.1:8080";
 const RESOURCE = "https://waymark.bench/mcp";

@@ -146,30 +146,3 @@ export async function postRpc(
   } catch { /* not JSON: left empty */ }
   return { status: response.status, headers: response.headers, body };
 }
-
-/**
- * A 2025-11-25 `tools/call` POST to an app's `/mcp` at `host` with a bearer token, as a client
- * sends it: for handing to an in-process app's `fetch`.
- */
-export function toolCallRequest(
-  at: { host: string; token: string; id: number },
-  name: string,
-  args: Record<string, unknown>,
-): Request {
-  return new Request(`http://${at.host}/mcp`, {
-    method: "POST",
-    headers: {
-      host: at.host,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2025-11-25",
-      authorization: `Bearer ${at.token}`,
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: at.id,
-      method: "tools/call",
-      params: { name, arguments: args },
-    }),
-  });
-}

@@ -13,6 +13,7 @@ import pg from "pg";
 import type { OwnedPostgresServer } from "./postgres.ts";
 import type { ReplicaSet } from "./replicas.ts";
 import { placeOf } from "./answers.ts";
+import { toolCallInit } from "./tool_call_request.ts";
 import { runLabel } from "../../engine/model/ids.ts";
 
 /** A request not answered within this long is hung (a violation). */
@@ -77,20 +78,8 @@ export async function callUntilAnswered(
     let body: string;
     try {
       response = await fetch(at.url, {
-        method: "POST",
+        ...toolCallInit({ token: at.token, id: attempt + 1 }, call.name, call.args),
         signal: AbortSignal.timeout(DEADLINE_MS),
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          "mcp-protocol-version": "2025-11-25",
-          authorization: `Bearer ${at.token}`,
-        },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: attempt + 1,
-          method: "tools/call",
-          params: { name: call.name, arguments: call.args },
-        }),
       });
       body = await response.text();
     } catch (error) {

@@ -23,7 +23,8 @@ import { TOOLS } from "../../tools/mod.ts";
 import { createAuthGate } from "../../web/auth/mod.ts";
 import { createMcpHttpApp } from "../../web/mcp_http.ts";
 import { LONG_ID, longWorkflow } from "../bench/common.ts";
-import { personalToken, toolCallRequest } from "../helpers/auth_service.ts";
+import { personalToken } from "../helpers/auth_service.ts";
+import { toolCallRequest } from "../helpers/tool_call_request.ts";
 import { freshPostgresUrl, postgresBin } from "../helpers/postgres.ts";
 
 const ignore = postgresBin() === null && !Deno.env.get("CI");
