@@ -19,6 +19,9 @@ import type { CompiledWorkflow } from "../workflow/compiled.ts";
 import { currentStep, readState } from "../workflow/interpreter.ts";
 import {
   type Completion,
+  type PlanExcerpt,
+  planExcerpt,
+  type PlanInput,
   planProgress,
   type StepResult,
   stepResults,
@@ -56,6 +59,11 @@ export interface TaskView {
   results: Record<string, StepResult>;
   /** While `input_required`: what only the user can answer. */
   questions: UserQuestion[];
+  /**
+   * The plan cut to `size` steps around its current one (`planExcerpt`) and those steps'
+   * results: what a call's answer carries, made without the whole plan.
+   */
+  excerpt(size: number): TaskExcerpt;
   /** The preferred tip. */
   tipNodeId: string | null;
   /**
@@ -64,6 +72,14 @@ export interface TaskView {
    * so a view that waits on children is read afresh rather than kept.
    */
   children: { ended: number; total: number } | null;
+}
+
+/** A few steps of a task's plan and their results (`null`: no plan was asked for, or none). */
+export interface TaskExcerpt {
+  /** The steps around the current one. */
+  progress: PlanExcerpt | null;
+  /** What each completed step among them left, by step id. */
+  results: Record<string, StepResult>;
 }
 
 interface Facts {
@@ -85,20 +101,38 @@ async function factsOf(store: StoreReader, listing: RunListing): Promise<Facts> 
   }
 }
 
+/**
+ * Each branch step's completion, by the step before it: a kept branch grows by one step an
+ * advance, so all but the newest are found here.
+ */
+const completionMemo = new WeakMap<
+  BranchStep,
+  { before: BranchStep | undefined; completion: Completion | null }
+>();
+
 /** The acknowledgements along a branch, each with the loop frames of the node it was made on. */
 export function completionsOf(branch: readonly BranchStep[]): Completion[] {
   const out: Completion[] = [];
   branch.forEach((node, i) => {
-    if (node.nodeKind !== "step" || node.completedStepId === null) return;
     const before = branch[i - 1];
-    out.push({
-      stepId: node.completedStepId,
-      frames: before ? readState(before.state).frames : null,
-      notesMarkdown: node.notesMarkdown,
-      artifactKinds: node.artifacts.map((a) => a.kind),
-    });
+    let memo = completionMemo.get(node);
+    if (!memo || memo.before !== before) {
+      memo = { before, completion: completionAt(node, before) };
+      completionMemo.set(node, memo);
+    }
+    if (memo.completion) out.push(memo.completion);
   });
   return out;
+}
+
+function completionAt(node: BranchStep, before: BranchStep | undefined): Completion | null {
+  if (node.nodeKind !== "step" || node.completedStepId === null) return null;
+  return {
+    stepId: node.completedStepId,
+    frames: before ? readState(before.state).frames : null,
+    notesMarkdown: node.notesMarkdown,
+    artifactKinds: node.artifacts.map((a) => a.kind),
+  };
 }
 
 function statusMessage(
@@ -157,7 +191,41 @@ export interface TaskViewOptions {
   facts?: { compiled: CompiledWorkflow; tip: NodeRecord };
 }
 
-/** A run's task; with `progress`, its plan and results too. */
+/** A value made on first use, then kept. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: make() }).value;
+}
+
+/** The branch a plan follows: the tip's (at most {@linkcode PLAN_BRANCH_WINDOW} nodes). */
+async function planInputOf(
+  deps: Pick<EngineDeps, "store">,
+  at: { listing: RunListing; compiled: CompiledWorkflow; tip: NodeRecord; blocked: boolean },
+  readBranch: TaskViewOptions["readBranch"],
+): Promise<PlanInput> {
+  const { listing, compiled, tip } = at;
+  const branch = readBranch
+    ? await readBranch(tip)
+    : await deps.store.getBranchSteps(tip.runId, tip.nodeId, PLAN_BRANCH_WINDOW);
+  return {
+    completions: completionsOf(branch),
+    tip,
+    blocked: at.blocked,
+    goal: listing.goal ?? compiled.name,
+    truncated: branch.length >= PLAN_BRANCH_WINDOW,
+  };
+}
+
+/** The steps' results of a plan (or of an excerpt of it). */
+function resultsOf(input: PlanInput, steps: readonly { name: string }[]) {
+  return stepResults(input.completions, new Set(steps.map((s) => s.name)));
+}
+
+/**
+ * A run's task; with `progress`, its plan and results too. The whole plan (and the status
+ * message, which counts its steps) is made when first read: a call's answer reads only an
+ * excerpt.
+ */
 export async function taskView(
   deps: Pick<EngineDeps, "store">,
   listing: RunListing,
@@ -168,44 +236,58 @@ export async function taskView(
   const questions = status === "input_required" && compiled && tip
     ? userQuestions(compiled, tip)
     : [];
-  let progress: WorkflowProgress | null = null;
-  let results: Record<string, StepResult> = {};
-  if (options.progress && compiled && tip) {
-    const branch = options.readBranch
-      ? await options.readBranch(tip)
-      : await deps.store.getBranchSteps(tip.runId, tip.nodeId, PLAN_BRANCH_WINDOW);
-    const completions = completionsOf(branch);
-    progress = planProgress(compiled, {
-      completions,
+  const input = options.progress && compiled && tip
+    ? await planInputOf(deps, {
+      listing,
+      compiled,
       tip,
       blocked: status === "input_required",
-      goal: listing.goal ?? compiled.name,
-      truncated: branch.length >= PLAN_BRANCH_WINDOW,
-    });
-    results = stepResults(completions, new Set(progress.steps.map((s) => s.name)));
-  }
-  const message = statusMessage(status, {
-    progress,
-    questions,
-    pendingTitle: compiled && tip ? currentStep(compiled, tip.state)?.title ?? null : null,
-  });
+    }, options.readBranch)
+    : null;
   const children = status === "working" && compiled && tip
     ? await childCount(deps.store, compiled, tip)
     : null;
+  const whole = once(() => {
+    if (!input) return { progress: null, results: {} };
+    const progress = planProgress(compiled!, input);
+    return { progress, results: resultsOf(input, progress.steps) };
+  });
+  const message = once(() => {
+    const said = statusMessage(status, {
+      progress: whole().progress,
+      questions,
+      pendingTitle: compiled && tip ? currentStep(compiled, tip.state)?.title ?? null : null,
+    });
+    return children ? `${said} · ${children.ended} of ${children.total} child runs ended` : said;
+  });
+  const excerpts = new Map<number, TaskExcerpt>();
   return {
     taskId: taskIdOf(listing.runId),
     runId: runLabel(listing.runId),
     sessionId: sessionLabel(listing.sessionId),
     workflowId: listing.workflowId,
     status,
-    statusMessage: children
-      ? `${message} · ${children.ended} of ${children.total} child runs ended`
-      : message,
+    get statusMessage() {
+      return message();
+    },
     createdAt: listing.createdAt,
     lastUpdatedAt: listing.updatedAt,
-    progress,
-    results,
+    get progress() {
+      return whole().progress;
+    },
+    get results() {
+      return whole().results;
+    },
     questions,
+    excerpt(size) {
+      let made = excerpts.get(size);
+      if (!made) {
+        const progress = input && planExcerpt(compiled!, input, size);
+        made = { progress, results: progress ? resultsOf(input!, progress.steps) : {} };
+        excerpts.set(size, made);
+      }
+      return made;
+    },
     tipNodeId: listing.tipNodeId,
     children,
   };

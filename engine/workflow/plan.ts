@@ -235,15 +235,16 @@ function tipOf(compiled: CompiledWorkflow, at: PlanInput): Tip {
   };
 }
 
-/** The progress plan of a branch. */
-export function planProgress(compiled: CompiledWorkflow, at: PlanInput): WorkflowProgress {
-  const tip = tipOf(compiled, at);
+/** The statuses are judged against the branch's tip and its acknowledgements. */
+function judgeOf(compiled: CompiledWorkflow, at: PlanInput): Judge {
   const byStep = new Map<string, Completion[]>();
   for (const c of at.completions) byStep.set(c.stepId, [...byStep.get(c.stepId) ?? [], c]);
-  const judge: Judge = { tip, byStep, truncated: at.truncated };
-  const slots = slotsOf(compiled);
-  const [from, to] = windowOf(slots, tip);
-  const steps = slots.slice(from, to).map((slot): PlanStep => {
+  return { tip: tipOf(compiled, at), byStep, truncated: at.truncated };
+}
+
+/** The plan's steps of `slots[from..to)`. */
+function planSteps(slots: readonly Slot[], judge: Judge, [from, to]: [number, number]): PlanStep[] {
+  return slots.slice(from, to).map((slot): PlanStep => {
     const step: PlanStep = {
       name: slot.step.id,
       title: slot.step.title,
@@ -253,14 +254,64 @@ export function planProgress(compiled: CompiledWorkflow, at: PlanInput): Workflo
     if (loop) step.loop = loop;
     return step;
   });
+}
+
+/** The progress plan of a branch. */
+export function planProgress(compiled: CompiledWorkflow, at: PlanInput): WorkflowProgress {
+  const judge = judgeOf(compiled, at);
+  const slots = slotsOf(compiled);
+  const [from, to] = windowOf(slots, judge.tip);
   const progress: WorkflowProgress = {
     goal: at.goal,
-    steps,
+    steps: planSteps(slots, judge, [from, to]),
     schema_version: PROGRESS_SCHEMA_VERSION,
     note: PROGRESS_NOTE,
   };
   if (to - from < slots.length) progress.omitted = { before: from, after: slots.length - to };
   return progress;
+}
+
+/** The plan without its note, as a call's answer carries it. */
+export type PlanExcerpt = Omit<WorkflowProgress, "note">;
+
+/**
+ * At most `size` steps of {@linkcode planProgress}'s plan, around its current step (two before
+ * it), without its note, with `omitted` counting the steps before and after them: the same as
+ * cutting the whole plan, but only these steps are judged, so it costs the same however many
+ * steps the plan lists.
+ */
+export function planExcerpt(
+  compiled: CompiledWorkflow,
+  at: PlanInput,
+  size: number,
+): PlanExcerpt {
+  const judge = judgeOf(compiled, at);
+  const slots = slotsOf(compiled);
+  const [from, to] = excerptOf(slots, judge.tip, size);
+  const before = from;
+  const after = slots.length - to;
+  return {
+    goal: at.goal,
+    schema_version: PROGRESS_SCHEMA_VERSION,
+    steps: planSteps(slots, judge, [from, to]),
+    ...(before + after > 0 ? { omitted: { before, after } } : {}),
+  };
+}
+
+/**
+ * The slots of a `size`-step excerpt of the plan's window: from two before its current step (the
+ * tip's: a pending tip is always at a step, which the window holds), kept inside the window; its
+ * last steps once the run is complete.
+ */
+function excerptOf(slots: readonly Slot[], tip: Tip, size: number): [number, number] {
+  const [from, to] = windowOf(slots, tip);
+  const length = to - from;
+  let start = 0;
+  if (length > size) {
+    const current = tip.complete ? length : firstAtOrAfter(slots, tip.address) - from;
+    start = Math.max(0, Math.min(current - 2, length - size));
+  }
+  return [from + start, from + Math.min(length, start + size)];
 }
 
 /**

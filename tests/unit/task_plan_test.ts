@@ -1,7 +1,8 @@
 /**
  * Runs as tasks, pure parts: a task's status as a function of the run, the questions a step's
  * user-only dependencies make, and the progress plan of a branch (loops show their iteration,
- * steps behind a false condition are skipped, the step waiting on the user is blocked).
+ * steps behind a false condition are skipped, the step waiting on the user is blocked), and the
+ * excerpt of it a call's answer carries.
  */
 import assert from "node:assert/strict";
 import { DEFAULT_PREFERENCES } from "../../engine/model/preferences.ts";
@@ -15,7 +16,14 @@ import {
   readState,
   type RunState,
 } from "../../engine/workflow/interpreter.ts";
-import { type Completion, planProgress, stepResults } from "../../engine/workflow/plan.ts";
+import {
+  type Completion,
+  planExcerpt,
+  type PlanInput,
+  planProgress,
+  stepResults,
+  type WorkflowProgress,
+} from "../../engine/workflow/plan.ts";
 
 async function compile(steps: unknown[]): Promise<CompiledWorkflow> {
   const text = JSON.stringify({ id: "user.t", name: "T", description: "d", version: "1", steps });
@@ -179,4 +187,86 @@ Deno.test("a long workflow's plan lists a window around its current step, and sa
     second.steps.slice(0, 70).every((s) => s.status === "done"),
     "older steps count as done",
   );
+});
+
+/**
+ * The rule a call's answer followed when it cut the whole plan (kept here as the reference):
+ * `size` steps from two before the current (or blocked) one, inside the plan's window; with none
+ * listed, its first steps when more follow the window, else its last (a pending tip is always
+ * at a step the window lists, so "none" is a complete run).
+ */
+function cut(progress: WorkflowProgress, size: number) {
+  const { note: _note, steps, omitted, ...rest } = progress;
+  let from = 0;
+  if (steps.length > size) {
+    const at = steps.findIndex((s) => s.status === "current" || s.status === "blocked");
+    const current = at < 0 ? (omitted?.after ? 0 : steps.length) : at;
+    from = Math.max(0, Math.min(current - 2, steps.length - size));
+  }
+  const to = Math.min(steps.length, from + size);
+  const before = (omitted?.before ?? 0) + from;
+  const after = (omitted?.after ?? 0) + steps.length - to;
+  return {
+    ...rest,
+    steps: steps.slice(from, to),
+    ...(before + after > 0 ? { omitted: { before, after } } : {}),
+  };
+}
+
+Deno.test("a plan's excerpt is the whole plan cut around its current step, byte for byte", async () => {
+  const long = await compile(
+    Array.from({ length: 230 }, (_, i) => ({
+      id: `s${i}`,
+      title: `S${i}`,
+      prompt: "p",
+      ...(i % 7 === 3 ? { runCondition: { var: "odd", equals: true } } : {}),
+    })),
+  );
+  const looped = await compile([
+    { id: "a", title: "A", prompt: "a" },
+    { id: "x", title: "X", prompt: "x", runCondition: { var: "extra", equals: true } },
+    {
+      id: "rounds",
+      type: "loop",
+      title: "Rounds",
+      loop: { type: "for", count: 3, maxIterations: 5 },
+      body: [{ id: "b", title: "B", prompt: "b" }, { id: "c", title: "C", prompt: "c" }],
+    },
+    { id: "d", title: "D", prompt: "d" },
+    { id: "e", title: "E", prompt: "e" },
+  ]);
+  /** How many acknowledgements finish a run of `compiled` (the skipped steps take none). */
+  const lengthOf = (compiled: CompiledWorkflow) => {
+    let state = initialState(compiled, {});
+    let n = 0;
+    for (; currentStep(compiled, state); n++) {
+      state = advanceState(compiled, state, { context: {} }).state;
+    }
+    return n;
+  };
+  let compared = 0;
+  for (const compiled of [long, looped]) {
+    const length = lengthOf(compiled);
+    for (let n = 0; n <= length; n += compiled === long ? 7 : 1) {
+      const { tip, completions } = walk(compiled, n);
+      for (const blocked of [false, true]) {
+        for (const truncated of [false, true]) {
+          const at: PlanInput = {
+            completions: truncated ? completions.slice(-20) : completions,
+            tip: { state: tip, context: {} },
+            blocked,
+            goal: "g",
+            truncated,
+          };
+          for (const size of [1, 3, 8, 12, 120]) {
+            const excerpt = planExcerpt(compiled, at, size);
+            const reference = cut(planProgress(compiled, at), size);
+            assert.equal(JSON.stringify(excerpt), JSON.stringify(reference), `${n} ${size}`);
+            compared++;
+          }
+        }
+      }
+    }
+  }
+  assert.ok(compared > 500, `${compared} cases`);
 });

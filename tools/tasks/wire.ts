@@ -9,6 +9,7 @@
 import type { CallToolResult } from "npm:@modelcontextprotocol/server@2.4.0";
 import type { UserQuestion } from "../../engine/run/task_status.ts";
 import type { TaskView } from "../../engine/use_cases/task_views.ts";
+import type { PlanExcerpt, StepResult } from "../../engine/workflow/plan.ts";
 
 /** How often a host should poll a task: runs move at an agent's pace. */
 export const TASK_POLL_INTERVAL_MS = 2_000;
@@ -25,7 +26,7 @@ export function taskMeta(
   view: TaskView,
   related: Record<string, unknown> = {},
 ): Record<string, unknown> {
-  return metaOf(view, related, view.progress);
+  return metaOf(view, related, { progress: view.progress, results: view.results });
 }
 
 /** The most steps the progress of a tool call's answer lists. */
@@ -41,42 +42,21 @@ export function callMeta(
   view: TaskView,
   related: Record<string, unknown> = {},
 ): Record<string, unknown> {
-  return metaOf(view, related, view.progress && windowed(view.progress));
-}
-
-type Progress = NonNullable<TaskView["progress"]>;
-
-/** The plan cut to {@linkcode CALL_PLAN_STEPS} steps around its current step, without its note. */
-function windowed(progress: Progress): Omit<Progress, "note"> {
-  const { note: _note, steps, omitted, ...rest } = progress;
-  let from = 0;
-  if (steps.length > CALL_PLAN_STEPS) {
-    const at = steps.findIndex((s) => s.status === "current" || s.status === "blocked");
-    const current = at < 0 ? (omitted?.after ? 0 : steps.length) : at;
-    from = Math.max(0, Math.min(current - 2, steps.length - CALL_PLAN_STEPS));
-  }
-  const to = Math.min(steps.length, from + CALL_PLAN_STEPS);
-  const before = (omitted?.before ?? 0) + from;
-  const after = (omitted?.after ?? 0) + steps.length - to;
-  return {
-    ...rest,
-    steps: steps.slice(from, to),
-    ...(before + after > 0 ? { omitted: { before, after } } : {}),
-  };
+  return metaOf(view, related, view.excerpt(CALL_PLAN_STEPS));
 }
 
 function metaOf(
   view: TaskView,
   related: Record<string, unknown>,
-  progress: Omit<Progress, "note"> | null,
+  plan: { progress: PlanExcerpt | null; results: Record<string, StepResult> },
 ): Record<string, unknown> {
   const meta: Record<string, unknown> = {
     "_workflow.task": { taskId: view.taskId, status: view.status },
     ...related,
   };
-  if (progress) meta["_workflow.progress"] = progress;
-  const listed = new Set(progress?.steps.map((s) => s.name));
-  for (const [stepId, result] of Object.entries(view.results)) {
+  if (plan.progress) meta["_workflow.progress"] = plan.progress;
+  const listed = new Set(plan.progress?.steps.map((s) => s.name));
+  for (const [stepId, result] of Object.entries(plan.results)) {
     if (listed.has(stepId)) meta[`_workflow.result.${stepId}`] = result;
   }
   return meta;
