@@ -52,19 +52,22 @@ function walk(
   return { tip: state, completions };
 }
 
+/** A loop of two steps, `b` and `c`, run `count` times. */
+const rounds = (count: number) => ({
+  id: "rounds",
+  type: "loop",
+  title: "Rounds",
+  loop: { type: "for", count, maxIterations: 5 },
+  body: [{ id: "b", title: "B", prompt: "b" }, { id: "c", title: "C", prompt: "c" }],
+});
+
 const statuses = (p: ReturnType<typeof planProgress>) =>
   Object.fromEntries(p.steps.map((s) => [s.name, s.status]));
 
 Deno.test("a loop shows its running iteration; a body step done in an earlier one is pending again", async () => {
   const compiled = await compile([
     { id: "a", title: "A", prompt: "a" },
-    {
-      id: "rounds",
-      type: "loop",
-      title: "Rounds",
-      loop: { type: "for", count: 2, maxIterations: 5 },
-      body: [{ id: "b", title: "B", prompt: "b" }, { id: "c", title: "C", prompt: "c" }],
-    },
+    rounds(2),
     { id: "d", title: "D", prompt: "d" },
   ]);
   const { tip, completions } = walk(compiled, 3); // a, b (1), c (1): now at b, iteration 2
@@ -225,13 +228,7 @@ Deno.test("a plan's excerpt is the whole plan cut around its current step, byte 
   const looped = await compile([
     { id: "a", title: "A", prompt: "a" },
     { id: "x", title: "X", prompt: "x", runCondition: { var: "extra", equals: true } },
-    {
-      id: "rounds",
-      type: "loop",
-      title: "Rounds",
-      loop: { type: "for", count: 3, maxIterations: 5 },
-      body: [{ id: "b", title: "B", prompt: "b" }, { id: "c", title: "C", prompt: "c" }],
-    },
+    rounds(3),
     { id: "d", title: "D", prompt: "d" },
     { id: "e", title: "E", prompt: "e" },
   ]);
