@@ -55,7 +55,7 @@ export interface TaskView {
   lastUpdatedAt: string;
   /** The progress plan of the preferred branch (`null` when not asked for, or unreadable). */
   progress: WorkflowProgress | null;
-  /** What each completed step of that branch left, by step id. */
+  /** What each completed step the plan lists left, by step id. */
   results: Record<string, StepResult>;
   /** While `input_required`: what only the user can answer. */
   questions: UserQuestion[];

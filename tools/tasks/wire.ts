@@ -55,9 +55,9 @@ function metaOf(
     ...related,
   };
   if (plan.progress) meta["_workflow.progress"] = plan.progress;
-  const listed = new Set(plan.progress?.steps.map((s) => s.name));
+  // the results are those of the listed steps (the view makes them so)
   for (const [stepId, result] of Object.entries(plan.results)) {
-    if (listed.has(stepId)) meta[`_workflow.result.${stepId}`] = result;
+    meta[`_workflow.result.${stepId}`] = result;
   }
   return meta;
 }
