@@ -153,12 +153,7 @@ export class PgConnection implements DatabaseConnection {
   readAhead(query: CompiledQuery): void {
     if (!this.#inTransaction) return;
     this.#flush(); // it reads after what was written before it
-    this.#cork();
-    const answer = this.#send(query.sql, query.parameters);
-    this.#ahead.push(answer.then(() => {}, (error) => {
-      this.#failure ??= { error };
-    }));
-    this.#reads.set(readKey(query), answer);
+    this.#reads.set(readKey(query), this.#sendAhead(query.sql, query.parameters));
   }
 
   /**
@@ -275,14 +270,17 @@ export class PgConnection implements DatabaseConnection {
     }
   }
 
-  /** Sends a statement without waiting; its failure is thrown by the next `#settle`. */
-  #sendAhead(sql: string, values: readonly unknown[]): void {
+  /**
+   * Sends a statement without waiting; its failure is thrown by the next `#settle`. Its answer,
+   * for a read sent ahead.
+   */
+  #sendAhead(sql: string, values: readonly unknown[]): Promise<pg.QueryResult> {
     this.#cork();
-    this.#ahead.push(
-      this.#send(sql, values).then(() => {}, (error) => {
-        this.#failure ??= { error };
-      }),
-    );
+    const answer = this.#send(sql, values);
+    this.#ahead.push(answer.then(() => {}, (error) => {
+      this.#failure ??= { error };
+    }));
+    return answer;
   }
 
   /** Sends the held writes ahead, merged into as few statements as keep their meaning. */
