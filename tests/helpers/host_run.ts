@@ -46,6 +46,8 @@ function baseEnv(place: HostPlace): Record<string, string> {
     HOME: place.home,
     DENO_DIR: denoDir(),
     DENO_NO_UPDATE_CHECK: "1",
+    // the test run's GC setting (scripts/test.ts) reaches the servers a host starts, as others'
+    ...(Deno.env.get("DENO_V8_FLAGS") ? { DENO_V8_FLAGS: Deno.env.get("DENO_V8_FLAGS")! } : {}),
     WAYMARK_HOME: place.waymarkHome,
     NO_COLOR: "1",
     TERM: "dumb",
