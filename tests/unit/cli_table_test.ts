@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { type Command, COMMANDS, findCommand, isGroup } from "../../cli/commands.ts";
-import { type FlagName, FLAGS, parseArgsOptions } from "../../cli/flags.ts";
+import { z } from "npm:zod@4.6.7";
+import { type FlagName, FLAGS, parseArgsOptions, parseSettings } from "../../cli/flags.ts";
 import { helpFor, overallHelp, usageText } from "../../cli/help.ts";
 import * as cli from "../../cli/mod.ts";
 import type { CommandInput } from "../../cli/host.ts";
@@ -62,6 +63,36 @@ Deno.test("every flag is in the help, and every flag is common or taken by a com
     if (short) assert.ok(help.includes(`-${short}, --${flag}`), `-${short} in the help`);
   }
   assert.deepEqual(Object.keys(parseArgsOptions()).sort(), [...ALL_FLAGS].sort());
+});
+
+Deno.test("the parser's table agrees with each flag's schema: a switch is a boolean, a repeatable flag an array", () => {
+  const options = parseArgsOptions();
+  for (const flag of ALL_FLAGS) {
+    const schema = FLAGS[flag].schema(`--${flag}`);
+    const isSwitch = schema instanceof z.ZodBoolean;
+    assert.equal(options[flag]!.type, isSwitch ? "boolean" : "string", `--${flag}'s type`);
+    assert.equal(
+      options[flag]!.multiple === true,
+      schema instanceof z.ZodArray,
+      `--${flag} repeats`,
+    );
+    assert.equal((FLAGS[flag] as { value?: string }).value === undefined, isSwitch, `--${flag}`);
+  }
+});
+
+Deno.test("flags are checked by their own schemas: bad values are named, unknown keys ignored", () => {
+  const ok = parseSettings({ home: "/h", json: true, files: ["a", "b"], port: "8080" }, {});
+  assert.ok(ok.ok);
+  assert.deepEqual(ok.flags, { home: "/h", json: true, files: ["a", "b"], port: 8080 });
+  const unknown = parseSettings({ home: "/h", nosuch: "x" }, {});
+  assert.deepEqual(unknown.ok && unknown.flags, { home: "/h" });
+  const bad = parseSettings({ port: "80x", "busy-timeout": "-1", home: "" }, {
+    WAYMARK_PROFILE: "x",
+  });
+  assert.ok(!bad.ok);
+  for (const name of ["--port", "--busy-timeout", "--home", "WAYMARK_PROFILE"]) {
+    assert.match(bad.message, new RegExp(name), `${name} is named`);
+  }
 });
 
 Deno.test("each command's help shows its forms and its flags, and no other command's", () => {
