@@ -1,7 +1,7 @@
 /**
  * The command table is the one list of commands: the help shows every command and every flag,
  * every command the help shows is one the dispatch finds, and every command the dispatch finds
- * runs a function the loaded commands have.
+ * runs a function the loaded commands have; and the parser reads each flag as its schema does.
  */
 import assert from "node:assert/strict";
 import { type Command, COMMANDS, findCommand, isGroup } from "../../cli/commands.ts";
