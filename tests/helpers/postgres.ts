@@ -27,8 +27,11 @@ export interface PostgresServer {
   readonly dir: string;
   /** The URL of a database on it. */
   url(database: string): string;
-  /** Creates a fresh, empty database and returns its URL. */
-  createDatabase(): Promise<string>;
+  /**
+   * Creates a fresh database and returns its URL: empty, or a copy of the database `template`
+   * (which nothing may be connected to meanwhile).
+   */
+  createDatabase(options?: { template?: string }): Promise<string>;
   /** Stops the server and removes its directory (a no-op on a server this process did not start). */
   stop(): Promise<void>;
 }
@@ -144,14 +147,15 @@ function serverAt(dir: string, stop: () => Promise<void>): PostgresServer {
   return {
     dir,
     url,
-    async createDatabase() {
+    async createDatabase(options = {}) {
       const name = `wm_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
       // loaded here: most test files import this module and never make a database
       const { default: pg } = await import("pg");
       const client = new pg.Client({ connectionString: url("postgres") });
       await client.connect();
       try {
-        await client.query(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8'`);
+        const template = options.template ?? "template0";
+        await client.query(`CREATE DATABASE ${name} TEMPLATE ${template} ENCODING 'UTF8'`);
       } finally {
         await client.end();
       }
@@ -244,7 +248,7 @@ export function sharedPostgres(): Promise<PostgresServer> {
   return shared;
 }
 
-/** A fresh database on this process's test server. */
-export async function freshPostgresUrl(): Promise<string> {
-  return await (await sharedPostgres()).createDatabase();
+/** A fresh database on this process's test server: empty, or a copy of `template`. */
+export async function freshPostgresUrl(options: { template?: string } = {}): Promise<string> {
+  return await (await sharedPostgres()).createDatabase(options);
 }

@@ -152,9 +152,11 @@ export async function onRawServer(
   options: {
     args?: (home: string) => string[] | undefined;
     prepare?: (home: string) => Promise<void>;
+    /** A home not yet started (see `tempHome`). */
+    blank?: boolean;
   } = {},
 ): Promise<void> {
-  const { home, dbFile, cleanup } = await tempHome();
+  const { home, dbFile, cleanup } = await tempHome({ blank: options.blank });
   try {
     await options.prepare?.(home);
     const server = new RawServer(home, options.args?.(home));

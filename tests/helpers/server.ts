@@ -7,6 +7,7 @@ import { Client } from "npm:@modelcontextprotocol/client@2.4.0";
 import { StdioClientTransport } from "npm:@modelcontextprotocol/client@2.4.0/stdio";
 import { fileURLToPath as fromFileUrl } from "node:url";
 import { freshPostgresUrl, testingOnPostgres } from "./postgres.ts";
+import { libsqlHomeTemplate, postgresHomeTemplate } from "./home_template.ts";
 import { serveOnPair, servingInProcess } from "./in_process.ts";
 import { serveOnLoopback } from "./loopback_origin.ts";
 
@@ -25,15 +26,23 @@ const DATABASES = new Map<string, string>();
 /**
  * A temporary WAYMARK_HOME, removed by `cleanup`, and the URL of its database: the libSQL file
  * in it, or, when `WAYMARK_TEST_DB=postgres`, a fresh database on the test's PostgreSQL server,
- * which every server and command started on this home is then given with `--db`.
+ * which every server and command started on this home is then given with `--db`. The database
+ * is as a home's first start leaves it (`tests/helpers/home_template.ts`); `blank` leaves it to
+ * the first start (none yet on libSQL, an empty one on PostgreSQL), for tests of that start.
  */
-export async function tempHome(): Promise<
+export async function tempHome(options: { blank?: boolean } = {}): Promise<
   { home: string; dbFile: string; dbUrl: string; cleanup(): Promise<void> }
 > {
   const home = await Deno.makeTempDir({ prefix: "waymark-test-" });
   const dbFile = `${home}/waymark.db`;
-  const dbUrl = testingOnPostgres() ? await freshPostgresUrl() : `file:${dbFile}`;
-  if (testingOnPostgres()) DATABASES.set(home, dbUrl);
+  let dbUrl = `file:${dbFile}`;
+  if (testingOnPostgres()) {
+    const template = options.blank ? undefined : await postgresHomeTemplate();
+    dbUrl = await freshPostgresUrl({ template });
+    DATABASES.set(home, dbUrl);
+  } else if (!options.blank) {
+    await Deno.copyFile(await libsqlHomeTemplate(), dbFile);
+  }
   return {
     home,
     dbFile,

@@ -17,7 +17,7 @@ async function run(args: string[], env: Record<string, string> = {}) {
 }
 
 Deno.test("cli: bad flag values are refused with the flag's name, never NaN", async () => {
-  const home = await tempHome();
+  const home = await tempHome({ blank: true });
   try {
     const cases: [string[], Record<string, string>, RegExp][] = [
       [["serve", "--busy-timeout", "abc"], {}, /--busy-timeout must be a whole number/],

@@ -59,7 +59,7 @@ Deno.test("waymark gc --help shows gc and the flags gc takes, and only those", a
 });
 
 Deno.test("a name that is no command, or a group without its subcommand, is refused with exit 2 and nothing opened", async () => {
-  const home = await tempHome();
+  const home = await tempHome({ blank: true });
   try {
     const unknown = await run(["nosuch", "--home", home.home]);
     assert.equal(unknown.code, 2);

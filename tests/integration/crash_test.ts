@@ -527,7 +527,7 @@ async function creationMoments(workspace: string): Promise<(fraction: number) =>
       return 0;
     }
   };
-  const scratch = await tempHome();
+  const scratch = await tempHome({ blank: true });
   let fullWal = 0;
   let startMs = 0;
   try {
@@ -579,7 +579,7 @@ Deno.test("SIGKILL while the first start creates the database leaves a database 
   try {
     const moment = await creationMoments(workspace);
     for (let i = 0; i < TRIES; i++) {
-      const { home, dbFile, dbUrl, cleanup } = await tempHome();
+      const { home, dbFile, dbUrl, cleanup } = await tempHome({ blank: true });
       const reached = moment(fractions[i]!);
       const first = new Deno.Command(Deno.execPath(), {
         args: serverArgs(home, ["--workspace", workspace]),

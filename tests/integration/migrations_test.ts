@@ -20,7 +20,7 @@ async function sha(file: string): Promise<string> {
 }
 
 Deno.test("an older database migrates forward with its rows; a newer one is refused untouched", async () => {
-  const { home, dbFile, cleanup } = await tempHome();
+  const { home, dbFile, cleanup } = await tempHome({ blank: true });
   try {
     // what the first waymark wrote: the first migration and a session row
     const client = createClient({ url: `file:${dbFile}` });

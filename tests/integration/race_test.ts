@@ -214,7 +214,7 @@ Deno.test("server processes started together on a fresh database all come up", a
   // PostgreSQL serialises them on an advisory lock, not on file creation: fewer tries show it
   const ATTEMPTS = testingOnPostgres() ? 2 : 3;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    const { home, cleanup } = await tempHome();
+    const { home, cleanup } = await tempHome({ blank: true });
     try {
       const results = await Promise.all(
         Array.from({ length: PROCESSES }, () => firstCallOnce(home)),
