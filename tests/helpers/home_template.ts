@@ -1,12 +1,14 @@
 /**
- * The database a test home starts from: what a home's first start leaves (the schema migrated,
- * the bundled workflows compiled into its cache), made once per run by waymark's own commands
- * (`workflows list` on a new home; on libSQL, `backup` then makes it one consistent file) and
- * copied into each new home (on PostgreSQL, cloned with `CREATE DATABASE … TEMPLATE`). A first
- * start costs a process about 0.09 s of CPU (a `serve`'s start and first listing 0.39 → 0.30 s),
- * and a run makes some 330 homes. Tests whose subject is the first start take a blank home
- * (`tempHome({ blank: true })`): creating the schema while killed or raced, refusing to create
- * anything, migrating an older database, the start-up rehearsal on nothing compiled.
+ * The database a test home starts from: a new home's database once waymark has created it (the
+ * schema at its current version, no session data), made once per run by waymark's own commands
+ * (`sessions list` on a new home, which migrates its database and writes nothing else; on libSQL,
+ * `backup` then makes it one consistent file) and copied into each new home (on PostgreSQL,
+ * cloned with `CREATE DATABASE … TEMPLATE`). Creating the schema costs a `serve`'s start and first
+ * call about 18 ms of CPU on libSQL (0.393 → 0.375 s, means of eight, interleaved) and PostgreSQL's
+ * server about 33 ms (77 → 44 ms to make a database and open it once), and a run makes some 330
+ * homes. Tests whose subject is the first start take a blank home (`tempHome({ blank: true })`):
+ * creating the schema while killed or raced, refusing to create anything, migrating an older
+ * database, a client calling before a first start has opened the database.
  * @module
  */
 import { basename } from "node:path";
@@ -29,17 +31,17 @@ async function waymark(args: string[]): Promise<void> {
   }
 }
 
-/** A new home, started once (`workflows list` opens its database and lists every workflow). */
-async function startedHome(dbArgs: string[] = []): Promise<string> {
+/** A new home whose database waymark has created (`sessions list` opens it, reads nothing). */
+async function createdHome(dbArgs: string[] = []): Promise<string> {
   const home = await Deno.makeTempDir({ prefix: "waymark-test-template-" });
-  await waymark(["workflows", "list", "--home", home, ...dbArgs]);
+  await waymark(["sessions", "list", "--home", home, ...dbArgs]);
   return home;
 }
 
 /** The libSQL file a new home starts from, made once for the run. */
 export function libsqlHomeTemplate(): Promise<string> {
   return sharedBuild("home.db", async (path) => {
-    const home = await startedHome();
+    const home = await createdHome();
     try {
       await waymark(["backup", path, "--home", home]);
     } finally {
@@ -55,7 +57,7 @@ export async function postgresHomeTemplate(): Promise<string> {
   const server = await sharedPostgres();
   const named = await sharedBuild(`home-${basename(server.dir)}.name`, async (path) => {
     const url = await freshPostgresUrl();
-    await Deno.remove(await startedHome(["--db", url]), { recursive: true });
+    await Deno.remove(await createdHome(["--db", url]), { recursive: true });
     await Deno.writeTextFile(path, url.slice(url.lastIndexOf("/") + 1).split("?")[0]!);
   });
   return await Deno.readTextFile(named);

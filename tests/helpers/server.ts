@@ -27,8 +27,8 @@ const DATABASES = new Map<string, string>();
  * A temporary WAYMARK_HOME, removed by `cleanup`, and the URL of its database: the libSQL file
  * in it, or, when `WAYMARK_TEST_DB=postgres`, a fresh database on the test's PostgreSQL server,
  * which every server and command started on this home is then given with `--db`. The database
- * is as a home's first start leaves it (`tests/helpers/home_template.ts`); `blank` leaves it to
- * the first start (none yet on libSQL, an empty one on PostgreSQL), for tests of that start.
+ * is created, at the current schema and empty (`tests/helpers/home_template.ts`); `blank` leaves
+ * that to the first start (no file yet on libSQL, an empty database on PostgreSQL), for tests of it.
  */
 export async function tempHome(options: { blank?: boolean } = {}): Promise<
   { home: string; dbFile: string; dbUrl: string; cleanup(): Promise<void> }

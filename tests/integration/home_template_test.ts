@@ -1,7 +1,7 @@
 /**
- * The database a test home starts from (`tests/helpers/home_template.ts`) is what a real first
- * start leaves, table by table, at the current schema, on libSQL and on PostgreSQL; a blank home
- * is left to its first start.
+ * The database a test home starts from (`tests/helpers/home_template.ts`) is what creating a new
+ * home's database leaves, table by table, at the current schema, on libSQL and on PostgreSQL; a
+ * blank home is left to its first start.
  * @module
  */
 import assert from "node:assert/strict";
@@ -24,26 +24,26 @@ async function contents(
   }));
 }
 
-/** Starts the database at `url` for real (`workflows list`), on a home of its own. */
+/** Has waymark create the database at `url` (`sessions list`), from a home of its own. */
 async function firstStart(url: string): Promise<void> {
   const home = await Deno.makeTempDir({ prefix: "waymark-first-start-" });
   try {
-    const ran = await runCli(["workflows", "list", "--home", home, "--db", url]);
+    const ran = await runCli(["sessions", "list", "--home", home, "--db", url]);
     assert.equal(ran.code, 0, ran.err);
   } finally {
     await Deno.remove(home, { recursive: true });
   }
 }
 
-/** `templated` holds what the first start left in `started`, at the current schema. */
+/** `templated` holds what creating `started` left in it: every table, the current schema. */
 async function assertSameStart(started: string, templated: string): Promise<void> {
   const [real, copy] = [await contents(started), await contents(templated)];
   assert.deepEqual(copy, real);
   assert.deepEqual(copy.applied, Object.keys(MIGRATIONS).sort());
-  assert.ok(copy.counts.workflow_outcomes! > 0, "no workflow was compiled into the cache");
+  assert.ok(Object.keys(copy.counts).includes("events"), "the template has no events table");
 }
 
-Deno.test("a libSQL test home starts as a first start leaves it; a blank one has no database yet", async () => {
+Deno.test("a libSQL test home starts with its database created; a blank one has none yet", async () => {
   const blank = await tempHome({ blank: true });
   const home = await tempHome();
   try {
@@ -57,7 +57,7 @@ Deno.test("a libSQL test home starts as a first start leaves it; a blank one has
 });
 
 Deno.test({
-  name: "a PostgreSQL test database is cloned from what a first start leaves; a blank one is empty",
+  name: "a PostgreSQL test database is cloned from a created one; a blank one is empty",
   ignore: !postgresTestable(),
   async fn() {
     const blank = await freshPostgresUrl();
