@@ -15,20 +15,16 @@ import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 import { sharedBuild } from "./builds.ts";
 import { freshPostgresUrl, sharedPostgres } from "./postgres.ts";
+import { runWithInput } from "./process.ts";
 
+// not server.ts's MAIN: server.ts imports this module
 const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
 
 /** Runs `waymark ARGS`; throws with its stderr when it fails. */
 async function waymark(args: string[]): Promise<void> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", MAIN, ...args],
-    stdout: "null",
-    stderr: "piped",
-    env: { NO_COLOR: "1", WAYMARK_SNAPSHOTS: "0" },
-  }).output();
-  if (!out.success) {
-    throw new Error(`waymark ${args.join(" ")} failed:\n${new TextDecoder().decode(out.stderr)}`);
-  }
+  const env = { NO_COLOR: "1", WAYMARK_SNAPSHOTS: "0" };
+  const ran = await runWithInput(Deno.execPath(), ["run", "-A", "--quiet", MAIN, ...args], { env });
+  if (ran.code !== 0) throw new Error(`waymark ${args.join(" ")} failed:\n${ran.stderr}`);
 }
 
 /** A new home whose database waymark has created (`sessions list` opens it, reads nothing). */
@@ -38,9 +34,12 @@ async function createdHome(dbArgs: string[] = []): Promise<string> {
   return home;
 }
 
+let libsqlTemplate: Promise<string> | undefined;
+let postgresTemplate: Promise<string> | undefined;
+
 /** The libSQL file a new home starts from, made once for the run. */
 export function libsqlHomeTemplate(): Promise<string> {
-  return sharedBuild("home.db", async (path) => {
+  return libsqlTemplate ??= sharedBuild("home.db", async (path) => {
     const home = await createdHome();
     try {
       await waymark(["backup", path, "--home", home]);
@@ -53,12 +52,14 @@ export function libsqlHomeTemplate(): Promise<string> {
 }
 
 /** The database on this process's test server that a new home's database is cloned from. */
-export async function postgresHomeTemplate(): Promise<string> {
-  const server = await sharedPostgres();
-  const named = await sharedBuild(`home-${basename(server.dir)}.name`, async (path) => {
-    const url = await freshPostgresUrl();
-    await Deno.remove(await createdHome(["--db", url]), { recursive: true });
-    await Deno.writeTextFile(path, url.slice(url.lastIndexOf("/") + 1).split("?")[0]!);
-  });
-  return await Deno.readTextFile(named);
+export function postgresHomeTemplate(): Promise<string> {
+  return postgresTemplate ??= (async () => {
+    const server = await sharedPostgres();
+    const named = await sharedBuild(`home-${basename(server.dir)}.name`, async (path) => {
+      const url = await freshPostgresUrl();
+      await Deno.remove(await createdHome(["--db", url]), { recursive: true });
+      await Deno.writeTextFile(path, url.slice(url.lastIndexOf("/") + 1).split("?")[0]!);
+    });
+    return await Deno.readTextFile(named);
+  })();
 }
