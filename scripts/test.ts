@@ -13,6 +13,7 @@
 import { fileURLToPath } from "node:url";
 import { PG_DIR_ENV, postgresBin, startPostgres } from "../tests/helpers/postgres.ts";
 import { BUILD_DIR_ENV } from "../tests/helpers/builds.ts";
+import { groups, writeGroups } from "./test_groups.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
@@ -117,6 +118,19 @@ async function startSharedPostgres(): Promise<{ env: Record<string, string>; sto
   return { env: { [PG_DIR_ENV]: server.dir }, stop: () => void server.stop() };
 }
 
+/** The whole suite as `deno test` takes it: the files in start order, groups sharing a worker
+ * written into `dir` (`scripts/test_groups.ts`). */
+async function wholeSuite(dir: string): Promise<string[]> {
+  const files = await Promise.all(
+    ordered(await testFiles()).map(async (path) => ({
+      path,
+      source: await Deno.readTextFile(`${ROOT}${path}`),
+    })),
+  );
+  await Deno.mkdir(dir);
+  return await writeGroups(groups(files), { root: ROOT, dir });
+}
+
 /** Runs the suite; resolves to `deno test`'s exit code. */
 export async function runSuite(args: string[]): Promise<number> {
   const report = await Deno.makeTempDir({ prefix: "waymark-test-run-" });
@@ -139,7 +153,7 @@ export async function runSuite(args: string[]): Promise<number> {
         "-A",
         "--parallel",
         `--junit-path=${junit}`,
-        ...(whole ? ["--no-check", ...ordered(await testFiles())] : args),
+        ...(whole ? ["--no-check", ...await wholeSuite(`${report}/groups`)] : args),
       ],
       cwd: ROOT,
       env: {
