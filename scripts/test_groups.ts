@@ -5,21 +5,28 @@
  * share a worker pay it once (Vitest's `isolate: false` makes the same trade). A group is a
  * module that imports its files, so their tests run one file after another in one worker and
  * Deno's JUnit report still names each test's own file. A file that flips a switch for its
- * whole worker (`serveAsProcesses()`, `testOnPostgres()`) runs alone. See docs/testing.md.
+ * whole worker (`serveAsProcesses()`, `testOnPostgres()`) shares only with files that flip the
+ * same. See docs/testing.md.
  * @module
  */
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
 /** Calls that switch a file's whole worker. */
-const WORKER_SWITCH = /^\s*(?:serveAsProcesses|testOnPostgres)\(/m;
+const WORKER_SWITCH = /^\s*(serveAsProcesses|testOnPostgres)\(/gm;
+
+/** The worker-wide switches `source` flips, as one key: files share a worker only with files
+ * that flip the same ones. */
+export function switches(source: string): string {
+  return [...new Set([...source.matchAll(WORKER_SWITCH)].map((m) => m[1]!))].sort().join(",");
+}
 
 /**
  * At most this many files share a worker, by folder: enough that a group's loading is paid
  * once for several files, few enough that the groups keep four workers busy to the end. Files
  * in other folders (the real hosts, the PostgreSQL reruns) each run alone.
  */
-const GROUP_SIZE: readonly [folder: string, size: number][] = [
+export const GROUP_SIZE: readonly [folder: string, size: number][] = [
   ["tests/browser/", 3],
   ["tests/integration/", 6],
   ["tests/store/", 10],
@@ -38,19 +45,24 @@ export interface TestFile {
  * `files` (in the order they should start) as units of work: a file alone, or a group of files
  * from one folder sharing a worker. Each unit takes the place of its first file.
  */
-export function groups(files: readonly TestFile[]): string[][] {
+export function groups(
+  files: readonly TestFile[],
+  options: { sizes?: readonly [folder: string, size: number][] } = {},
+): string[][] {
+  const sizes = options.sizes ?? GROUP_SIZE;
   const units: string[][] = [];
   const open = new Map<string, string[]>();
   for (const file of files) {
-    const size = GROUP_SIZE.find(([dir]) => file.path.startsWith(dir));
-    if (!size || WORKER_SWITCH.test(file.source)) {
+    const size = sizes.find(([dir]) => file.path.startsWith(dir));
+    if (!size) {
       units.push([file.path]);
       continue;
     }
-    let group = open.get(size[0]);
+    const key = `${size[0]} ${switches(file.source)}`;
+    let group = open.get(key);
     if (!group || group.length >= size[1]) {
       group = [];
-      open.set(size[0], group);
+      open.set(key, group);
       units.push(group);
     }
     group.push(file.path);

@@ -49,10 +49,11 @@ Deno.test("the run's type check is deno task check's, and it covers the tests", 
   assert.ok(args.includes("main.ts") && args.includes("mod.ts"), args.join(" "));
 });
 
-Deno.test("files of a grouped folder share workers, in order; a worker-wide switch runs alone", () => {
+Deno.test("files of a grouped folder share workers, in order; a worker-wide switch only with its kind", () => {
   const file = (path: string, source = "") => ({ path, source });
   const integration = Array.from({ length: 8 }, (_, i) => file(`tests/integration/f${i}_test.ts`));
   integration[2] = file("tests/integration/f2_test.ts", "import x;\nserveAsProcesses();\n");
+  integration[7] = file("tests/integration/f7_test.ts", "serveAsProcesses();\n");
   const units = groups([
     file("tests/hosts/a_test.ts"),
     file("tests/hosts/b_test.ts"),
@@ -60,13 +61,12 @@ Deno.test("files of a grouped folder share workers, in order; a worker-wide swit
     file("tests/postgres/p_test.ts", "if (ok) {\n  testOnPostgres();\n}\n"),
     file("tests/unit/u0_test.ts"),
     file("tests/unit/u1_test.ts"),
-  ]);
+  ], { sizes: [["tests/integration/", 6], ["tests/unit/", 25]] });
   assert.deepEqual(units, [
     ["tests/hosts/a_test.ts"],
     ["tests/hosts/b_test.ts"],
     [0, 1, 3, 4, 5, 6].map((i) => `tests/integration/f${i}_test.ts`),
-    ["tests/integration/f2_test.ts"],
-    ["tests/integration/f7_test.ts"],
+    ["tests/integration/f2_test.ts", "tests/integration/f7_test.ts"],
     ["tests/postgres/p_test.ts"],
     ["tests/unit/u0_test.ts", "tests/unit/u1_test.ts"],
   ]);
