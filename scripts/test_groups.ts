@@ -17,7 +17,7 @@ const WORKER_SWITCH = /^\s*(serveAsProcesses|testOnPostgres)\(/gm;
 
 /** The worker-wide switches `source` flips, as one key: files share a worker only with files
  * that flip the same ones. */
-export function switches(source: string): string {
+function switches(source: string): string {
   return [...new Set([...source.matchAll(WORKER_SWITCH)].map((m) => m[1]!))].sort().join(",");
 }
 
@@ -26,7 +26,7 @@ export function switches(source: string): string {
  * once for several files, few enough that the groups keep four workers busy to the end. Files
  * in other folders (the real hosts, the PostgreSQL reruns) each run alone.
  */
-export const GROUP_SIZE: readonly [folder: string, size: number][] = [
+const GROUP_SIZE: readonly [folder: string, size: number][] = [
   ["tests/browser/", 3],
   ["tests/integration/", 6],
   ["tests/store/", 10],
