@@ -1,6 +1,6 @@
 /**
- * `deno task test`: the whole suite in one `deno test --parallel` process (every test file in its
- * own worker), beside one PostgreSQL server started here for the whole run (each test file takes
+ * `deno task test`: the whole suite in one `deno test --parallel` process (the files of a folder
+ * sharing workers in groups, `scripts/test_groups.ts`), beside one PostgreSQL server started here for the whole run (each test file takes
  * its own databases on it: `tests/helpers/postgres.ts` reads its directory from
  * `WAYMARK_TEST_PG_DIR`), and one folder for the build artifacts the test files share
  * (`tests/helpers/builds.ts`, `WAYMARK_TEST_BUILD_DIR`). Deno's own report and its `ok | N passed | M failed` line come first,

@@ -52,9 +52,9 @@ export function linkedPair(): [Transport, Transport] {
 let inProcess = true;
 
 /**
- * Makes `connect` in this test file start a real `waymark serve` process for every server (each
- * test file is its own worker under `deno test --parallel`, so the switch stays in the file that
- * calls it). Call it at the top of a file whose tests are about processes.
+ * Makes `connect` in this test file's worker start a real `waymark serve` process for every
+ * server (`deno task test` shares a worker only among files that all call it,
+ * `scripts/test_groups.ts`). Call it at the top of a file whose tests are about processes.
  */
 export function serveAsProcesses(): void {
   inProcess = false;

@@ -10,8 +10,8 @@
  *
  * The store matrix: the suites that drive servers and CLI commands run on libSQL files, and again
  * on PostgreSQL when a file in `tests/postgres/` calls {@linkcode testOnPostgres} before it
- * imports them (each test file is its own worker under `deno test --parallel`, so the switch
- * reaches only the suites that file imports), or when `WAYMARK_TEST_DB=postgres` is set.
+ * imports them (each file in `tests/postgres/` has a worker of its own, so the switch reaches
+ * only the suites that file imports), or when `WAYMARK_TEST_DB=postgres` is set.
  * @module
  */
 import { existsSync, readdirSync } from "node:fs";
