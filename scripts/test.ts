@@ -1,11 +1,11 @@
 /**
  * `deno task test`: the whole suite in one `deno test --parallel` process (the files of a folder
- * sharing workers in groups, `scripts/test_groups.ts`), beside one PostgreSQL server started here for the whole run (each test file takes
- * its own databases on it: `tests/helpers/postgres.ts` reads its directory from
- * `WAYMARK_TEST_PG_DIR`), and one folder for the build artifacts the test files share
- * (`tests/helpers/builds.ts`, `WAYMARK_TEST_BUILD_DIR`). Deno's own report and its `ok | N passed | M failed` line come first,
- * unchanged (`.ci/run` reads that line); then the ten slowest test files, so the next slow file is
- * seen. Arguments go to `deno test` (files, `--filter`); none means every test file under `tests/`,
+ * sharing workers in groups, `scripts/test_groups.ts`), beside one PostgreSQL server started here
+ * for the whole run (each test file takes its own databases on it: `tests/helpers/postgres.ts`
+ * reads its directory from `WAYMARK_TEST_PG_DIR`), and one folder for the build artifacts the test
+ * files share (`tests/helpers/builds.ts`, `WAYMARK_TEST_BUILD_DIR`). Deno's own report and its
+ * `ok | N passed | M failed` line come first, unchanged (`.ci/run` reads that line); then the ten
+ * slowest test files, so the next slow file is seen. Arguments go to `deno test` (files, `--filter`); none means every test file under `tests/`,
  * the slow folders first, type-checked beside the run as `deno task check` checks. See
  * docs/testing.md.
  * @module
