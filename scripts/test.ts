@@ -5,9 +5,9 @@
  * reads its directory from `WAYMARK_TEST_PG_DIR`), and one folder for the build artifacts the test
  * files share (`tests/helpers/builds.ts`, `WAYMARK_TEST_BUILD_DIR`). Deno's own report and its
  * `ok | N passed | M failed` line come first, unchanged (`.ci/run` reads that line); then the ten
- * slowest test files, so the next slow file is seen. Arguments go to `deno test` (files, `--filter`); none means every test file under `tests/`,
- * the slow folders first, type-checked beside the run as `deno task check` checks. See
- * docs/testing.md.
+ * slowest test files, so the next slow file is seen. Arguments go to `deno test` (files,
+ * `--filter`); none means every test file under `tests/`, the slow folders first, type-checked
+ * beside the run as `deno task check` checks. See docs/testing.md.
  * @module
  */
 import { fileURLToPath } from "node:url";

@@ -12,13 +12,9 @@
  * @module
  */
 import { basename } from "node:path";
-import { fileURLToPath } from "node:url";
 import { sharedBuild } from "./builds.ts";
 import { freshPostgresUrl, sharedPostgres } from "./postgres.ts";
-import { runWithInput } from "./process.ts";
-
-// not server.ts's MAIN: server.ts imports this module
-const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
+import { MAIN, runWithInput } from "./process.ts";
 
 /** Runs `waymark ARGS`; throws with its stderr when it fails. */
 async function waymark(args: string[]): Promise<void> {

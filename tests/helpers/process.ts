@@ -3,6 +3,10 @@
  * code and what it wrote on stdout and stderr.
  * @module
  */
+import { fileURLToPath } from "node:url";
+
+/** Absolute path of main.ts, the `waymark` a test runs. */
+export const MAIN: string = fileURLToPath(new URL("../../main.ts", import.meta.url));
 
 /** What a run wrote, and how it ended. */
 export interface Ran {

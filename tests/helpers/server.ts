@@ -10,9 +10,10 @@ import { freshPostgresUrl, testingOnPostgres } from "./postgres.ts";
 import { libsqlHomeTemplate, postgresHomeTemplate } from "./home_template.ts";
 import { serveOnPair, servingInProcess } from "./in_process.ts";
 import { serveOnLoopback } from "./loopback_origin.ts";
+import { MAIN } from "./process.ts";
 
-/** Absolute path of main.ts. */
-export const MAIN = fromFileUrl(new URL("../../main.ts", import.meta.url));
+/** Absolute path of main.ts (defined in `process.ts`, which `home_template.ts` also uses). */
+export { MAIN };
 // Tests run inside a git checkout: a waymark they open in this process snapshots its workspace
 // only when a test asks (`{ ...deps, snapshots }`, or WAYMARK_SNAPSHOTS=1 for a child server).
 Deno.env.set("WAYMARK_SNAPSHOTS", "0");
